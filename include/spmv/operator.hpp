@@ -1,0 +1,90 @@
+#pragma once
+// The backend-neutral face of a plan: an Operator is bound to one matrix, one algorithm and one
+// operation, owns whatever preprocessing the algorithm needs, and applies y = alpha*op(A)*x + beta*y
+// on host vectors (the CUDA operator copies them). It is what the differential tests, `spmv bench`
+// and the Python package drive; backend-native APIs (device pointers, streams) sit below it.
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "spmv/algorithm.hpp"
+#include "spmv/csr.hpp"
+
+namespace spmv {
+
+// Tuning knobs. Zero / negative means "let the policy or heuristic decide" (STYLE.md §7); knobs
+// never change results beyond rounding.
+struct Options {
+  int block_size = 0;         // CUDA threads per block (sweepable), 0: the algorithm's policy
+  int threads = 0;            // CPU threads, 0: OpenMP default
+  int column_span = 0;        // ColumnChunked: columns per chunk, 0: fit x chunk in L2
+  int coop = 0;               // CsrCoop: threads per row, 0: fixed rule
+  int repeat = 0;             // CsrCoop: rows per thread group, 0: fixed rule
+  int subwarp = 0;            // CsrVector / LightSpmv / EllRVector lanes per row, 0: from row mean
+  int hola_sort_columns = -1; // Hola: per-thread column sort (-1 policy, 0 off, 1 on)
+  int sell_c = 0;             // SELL-C-sigma slice height, 0: 32
+  int sell_sigma = 0;         // SELL-C-sigma sorting window, 0: 256 rows
+  int hyb_ell_width = -1;     // HYB ELL width, -1: Bell & Garland rule
+  double max_padding = 3.0;   // padded formats refuse stored/nnz above this factor (plus a small slack)
+  int device = 0;             // CUDA device ordinal
+};
+
+struct Timing {
+  double median_ms = 0;  // per product
+  double min_ms = 0;
+  double max_ms = 0;
+  int repetitions = 0;   // timed samples
+  int iterations = 0;    // products per sample
+};
+
+struct TimingOptions {
+  int warmup = 3;              // untimed products first
+  int repetitions = 9;         // samples; the median is reported
+  double min_sample_ms = 2.0;  // iterations per sample grow until a sample lasts this long
+};
+
+template <class Value, class Index>
+class Operator {
+ public:
+  virtual ~Operator() = default;
+
+  virtual Backend backend() const = 0;
+  virtual Algorithm algorithm() const = 0;  // resolved: never Auto
+  virtual Operation operation() const = 0;
+  virtual std::string policy() const = 0;   // launch policy / parameters, for logs and bench rows
+  virtual double setup_ms() const = 0;      // preprocessing + conversion measured at construction
+  virtual std::size_t extra_bytes() const = 0;  // memory beyond CSR + vectors held by the plan
+
+  // x has op(A).cols entries, y has op(A).rows entries (both host memory).
+  virtual void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) = 0;
+
+  // Times repeated products on backend-resident copies of x and y; y's contents afterwards are
+  // unspecified. Warm-up first, then the median of repetitions.
+  virtual Timing time(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y,
+                      const TimingOptions& options) = 0;
+};
+
+template <class Value, class Index>
+std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value, Index>& a,
+                                                          Algorithm algorithm, Operation op,
+                                                          const Options& options = {});
+
+// Defined by the CUDA backend; when the library is built without it, throws Unsupported.
+template <class Value, class Index>
+std::unique_ptr<Operator<Value, Index>> make_cuda_operator(const CsrMatrix<Value, Index>& a,
+                                                           Algorithm algorithm, Operation op,
+                                                           const Options& options = {});
+
+template <class Value, class Index>
+std::unique_ptr<Operator<Value, Index>> make_operator(Backend backend,
+                                                      const CsrMatrix<Value, Index>& a,
+                                                      Algorithm algorithm, Operation op,
+                                                      const Options& options = {});
+
+// True when the library was built with CUDA and a device is present.
+bool cuda_available();
+// The algorithms a backend offers for an operation (Auto excluded).
+std::span<const Algorithm> backend_algorithms(Backend backend, Operation op);
+
+}  // namespace spmv

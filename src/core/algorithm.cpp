@@ -1,0 +1,74 @@
+#include "spmv/algorithm.hpp"
+
+#include <array>
+#include <cctype>
+#include <string>
+#include <utility>
+
+namespace spmv {
+namespace {
+
+constexpr std::array<std::pair<Algorithm, std::string_view>, 23> kNames{{
+    {Algorithm::Auto, "auto"},
+    {Algorithm::Reference, "reference"},
+    {Algorithm::RowLoop, "row-loop"},
+    {Algorithm::ColumnChunked, "column-chunked"},
+    {Algorithm::MergeParallel, "merge-parallel"},
+    {Algorithm::CsrScalar, "csr-scalar"},
+    {Algorithm::CsrVector, "csr-vector"},
+    {Algorithm::CsrCoop, "csr-coop"},
+    {Algorithm::CsrAdaptive, "csr-adaptive"},
+    {Algorithm::Pcsr, "pcsr"},
+    {Algorithm::LightSpmv, "lightspmv"},
+    {Algorithm::MergePath, "merge-path"},
+    {Algorithm::Hola, "hola"},
+    {Algorithm::TransposeAtomic, "transpose-atomic"},
+    {Algorithm::HolaBuffered, "hola-buffered"},
+    {Algorithm::ExplicitTranspose, "explicit-transpose"},
+    {Algorithm::Coo, "coo"},
+    {Algorithm::Ell, "ell"},
+    {Algorithm::EllR, "ellr"},
+    {Algorithm::EllRVector, "ellr-vector"},
+    {Algorithm::Dia, "dia"},
+    {Algorithm::Hyb, "hyb"},
+    {Algorithm::Sell, "sell"},
+}};
+
+constexpr auto make_all() {
+  std::array<Algorithm, kNames.size() - 1> all{};
+  for (std::size_t i = 1; i < kNames.size(); ++i) all[i - 1] = kNames[i].first;
+  return all;
+}
+constexpr auto kAll = make_all();
+
+std::string normalize(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != '-' && c != '_') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(Algorithm a) {
+  for (auto& [alg, name] : kNames)
+    if (alg == a) return name;
+  return "unknown";
+}
+
+std::string_view to_string(Operation op) {
+  return op == Operation::NonTranspose ? "N" : "T";
+}
+
+std::string_view to_string(Backend b) { return b == Backend::Cpu ? "cpu" : "cuda"; }
+
+std::optional<Algorithm> parse_algorithm(std::string_view name) {
+  const std::string wanted = normalize(name);
+  for (auto& [alg, n] : kNames)
+    if (normalize(n) == wanted) return alg;
+  return std::nullopt;
+}
+
+std::span<const Algorithm> all_algorithms() { return kAll; }
+
+}  // namespace spmv

@@ -1,0 +1,204 @@
+#include "spmv/csr.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "spmv/error.hpp"
+
+namespace spmv {
+namespace {
+
+std::string at(const char* what, std::int64_t i) { return std::string(what) + "[" + std::to_string(i) + "]"; }
+
+template <class Index>
+void refuse_if_too_large(std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
+  if (!fits_index<Index>(rows, cols, nnz))
+    throw Unsupported("matrix of " + std::to_string(rows) + " x " + std::to_string(cols) + " with " +
+                      std::to_string(nnz) + " nonzeros does not fit " +
+                      std::to_string(8 * sizeof(Index)) + "-bit indices; use 64-bit indices");
+}
+
+}  // namespace
+
+template <class Index>
+bool fits_index(std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
+  constexpr auto max = static_cast<std::int64_t>(std::numeric_limits<Index>::max());
+  return rows >= 0 && cols >= 0 && nnz >= 0 && rows <= max && cols <= max && nnz <= max &&
+         rows < max;  // row_ptr holds rows + 1 entries, indexed by Index
+}
+
+template <class Value, class Index>
+void validate(const CsrMatrix<Value, Index>& a) {
+  if (a.rows < 0 || a.cols < 0)
+    throw InvalidArgument("CSR: negative size " + std::to_string(a.rows) + " x " + std::to_string(a.cols));
+  if (a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1)
+    throw InvalidArgument("CSR: row_ptr has " + std::to_string(a.row_ptr.size()) + " entries, expected rows + 1 = " +
+                          std::to_string(static_cast<std::int64_t>(a.rows) + 1));
+  if (a.col_idx.size() != a.values.size())
+    throw InvalidArgument("CSR: col_idx has " + std::to_string(a.col_idx.size()) + " entries but values has " +
+                          std::to_string(a.values.size()));
+  if (a.row_ptr[0] != 0) throw InvalidArgument("CSR: row_ptr[0] is " + std::to_string(a.row_ptr[0]) + ", expected 0");
+  for (std::int64_t r = 0; r < a.rows; ++r)
+    if (a.row_ptr[r + 1] < a.row_ptr[r])
+      throw InvalidArgument("CSR: row_ptr decreases at " + at("row_ptr", r + 1));
+  if (static_cast<std::size_t>(a.row_ptr[a.rows]) != a.col_idx.size())
+    throw InvalidArgument("CSR: row_ptr[rows] is " + std::to_string(a.row_ptr[a.rows]) + " but there are " +
+                          std::to_string(a.col_idx.size()) + " nonzeros");
+  for (std::size_t k = 0; k < a.col_idx.size(); ++k)
+    if (a.col_idx[k] < 0 || a.col_idx[k] >= a.cols)
+      throw InvalidArgument("CSR: " + at("col_idx", k) + " = " + std::to_string(a.col_idx[k]) +
+                            " is outside [0, " + std::to_string(a.cols) + ")");
+}
+
+template <class Value, class Index>
+void validate(const CooMatrix<Value, Index>& a) {
+  if (a.rows < 0 || a.cols < 0)
+    throw InvalidArgument("COO: negative size " + std::to_string(a.rows) + " x " + std::to_string(a.cols));
+  if (a.row_idx.size() != a.col_idx.size() || a.col_idx.size() != a.values.size())
+    throw InvalidArgument("COO: row_idx, col_idx and values have different lengths");
+  for (std::size_t k = 0; k < a.row_idx.size(); ++k) {
+    if (a.row_idx[k] < 0 || a.row_idx[k] >= a.rows)
+      throw InvalidArgument("COO: " + at("row_idx", k) + " = " + std::to_string(a.row_idx[k]) + " is outside [0, " +
+                            std::to_string(a.rows) + ")");
+    if (a.col_idx[k] < 0 || a.col_idx[k] >= a.cols)
+      throw InvalidArgument("COO: " + at("col_idx", k) + " = " + std::to_string(a.col_idx[k]) + " is outside [0, " +
+                            std::to_string(a.cols) + ")");
+  }
+}
+
+template <class Value, class Index>
+CsrMatrix<Value, Index> make_csr(Index rows, Index cols, std::vector<Index> row_ptr, std::vector<Index> col_idx,
+                                 std::vector<Value> values) {
+  CsrMatrix<Value, Index> a{rows, cols, std::move(row_ptr), std::move(col_idx), std::move(values)};
+  validate(a);
+  return a;
+}
+
+template <class Value, class Index>
+bool is_canonical(const CsrMatrix<Value, Index>& a) {
+  for (Index r = 0; r < a.rows; ++r)
+    for (Index k = a.row_ptr[r] + 1; k < a.row_ptr[r + 1]; ++k)
+      if (a.col_idx[k - 1] >= a.col_idx[k]) return false;
+  return true;
+}
+
+template <class Value, class Index>
+void canonicalize(CsrMatrix<Value, Index>& a) {
+  std::vector<Index> new_ptr(a.row_ptr.size(), 0);
+  std::vector<std::pair<Index, Value>> row;
+  Index out = 0;
+  for (Index r = 0; r < a.rows; ++r) {
+    row.clear();
+    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) row.emplace_back(a.col_idx[k], a.values[k]);
+    // stable: duplicates are summed in input order, so the result does not depend on the sort
+    std::stable_sort(row.begin(), row.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i > 0 && row[i].first == a.col_idx[out - 1]) {
+        a.values[out - 1] += row[i].second;
+      } else {
+        a.col_idx[out] = row[i].first;
+        a.values[out] = row[i].second;
+        ++out;
+      }
+    }
+    new_ptr[r + 1] = out;
+  }
+  a.row_ptr = std::move(new_ptr);
+  a.col_idx.resize(out);
+  a.values.resize(out);
+}
+
+template <class ToValue, class ToIndex, class Value, class Index>
+CsrMatrix<ToValue, ToIndex> to_csr(const CooMatrix<Value, Index>& coo, Duplicates duplicates) {
+  validate(coo);
+  const auto nnz = static_cast<std::int64_t>(coo.row_idx.size());
+  refuse_if_too_large<ToIndex>(coo.rows, coo.cols, nnz);
+  CsrMatrix<ToValue, ToIndex> a;
+  a.rows = static_cast<ToIndex>(coo.rows);
+  a.cols = static_cast<ToIndex>(coo.cols);
+  a.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  for (auto r : coo.row_idx) ++a.row_ptr[r + 1];
+  std::partial_sum(a.row_ptr.begin(), a.row_ptr.end(), a.row_ptr.begin());
+  a.col_idx.resize(nnz);
+  a.values.resize(nnz);
+  std::vector<ToIndex> cursor(a.row_ptr.begin(), a.row_ptr.end() - 1);
+  for (std::int64_t k = 0; k < nnz; ++k) {
+    const ToIndex pos = cursor[coo.row_idx[k]]++;
+    a.col_idx[pos] = static_cast<ToIndex>(coo.col_idx[k]);
+    a.values[pos] = static_cast<ToValue>(coo.values[k]);
+  }
+  if (duplicates == Duplicates::Sum) canonicalize(a);
+  return a;
+}
+
+template <class Value, class Index>
+CooMatrix<Value, Index> to_coo(const CsrMatrix<Value, Index>& a) {
+  CooMatrix<Value, Index> coo{a.rows, a.cols, {}, a.col_idx, a.values};
+  coo.row_idx.resize(a.col_idx.size());
+  for (Index r = 0; r < a.rows; ++r)
+    std::fill(coo.row_idx.begin() + a.row_ptr[r], coo.row_idx.begin() + a.row_ptr[r + 1], r);
+  return coo;
+}
+
+template <class ToValue, class ToIndex, class Value, class Index>
+CsrMatrix<ToValue, ToIndex> convert(const CsrMatrix<Value, Index>& a) {
+  refuse_if_too_large<ToIndex>(a.rows, a.cols, a.nnz());
+  CsrMatrix<ToValue, ToIndex> b;
+  b.rows = static_cast<ToIndex>(a.rows);
+  b.cols = static_cast<ToIndex>(a.cols);
+  b.row_ptr.assign(a.row_ptr.begin(), a.row_ptr.end());
+  b.col_idx.assign(a.col_idx.begin(), a.col_idx.end());
+  b.values.assign(a.values.begin(), a.values.end());
+  return b;
+}
+
+template <class Value, class Index>
+CsrMatrix<Value, Index> transpose(const CsrMatrix<Value, Index>& a) {
+  CsrMatrix<Value, Index> t;
+  t.rows = a.cols;
+  t.cols = a.rows;
+  t.row_ptr.assign(static_cast<std::size_t>(t.rows) + 1, 0);
+  for (auto c : a.col_idx) ++t.row_ptr[c + 1];
+  std::partial_sum(t.row_ptr.begin(), t.row_ptr.end(), t.row_ptr.begin());
+  t.col_idx.resize(a.col_idx.size());
+  t.values.resize(a.values.size());
+  std::vector<Index> cursor(t.row_ptr.begin(), t.row_ptr.end() - 1);
+  // rows visited in order, so each column of A^T comes out sorted
+  for (Index r = 0; r < a.rows; ++r)
+    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const Index pos = cursor[a.col_idx[k]]++;
+      t.col_idx[pos] = r;
+      t.values[pos] = a.values[k];
+    }
+  return t;
+}
+
+#define SPMV_INSTANTIATE_VI(V, I)                                                                  \
+  template void validate(const CsrMatrix<V, I>&);                                                \
+  template void validate(const CooMatrix<V, I>&);                                                \
+  template CsrMatrix<V, I> make_csr(I, I, std::vector<I>, std::vector<I>, std::vector<V>);       \
+  template bool is_canonical(const CsrMatrix<V, I>&);                                            \
+  template void canonicalize(CsrMatrix<V, I>&);                                                  \
+  template CooMatrix<V, I> to_coo(const CsrMatrix<V, I>&);                                       \
+  template CsrMatrix<V, I> transpose(const CsrMatrix<V, I>&);                                    \
+  template CsrMatrix<float, std::int32_t> to_csr(const CooMatrix<V, I>&, Duplicates);            \
+  template CsrMatrix<float, std::int64_t> to_csr(const CooMatrix<V, I>&, Duplicates);            \
+  template CsrMatrix<double, std::int32_t> to_csr(const CooMatrix<V, I>&, Duplicates);           \
+  template CsrMatrix<double, std::int64_t> to_csr(const CooMatrix<V, I>&, Duplicates);           \
+  template CsrMatrix<float, std::int32_t> convert(const CsrMatrix<V, I>&);                       \
+  template CsrMatrix<float, std::int64_t> convert(const CsrMatrix<V, I>&);                       \
+  template CsrMatrix<double, std::int32_t> convert(const CsrMatrix<V, I>&);                      \
+  template CsrMatrix<double, std::int64_t> convert(const CsrMatrix<V, I>&);
+
+SPMV_INSTANTIATE_VI(float, std::int32_t)
+SPMV_INSTANTIATE_VI(float, std::int64_t)
+SPMV_INSTANTIATE_VI(double, std::int32_t)
+SPMV_INSTANTIATE_VI(double, std::int64_t)
+
+template bool fits_index<std::int32_t>(std::int64_t, std::int64_t, std::int64_t);
+template bool fits_index<std::int64_t>(std::int64_t, std::int64_t, std::int64_t);
+
+}  // namespace spmv

@@ -1,0 +1,30 @@
+#pragma once
+// Private: every CPU algorithm is a kernel closure over its (possibly converted) data wrapped in one
+// Operator class, so that size checks and timing are written once.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "spmv/operator.hpp"
+
+namespace spmv::detail {
+
+template <class Value, class Index>
+struct CpuKernel {
+  // y = alpha * op(A) * x + beta * y on raw host arrays already checked for size.
+  std::function<void(Value alpha, const Value* x, Value beta, Value* y)> run;
+  std::string policy;            // parameters that were chosen, e.g. "threads=2 span=65536"
+  std::size_t extra_bytes = 0;   // converted data held beyond the CSR input
+};
+
+template <class Value, class Index>
+std::unique_ptr<Operator<Value, Index>> wrap_cpu_kernel(CpuKernel<Value, Index> kernel, Algorithm algorithm,
+                                                        Operation op, Index rows, Index cols, double setup_ms);
+
+// Implemented with the format conversions (src/cpu/format_kernels.cpp): the CPU operator of a
+// format-backed algorithm (Coo, Ell, EllR, EllRVector, Dia, Hyb, Sell), converting once here.
+template <class Value, class Index>
+CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
+                                               Operation op, const Options& options);
+
+}  // namespace spmv::detail
