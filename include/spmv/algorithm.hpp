@@ -40,7 +40,15 @@ enum class Algorithm {
   Dia,
   Hyb,
   Sell,  // SELL-C-sigma
+  // Vendor libraries, offered for comparison (never chosen by Auto)
+  CusparseCsrAlg1,  // cusparseSpMV CUSPARSE_SPMV_CSR_ALG1
+  CusparseCsrAlg2,  // cusparseSpMV CUSPARSE_SPMV_CSR_ALG2 (deterministic)
+  CusparseCooAlg1,  // cusparseSpMV CUSPARSE_SPMV_COO_ALG1
+  Eigen,            // Eigen::SparseMatrix (row-major) * vector, CPU; present when built with Eigen
 };
+
+// True for the vendor baselines above.
+bool is_vendor(Algorithm a);
 
 std::string_view to_string(Algorithm a);
 std::string_view to_string(Operation op);

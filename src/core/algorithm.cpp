@@ -8,7 +8,7 @@
 namespace spmv {
 namespace {
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 23> kNames{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 27> kNames{{
     {Algorithm::Auto, "auto"},
     {Algorithm::Reference, "reference"},
     {Algorithm::RowLoop, "row-loop"},
@@ -32,6 +32,10 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 23> kNames{{
     {Algorithm::Dia, "dia"},
     {Algorithm::Hyb, "hyb"},
     {Algorithm::Sell, "sell"},
+    {Algorithm::CusparseCsrAlg1, "cusparse-csr-alg1"},
+    {Algorithm::CusparseCsrAlg2, "cusparse-csr-alg2"},
+    {Algorithm::CusparseCooAlg1, "cusparse-coo-alg1"},
+    {Algorithm::Eigen, "eigen"},
 }};
 
 constexpr auto make_all() {
@@ -70,5 +74,10 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
 }
 
 std::span<const Algorithm> all_algorithms() { return kAll; }
+
+bool is_vendor(Algorithm a) {
+  return a == Algorithm::CusparseCsrAlg1 || a == Algorithm::CusparseCsrAlg2 || a == Algorithm::CusparseCooAlg1 ||
+         a == Algorithm::Eigen;
+}
 
 }  // namespace spmv
