@@ -1,0 +1,86 @@
+#pragma once
+// The CUDA-native API: a CSR matrix on the device (owned, or a view of someone else's arrays, e.g.
+// CuPy's) and a Plan bound to it. The plan does all preprocessing and allocation at construction;
+// apply() allocates nothing and only enqueues work on the given stream, so it can be captured in a
+// CUDA graph. The matrix arrays must outlive the plan.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "spmv/algorithm.hpp"
+#include "spmv/csr.hpp"
+#include "spmv/cuda/device_buffer.hpp"
+#include "spmv/operator.hpp"
+
+namespace spmv::cuda {
+
+// Non-owning view of device CSR arrays.
+template <class Value, class Index>
+struct CsrView {
+  Index rows = 0;
+  Index cols = 0;
+  Index nnz = 0;
+  const Index* row_ptr = nullptr;  // rows + 1
+  const Index* col_idx = nullptr;  // nnz
+  const Value* values = nullptr;   // nnz
+};
+
+// Owning device copy of a host CSR matrix.
+template <class Value, class Index>
+class DeviceCsr {
+ public:
+  DeviceCsr() = default;
+  // Validates, then uploads; on failure (e.g. out of memory) nothing stays allocated.
+  explicit DeviceCsr(const CsrMatrix<Value, Index>& host, cudaStream_t stream = nullptr);
+
+  CsrView<Value, Index> view() const {
+    return {rows_, cols_, nnz_, row_ptr_.data(), col_idx_.data(), values_.data()};
+  }
+  Index rows() const { return rows_; }
+  Index cols() const { return cols_; }
+  Index nnz() const { return nnz_; }
+  std::size_t bytes() const { return row_ptr_.bytes() + col_idx_.bytes() + values_.bytes(); }
+
+ private:
+  Index rows_ = 0, cols_ = 0, nnz_ = 0;
+  DeviceBuffer<Index> row_ptr_;
+  DeviceBuffer<Index> col_idx_;
+  DeviceBuffer<Value> values_;
+};
+
+template <class Value, class Index>
+class Plan {
+ public:
+  // Resolves Auto, runs the algorithm's preprocessing on `stream` (timed, see setup_ms) and sizes its
+  // workspace. Throws Unsupported when the algorithm does not offer `op` or refuses the matrix.
+  // Set SPMV_DEBUG_LOG=1 in the environment to print the chosen algorithm and policy to stderr.
+  Plan(CsrView<Value, Index> matrix, Algorithm algorithm = Algorithm::Auto,
+       Operation op = Operation::NonTranspose, const Options& options = {}, cudaStream_t stream = nullptr);
+  ~Plan();
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
+
+  // y = alpha * op(A) * x + beta * y on device arrays; x has op(A).cols entries, y op(A).rows. When
+  // beta == 0, y is not read (it may hold NaN). Allocates nothing; asynchronous on `stream`.
+  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream = nullptr);
+
+  Algorithm algorithm() const;
+  Operation operation() const;
+  std::string policy() const;
+  double setup_ms() const;          // preprocessing time (device work timed with events)
+  std::size_t extra_bytes() const;  // device memory held by the plan beyond the matrix and vectors
+  Index x_size() const;             // op(A).cols
+  Index y_size() const;             // op(A).rows
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The rule Algorithm::Auto applies (documented in docs/ALGORITHMS.md); exposed for tests and logs.
+Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
+                           std::int64_t nnz, Operation op);
+
+}  // namespace spmv::cuda

@@ -1,0 +1,139 @@
+#include "cli_common.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+
+#include "spmv/error.hpp"
+#include "spmv/operator.hpp"
+
+namespace spmv::cli {
+
+HostMatrix load_matrix(const std::string& path, MatrixMarketHeader* header) {
+  if (path != "-" && !std::filesystem::exists(path))
+    throw UsageError(fmt::format("cannot open '{}': no such file", path));
+  MatrixMarketFile file = read_matrix_market(path);
+  if (header) *header = file.header;
+  // Duplicates are summed, as Matrix Market readers conventionally do (and read_csr does).
+  return to_csr<double, std::int64_t>(file.matrix, Duplicates::Sum);
+}
+
+std::string matrix_name(const std::string& path) {
+  if (path == "-") return "stdin";
+  std::string name = std::filesystem::path(path).filename().string();
+  for (std::string_view suffix : {".gz", ".mtx"})
+    if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+  return name;
+}
+
+namespace {
+
+double parse_number(std::string_view text, std::string_view key, std::string_view what) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value))
+    throw UsageError(fmt::format("{}: value of '{}' is '{}', expected a number", what, key, text));
+  return value;
+}
+
+}  // namespace
+
+std::map<std::string, double> parse_key_values(const std::vector<std::string>& words, std::string_view what) {
+  std::map<std::string, double> params;
+  for (const std::string& word : words) {
+    const auto eq = word.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError(fmt::format("{}: '{}' is not of the form key=value (e.g. n=1000)", what, word));
+    const std::string key = word.substr(0, eq);
+    if (params.count(key)) throw UsageError(fmt::format("{}: parameter '{}' given twice", what, key));
+    params[key] = parse_number(std::string_view(word).substr(eq + 1), key, what);
+  }
+  return params;
+}
+
+std::pair<std::string, std::map<std::string, double>> parse_generator_spec(std::string_view spec) {
+  const auto colon = spec.find(':');
+  std::string kind(spec.substr(0, colon));
+  if (kind.empty()) throw UsageError(fmt::format("--gen '{}': missing the generator kind (see spmv gen --list)", spec));
+  std::vector<std::string> words;
+  if (colon != std::string_view::npos) {
+    std::string_view rest = spec.substr(colon + 1);
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      words.emplace_back(rest.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  return {kind, parse_key_values(words, fmt::format("--gen {}", spec))};
+}
+
+std::string generator_label(const std::string& kind, const std::map<std::string, double>& params) {
+  std::string label = kind;
+  char sep = ':';
+  for (auto& [key, value] : params) {
+    label += fmt::format("{}{}={}", sep, key, value);
+    sep = ',';
+  }
+  return label;
+}
+
+Algorithm parse_algorithm_name(std::string_view name) {
+  if (auto a = parse_algorithm(name)) return *a;
+  std::string valid = "auto";
+  for (Algorithm a : all_algorithms()) valid += fmt::format(", {}", to_string(a));
+  throw UsageError(fmt::format("unknown algorithm '{}'; valid names: {}", name, valid));
+}
+
+std::string_view to_string(Precision p) { return p == Precision::F32 ? "f32" : "f64"; }
+
+Backend resolve_backend(std::string_view name, std::string* note) {
+  if (note) note->clear();
+  if (name == "cpu") return Backend::Cpu;
+  if (name == "cuda") {
+    if (!cuda_available())
+      throw UsageError(
+          "--backend cuda: no CUDA device is usable (or spmv was built without -DSPMV_ENABLE_CUDA=ON); "
+          "use --backend cpu or auto");
+    return Backend::Cuda;
+  }
+  if (name == "auto") {
+    if (cuda_available()) return Backend::Cuda;
+    if (note) *note = "no CUDA device found: running on the CPU backend";
+    return Backend::Cpu;
+  }
+  throw UsageError(fmt::format("unknown backend '{}'; expected cpu, cuda or auto", name));
+}
+
+std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed) {
+  std::vector<double> v(n);
+  std::uint64_t state = seed;
+  for (double& x : v) {
+    // splitmix64 (Steele, Lea & Flood 2014): cheap, full-period, identical on every platform.
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    x = static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;  // 53 random bits -> [0, 2) -> [-1, 1)
+  }
+  return v;
+}
+
+std::string human_count(double n) {
+  if (n >= 1e9) return fmt::format("{:.3g} G", n / 1e9);
+  if (n >= 1e6) return fmt::format("{:.3g} M", n / 1e6);
+  if (n >= 1e4) return fmt::format("{:.3g} k", n / 1e3);
+  return fmt::format("{}", n);
+}
+
+std::string human_bytes(double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
+  if (bytes >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+  if (bytes >= 1024.0) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+}  // namespace spmv::cli

@@ -1,0 +1,83 @@
+#pragma once
+// Pieces every subcommand shares: how a matrix is loaded, how key=value parameters and names are
+// parsed, how the backend is resolved. Strings become enums here, at the edge (STYLE.md §3).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spmv/algorithm.hpp"
+#include "spmv/csr.hpp"
+#include "spmv/matrix_market.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace spmv::cli {
+
+// A mistake in the command line that CLI11 cannot see (bad key=value, unknown names, mismatched
+// vector lengths). main() prints it like any other error and exits with kExitError.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;         // bad input, I/O failure, library error
+inline constexpr int kExitVerifyFailed = 2;  // `spmv bench`: a product disagreed with the reference
+
+// A parsed subcommand: its CLI11 node and what to run when it was chosen.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_info_command(CLI::App& parent);
+Command add_gen_command(CLI::App& parent);
+Command add_convert_command(CLI::App& parent);
+Command add_multiply_command(CLI::App& parent);
+Command add_bench_command(CLI::App& parent, const std::string& command_line);
+
+// The matrix every subcommand works on: double values, 64-bit indices, duplicates summed, columns
+// sorted. Narrower types are derived from it with spmv::convert.
+using HostMatrix = CsrMatrix<double, std::int64_t>;
+
+// Reads a Matrix Market file (plain or gzip, "-" for standard input); `header`, when given, receives
+// the header as stored (e.g. "symmetric" before expansion).
+HostMatrix load_matrix(const std::string& path, MatrixMarketHeader* header = nullptr);
+
+// "dir/bcsstk13.mtx.gz" -> "bcsstk13".
+std::string matrix_name(const std::string& path);
+
+// Parses "key=value" words into numbers; `what` names the context in error messages.
+std::map<std::string, double> parse_key_values(const std::vector<std::string>& words, std::string_view what);
+
+// Parses "KIND[:k=v,k=v]" (the --gen syntax of `spmv bench`) into a kind and its parameters.
+std::pair<std::string, std::map<std::string, double>> parse_generator_spec(std::string_view spec);
+
+// A generator call written back as text, e.g. "poisson2d:n=1000".
+std::string generator_label(const std::string& kind, const std::map<std::string, double>& params);
+
+// Algorithm from its printed name; UsageError listing every valid name otherwise.
+Algorithm parse_algorithm_name(std::string_view name);
+
+enum class Precision { F32, F64 };
+std::string_view to_string(Precision p);
+
+// "cpu", "cuda" or "auto". `auto` picks CUDA when spmv::cuda_available(); `note` receives the line
+// to show the user about that choice (empty when the backend was named explicitly). Naming "cuda"
+// without a usable device is a UsageError.
+Backend resolve_backend(std::string_view name, std::string* note);
+
+// Deterministic values in [-1, 1) (splitmix64), so runs are reproducible.
+std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed);
+
+// Number formatting for humans: 12345678 -> "12.3 M".
+std::string human_count(double n);
+std::string human_bytes(double bytes);
+
+}  // namespace spmv::cli

@@ -1,0 +1,39 @@
+#pragma once
+// Private contract between the dispatch layer and the algorithm files (one file per algorithm).
+// A factory receives a non-degenerate matrix (rows, cols, nnz > 0; the plan handles the rest), does
+// the algorithm's preprocessing on `stream` and allocates everything apply() will need.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "spmv/cuda/plan.hpp"
+#include "spmv/error.hpp"
+
+namespace spmv::cuda {
+
+template <class Value, class Index>
+class CudaAlgorithm {
+ public:
+  virtual ~CudaAlgorithm() = default;
+  // y = alpha * op(A) * x + beta * y; beta == 0 must not read y. No allocation, no synchronisation.
+  virtual void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) = 0;
+  virtual std::string policy() const = 0;  // e.g. "block=256 subwarp=8"
+  virtual std::size_t extra_bytes() const { return 0; }
+};
+
+template <class Value, class Index>
+using AlgorithmPtr = std::unique_ptr<CudaAlgorithm<Value, Index>>;
+
+template <class Value, class Index>
+using AlgorithmFactory = AlgorithmPtr<Value, Index> (*)(const CsrView<Value, Index>& matrix, Operation op,
+                                                        const Options& options, cudaStream_t stream);
+
+// Thrown by a factory for an operation it does not implement.
+inline Unsupported unsupported_operation(Algorithm algorithm, Operation op) {
+  return Unsupported(std::string("algorithm ") + std::string(to_string(algorithm)) + " does not implement op = " +
+                     std::string(to_string(op)));
+}
+
+}  // namespace spmv::cuda

@@ -1,0 +1,9 @@
+// SPMV_PLACEHOLDER: replaced by the file's owner; throws until then.
+#include "cuda/algorithms.cuh"
+namespace spmv::cuda {
+template <class Value, class Index>
+AlgorithmPtr<Value, Index> make_csr_adaptive(const CsrView<Value, Index>&, Operation, const Options&, cudaStream_t) {
+  throw Unsupported("make_csr_adaptive: not built yet");
+}
+SPMV_INSTANTIATE_FACTORY(make_csr_adaptive)
+}  // namespace spmv::cuda

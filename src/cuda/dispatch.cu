@@ -1,0 +1,189 @@
+// The dispatch layer: Algorithm -> factory, the Auto rule, degenerate shapes, and the Plan.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/backends.hpp"
+#include "cuda/algorithms.cuh"
+#include "cuda/common/epilogue.cuh"
+#include "cuda/row_statistics.cuh"
+
+namespace spmv {
+namespace cuda {
+namespace {
+
+template <class Value, class Index>
+struct Entry {
+  Algorithm algorithm;
+  AlgorithmFactory<Value, Index> factory;
+};
+
+// One line per algorithm (STYLE.md §1).
+template <class Value, class Index>
+constexpr std::array<Entry<Value, Index>, 21> kTable{{
+    {Algorithm::CsrScalar, make_csr_scalar<Value, Index>},
+    {Algorithm::CsrVector, make_csr_vector<Value, Index>},
+    {Algorithm::CsrCoop, make_csr_coop<Value, Index>},
+    {Algorithm::CsrAdaptive, make_csr_adaptive<Value, Index>},
+    {Algorithm::Pcsr, make_pcsr<Value, Index>},
+    {Algorithm::LightSpmv, make_lightspmv<Value, Index>},
+    {Algorithm::MergePath, make_merge_path<Value, Index>},
+    {Algorithm::Hola, make_hola<Value, Index>},
+    {Algorithm::HolaBuffered, make_hola_buffered<Value, Index>},
+    {Algorithm::TransposeAtomic, make_transpose_atomic<Value, Index>},
+    {Algorithm::ExplicitTranspose, make_explicit_transpose<Value, Index>},
+    {Algorithm::Coo, make_coo<Value, Index>},
+    {Algorithm::Ell, make_ell<Value, Index>},
+    {Algorithm::EllR, make_ellr<Value, Index>},
+    {Algorithm::EllRVector, make_ellr_vector<Value, Index>},
+    {Algorithm::Dia, make_dia<Value, Index>},
+    {Algorithm::Hyb, make_hyb<Value, Index>},
+    {Algorithm::Sell, make_sell<Value, Index>},
+    {Algorithm::CusparseCsrAlg1, make_cusparse_csr_alg1<Value, Index>},
+    {Algorithm::CusparseCsrAlg2, make_cusparse_csr_alg2<Value, Index>},
+    {Algorithm::CusparseCooAlg1, make_cusparse_coo_alg1<Value, Index>},
+}};
+
+constexpr std::array kNonTranspose{
+    Algorithm::CsrScalar, Algorithm::CsrVector, Algorithm::CsrCoop, Algorithm::CsrAdaptive,
+    Algorithm::Pcsr,      Algorithm::LightSpmv, Algorithm::MergePath, Algorithm::Hola,
+    Algorithm::Coo,       Algorithm::Ell,       Algorithm::EllR,      Algorithm::EllRVector,
+    Algorithm::Dia,       Algorithm::Hyb,       Algorithm::Sell,      Algorithm::CusparseCsrAlg1,
+    Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};
+constexpr std::array kTranspose{Algorithm::Hola,          Algorithm::HolaBuffered,    Algorithm::TransposeAtomic,
+                                Algorithm::CsrVector,     Algorithm::ExplicitTranspose, Algorithm::CusparseCsrAlg1,
+                                Algorithm::CusparseCooAlg1};
+
+bool debug_log() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("SPMV_DEBUG_LOG");
+    return v && *v && std::string(v) != "0";
+  }();
+  return enabled;
+}
+
+}  // namespace
+
+// Thresholds of the Auto rule (first version; docs/ALGORITHMS.md records where they come from).
+// Rows whose length varies more than this relative to the mean count as irregular.
+constexpr double kIrregularCv = 1.0;
+// A longest row above this multiple of the mean counts as irregular too (one huge row).
+constexpr double kLongRowFactor = 32.0;
+
+Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
+                           std::int64_t nnz, Operation op) {
+  (void)rows;
+  (void)nnz;
+  if (op == Operation::Transpose) return Algorithm::Hola;
+  const bool irregular = row_std > kIrregularCv * row_mean || double(row_max) > kLongRowFactor * (row_mean + 1);
+  return irregular ? Algorithm::MergePath : Algorithm::CsrVector;
+}
+
+template <class Value, class Index>
+struct Plan<Value, Index>::Impl {
+  CsrView<Value, Index> matrix;
+  Algorithm algorithm = Algorithm::Auto;
+  Operation op = Operation::NonTranspose;
+  AlgorithmPtr<Value, Index> kernel;  // null for degenerate shapes
+  double setup_ms = 0;
+};
+
+template <class Value, class Index>
+Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Operation op, const Options& options,
+                         cudaStream_t stream)
+    : impl_(std::make_unique<Impl>()) {
+  if (matrix.rows < 0 || matrix.cols < 0 || matrix.nnz < 0)
+    throw InvalidArgument("spmv::cuda::Plan: negative matrix size");
+  if (matrix.nnz > 0 && (!matrix.row_ptr || !matrix.col_idx || !matrix.values))
+    throw InvalidArgument("spmv::cuda::Plan: null matrix array");
+  if (matrix.rows > 0 && !matrix.row_ptr) throw InvalidArgument("spmv::cuda::Plan: null row_ptr");
+  impl_->matrix = matrix;
+  impl_->op = op;
+  const auto start = std::chrono::steady_clock::now();
+  const bool degenerate = matrix.rows == 0 || matrix.cols == 0 || matrix.nnz == 0;
+  if (algorithm == Algorithm::Auto) {
+    if (degenerate) {
+      algorithm = choose_algorithm(0, 0, 0, matrix.rows, 0, op);
+    } else {
+      const RowStatistics s = row_statistics(matrix, stream);
+      algorithm = choose_algorithm(s.mean, s.stddev, s.max, matrix.rows, matrix.nnz, op);
+    }
+  }
+  const auto& offered = op == Operation::NonTranspose ? std::span<const Algorithm>(kNonTranspose)
+                                                      : std::span<const Algorithm>(kTranspose);
+  if (std::find(offered.begin(), offered.end(), algorithm) == offered.end()) {
+    std::string list;
+    for (Algorithm a : offered) list += (list.empty() ? "" : ", ") + std::string(to_string(a));
+    throw Unsupported("the CUDA backend does not offer " + std::string(to_string(algorithm)) + " for op = " +
+                      std::string(to_string(op)) + "; it offers: " + list);
+  }
+  impl_->algorithm = algorithm;
+  // Degenerate shapes never reach a kernel (STYLE.md §4): apply() only scales y.
+  if (!degenerate) {
+    for (const auto& entry : kTable<Value, Index>)
+      if (entry.algorithm == algorithm) impl_->kernel = entry.factory(matrix, op, options, stream);
+  }
+  SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  impl_->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (debug_log())
+    std::fprintf(stderr, "[spmv] plan %lldx%lld nnz=%lld op=%s: %s (%s), setup %.3f ms, extra %zu bytes\n",
+                 static_cast<long long>(matrix.rows), static_cast<long long>(matrix.cols),
+                 static_cast<long long>(matrix.nnz), std::string(to_string(op)).c_str(),
+                 std::string(to_string(algorithm)).c_str(), policy().c_str(), impl_->setup_ms, extra_bytes());
+}
+
+template <class Value, class Index>
+Plan<Value, Index>::~Plan() = default;
+template <class Value, class Index>
+Plan<Value, Index>::Plan(Plan&&) noexcept = default;
+template <class Value, class Index>
+Plan<Value, Index>& Plan<Value, Index>::operator=(Plan&&) noexcept = default;
+
+template <class Value, class Index>
+void Plan<Value, Index>::apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) {
+  if (!impl_) throw InvalidArgument("spmv::cuda::Plan::apply on a moved-from plan");
+  if (!impl_->kernel) {
+    scale_vector(beta, y, y_size(), stream);  // A is empty: y = beta * y
+    return;
+  }
+  impl_->kernel->apply(alpha, x, beta, y, stream);
+}
+
+template <class Value, class Index>
+Algorithm Plan<Value, Index>::algorithm() const { return impl_->algorithm; }
+template <class Value, class Index>
+Operation Plan<Value, Index>::operation() const { return impl_->op; }
+template <class Value, class Index>
+std::string Plan<Value, Index>::policy() const {
+  return impl_->kernel ? impl_->kernel->policy() : std::string("empty matrix: y = beta*y");
+}
+template <class Value, class Index>
+double Plan<Value, Index>::setup_ms() const { return impl_->setup_ms; }
+template <class Value, class Index>
+std::size_t Plan<Value, Index>::extra_bytes() const { return impl_->kernel ? impl_->kernel->extra_bytes() : 0; }
+template <class Value, class Index>
+Index Plan<Value, Index>::x_size() const {
+  return impl_->op == Operation::NonTranspose ? impl_->matrix.cols : impl_->matrix.rows;
+}
+template <class Value, class Index>
+Index Plan<Value, Index>::y_size() const {
+  return impl_->op == Operation::NonTranspose ? impl_->matrix.rows : impl_->matrix.cols;
+}
+
+template class Plan<float, std::int32_t>;
+template class Plan<float, std::int64_t>;
+template class Plan<double, std::int32_t>;
+template class Plan<double, std::int64_t>;
+
+}  // namespace cuda
+
+std::span<const Algorithm> detail::cuda_algorithms(Operation op) {
+  if (!cuda_available()) return {};
+  if (op == Operation::NonTranspose) return cuda::kNonTranspose;
+  return cuda::kTranspose;
+}
+
+}  // namespace spmv

@@ -1,0 +1,9 @@
+// SPMV_PLACEHOLDER: replaced by the file's owner; throws until then.
+#include "cuda/algorithms.cuh"
+namespace spmv::cuda {
+template <class Value, class Index>
+AlgorithmPtr<Value, Index> make_dia(const CsrView<Value, Index>&, Operation, const Options&, cudaStream_t) {
+  throw Unsupported("make_dia: not built yet");
+}
+SPMV_INSTANTIATE_FACTORY(make_dia)
+}  // namespace spmv::cuda

@@ -1,0 +1,21 @@
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "spmv/cuda/plan.hpp"
+
+namespace spmv::cuda {
+
+struct RowStatistics {
+  double mean = 0;
+  double stddev = 0;  // population standard deviation of row lengths
+  std::int64_t max = 0;
+  std::int64_t empty_rows = 0;
+};
+
+// Synchronises `stream` (plan-time only).
+template <class Value, class Index>
+RowStatistics row_statistics(const CsrView<Value, Index>& matrix, cudaStream_t stream);
+
+}  // namespace spmv::cuda
