@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The GPU session in one command: builds spmv for sm_90 on the GPU machine, runs the GPU tests,
+# compute-sanitizer (memcheck + racecheck) on a small set, the benchmark, and prints a short table last.
+#
+#   scripts/gpu-check.sh [all|build|tests|sanitize|bench|python] ...   (default: all)
+#
+# Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
+# .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
+# BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
+# The GPU machine has no package registry: Debian packages the build needs (GoogleTest, CLI11, fmt,
+# nlohmann-json, Eigen) travel as .deb files in .deps/ (scripts/fetch-device-deps.sh) and are
+# unpacked into a private prefix, never into /.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+OUT=${OUT:-$root/build-gpu/out}
+mkdir -p "$OUT"
+export SPMV_MATRICES=${SPMV_MATRICES:-$root/.matrices}
+JOBS=${JOBS:-$(nproc)}
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(all)
+want() { for s in "${steps[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
+summary=()
+note() { summary+=("$1"); echo "== $1"; }
+
+prefix=/tmp/spmv-deps
+if [ -d .deps ] && [ ! -d $prefix/usr ]; then
+  for f in .deps/*.deb; do dpkg -x "$f" $prefix; done
+fi
+cmake_extra=()
+[ -d $prefix/usr ] && cmake_extra+=("-DCMAKE_PREFIX_PATH=$prefix/usr")
+
+build=build-gpu
+if want build || want tests || want sanitize || want bench; then
+  t0=$(date +%s)
+  cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
+    > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
+  if ! ninja -C $build -j "$JOBS" > "$OUT/build.log" 2>&1; then
+    grep -E "error|Error" "$OUT/build.log" | head -40
+    note "build FAILED (see build.log)"
+    exit 1
+  fi
+  note "build ok in $(( $(date +%s) - t0 )) s"
+fi
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+note "device: $(head -1 "$OUT/gpu.txt")"
+
+if want tests; then
+  filter=${GTEST_FILTER:-*}
+  $build/tests/spmv_cuda_tests --gtest_filter="$filter" --gtest_brief=1 > "$OUT/cuda_tests.log" 2>&1
+  rc=$?
+  grep -E "^\[  FAILED  \]|Failure|error" "$OUT/cuda_tests.log" | head -60
+  note "cuda tests (rc=$rc): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \].*tests?, listed' "$OUT/cuda_tests.log" | tr '\n' ' ')"
+  note "cuda tests skipped: $(grep -c '^\[  SKIPPED \]' "$OUT/cuda_tests.log")"
+fi
+
+if want sanitize; then
+  # A small set: one tiny and one adversarial matrix per algorithm, double precision.
+  sfilter=${SANITIZE_FILTER:-*Sanitize*}
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/spmv_cuda_tests --gtest_filter="$sfilter" \
+      --gtest_brief=1 > "$OUT/sanitize_$tool.log" 2>&1
+    rc=$?
+    note "compute-sanitizer $tool (rc=$rc): $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"
+  done
+fi
+
+if want bench; then
+  bash bench/run_suite.sh --out "$OUT" ${BENCH_ARGS:-} > "$OUT/bench.log" 2>&1
+  note "bench rc=$? (bench.log, suite.csv)"
+fi
+
+if want python; then
+  python3 -m pip install --no-build-isolation --no-deps -q ./python > "$OUT/python_build.log" 2>&1 &&
+    python3 -m pytest -q python/tests > "$OUT/python_tests.log" 2>&1
+  note "python: $(tail -1 "$OUT/python_tests.log" 2>/dev/null || tail -3 "$OUT/python_build.log")"
+fi
+
+echo
+echo "==================== summary ===================="
+for line in "${summary[@]}"; do echo "$line"; done
+[ -f "$OUT/summary_table.txt" ] && cat "$OUT/summary_table.txt"
+exit 0
