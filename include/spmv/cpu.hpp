@@ -54,9 +54,9 @@ constexpr std::int64_t default_column_span() {
 // entries. Rows are split into `threads` contiguous segments of about equal nnz. For T, each
 // segment scatters into a private chunk buffer, summed in segment order (deterministic for a given
 // thread count; workspace threads * span values).
-// Sorted columns within rows give the cache reuse; the result is the same for unsorted rows (every
-// entry is consumed exactly once by its row's cursor), which is why the plan sorts a copy only for
-// speed.
+// Needs columns sorted within rows (for T, an entry met after its span was reduced would be lost;
+// for N, sorting is what gives the reuse): the plan sorts a copy when they are not, keeping
+// duplicates, and says so in policy(). The free function builds a plan per call.
 template <class Value, class Index>
 class ColumnChunkedPlan {
  public:
@@ -93,6 +93,7 @@ void column_chunked(const CsrMatrix<Value, Index>& a, Operation op, Value alpha,
 // in segment order (chosen over an explicit transpose: no second copy of A, and the merge-path
 // balance of nonzeros per thread carries over unchanged; workspace threads * cols values).
 // Deterministic for a given thread count: the split and every summation order depend only on it.
+// The free function builds a plan per call.
 template <class Value, class Index>
 class MergeParallelPlan {
  public:

@@ -1,0 +1,156 @@
+// CPU dispatch: validates the matrix, resolves Auto, refuses what the CPU backend does not offer,
+// builds the algorithm's plan (timed as setup) and wraps it in the common CPU Operator.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/backends.hpp"
+#include "cpu/cpu_operator.hpp"
+#include "spmv/cpu.hpp"
+#include "spmv/error.hpp"
+
+namespace spmv {
+namespace detail {
+
+#ifdef SPMV_HAS_EIGEN
+// Defined in src/cpu/eigen_baseline.cpp (compiled only with Eigen).
+template <class Value, class Index>
+CpuKernel<Value, Index> make_eigen_kernel(const CsrMatrix<Value, Index>& a, Operation op);
+#endif
+
+namespace {
+
+// Auto on the CPU: MergeParallel, whose merge-path split keeps threads balanced whatever the row
+// lengths, except below this many nonzeros, where starting an OpenMP team (a few microseconds)
+// costs more than the whole sequential product (about 1 ns per nonzero), so RowLoop runs instead.
+constexpr std::int64_t kAutoSequentialMaxNnz = 16384;
+
+// Every algorithm offers both operations.
+constexpr Algorithm kCpuAlgorithms[] = {
+    Algorithm::Reference, Algorithm::RowLoop, Algorithm::ColumnChunked, Algorithm::MergeParallel,
+    Algorithm::Coo,       Algorithm::Ell,     Algorithm::EllR,          Algorithm::EllRVector,
+    Algorithm::Dia,       Algorithm::Hyb,     Algorithm::Sell,
+#ifdef SPMV_HAS_EIGEN
+    Algorithm::Eigen,
+#endif
+};
+
+bool offered(Algorithm algorithm, Operation op) {
+  const auto list = cpu_algorithms(op);
+  return std::find(list.begin(), list.end(), algorithm) != list.end();
+}
+
+std::string offered_list(Operation op) {
+  std::string s;
+  for (Algorithm a : cpu_algorithms(op)) s += (s.empty() ? "" : ", ") + std::string(to_string(a));
+  return s;
+}
+
+// Runs `run` with the OpenMP team size set to `threads` for the parallel regions it opens (and those
+// of the format kernels and Eigen, which ask omp_get_max_threads()), restoring it afterwards.
+template <class Value, class Index>
+void pin_threads(CpuKernel<Value, Index>& kernel, int threads) {
+  kernel.run = [inner = std::move(kernel.run), threads](Value alpha, const Value* x, Value beta, Value* y) {
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    inner(alpha, x, beta, y);
+    omp_set_num_threads(saved);
+  };
+}
+
+template <class Value, class Index>
+CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm, Operation op,
+                                     const Options& options) {
+  const std::size_t x_size = static_cast<std::size_t>(op == Operation::NonTranspose ? a.cols : a.rows);
+  const std::size_t y_size = static_cast<std::size_t>(op == Operation::NonTranspose ? a.rows : a.cols);
+  CpuKernel<Value, Index> kernel;
+  switch (algorithm) {
+    case Algorithm::Reference:
+    case Algorithm::RowLoop: {
+      auto m = std::make_shared<const CsrMatrix<Value, Index>>(a);
+      if (algorithm == Algorithm::Reference)
+        kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
+          cpu::detail::reference_kernel(*m, op, alpha, x, beta, y);
+        };
+      else
+        kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
+          cpu::detail::row_loop_kernel(*m, op, alpha, x, beta, y);
+        };
+      kernel.policy = algorithm == Algorithm::RowLoop ? "sequential"
+                      : op == Operation::NonTranspose
+                          ? "sequential, double accumulation"
+                          // the oracle favours obviousness over the no-allocation rule of plans
+                          : "sequential, double accumulation, allocates a double y per product";
+      return kernel;
+    }
+    case Algorithm::ColumnChunked: {
+      auto plan = std::make_shared<cpu::ColumnChunkedPlan<Value, Index>>(a, op, options.column_span, options.threads);
+      kernel.run = [plan, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
+        plan->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
+      };
+      kernel.policy = plan->policy();
+      kernel.extra_bytes = plan->extra_bytes();
+      return kernel;
+    }
+    case Algorithm::MergeParallel: {
+      auto plan = std::make_shared<cpu::MergeParallelPlan<Value, Index>>(a, op, options.threads);
+      kernel.run = [plan, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
+        plan->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
+      };
+      kernel.policy = plan->policy();
+      kernel.extra_bytes = plan->extra_bytes();
+      return kernel;
+    }
+#ifdef SPMV_HAS_EIGEN
+    case Algorithm::Eigen:
+      return make_eigen_kernel(a, op);
+#endif
+    default:  // the format-backed algorithms (offered() has been checked)
+      return make_cpu_format_kernel(a, algorithm, op, options);
+  }
+}
+
+}  // namespace
+
+std::span<const Algorithm> cpu_algorithms(Operation) { return kCpuAlgorithms; }
+
+}  // namespace detail
+
+template <class Value, class Index>
+std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
+                                                          Operation op, const Options& options) {
+  validate(a);
+  Algorithm resolved = algorithm;
+  std::string why;
+  if (algorithm == Algorithm::Auto) {
+    const std::int64_t nnz = a.nnz();
+    resolved = nnz < detail::kAutoSequentialMaxNnz ? Algorithm::RowLoop : Algorithm::MergeParallel;
+    why = "auto(nnz=" + std::to_string(nnz) + (nnz < detail::kAutoSequentialMaxNnz ? " < " : " >= ") +
+          std::to_string(detail::kAutoSequentialMaxNnz) + ") ";
+  }
+  if (!detail::offered(resolved, op))
+    throw Unsupported("the cpu backend does not offer algorithm " + std::string(to_string(resolved)) +
+                      " (op " + std::string(to_string(op)) + "); it offers: " + detail::offered_list(op));
+
+  const auto start = std::chrono::steady_clock::now();
+  detail::CpuKernel<Value, Index> kernel = detail::build_kernel(a, resolved, op, options);
+  const double setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (options.threads > 0) detail::pin_threads(kernel, options.threads);
+  kernel.policy = why + kernel.policy;
+  return detail::wrap_cpu_kernel(std::move(kernel), resolved, op, a.rows, a.cols, setup_ms);
+}
+
+#define SPMV_INSTANTIATE(V, I)                                                                                   \
+  template std::unique_ptr<Operator<V, I>> make_cpu_operator(const CsrMatrix<V, I>&, Algorithm, Operation, \
+                                                             const Options&);
+SPMV_INSTANTIATE(float, std::int32_t)
+SPMV_INSTANTIATE(float, std::int64_t)
+SPMV_INSTANTIATE(double, std::int32_t)
+SPMV_INSTANTIATE(double, std::int64_t)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv

@@ -1,0 +1,159 @@
+// Merge-path CSR SpMV on the CPU (Merrill & Garland, "Merge-based parallel sparse matrix-vector
+// multiplication", SC'16, §4 and their cpu_spmv code): the rows + nnz steps of merging the row end
+// offsets with the nonzero indices are split evenly, so one huge row or many empty rows cannot
+// leave a thread with more work than another.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spmv/cpu.hpp"
+#include "spmv/error.hpp"
+
+namespace spmv::cpu {
+namespace {
+
+// Merrill & Garland, Algorithm 3 (MergePathSearch): the (row, nonzero) coordinate where `diagonal`
+// crosses the merge path of A = row_ptr[1..rows] and B = 0..nnz-1. A row end e comes before the
+// nonzero index e, so empty rows are consumed before the next nonzero.
+template <class Index>
+void merge_path_search(std::int64_t diagonal, const Index* row_end, std::int64_t rows, std::int64_t nnz,
+                       Index& row, Index& nz) {
+  std::int64_t lo = std::max<std::int64_t>(diagonal - nnz, 0);
+  std::int64_t hi = std::min<std::int64_t>(diagonal, rows);
+  while (lo < hi) {
+    const std::int64_t pivot = lo + (hi - lo) / 2;
+    if (static_cast<std::int64_t>(row_end[pivot]) <= diagonal - pivot - 1) lo = pivot + 1;
+    else hi = pivot;
+  }
+  row = static_cast<Index>(std::min(lo, rows));
+  nz = static_cast<Index>(diagonal - lo);
+}
+
+}  // namespace
+
+template <class Value, class Index>
+MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads)
+    : a_(a), op_(op) {
+  validate(a_);
+  segments_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
+  const std::int64_t rows = a_.rows, nnz = a_.nnz();
+  // rows + nnz may overflow a 32-bit Index; the diagonals are 64-bit.
+  const std::int64_t total = rows + nnz;
+  const std::int64_t per_segment = (total + segments_ - 1) / segments_;
+  start_row_.resize(static_cast<std::size_t>(segments_) + 1);
+  start_nz_.resize(static_cast<std::size_t>(segments_) + 1);
+  for (int s = 0; s <= segments_; ++s)
+    merge_path_search(std::min(per_segment * s, total), a_.row_ptr.data() + 1, rows, nnz, start_row_[s],
+                      start_nz_[s]);
+  if (op_ == Operation::NonTranspose) {
+    carry_row_.resize(static_cast<std::size_t>(segments_));
+    carry_value_.resize(static_cast<std::size_t>(segments_));
+  } else {
+    private_y_.resize(static_cast<std::size_t>(segments_) * static_cast<std::size_t>(a_.cols));
+  }
+}
+
+template <class Value, class Index>
+void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) {
+  detail::check_vectors(a_, op_, x.size(), y.size(), "spmv::cpu::MergeParallelPlan");
+  const int segments = segments_;
+  Value* yp = y.data();
+  if (alpha == 0) {
+    const auto n = static_cast<std::int64_t>(y.size());
+#pragma omp parallel for schedule(static) num_threads(segments)
+    for (std::int64_t i = 0; i < n; ++i) yp[i] = beta == 0 ? Value(0) : beta * yp[i];
+    return;
+  }
+  const Index* row_ptr = a_.row_ptr.data();
+  const Index* col = a_.col_idx.data();
+  const Value* val = a_.values.data();
+  const Value* xp = x.data();
+  const Index rows = a_.rows;
+
+  if (op_ == Operation::NonTranspose) {
+    // Each segment writes y only for rows whose end it consumes (exactly one segment per row); the
+    // partial sum of the row it stops inside is its carry-out, added after the parallel region.
+#pragma omp parallel for schedule(static, 1) num_threads(segments)
+    for (int s = 0; s < segments; ++s) {
+      Index r = start_row_[s], k = start_nz_[s];
+      const Index r_end = start_row_[s + 1], k_end = start_nz_[s + 1];
+      Value acc = 0;
+      for (; r < r_end; ++r) {
+        for (; k < row_ptr[r + 1]; ++k) acc += val[k] * xp[col[k]];
+        yp[r] = beta == 0 ? alpha * acc : alpha * acc + beta * yp[r];
+        acc = 0;
+      }
+      for (; k < k_end; ++k) acc += val[k] * xp[col[k]];
+      carry_row_[s] = r_end;
+      carry_value_[s] = acc;
+    }
+    // Fix-up in segment order: deterministic, and race-free since the region above has ended.
+    for (int s = 0; s < segments; ++s)
+      if (carry_row_[s] < rows) yp[carry_row_[s]] += alpha * carry_value_[s];
+    return;
+  }
+
+  // T: nonzeros scatter into a private y per segment (no carry needed: a split row only means two
+  // segments share x[r]); the private vectors are then summed in segment order.
+  const std::int64_t cols = a_.cols;
+  Value* priv = private_y_.data();
+#pragma omp parallel num_threads(segments)
+  {
+#pragma omp for schedule(static, 1)
+    for (int s = 0; s < segments; ++s) {
+      Value* py = priv + static_cast<std::size_t>(s) * static_cast<std::size_t>(cols);
+      std::fill(py, py + cols, Value(0));
+      Index r = start_row_[s], k = start_nz_[s];
+      const Index r_end = start_row_[s + 1], k_end = start_nz_[s + 1];
+      for (; r < r_end; ++r) {
+        const Value xr = xp[r];
+        for (; k < row_ptr[r + 1]; ++k) py[col[k]] += val[k] * xr;
+      }
+      if (k < k_end) {  // r < rows here: the path ends inside row r
+        const Value xr = xp[r];
+        for (; k < k_end; ++k) py[col[k]] += val[k] * xr;
+      }
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      Value acc = 0;
+      for (int s = 0; s < segments; ++s) acc += priv[static_cast<std::size_t>(s) * cols + j];
+      yp[j] = beta == 0 ? alpha * acc : alpha * acc + beta * yp[j];
+    }
+  }
+}
+
+template <class Value, class Index>
+std::string MergeParallelPlan<Value, Index>::policy() const {
+  const std::int64_t total = static_cast<std::int64_t>(a_.rows) + a_.nnz();
+  return "threads=" + std::to_string(segments_) + " items_per_thread=" +
+         std::to_string((total + segments_ - 1) / segments_) +
+         (op_ == Operation::Transpose ? " private-y-per-thread" : " carry-out-fixup");
+}
+
+template <class Value, class Index>
+std::size_t MergeParallelPlan<Value, Index>::extra_bytes() const {
+  return (start_row_.size() + start_nz_.size() + carry_row_.size()) * sizeof(Index) +
+         (carry_value_.size() + private_y_.size()) * sizeof(Value);
+}
+
+template <class Value, class Index>
+void merge_parallel(const CsrMatrix<Value, Index>& a, Operation op, Value alpha, std::span<const Value> x,
+                    Value beta, std::span<Value> y, int threads) {
+  MergeParallelPlan<Value, Index>(a, op, threads).apply(alpha, x, beta, y);
+}
+
+#define SPMV_INSTANTIATE(V, I)                                                                             \
+  template class MergeParallelPlan<V, I>;                                                                  \
+  template void merge_parallel(const CsrMatrix<V, I>&, Operation, V, std::span<const V>, V, std::span<V>, \
+                               int);
+SPMV_INSTANTIATE(float, std::int32_t)
+SPMV_INSTANTIATE(float, std::int64_t)
+SPMV_INSTANTIATE(double, std::int32_t)
+SPMV_INSTANTIATE(double, std::int64_t)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::cpu
