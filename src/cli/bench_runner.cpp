@@ -1,0 +1,240 @@
+#include "bench_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <type_traits>
+
+#include "byte_model.hpp"
+#include "spmv/cpu.hpp"
+#include "spmv/error.hpp"
+
+namespace spmv::cli {
+
+bool has_block_size(Backend backend, Algorithm algorithm) {
+  return backend == Backend::Cuda && !is_vendor(algorithm);
+}
+
+int planned_rows(const BenchSettings& s) {
+  int rows = 0;
+  for (Algorithm a : s.algorithms)
+    rows += s.sweep && has_block_size(s.backend, a) ? static_cast<int>(s.block_sizes.size()) : 1;
+  return rows;
+}
+
+namespace {
+
+// One product's inputs and the per-entry acceptance bound, built once per matrix and precision.
+// The reference runs on the Value-rounded data widened to double, so the only error measured is the
+// algorithm's own summation error, bounded per entry i of op(A) (Higham §3.1, with slack for
+// reordered and split sums): |y_i - ref_i| <= c*eps*(|beta|*|y0_i| + |alpha|*sum_j |a_ij*x_j|),
+// c = 2*(longest row of op(A) + 2), eps = machine epsilon of Value.
+template <class Value, class Index>
+struct Problem {
+  Value alpha, beta;
+  std::vector<Value> x, y0;
+  std::vector<double> expected, bound;
+
+  Problem(const CsrMatrix<Value, Index>& a, Operation op, double alpha_in, double beta_in)
+      : alpha(static_cast<Value>(alpha_in)), beta(static_cast<Value>(beta_in)) {
+    const bool transpose = op == Operation::Transpose;
+    const auto x_len = static_cast<std::size_t>(transpose ? a.rows : a.cols);
+    const auto y_len = static_cast<std::size_t>(transpose ? a.cols : a.rows);
+    for (double v : pseudo_random_vector(x_len, 0x5eed0001)) x.push_back(static_cast<Value>(v));
+    for (double v : pseudo_random_vector(y_len, 0x5eed0002)) y0.push_back(static_cast<Value>(v));
+
+    std::vector<double> xd(x.begin(), x.end());
+    expected.assign(y0.begin(), y0.end());
+    const double ad = static_cast<double>(alpha), bd = static_cast<double>(beta);
+    std::vector<double> magnitude;
+    if constexpr (std::is_same_v<Value, double>) {
+      cpu::reference(a, op, ad, std::span<const double>(xd), bd, std::span<double>(expected));
+      magnitude = cpu::reference_magnitude(a, op, std::span<const double>(xd));
+    } else {
+      const auto wide = convert<double, Index>(a);  // exact: every float is a double
+      cpu::reference(wide, op, ad, std::span<const double>(xd), bd, std::span<double>(expected));
+      magnitude = cpu::reference_magnitude(wide, op, std::span<const double>(xd));
+    }
+
+    std::int64_t longest = 0;
+    if (!transpose) {
+      for (Index r = 0; r < a.rows; ++r) longest = std::max<std::int64_t>(longest, a.row_length(r));
+    } else {
+      std::vector<std::int64_t> column_length(static_cast<std::size_t>(a.cols), 0);
+      for (Index c : a.col_idx) longest = std::max(longest, ++column_length[static_cast<std::size_t>(c)]);
+    }
+    const double c = 2.0 * static_cast<double>(longest + 2);
+    const double eps = std::numeric_limits<Value>::epsilon();
+    bound.resize(y_len);
+    for (std::size_t i = 0; i < y_len; ++i) {
+      const double y_term = bd == 0 ? 0.0 : std::abs(bd) * std::abs(static_cast<double>(y0[i]));
+      bound[i] = c * eps * (y_term + std::abs(ad) * magnitude[i]);
+    }
+  }
+};
+
+struct Check {
+  double ratio = 0;  // max over entries of error / bound
+  double max_abs_error = 0;
+  std::size_t worst = 0;
+  bool ok = true;
+};
+
+template <class Value>
+Check check_result(const std::vector<Value>& y, const std::vector<double>& expected, const std::vector<double>& bound) {
+  Check c;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double err = std::abs(static_cast<double>(y[i]) - expected[i]);
+    // NaN compares false everywhere: treat it as an infinite error.
+    const double ratio = std::isnan(err) ? std::numeric_limits<double>::infinity()
+                         : err == 0      ? 0.0
+                         : bound[i] > 0  ? err / bound[i]
+                                         : std::numeric_limits<double>::infinity();
+    if (std::isnan(err) || std::isnan(c.max_abs_error))
+      c.max_abs_error = kNaN;  // once NaN, stays NaN
+    else
+      c.max_abs_error = std::max(c.max_abs_error, err);
+    if (ratio > c.ratio) {
+      c.ratio = ratio;
+      c.worst = i;
+    }
+  }
+  c.ok = c.ratio <= 1.0;
+  return c;
+}
+
+struct Step {
+  Algorithm algorithm;
+  int block_size;  // 0: the algorithm's own
+};
+
+template <class Value, class Index>
+std::vector<BenchRow> bench_typed(const HostMatrix& master, Precision precision, const BenchSettings& s,
+                                  const std::string& label, Progress& progress) {
+  const auto a = convert<Value, Index>(master);
+  const Problem<Value, Index> problem(a, s.op, s.alpha, s.beta);
+  const std::int64_t nnz = a.nnz();
+  const std::uint64_t bytes =
+      minimal_bytes(a.rows, a.cols, nnz, sizeof(Value), sizeof(Index), s.op, s.beta != 0.0);
+
+  std::vector<Step> steps;
+  for (Algorithm alg : s.algorithms) {
+    if (s.sweep && has_block_size(s.backend, alg))
+      for (int bs : s.block_sizes) steps.push_back({alg, bs});
+    else
+      steps.push_back({alg, 0});
+  }
+  const auto vendor_steps = static_cast<std::size_t>(
+      std::count_if(steps.begin(), steps.end(), [](const Step& st) { return is_vendor(st.algorithm); }));
+
+  std::vector<BenchRow> rows;
+  std::size_t printed = 0;
+  double best_vendor_ms = kNaN;
+  std::string best_vendor;
+
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const Step& step = steps[k];
+    ++progress.done;
+    const std::string requested(to_string(step.algorithm));
+    if (!s.quiet)
+      fmt::print(stderr, "[{}/{}] {}{} ({}, {}) ...\n", progress.done, progress.total, requested,
+                 step.block_size ? fmt::format(" bs={}", step.block_size) : std::string(), label, to_string(precision));
+
+    BenchRow row;
+    row.precision = std::string(to_string(precision));
+    row.index_type = sizeof(Index) == 4 ? "int32" : "int64";
+    row.op = std::string(to_string(s.op));
+    row.alpha = s.alpha;
+    row.beta = s.beta;
+    row.algorithm = requested;
+    row.block_size = step.block_size;
+    row.vendor = is_vendor(step.algorithm);
+    row.model_bytes = bytes;
+    try {
+      Options options = s.options;
+      if (step.block_size) options.block_size = step.block_size;
+      auto plan = make_operator(s.backend, a, step.algorithm, s.op, options);
+      row.resolved = std::string(to_string(plan->algorithm()));
+      row.policy = plan->policy();
+      row.setup_ms = plan->setup_ms();
+      row.extra_bytes_per_nnz = nnz ? static_cast<double>(plan->extra_bytes()) / static_cast<double>(nnz) : kNaN;
+
+      // beta == 0 must overwrite y without reading it: start from NaN to prove it (STYLE.md §9).
+      std::vector<Value> y = s.beta == 0.0 ? std::vector<Value>(problem.y0.size(), std::numeric_limits<Value>::quiet_NaN())
+                                           : problem.y0;
+      plan->apply(problem.alpha, problem.x, problem.beta, y);
+      const Check check = check_result(y, problem.expected, problem.bound);
+      row.error_ratio = check.ratio;
+      row.max_abs_error = check.max_abs_error;
+      if (!check.ok) {
+        row.status = RowStatus::Failed;
+        row.message = fmt::format("entry {}: got {:.17g}, expected {:.17g}, error {:.3g} > bound {:.3g}", check.worst,
+                                  static_cast<double>(y[check.worst]), problem.expected[check.worst],
+                                  std::abs(static_cast<double>(y[check.worst]) - problem.expected[check.worst]),
+                                  problem.bound[check.worst]);
+        fmt::print(stderr, "\n*** VERIFICATION FAILED: {} on {} ({}, {}-bit indices, op {}): {} ***\n\n",
+                   row.display_name(), label, row.precision, 8 * sizeof(Index), row.op, row.message);
+      } else {
+        std::vector<Value> y_time = problem.y0;
+        const Timing t = plan->time(problem.alpha, problem.x, problem.beta, y_time, s.timing);
+        row.median_ms = t.median_ms;
+        row.min_ms = t.min_ms;
+        row.max_ms = t.max_ms;
+        row.repetitions = t.repetitions;
+        row.iterations = t.iterations;
+        const double seconds = t.median_ms * 1e-3;
+        if (seconds > 0) {
+          row.gflops = 2.0 * static_cast<double>(nnz) / seconds / 1e9;
+          row.gbs = static_cast<double>(bytes) / seconds / 1e9;
+          if (s.bandwidth_gbs > 0) row.pct_bandwidth = 100.0 * row.gbs / s.bandwidth_gbs;
+        }
+      }
+    } catch (const Unsupported& e) {
+      row.status = RowStatus::Skipped;
+      row.message = e.what();
+    } catch (const Error& e) {
+      row.status = RowStatus::Error;
+      row.message = e.what();
+      fmt::print(stderr, "error: {} on {}: {}\n", row.display_name(), label, e.what());
+    } catch (const std::bad_alloc&) {
+      row.status = RowStatus::Error;
+      row.message = "out of memory";
+      fmt::print(stderr, "error: {} on {}: out of memory\n", row.display_name(), label);
+    }
+    if (row.vendor && row.status == RowStatus::Ok && !(row.median_ms >= best_vendor_ms)) {
+      best_vendor_ms = row.median_ms;
+      best_vendor = row.display_name();
+    }
+    rows.push_back(std::move(row));
+
+    // Speed-ups are final once every vendor row ran (they come first); print what is final.
+    if (k + 1 >= vendor_steps) {
+      for (; printed < rows.size(); ++printed) {
+        BenchRow& r = rows[printed];
+        if (r.status == RowStatus::Ok && !std::isnan(best_vendor_ms) && r.median_ms > 0) {
+          r.speedup_vs_vendor = best_vendor_ms / r.median_ms;
+          r.vendor_baseline = best_vendor;
+        }
+        print_table_row(r);
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, const BenchSettings& settings,
+                                   const std::string& label, Progress& progress) {
+  const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
+  if (precision == Precision::F64)
+    return fits32 ? bench_typed<double, std::int32_t>(a, precision, settings, label, progress)
+                  : bench_typed<double, std::int64_t>(a, precision, settings, label, progress);
+  return fits32 ? bench_typed<float, std::int32_t>(a, precision, settings, label, progress)
+                : bench_typed<float, std::int64_t>(a, precision, settings, label, progress);
+}
+
+}  // namespace spmv::cli

@@ -1,0 +1,327 @@
+// spmv bench: statistics, verification and timing of every selected algorithm on every matrix, as a
+// table, CSV and JSON (docs/CLI.md, bench/README.md).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "bench_report.hpp"
+#include "bench_runner.hpp"
+#include "byte_model.hpp"
+#include "host_bandwidth.hpp"
+#include "spmv/error.hpp"
+#include "spmv/generators.hpp"
+#include "spmv/stats.hpp"
+#if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
+#include "spmv/device.hpp"
+#endif
+
+namespace spmv::cli {
+namespace {
+
+// The built-in matrix when neither FILE nor --gen is given: a 2D 5-point Laplacian, nnz = 5n^2 - 4n,
+// large enough to leave the caches: ~5 M nonzeros (n = 1000) on the CPU, ~25 M (n = 2236) on a GPU
+// whose L2 holds tens of MB.
+constexpr std::int64_t kDefaultPoissonCpu = 1000;
+constexpr std::int64_t kDefaultPoissonCuda = 2236;
+
+struct BenchOptions {
+  std::vector<std::string> files;
+  std::vector<std::string> gens;
+  std::string algo;
+  std::string precision = "f64";
+  bool transpose = false;
+  std::string backend = "auto";
+  double alpha = 1.0, beta = 0.0;
+  std::string csv, json;
+  bool sweep = false;
+  std::vector<int> block_sizes{32, 64, 128, 256, 512, 1024};
+  int reps = 9, warmup = 3;
+  double min_sample_ms = 2.0;
+  int threads = 0, block_size = 0, device = 0;
+  double bandwidth = 0;
+  bool quiet = false;
+};
+
+// A matrix to run on: a file or a generator call, loaded only when its turn comes.
+struct Source {
+  std::string label;  // shown in tables and records
+  std::string path;   // empty for generators
+  std::string kind;
+  std::map<std::string, double> params;
+};
+
+std::vector<Algorithm> select_algorithms(const std::string& list, Backend backend, Operation op) {
+  const auto offered = backend_algorithms(backend, op);
+  std::vector<Algorithm> chosen;
+  auto add = [&](Algorithm a) {
+    if (std::find(chosen.begin(), chosen.end(), a) == chosen.end()) chosen.push_back(a);
+  };
+  if (list.empty()) {
+    add(Algorithm::Auto);
+    for (Algorithm a : offered)
+      if (is_vendor(a)) add(a);
+  } else {
+    std::string_view rest = list;
+    while (true) {
+      const auto comma = rest.find(',');
+      const std::string_view word = rest.substr(0, comma);
+      if (word == "all") {
+        for (Algorithm a : offered) add(a);
+      } else if (!word.empty()) {
+        add(parse_algorithm_name(word));
+      }
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    if (chosen.empty()) throw UsageError(fmt::format("--algo '{}' names no algorithm", list));
+  }
+  // Vendor baselines run first so that every later row can show its speed-up over the best of them.
+  std::stable_partition(chosen.begin(), chosen.end(), [](Algorithm a) { return is_vendor(a); });
+  return chosen;
+}
+
+Source generator_source(const std::string& kind, const std::map<std::string, double>& params) {
+  const auto& all = gen::generators();
+  const auto info = std::find_if(all.begin(), all.end(), [&](const gen::GeneratorInfo& g) { return g.name == kind; });
+  if (info == all.end()) {
+    std::string names;
+    for (const auto& g : all) names += fmt::format("{}{}", names.empty() ? "" : ", ", g.name);
+    throw UsageError(fmt::format("unknown generator '{}'; valid kinds: {}", kind, names));
+  }
+  for (auto& [key, value] : params)
+    if (!info->defaults.count(key)) {
+      std::string keys;
+      for (auto& [k, v] : info->defaults) keys += fmt::format("{}{}", keys.empty() ? "" : ", ", k);
+      throw UsageError(fmt::format("generator '{}' has no parameter '{}'; its parameters: {}", kind, key, keys));
+    }
+  return {generator_label(kind, params), "", kind, params};
+}
+
+std::string iso_date_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Device name and the bandwidth that "% of bandwidth" refers to, printed once at the start.
+void describe_device(const BenchOptions& o, Backend backend, int device, RunInfo& run) {
+  if (backend == Backend::Cuda) {
+#if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
+    const DeviceInfo info = cuda_device_info(device);
+    run.device = info.name;
+    if (o.bandwidth > 0) {
+      run.bandwidth_gbs = o.bandwidth;
+      run.bandwidth_method = "given with --bandwidth";
+    } else {
+      run.bandwidth_gbs = cuda_copy_bandwidth_gbs(device);
+      run.bandwidth_method = "device-to-device copy, bytes read + written";
+    }
+    fmt::print("device: {} (sm_{}, {} SMs, {} L2, {}); copy bandwidth {:.1f} GB/s ({})\n", info.name,
+               info.compute_capability, info.multiprocessors, human_bytes(static_cast<double>(info.l2_bytes)),
+               human_bytes(static_cast<double>(info.memory_bytes)), run.bandwidth_gbs, run.bandwidth_method);
+    return;
+#else
+    (void)device;
+    throw UsageError("the CUDA backend is not built into this spmv (configure with -DSPMV_ENABLE_CUDA=ON)");
+#endif
+  }
+  run.device = host_cpu_description();
+  if (o.bandwidth > 0) {
+    run.bandwidth_gbs = o.bandwidth;
+    run.bandwidth_method = "given with --bandwidth";
+  } else {
+    const HostBandwidth bw = measure_host_copy_bandwidth();
+    run.bandwidth_gbs = bw.gbs;
+    run.bandwidth_method = fmt::format("STREAM-like copy, 2 x {} arrays (4 x {} last-level cache), {} OpenMP threads, "
+                                       "bytes read + written",
+                                       human_bytes(static_cast<double>(bw.array_bytes)),
+                                       human_bytes(static_cast<double>(bw.llc_bytes)), bw.threads);
+  }
+  fmt::print("device: {}; copy bandwidth {:.1f} GB/s ({})\n", run.device, run.bandwidth_gbs, run.bandwidth_method);
+}
+
+void print_matrix_header(const MatrixInfo& m, bool fits32) {
+  const MatrixStats& s = m.stats;
+  fmt::print("\nmatrix {}: {} x {}, {} nonzeros; row length mean {:.3g}, std {:.3g}, max {}; {} empty rows\n", m.name,
+             s.rows, s.cols, s.nnz, s.row_mean, s.row_std, s.row_max, s.empty_rows);
+  if (!fits32) fmt::print("the matrix does not fit 32-bit indices: using 64-bit indices\n");
+}
+
+int run_bench(const BenchOptions& o, const std::string& command_line) {
+  std::string note;
+  const Backend backend = resolve_backend(o.backend, &note);
+  const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
+
+  BenchSettings settings;
+  settings.backend = backend;
+  settings.op = op;
+  settings.alpha = o.alpha;
+  settings.beta = o.beta;
+  settings.timing = TimingOptions{o.warmup, o.reps, o.min_sample_ms};
+  settings.options.threads = o.threads;
+  settings.options.block_size = o.block_size;
+  settings.options.device = o.device;
+  settings.algorithms = select_algorithms(o.algo, backend, op);
+  settings.sweep = o.sweep;
+  settings.block_sizes = o.block_sizes;
+  settings.quiet = o.quiet;
+
+  std::vector<Precision> precisions;
+  if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
+  if (o.precision == "f32" || o.precision == "both") precisions.push_back(Precision::F32);
+
+  // Check every input before the (possibly long) run starts.
+  std::vector<Source> sources;
+  for (const std::string& f : o.files) {
+    if (f != "-" && !std::filesystem::exists(f)) throw UsageError(fmt::format("cannot open '{}': no such file", f));
+    sources.push_back({matrix_name(f), f, "", {}});
+  }
+  for (const std::string& spec : o.gens) {
+    auto [kind, params] = parse_generator_spec(spec);
+    sources.push_back(generator_source(kind, params));
+  }
+  if (sources.empty()) {
+    const std::int64_t n = backend == Backend::Cuda ? kDefaultPoissonCuda : kDefaultPoissonCpu;
+    sources.push_back(generator_source("poisson2d", {{"n", static_cast<double>(n)}}));
+    sources.back().label += " (default)";
+  }
+
+  RunInfo run;
+  run.backend = std::string(to_string(backend));
+  run.date = iso_date_utc();
+  run.git_commit = SPMV_GIT_COMMIT;
+  run.command_line = command_line;
+  std::optional<CsvReport> csv;
+  std::optional<JsonReport> json;
+  if (!o.csv.empty()) csv.emplace(o.csv);
+
+  if (!note.empty()) fmt::print("{}\n", note);
+  describe_device(o, backend, o.device, run);
+  if (!o.json.empty()) json.emplace(o.json, run, std::string(kByteModelDescription));
+  if (o.sweep && backend == Backend::Cpu)
+    fmt::print("--sweep: the CPU algorithms have no block size; each runs once\n");
+  fmt::print("op: y = {}*{}*x + {}*y; timing: median of {} samples after {} warm-up products; byte model: {}\n",
+             o.alpha, o.transpose ? "A^T" : "A", o.beta, o.reps, o.warmup, kByteModelDescription);
+
+  Progress progress;
+  progress.total = static_cast<int>(sources.size() * precisions.size()) * planned_rows(settings);
+  settings.bandwidth_gbs = run.bandwidth_gbs;
+
+  int ok = 0, skipped = 0, errors = 0;
+  std::vector<std::string> failed;
+  for (const Source& source : sources) {
+    MatrixInfo info{source.label, source.path.empty() ? source.label : source.path, {}};
+    HostMatrix a;
+    try {
+      a = source.path.empty() ? gen::generate(source.kind, source.params) : load_matrix(source.path);
+    } catch (const Error& e) {
+      // One unreadable file should not cost the rest of a suite; the exit code still reports it.
+      fmt::print(stderr, "spmv: error: {}: {}\n", source.label, e.what());
+      ++errors;
+      progress.done += static_cast<int>(precisions.size()) * planned_rows(settings);
+      continue;
+    }
+    info.stats = compute_stats(a);
+    print_matrix_header(info, fits_index<std::int32_t>(a.rows, a.cols, a.nnz()));
+
+    std::vector<BenchRow> all_rows;
+    for (Precision p : precisions) {
+      fmt::print("\n[{}, {}]\n", source.label, to_string(p));
+      print_table_header();
+      for (BenchRow& row : bench_matrix(a, p, settings, source.label, progress)) {
+        switch (row.status) {
+          case RowStatus::Ok: ++ok; break;
+          case RowStatus::Skipped: ++skipped; break;
+          case RowStatus::Error: ++errors; break;
+          case RowStatus::Failed:
+            failed.push_back(fmt::format("{} ({}, {})", row.display_name(), source.label, row.precision));
+            break;
+        }
+        if (csv) csv->add(run, info, row);
+        all_rows.push_back(std::move(row));
+      }
+    }
+    if (json) json->add_matrix(info, all_rows);
+  }
+
+  fmt::print("\n{} verified and timed, {} skipped, {} failed verification, {} errors\n", ok, skipped, failed.size(),
+             errors);
+  if (!failed.empty()) {
+    fmt::print(stderr, "\n*** VERIFICATION FAILED ({}): ", failed.size());
+    for (std::size_t i = 0; i < failed.size(); ++i) fmt::print(stderr, "{}{}", i ? ", " : "", failed[i]);
+    fmt::print(stderr, " ***\n");
+    return kExitVerifyFailed;
+  }
+  return errors ? kExitError : kExitOk;
+}
+
+}  // namespace
+
+Command add_bench_command(CLI::App& parent, const std::string& command_line) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* sub = parent.add_subcommand("bench", "Verify and time SpMV algorithms on matrices (table, CSV, JSON)");
+  sub->add_option("files", o->files, "Matrix Market files (.mtx / .mtx.gz)");
+  sub->add_option("--gen", o->gens,
+                  "Generated matrix KIND[:key=value,...], repeatable, e.g. --gen rmat:scale=18,edge_factor=16 "
+                  "(spmv gen --list shows kinds and parameters)");
+  sub->add_option("--algo", o->algo,
+                  "Comma-separated algorithm names, or 'all' (every algorithm the backend offers for the operation, "
+                  "vendor baselines included); default: auto plus the vendor baselines");
+  sub->add_option("--precision", o->precision, "f32, f64 or both")
+      ->check(CLI::IsMember({"f32", "f64", "both"}))
+      ->capture_default_str();
+  sub->add_flag("--transpose", o->transpose, "Time y = alpha*A^T*x + beta*y");
+  sub->add_option("--backend", o->backend, "cpu, cuda, or auto (CUDA when a device is present)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  sub->add_option("--alpha", o->alpha, "Scalar alpha")->capture_default_str();
+  sub->add_option("--beta", o->beta, "Scalar beta (non-zero adds a read of y to the byte model)")->capture_default_str();
+  sub->add_option("--csv", o->csv, "Append one line per row to this CSV file (header written when new)");
+  sub->add_option("--json", o->json, "Append this run to this JSON report ({\"runs\": [...]})");
+  sub->add_flag("--sweep", o->sweep, "Rerun each CUDA algorithm with every block size of --block-sizes");
+  sub->add_option("--block-sizes", o->block_sizes, "Block sizes for --sweep")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  sub->add_option("--reps", o->reps, "Timed samples per algorithm (the median is reported), at least 7")
+      ->check(CLI::Range(7, 100000))
+      ->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "Untimed products before timing")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--min-sample-ms", o->min_sample_ms,
+                  "Each sample repeats the product until it lasts this long (timer resolution)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--block-size", o->block_size, "CUDA threads per block when not sweeping (0: each algorithm's policy)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--bandwidth", o->bandwidth,
+                  "Use this copy bandwidth in GB/s for '% bw' instead of measuring it")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  sub->footer(fmt::format(
+      "Without FILE and --gen, the matrix is poisson2d n={} (~5 M nonzeros) on the CPU and n={} (~25 M) on CUDA.\n"
+      "Each row: the plan is built (setup ms), one product is verified against the double-accumulating\n"
+      "reference (error / bound, bound per entry = c*eps*(|beta||y0_i| + |alpha| sum_j |a_ij x_j|),\n"
+      "c = 2*(longest row + 2)), then timed (median ms). GFLOP/s = 2*nnz/time. GB/s uses the minimal byte model:\n"
+      "  {}.\n"
+      "% bw is against the copy bandwidth measured at start (CPU: STREAM-like copy over 4x the last-level cache\n"
+      "with the OpenMP threads; CUDA: device-to-device copy), both counting bytes read + written.\n"
+      "vs vendor = best vendor baseline time (Eigen on CPU, cuSPARSE on CUDA) / this time. B/nnz = plan memory\n"
+      "beyond CSR per nonzero. Exit code 2 when a product fails verification, 1 on other errors.",
+      kDefaultPoissonCpu, kDefaultPoissonCuda, kByteModelDescription));
+  return {sub, [o, command_line] { return run_bench(*o, command_line); }};
+}
+
+}  // namespace spmv::cli
