@@ -1,0 +1,153 @@
+// The CUDA-native API: plans on device arrays, CUDA graph capture and replay, degenerate shapes,
+// error reporting and clean failure on out-of-memory. Skips without a device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "spmv/cpu.hpp"
+#include "spmv/cuda/plan.hpp"
+#include "spmv/device.hpp"
+#include "spmv/error.hpp"
+#include "spmv/generators.hpp"
+
+namespace {
+
+using spmv::Algorithm;
+using spmv::Operation;
+using Matrix = spmv::CsrMatrix<double, std::int32_t>;
+
+#define SKIP_WITHOUT_GPU() \
+  if (!spmv::cuda_available()) GTEST_SKIP() << "no CUDA device"
+
+std::vector<double> random_vector(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<double> v(n);
+  for (auto& e : v) e = std::ldexp(static_cast<double>(rng() % 2001) - 1000.0, -10);  // exact in double
+  return v;
+}
+
+// |y - ref| <= 64 * eps * (|beta y0| + |alpha| sum|a x|) row-wise: 64 covers the rows of these test
+// matrices (at most 5 entries per row in poisson2d, so far below the gamma_n bound of Higham §3.1).
+void expect_close(const std::vector<double>& y, const std::vector<double>& ref, const std::vector<double>& scale) {
+  ASSERT_EQ(y.size(), ref.size());
+  for (std::size_t i = 0; i < y.size(); ++i)
+    ASSERT_LE(std::abs(y[i] - ref[i]), 64 * std::numeric_limits<double>::epsilon() * scale[i] + 1e-300)
+        << "row " << i << ": " << y[i] << " vs " << ref[i];
+}
+
+TEST(CudaPlan, GraphCaptureAndReplay) {
+  SKIP_WITHOUT_GPU();
+  const Matrix a = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(64));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+    for (Algorithm alg : spmv::backend_algorithms(spmv::Backend::Cuda, op)) {
+      SCOPED_TRACE(std::string(spmv::to_string(alg)) + " op=" + std::string(spmv::to_string(op)));
+      cudaStream_t stream;
+      ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+      spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), alg, op, {}, stream);
+      const auto x = random_vector(plan.x_size(), 1);
+      const auto y0 = random_vector(plan.y_size(), 2);
+      spmv::cuda::DeviceBuffer<double> d_x(std::span<const double>(x)), d_y(std::span<const double>(y0));
+      const double alpha = 0.5, beta = -1.0;
+      cudaGraph_t graph;
+      ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+      plan.apply(alpha, d_x.data(), beta, d_y.data(), stream);
+      ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess) << "apply() is not capturable";
+      cudaGraphExec_t exec;
+      ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+      // Two replays: y = alpha op(A) x + beta (alpha op(A) x + beta y0).
+      ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+      ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      std::vector<double> ref = y0;
+      spmv::cpu::reference(a, op, alpha, std::span<const double>(x), beta, std::span<double>(ref));
+      spmv::cpu::reference(a, op, alpha, std::span<const double>(x), beta, std::span<double>(ref));
+      auto scale = spmv::cpu::reference_magnitude(a, op, std::span<const double>(x));
+      for (std::size_t i = 0; i < scale.size(); ++i) scale[i] = 2 * (scale[i] + std::abs(y0[i]));
+      expect_close(d_y.to_host(), ref, scale);
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      cudaStreamDestroy(stream);
+    }
+  }
+}
+
+TEST(CudaPlan, DegenerateShapesScaleY) {
+  SKIP_WITHOUT_GPU();
+  struct Shape { std::int32_t rows, cols; };
+  for (Shape s : {Shape{0, 0}, Shape{0, 5}, Shape{5, 0}, Shape{6, 4}}) {
+    Matrix a;  // no nonzeros at all
+    a.rows = s.rows;
+    a.cols = s.cols;
+    a.row_ptr.assign(s.rows + 1, 0);
+    spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+    for (Operation op : {Operation::NonTranspose, Operation::Transpose})
+      for (Algorithm alg : spmv::backend_algorithms(spmv::Backend::Cuda, op)) {
+        spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), alg, op);
+        std::vector<double> y(plan.y_size(), std::numeric_limits<double>::quiet_NaN());
+        spmv::cuda::DeviceBuffer<double> d_x(plan.x_size()), d_y(std::span<const double>(y));
+        plan.apply(1.0, d_x.data(), 0.0, d_y.data());  // beta = 0 overwrites NaN with 0
+        for (double v : d_y.to_host()) ASSERT_EQ(v, 0.0) << spmv::to_string(alg);
+        std::vector<double> y2(plan.y_size(), 3.0);
+        d_y.upload(y2);
+        plan.apply(1.0, d_x.data(), -2.0, d_y.data());
+        for (double v : d_y.to_host()) ASSERT_EQ(v, -6.0) << spmv::to_string(alg);
+      }
+  }
+}
+
+TEST(CudaPlan, RefusesWhatItDoesNotOffer) {
+  SKIP_WITHOUT_GPU();
+  const Matrix a = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(8));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  EXPECT_THROW((spmv::cuda::Plan<double, std::int32_t>(d_a.view(), Algorithm::RowLoop)), spmv::Unsupported);
+  EXPECT_THROW((spmv::cuda::Plan<double, std::int32_t>(d_a.view(), Algorithm::CsrScalar, Operation::Transpose)),
+               spmv::Unsupported);
+  try {
+    spmv::cuda::Plan<double, std::int32_t>(d_a.view(), Algorithm::MergeParallel);
+    FAIL() << "expected Unsupported";
+  } catch (const spmv::Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("merge-parallel"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaPlan, AutoResolvesAndLogsItsChoice) {
+  SKIP_WITHOUT_GPU();
+  const Matrix a = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(32));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  spmv::cuda::Plan<double, std::int32_t> plan(d_a.view());
+  EXPECT_NE(plan.algorithm(), Algorithm::Auto);
+  EXPECT_EQ(plan.algorithm(), spmv::cuda::choose_algorithm(a.nnz() / double(a.rows), 0.3, 5, a.rows, a.nnz(),
+                                                           Operation::NonTranspose));
+}
+
+TEST(CudaErrors, FailedCallIsNamedAndOutOfMemoryLeavesNothing) {
+  SKIP_WITHOUT_GPU();
+  std::size_t free_before = 0, total = 0, free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  try {
+    spmv::cuda::DeviceBuffer<double> huge(std::size_t(1) << 45);  // 256 TiB
+    FAIL() << "expected CudaError";
+  } catch (const spmv::CudaError& e) {
+    EXPECT_NE(std::string(e.what()).find("cudaMalloc"), std::string::npos) << e.what();
+  }
+  cudaGetLastError();  // clear the sticky-free allocation error
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_EQ(free_before, free_after);
+}
+
+TEST(CudaDevice, CopyBandwidthIsPlausible) {
+  SKIP_WITHOUT_GPU();
+  const auto info = spmv::cuda_device_info();
+  EXPECT_GT(info.multiprocessors, 0);
+  const double gbs = spmv::cuda_copy_bandwidth_gbs();
+  // Any CUDA GPU of the last decade copies faster than 50 GB/s and no HBM3e part reaches 20 TB/s.
+  EXPECT_GT(gbs, 50.0);
+  EXPECT_LT(gbs, 20000.0);
+}
+
+}  // namespace
