@@ -1,0 +1,89 @@
+#pragma once
+// One CSR row walked by a sub-warp of W lanes: the inner loop of CSR-vector (Bell & Garland SC'09
+// §3.4), CSR-coop (Reguly & Giles 2012) and LightSpMV (Liu & Schmidt 2015). Lanes stride the row so a
+// sub-warp's loads are contiguous. Beyond the papers, for Hopper:
+//  * E > 1: each lane reads E consecutive nonzeros with one 8/16-byte load (vector_load.cuh);
+//  * U steps unrolled: a lane issues U independent loads before it consumes any, keeping more
+//    bytes in flight per warp;
+//  * when one sub-warp step covers at least a 128-byte line of values, a row longer than one step is
+//    walked from the step-aligned position at or below its first nonzero (CUSP's csr_vector trick),
+//    so every step reads whole lines; lanes before the row's start skip.
+// Positions are 64-bit: begin + U*W*E never overflows even for 32-bit matrices near INT_MAX nonzeros.
+#include <cstdint>
+
+#include "cuda/common/vector_load.cuh"
+
+namespace spmv::cuda {
+
+// Calls visit(column, value) once for every nonzero in [begin, end), each on exactly one lane of the
+// calling sub-warp (lane in [0, W)). Requires E == 1 or col_idx and values aligned to 16 bytes
+// (vector_load.cuh); nnz bounds every vector load, so nothing is read past the arrays' ends.
+template <int W, int E, int U, class Value, class Index, class Visit>
+__device__ __forceinline__ void subwarp_row_walk(const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                                                 std::int64_t begin, std::int64_t end, std::int64_t nnz, int lane,
+                                                 Visit&& visit) {
+  static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "W: a power of two <= 32");
+  static_assert(E >= 1 && (E & (E - 1)) == 0, "E: a power of two");
+  static_assert(U >= 1, "U: at least one step per iteration");
+  constexpr std::int64_t span = std::int64_t(W) * E;  // nonzeros per sub-warp step
+  constexpr bool align_lines = W * E * sizeof(Value) >= 128;
+
+  std::int64_t first_step = begin & ~std::int64_t(E - 1);  // vector loads start at multiples of E
+  if constexpr (align_lines) {
+    if (end - begin > span) first_step = begin & ~(span - 1);
+  }
+  const std::int64_t lane_offset = std::int64_t(lane) * E;
+
+  // One masked step: the nonzeros of [c, c + E) that belong to the row.
+  auto masked_step = [&](std::int64_t c) {
+    if (c >= end) return;
+    if constexpr (E == 1) {
+      if (c >= begin) visit(__ldg(col_idx + c), __ldg(values + c));
+    } else if (c + E <= nnz) {
+      const Vector<Index, E> cols = load_vector<E>(col_idx + c);
+      const Vector<Value, E> vals = load_vector<E>(values + c);
+#pragma unroll
+      for (int j = 0; j < E; ++j)
+        if (c + j >= begin && c + j < end) visit(cols.item[j], vals.item[j]);
+    } else {  // the arrays' last partial vector: scalar loads, never past nnz
+#pragma unroll
+      for (int j = 0; j < E; ++j)
+        if (c + j >= begin && c + j < end) visit(__ldg(col_idx + c + j), __ldg(values + c + j));
+    }
+  };
+
+  // The first step may start before `begin` (alignment); later ones start inside the row.
+  masked_step(first_step + lane_offset);
+  std::int64_t step = first_step + span;
+  // Whole steps: no masks, U vector loads per array in flight before the first use.
+  for (; step + U * span <= end; step += U * span) {
+    Vector<Index, E> cols[U];
+    Vector<Value, E> vals[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      cols[u] = load_vector<E>(col_idx + step + u * span + lane_offset);
+      vals[u] = load_vector<E>(values + step + u * span + lane_offset);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int j = 0; j < E; ++j) visit(cols[u].item[j], vals[u].item[j]);
+  }
+  // Fewer than U whole steps remain (plus a partial one): unrolled masked steps, still independent.
+#pragma unroll
+  for (int u = 0; u < U; ++u) masked_step(step + u * span + lane_offset);
+}
+
+// The lane's partial dot product of the row with x (reduce it over the sub-warp with subwarp_sum).
+// x is gathered through the read-only path: it is the only array reused across rows.
+template <int W, int E, int U, class Value, class Index>
+__device__ __forceinline__ Value subwarp_row_dot(const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                                                 const Value* __restrict__ x, std::int64_t begin, std::int64_t end,
+                                                 std::int64_t nnz, int lane) {
+  Value sum = 0;
+  subwarp_row_walk<W, E, U>(col_idx, values, begin, end, nnz, lane,
+                            [&](Index column, Value value) { sum += value * __ldg(x + column); });
+  return sum;
+}
+
+}  // namespace spmv::cuda
