@@ -1,9 +1,179 @@
-// SPMV_PLACEHOLDER: replaced by the file's owner; throws until then.
+// DIA (Bell & Garland, "Implementing sparse matrix-vector multiplication on throughput-oriented
+// processors", SC'09, DIA format): one column of `rows` values per occupied diagonal, no column indices.
+// One thread per row walks the diagonals; for diagonal d, consecutive rows read consecutive values and
+// consecutive x entries (x[row + offset[d]]), so both loads are contiguous across a warp.
+//
+// Conversion on the device at plan time: flag every occupied diagonal in an array of rows + cols - 1
+// entries, exclusive-scan it (cub::DeviceScan) to number the diagonals, refuse if ndiag * rows breaks the
+// padding rule (before the values are allocated), then list the offsets and scatter the entries. Duplicate
+// entries of a row land on the same slot and are summed there (by the row's own thread: no race, and the
+// same order every time).
+//
+// Padding: slots whose column is outside [0, cols) are never multiplied (the kernel tests the column, so x
+// is never read out of range). Slots inside the matrix that hold no entry store 0 and are multiplied like
+// an explicit zero: 0 * x[j], which differs from CSR only when x[j] is Inf or NaN. Storing a mask to tell
+// the two apart would cost a load per slot on every product; the host DIA keeps one, the kernel here does
+// not (formats.hpp allows this).
+#include <cub/device/device_scan.cuh>
+
+#include <string>
+#include <type_traits>
+
 #include "cuda/algorithms.cuh"
+#include "cuda/common/epilogue.cuh"
+#include "cuda/common/format_common.cuh"
+#include "cuda/common/launch.cuh"
+
 namespace spmv::cuda {
+namespace {
+
+// Launch policy (tuning as data): one thread per row, 256 threads per block, a first value to be tuned on
+// the H100/H200.
+struct DiaPolicy {
+  int block_size;
+};
+constexpr DiaPolicy dia_policy(int /*value_bytes*/) { return {256}; }
+
+// Diagonal numbers: rows + cols - 1 < 2^32 when Index is 32-bit, so 32-bit unsigned counts suffice there.
+template <class Index>
+using DiagCount = std::conditional_t<sizeof(Index) == 4, unsigned, unsigned long long>;
+
+// flag[(col - row) + rows - 1] = 1 for every entry (benign races: every writer stores 1).
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_dia(const CsrView<Value, Index>&, Operation, const Options&, cudaStream_t) {
-  throw Unsupported("make_dia: not built yet");
+__global__ void mark_diagonals_kernel(CsrView<Value, Index> a, DiagCount<Index>* __restrict__ flag) {
+  for (long long i = format::global_thread(); i < a.rows; i += format::grid_threads()) {
+    const Index end = a.row_ptr[i + 1];
+    for (Index k = a.row_ptr[i]; k < end; ++k)
+      flag[static_cast<long long>(a.col_idx[k]) - i + (a.rows - 1)] = 1;
+  }
 }
+
+// After the exclusive scan, position p holds an occupied diagonal iff number[p + 1] != number[p], and
+// number[p] is its index among the occupied ones.
+template <class Index>
+__global__ void list_offsets_kernel(const DiagCount<Index>* __restrict__ number, long long positions, Index rows,
+                                    Index* __restrict__ offsets) {
+  for (long long p = format::global_thread(); p < positions; p += format::grid_threads())
+    if (number[p + 1] != number[p]) offsets[number[p]] = static_cast<Index>(p - (rows - 1));
+}
+
+// Thread per row: values[d * rows + row] += entry (values zeroed beforehand); the row owns its slots.
+template <class Value, class Index>
+__global__ void scatter_diagonals_kernel(CsrView<Value, Index> a, const DiagCount<Index>* __restrict__ number,
+                                         Value* __restrict__ values) {
+  for (long long i = format::global_thread(); i < a.rows; i += format::grid_threads()) {
+    const auto row = static_cast<Index>(i);
+    const Index end = a.row_ptr[row + 1];
+    for (Index k = a.row_ptr[row]; k < end; ++k) {
+      const auto d = static_cast<Index>(number[static_cast<long long>(a.col_idx[k]) - row + (a.rows - 1)]);
+      values[d * a.rows + row] += a.values[k];
+    }
+  }
+}
+
+// Thread per row over all diagonals, in ascending offset order (= ascending column, CSR's order for a
+// sorted row). Offsets are the same for the whole warp (one broadcast load). kSlotUnroll diagonals are
+// loaded before their products, for bytes in flight. Columns are computed in 64 bits: row + offset can
+// leave the 32-bit range when rows + cols > 2^31.
+template <class Value, class Index>
+__global__ void __launch_bounds__(format::kMaxBlockSize)
+    dia_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
+               const Value* __restrict__ values, Value alpha, const Value* __restrict__ x, Value beta,
+               Value* __restrict__ y) {
+  constexpr int kUnroll = format::kSlotUnroll;
+  for (long long i = format::global_thread(); i < rows; i += format::grid_threads()) {
+    const auto row = static_cast<Index>(i);
+    Value sum = 0;
+    Index d = 0;
+    for (; d + kUnroll <= ndiag; d += kUnroll) {
+      long long col[kUnroll];
+      Value v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        col[u] = static_cast<long long>(row) + __ldg(offsets + d + u);
+        v[u] = format::load_stream(values + (d + u) * rows + row);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (col[u] >= 0 && col[u] < cols) sum += v[u] * __ldg(x + col[u]);
+    }
+    for (; d < ndiag; ++d) {
+      const long long col = static_cast<long long>(row) + __ldg(offsets + d);
+      const Value v = format::load_stream(values + d * rows + row);
+      if (col >= 0 && col < cols) sum += v * __ldg(x + col);
+    }
+    y[row] = axpby(alpha, sum, beta, y, row);
+  }
+}
+
+template <class Value, class Index>
+class Dia final : public CudaAlgorithm<Value, Index> {
+ public:
+  Dia(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
+      : rows_(a.rows),
+        cols_(a.cols),
+        block_(format::resolve_block_size(options.block_size, dia_policy(sizeof(Value)).block_size, "dia")) {
+    using Count = DiagCount<Index>;
+    // positions = rows + cols - 1 diagonals, plus one entry so that the exclusive scan also yields the total.
+    const long long positions = static_cast<long long>(a.rows) + a.cols - 1;
+    DeviceBuffer<Count> number(static_cast<std::size_t>(positions) + 1);
+    SPMV_CUDA_CHECK(cudaMemsetAsync(number.data(), 0, number.bytes(), stream));
+    mark_diagonals_kernel<<<grid_for(a.rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(a, number.data());
+    SPMV_CHECK_LAUNCH("mark_diagonals_kernel");
+    format::run_cub_at_plan_time(
+        [&](void* temp, std::size_t& bytes) {
+          return cub::DeviceScan::ExclusiveSum(temp, bytes, number.data(), positions + 1, stream);
+        },
+        stream);
+    const auto ndiag = static_cast<long long>(format::read_device_value(number.data() + positions, stream));
+
+    // Refuse before the values are allocated.
+    format::check_padded_size<Index>("DIA", static_cast<long double>(ndiag) * static_cast<long double>(a.rows), a.nnz,
+                                     options, "ell, hyb, sell or a CSR algorithm (the nonzeros lie on too many diagonals)");
+    ndiag_ = static_cast<Index>(ndiag);
+
+    offsets_ = DeviceBuffer<Index>(static_cast<std::size_t>(ndiag));
+    list_offsets_kernel<Index><<<grid_for(positions, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+        number.data(), positions, a.rows, offsets_.data());
+    SPMV_CHECK_LAUNCH("list_offsets_kernel");
+
+    values_ = DeviceBuffer<Value>(static_cast<std::size_t>(ndiag) * static_cast<std::size_t>(a.rows));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(values_.data(), 0, values_.bytes(), stream));  // all-zero bits are 0.0
+    scatter_diagonals_kernel<<<grid_for(a.rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+        a, number.data(), values_.data());
+    SPMV_CHECK_LAUNCH("scatter_diagonals_kernel");
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // `number` is freed on return
+  }
+
+  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+    dia_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), values_.data(),
+                                                               alpha, x, beta, y);
+    SPMV_CHECK_LAUNCH("dia_kernel");
+  }
+  std::string policy() const override {
+    return "block=" + std::to_string(block_) + " diagonals=" + std::to_string(ndiag_) +
+           " unroll=" + std::to_string(format::kSlotUnroll);
+  }
+  std::size_t extra_bytes() const override { return offsets_.bytes() + values_.bytes(); }
+
+ private:
+  Index rows_;
+  Index cols_;
+  int block_;
+  Index ndiag_ = 0;
+  DeviceBuffer<Index> offsets_;  // ndiag, ascending (col - row)
+  DeviceBuffer<Value> values_;   // ndiag * rows, diagonal-major: slot (d, row) at d * rows + row
+};
+
+}  // namespace
+
+template <class Value, class Index>
+AlgorithmPtr<Value, Index> make_dia(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+                                    cudaStream_t stream) {
+  if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::Dia, op);
+  return std::make_unique<Dia<Value, Index>>(matrix, options, stream);
+}
+
 SPMV_INSTANTIATE_FACTORY(make_dia)
+
 }  // namespace spmv::cuda
