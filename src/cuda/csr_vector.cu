@@ -92,7 +92,8 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
     constexpr int vector_width = kVectorWidth<Value, Index>;
     const double mean = double(a.nnz) / double(a.rows);
     block_ = warp_block_size(options.block_size, policy.block_size, "CsrVector");
-    width_ = subwarp_width(options.subwarp, pow2_at_least(mean, kMinSubwarp, kMaxSubwarp), kMinSubwarp, "CsrVector");
+    width_ = checked_width(options.subwarp, pow2_at_least(mean, kMinSubwarp, kMaxSubwarp), kMinSubwarp,
+                           "CsrVector: subwarp");
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
     const bool vector = width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
                         is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);

@@ -31,12 +31,13 @@ inline int pow2_at_least(double value, int lo, int hi) {
 
 inline bool is_power_of_two(int w) { return w > 0 && (w & (w - 1)) == 0; }
 
-// Options.subwarp (<= 0: `fallback`) checked against the compiled widths [lo, 32].
-inline int subwarp_width(int requested, int fallback, int lo, const char* algorithm) {
+// A width option such as Options.subwarp or Options.coop (<= 0: `fallback`), checked against the
+// compiled widths [lo, 32]; `option` names it in the error, e.g. "CsrVector: subwarp".
+inline int checked_width(int requested, int fallback, int lo, const char* option) {
   const int w = requested > 0 ? requested : fallback;
   if (!is_power_of_two(w) || w < lo || w > 32)
-    throw InvalidArgument(std::string(algorithm) + ": subwarp must be a power of two in [" + std::to_string(lo) +
-                          ", 32], got " + std::to_string(w));
+    throw InvalidArgument(std::string(option) + " must be a power of two in [" + std::to_string(lo) + ", 32], got " +
+                          std::to_string(w));
   return w;
 }
 
