@@ -1,0 +1,862 @@
+// Matrix Market reader and writer: every field and symmetry on hand-written texts with the expected
+// triplets, the array format, gzip (single and multi-member, corrupt), standard input and output,
+// exact write -> read round trips, every malformed-input error with its file name and line, the
+// chunked (parallel) parser against the sequential one, and the shared SuiteSparse matrices.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/paths.hpp"
+#include "spmv/error.hpp"
+#include "spmv/matrix_market.hpp"
+
+namespace spmv {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Values are compared bit for bit: the reader must reproduce the decimal text exactly (it is
+// correctly rounded), and a round trip must give back the very same number.
+bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
+
+struct Triplet {
+  std::int64_t row, col;
+  double value;
+  bool operator==(const Triplet& o) const { return row == o.row && col == o.col && same_bits(value, o.value); }
+};
+std::ostream& operator<<(std::ostream& os, const Triplet& t) {
+  return os << "(" << t.row << ", " << t.col << ", " << t.value << ")";
+}
+
+std::vector<Triplet> triplets(const CooMatrix<double, std::int64_t>& m) {
+  std::vector<Triplet> t;
+  for (std::size_t k = 0; k < m.row_idx.size(); ++k) t.push_back({m.row_idx[k], m.col_idx[k], m.values[k]});
+  return t;
+}
+
+// Parses sequentially and split into several chunks; the results must be identical.
+MatrixMarketFile parse(std::string_view text) {
+  MatrixMarketFile seq = parse_matrix_market(text, "t.mtx");
+  for (int chunks : {2, 3, 7}) {
+    const MatrixMarketFile par = detail::parse_matrix_market_chunks(text, "t.mtx", chunks);
+    EXPECT_EQ(par.matrix.rows, seq.matrix.rows) << chunks << " chunks";
+    EXPECT_EQ(par.matrix.cols, seq.matrix.cols) << chunks << " chunks";
+    EXPECT_EQ(triplets(par.matrix), triplets(seq.matrix)) << chunks << " chunks";
+  }
+  EXPECT_NO_THROW(validate(seq.matrix));
+  return seq;
+}
+
+// The ParseError must begin "bad.mtx:LINE: " and contain `part`, whatever the chunking.
+void expect_parse_error(std::string_view text, std::int64_t line, std::string_view part) {
+  for (int chunks : {1, 2, 3, 7}) {
+    try {
+      detail::parse_matrix_market_chunks(text, "bad.mtx", chunks);
+      ADD_FAILURE() << "no error (" << chunks << " chunks) for:\n" << text;
+    } catch (const ParseError& e) {
+      const std::string message = e.what();
+      const std::string prefix = "bad.mtx:" + std::to_string(line) + ": ";
+      EXPECT_EQ(message.rfind(prefix, 0), 0u) << "expected prefix '" << prefix << "', got: " << message;
+      EXPECT_NE(message.find(part), std::string::npos) << "expected '" << part << "' in: " << message;
+    }
+  }
+}
+
+const std::string kGeneral = "%%MatrixMarket matrix coordinate real general\n";
+
+// ---------------------------------------------------------------------------------------------
+// Fields and symmetries
+
+TEST(MatrixMarketParse, RealGeneral) {
+  const auto f = parse(kGeneral + "% a comment\n3 4 4\n1 1 1.5\n3 4 -2e3\n2 1 .25\n1 4 -0\n");
+  EXPECT_EQ(f.header.format, "coordinate");
+  EXPECT_EQ(f.header.field, "real");
+  EXPECT_EQ(f.header.symmetry, "general");
+  EXPECT_EQ(f.matrix.rows, 3);
+  EXPECT_EQ(f.matrix.cols, 4);
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 1.5}, {2, 3, -2000.0}, {1, 0, 0.25}, {0, 3, -0.0}}));
+}
+
+TEST(MatrixMarketParse, IntegerGeneral) {
+  const auto f = parse("%%MatrixMarket matrix coordinate integer general\n2 3 3\n1 1 7\n2 3 -12\n1 2 +4\n");
+  EXPECT_EQ(f.header.field, "integer");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 7.0}, {1, 2, -12.0}, {0, 1, 4.0}}));
+}
+
+TEST(MatrixMarketParse, PatternGeneralValuesAreOne) {
+  const auto f = parse("%%MatrixMarket matrix coordinate pattern general\n2 2 2\n1 2\n2 1\n");
+  EXPECT_EQ(f.header.field, "pattern");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 1, 1.0}, {1, 0, 1.0}}));
+}
+
+TEST(MatrixMarketParse, SymmetricExpandsWithoutDuplicatingTheDiagonal) {
+  const auto f = parse("%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n2 1 -1\n3 2 -2\n3 3 5\n");
+  EXPECT_EQ(f.header.symmetry, "symmetric");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 4.0}, {1, 0, -1.0}, {0, 1, -1.0}, {2, 1, -2.0},
+                                                      {1, 2, -2.0}, {2, 2, 5.0}}));
+}
+
+TEST(MatrixMarketParse, SymmetricUpperTriangleEntriesAreMirroredToo) {
+  const auto f = parse("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 3\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 1, 3.0}, {1, 0, 3.0}}));
+}
+
+TEST(MatrixMarketParse, PatternSymmetric) {
+  const auto f = parse("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n3 1\n2 2\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{2, 0, 1.0}, {0, 2, 1.0}, {1, 1, 1.0}}));
+}
+
+TEST(MatrixMarketParse, IntegerSymmetric) {
+  const auto f = parse("%%MatrixMarket matrix coordinate integer symmetric\n2 2 2\n2 1 -3\n1 1 2\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{1, 0, -3.0}, {0, 1, -3.0}, {0, 0, 2.0}}));
+}
+
+TEST(MatrixMarketParse, SkewSymmetricNegatesTheMirrorAndKeepsAZeroDiagonal) {
+  const auto f = parse("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 3\n2 1 1.5\n3 3 0\n3 2 -2\n");
+  EXPECT_EQ(f.header.symmetry, "skew-symmetric");
+  EXPECT_EQ(triplets(f.matrix),
+            (std::vector<Triplet>{{1, 0, 1.5}, {0, 1, -1.5}, {2, 2, 0.0}, {2, 1, -2.0}, {1, 2, 2.0}}));
+}
+
+TEST(MatrixMarketParse, IntegerSkewSymmetric) {
+  const auto f = parse("%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 4\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{1, 0, 4.0}, {0, 1, -4.0}}));
+}
+
+TEST(MatrixMarketParse, HermitianRealIsSymmetric) {
+  const auto f = parse("%%MatrixMarket matrix coordinate real hermitian\n2 2 2\n1 1 2\n2 1 3\n");
+  EXPECT_EQ(f.header.symmetry, "hermitian");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 2.0}, {1, 0, 3.0}, {0, 1, 3.0}}));
+}
+
+TEST(MatrixMarketParse, DuplicatesAreKept) {
+  const auto f = parse(kGeneral + "2 2 3\n1 1 1\n1 1 2\n2 2 3\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 1.0}, {0, 0, 2.0}, {1, 1, 3.0}}));
+}
+
+TEST(MatrixMarketParse, EmptyMatrices) {
+  auto f = parse(kGeneral + "0 0 0\n");
+  EXPECT_EQ(f.matrix.rows, 0);
+  EXPECT_EQ(f.matrix.cols, 0);
+  EXPECT_EQ(f.matrix.nnz(), 0);
+  f = parse(kGeneral + "3 4 0\n% nothing\n\n");
+  EXPECT_EQ(f.matrix.rows, 3);
+  EXPECT_EQ(f.matrix.cols, 4);
+  EXPECT_EQ(f.matrix.nnz(), 0);
+  f = parse(kGeneral + "5 0 0");  // no final newline
+  EXPECT_EQ(f.matrix.rows, 5);
+  EXPECT_EQ(f.matrix.cols, 0);
+}
+
+TEST(MatrixMarketParse, BannerIsCaseInsensitiveAndHeaderLowercased) {
+  const auto f = parse("%%matrixmarket MATRIX Coordinate REAL Symmetric\n1 1 1\n1 1 2\n");
+  EXPECT_EQ(f.header.format, "coordinate");
+  EXPECT_EQ(f.header.field, "real");
+  EXPECT_EQ(f.header.symmetry, "symmetric");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 2.0}}));
+}
+
+TEST(MatrixMarketParse, LayoutVariants) {
+  // Tabs, leading blanks, CRLF, blank and comment lines between entries, no final newline.
+  const std::string text =
+      "%%MatrixMarket\tmatrix  coordinate real general  \r\n"
+      "%comment\r\n"
+      "\r\n"
+      "   2\t2   3 \r\n"
+      "% between\n"
+      "\t1 1\t1e1\r\n"
+      "\n"
+      "   \t \n"
+      "2 2 +2.5E-1\n"
+      "  %indented comment\n"
+      "1 2 -.5";
+  const auto f = parse(text);
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 10.0}, {1, 1, 0.25}, {0, 1, -0.5}}));
+}
+
+TEST(MatrixMarketParse, SpecialValues) {
+  const auto f = parse(kGeneral + "1 8 8\n1 1 inf\n1 2 -inf\n1 3 nan\n1 4 1e-400\n1 5 -1e-400\n1 6 4.9406564584124654e-324\n"
+                                  "1 7 1.7976931348623157e308\n1 8 0.1\n");
+  const auto& v = f.matrix.values;
+  ASSERT_EQ(v.size(), 8u);
+  EXPECT_TRUE(std::isinf(v[0]) && v[0] > 0);
+  EXPECT_TRUE(std::isinf(v[1]) && v[1] < 0);
+  EXPECT_TRUE(std::isnan(v[2]));
+  EXPECT_TRUE(same_bits(v[3], 0.0));  // underflow reads as zero, keeping the sign
+  EXPECT_TRUE(same_bits(v[4], -0.0));
+  EXPECT_TRUE(same_bits(v[5], std::numeric_limits<double>::denorm_min()));
+  EXPECT_TRUE(same_bits(v[6], std::numeric_limits<double>::max()));
+  EXPECT_TRUE(same_bits(v[7], 0.1));
+}
+
+TEST(MatrixMarketParse, LargeIndicesAndIntegers) {
+  const auto f = parse("%%MatrixMarket matrix coordinate integer general\n"
+                       "9000000000000000000 1 1\n9000000000000000000 1 -9223372036854775808\n");
+  EXPECT_EQ(f.matrix.rows, 9000000000000000000);
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{8999999999999999999, 0, -9223372036854775808.0}}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Array format
+
+TEST(MatrixMarketArray, GeneralIsColumnMajorWithExplicitZeros) {
+  const auto f = parse("%%MatrixMarket matrix array real general\n% c\n2 3\n1\n2\n\n3\n0\n% c\n5\n6\n");
+  EXPECT_EQ(f.header.format, "array");
+  EXPECT_EQ(f.matrix.rows, 2);
+  EXPECT_EQ(f.matrix.cols, 3);
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 1.0}, {1, 0, 2.0}, {0, 1, 3.0}, {1, 1, 0.0}, {0, 2, 5.0},
+                                                      {1, 2, 6.0}}));
+}
+
+TEST(MatrixMarketArray, SymmetricStoresTheLowerTriangle) {
+  const auto f = parse("%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 1.0}, {1, 0, 2.0}, {0, 1, 2.0}, {2, 0, 3.0}, {0, 2, 3.0},
+                                                      {1, 1, 4.0}, {2, 1, 5.0}, {1, 2, 5.0}, {2, 2, 6.0}}));
+}
+
+TEST(MatrixMarketArray, SkewSymmetricStoresTheStrictlyLowerTriangle) {
+  const auto f = parse("%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{1, 0, 1.0}, {0, 1, -1.0}, {2, 0, 2.0}, {0, 2, -2.0},
+                                                      {2, 1, 3.0}, {1, 2, -3.0}}));
+}
+
+TEST(MatrixMarketArray, IntegerAndHermitian) {
+  auto f = parse("%%MatrixMarket matrix array integer general\n1 2\n-3\n+4\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, -3.0}, {0, 1, 4.0}}));
+  f = parse("%%MatrixMarket matrix array real hermitian\n2 2\n1\n2\n3\n");
+  EXPECT_EQ(triplets(f.matrix), (std::vector<Triplet>{{0, 0, 1.0}, {1, 0, 2.0}, {0, 1, 2.0}, {1, 1, 3.0}}));
+}
+
+TEST(MatrixMarketArray, EmptyShapes) {
+  EXPECT_EQ(parse("%%MatrixMarket matrix array real general\n0 5\n").matrix.nnz(), 0);
+  EXPECT_EQ(parse("%%MatrixMarket matrix array real general\n4 0\n").matrix.nnz(), 0);
+  EXPECT_EQ(parse("%%MatrixMarket matrix array real skew-symmetric\n1 1\n").matrix.nnz(), 0);
+  EXPECT_EQ(parse("%%MatrixMarket matrix array real symmetric\n0 0\n").matrix.nnz(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Malformed input: every error names the file and the line.
+
+TEST(MatrixMarketErrors, Banner) {
+  expect_parse_error("", 1, "empty file");
+  expect_parse_error("1 1 1\n", 1, "missing Matrix Market banner");
+  expect_parse_error("\n" + kGeneral + "1 1 0\n", 1, "found an empty line");
+  expect_parse_error("%%MatrixMarketX matrix coordinate real general\n1 1 0\n", 1, "missing Matrix Market banner");
+  expect_parse_error("%%MatrixMarket matrix coordinate real\n1 1 0\n", 1, "incomplete banner");
+  expect_parse_error("%%MatrixMarket matrix coordinate real general extra\n1 1 0\n", 1, "unexpected 'extra'");
+  expect_parse_error("%%MatrixMarket vector coordinate real general\n1 1 0\n", 1, "unknown object 'vector'");
+  expect_parse_error("%%MatrixMarket matrix sparse real general\n1 1 0\n", 1, "unknown format 'sparse'");
+  expect_parse_error("%%MatrixMarket matrix coordinate double general\n1 1 0\n", 1, "unknown field 'double'");
+  expect_parse_error("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n", 1,
+                     "complex matrices are not supported");
+  expect_parse_error("%%MatrixMarket matrix array COMPLEX hermitian\n1 1\n1 0\n", 1, "complex matrices are not supported");
+  expect_parse_error("%%MatrixMarket matrix coordinate real upper\n1 1 0\n", 1, "unknown symmetry 'upper'");
+  expect_parse_error("%%MatrixMarket matrix array pattern general\n1 1\n", 1, "pattern field is only valid");
+  expect_parse_error("%%MatrixMarket matrix coordinate pattern skew-symmetric\n1 1 0\n", 1, "cannot be skew-symmetric");
+}
+
+TEST(MatrixMarketErrors, SizeLine) {
+  expect_parse_error(kGeneral + "% only comments\n\n", 4, "file ends before the size line");
+  expect_parse_error("%%MatrixMarket matrix coordinate real general", 2, "file ends before the size line");
+  expect_parse_error(kGeneral + "2 x 1\n", 2, "expected number of columns in the size line");
+  expect_parse_error(kGeneral + "-2 2 1\n", 2, "negative number of rows -2");
+  expect_parse_error(kGeneral + "2 -2 1\n", 2, "negative number of columns -2");
+  expect_parse_error(kGeneral + "2 2 -1\n", 2, "negative number of entries -1");
+  expect_parse_error(kGeneral + "99999999999999999999 2 1\n", 2,
+                     "number of rows '99999999999999999999' is out of range");
+  expect_parse_error(kGeneral + "2 2\n", 2, "number of entries missing");
+  expect_parse_error(kGeneral + "2 2 1 7\n1 1 1\n", 2, "unexpected '7' after the size line");
+  expect_parse_error(kGeneral + "2 2 1.0\n1 1 1\n", 2, "found '1.0'");
+  expect_parse_error("%%MatrixMarket matrix array real general\n2 2 4\n", 2, "unexpected '4' after the size line");
+  expect_parse_error(kGeneral + "4294967296 4294967296 0\n", 2, "overflows 64-bit integers");
+  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", 2, "must be square");
+  expect_parse_error("%%MatrixMarket matrix array real skew-symmetric\n3 2\n1\n", 2, "must be square");
+}
+
+TEST(MatrixMarketErrors, EntryCounts) {
+  // Truncated: the missing entry is reported on the line after the last one.
+  expect_parse_error(kGeneral + "% c\n3 3 3\n1 1 1\n2 2 2\n", 6, "file ends after 2 of the 3 entries declared on line 3");
+  expect_parse_error(kGeneral + "3 3 3\n1 1 1\n2 2 2", 5, "file ends after 2 of the 3 entries");
+  expect_parse_error(kGeneral + "3 3 1\n", 3, "file ends after 0 of the 1 entries");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 1\n\n% c\n2 2 2\n", 6, "more entries than the 1 declared");
+  expect_parse_error(kGeneral + "3 3 0\n1 1 1\n", 3, "more entries than the 0 declared");
+  // A tiny file declaring 10^18 entries: reported as truncated, without reserving memory for them.
+  expect_parse_error(kGeneral + "2 2 1000000000000000000\n1 1 1\n", 4,
+                     "file ends after 1 of the 1000000000000000000 entries");
+  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n9223372036854775807 9223372036854775807 1\n",
+                     2, "overflows");
+  expect_parse_error("%%MatrixMarket matrix coordinate pattern symmetric\n3000000000 3000000000 9223372036854775807\n1 1\n",
+                     4, "file ends after 1 of the 9223372036854775807 entries");
+}
+
+TEST(MatrixMarketErrors, Entries) {
+  expect_parse_error(kGeneral + "3 3 1\n0 1 1\n", 3, "row index 0 is out of range (indices start at 1");
+  expect_parse_error(kGeneral + "3 3 1\n1 0 1\n", 3, "column index 0 is out of range");
+  expect_parse_error(kGeneral + "3 3 1\n4 1 1\n", 3, "row index 4 is out of range (the matrix has 3 rows)");
+  expect_parse_error(kGeneral + "3 3 1\n1 4 1\n", 3, "column index 4 is out of range (the matrix has 3 columns)");
+  expect_parse_error(kGeneral + "3 3 1\n-1 1 1\n", 3, "row index -1 is out of range");
+  expect_parse_error(kGeneral + "0 0 1\n1 1 1\n", 3, "the matrix has 0 rows");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 abc\n", 3, "expected a real value, found 'abc'");
+  expect_parse_error(kGeneral + "3 3 1\n1 1\n", 3, "expected a real value, found end of line");
+  expect_parse_error(kGeneral + "3 3 1\n1\n", 3, "expected a column index, found end of line");
+  expect_parse_error(kGeneral + "3 3 1\n1.0 1 1\n", 3, "expected a row index, found '1.0'");
+  expect_parse_error(kGeneral + "3 3 1\nx 1 1\n", 3, "expected a row index, found 'x'");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 1.0 x\n", 3, "unexpected 'x' after the entry");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 1.0x\n", 3, "expected a real value, found '1.0x'");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 +-1\n", 3, "expected a real value, found '+-1'");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 1e\n", 3, "found '1e'");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 0x10\n", 3, "found '0x10'");
+  expect_parse_error(kGeneral + "3 3 1\n99999999999999999999 1 1\n", 3,
+                     "row index '99999999999999999999' is out of range");
+  expect_parse_error(kGeneral + "3 3 1\n1 99999999999999999999 1\n", 3, "column index '99999999999999999999' is out of range");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 1e999\n", 3, "real value '1e999' is out of range");
+  expect_parse_error(kGeneral + "3 3 1\n1 1 -1e999\n", 3, "real value '-1e999' is out of range");
+  expect_parse_error("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 1.5\n", 3,
+                     "expected an integer value, found '1.5'");
+  expect_parse_error("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 100000000000000000000\n", 3,
+                     "integer value '100000000000000000000' is out of range");
+  expect_parse_error("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 1\n", 3, "unexpected '1' after the entry");
+  expect_parse_error("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1\n2 2 3\n", 4,
+                     "diagonal entry (2, 2) of a skew-symmetric matrix must be zero");
+  expect_parse_error(kGeneral + "2 2 1\n1 1 " + std::string(1, '\0') + " 1\n", 3, "found '\\x00'");
+  expect_parse_error(kGeneral + "2 2 1\n1 1 1\x80\n", 3, "found '1\\x80'");
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\r\n2 2 1\r\n1 3 1\r\n", 3, "column index 3");
+  expect_parse_error(kGeneral + "2 2 1\n1 1 " + std::string(100, '7') + "x\n", 3, "...'");  // long tokens are cut
+}
+
+TEST(MatrixMarketErrors, Array) {
+  const std::string banner = "%%MatrixMarket matrix array real general\n";
+  expect_parse_error(banner + "2 2\n1\n2\n3\n", 6, "file ends after 3 of the 4 values");
+  expect_parse_error(banner + "2 1\n1\n2\n3\n", 5, "more values than the 2");
+  expect_parse_error(banner + "2 1\n1 2\n", 3, "unexpected '2' after the value");
+  expect_parse_error(banner + "2 1\n1\nabc\n", 4, "expected a real value, found 'abc'");
+  expect_parse_error("%%MatrixMarket matrix array integer general\n2 1\n1\n2.5\n", 4, "expected an integer value");
+  expect_parse_error("%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n", 8, "5 of the 6 values");
+  expect_parse_error(banner + "4294967296 4294967296\n", 2, "overflows 64-bit integers");
+}
+
+TEST(MatrixMarketErrors, BadLineDeepInALargeFile) {
+  // Many lines so that the bad one lands in a later chunk of the parallel parser.
+  std::string text = kGeneral + "100 100 400\n";
+  for (int k = 0; k < 400; ++k) {
+    if (k == 300) text += "% comment\n";
+    text += std::to_string(k % 100 + 1) + " " + std::to_string(k / 4 + 1) + " " + std::to_string(k) + ".5\n";
+  }
+  ASSERT_NO_THROW(parse(text));
+  std::string bad = text;
+  // Entry k = 370 sits on line 2 (size) + 1 (comment before k = 300) + 371.
+  const std::string line370 = "71 93 370.5";
+  const auto at = bad.find("\n" + line370 + "\n");
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at + 1, line370.size(), line370 + " junk");
+  expect_parse_error(bad, 374, "unexpected 'junk' after the entry");
+  expect_parse_error(text + "1 1 1\n", 404, "more entries than the 400 declared");
+  std::string truncated = text.substr(0, text.size() - 20);
+  truncated.resize(truncated.rfind('\n') + 1);
+  expect_parse_error(truncated, 402, "file ends after 398 of the 400 entries");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chunked parser agrees with the sequential one on a larger random text.
+
+std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+TEST(MatrixMarketChunks, AgreeWithSequentialOnRandomText) {
+  for (const char* symmetry : {"general", "symmetric", "skew-symmetric"}) {
+    std::uint64_t seed = 7;
+    const int n = 50, entries = 3000;
+    std::string text = std::string("%%MatrixMarket matrix coordinate real ") + symmetry + "\n" + std::to_string(n) + " " +
+                       std::to_string(n) + " " + std::to_string(entries) + "\n";
+    for (int k = 0; k < entries; ++k) {
+      if (splitmix(seed) % 10 == 0) text += "% comment 1 2 3\n";
+      if (splitmix(seed) % 10 == 0) text += "\n";
+      auto i = static_cast<int>(splitmix(seed) % n) + 1, j = static_cast<int>(splitmix(seed) % n) + 1;
+      if (std::string(symmetry) == "skew-symmetric" && i == j) i = i % n + 1;
+      text += std::to_string(i) + " " + std::to_string(j) + " " + std::to_string(static_cast<int>(splitmix(seed) % 1000)) + "e-3\n";
+    }
+    const auto seq = parse_matrix_market(text, "t.mtx");
+    for (int chunks = 1; chunks <= 16; ++chunks) {
+      const auto par = detail::parse_matrix_market_chunks(text, "t.mtx", chunks);
+      EXPECT_EQ(triplets(par.matrix), triplets(seq.matrix)) << symmetry << ", " << chunks << " chunks";
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files: writer, gzip, standard streams, round trips
+
+class MatrixMarketFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("spmv_mm_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void put(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A gzip member built by hand (RFC 1952) around stored deflate blocks (RFC 1951 §3.2.4), so the tests
+// can make multi-member and corrupt streams without a second gzip implementation.
+std::uint32_t crc32(std::string_view s) {
+  std::uint32_t c = 0xffffffffu;
+  for (const unsigned char b : s) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+void append_le32(std::string& out, std::uint32_t x) {
+  for (int k = 0; k < 4; ++k) out += static_cast<char>((x >> (8 * k)) & 0xff);
+}
+std::string gzip_member(std::string_view data) {
+  std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
+  std::size_t pos = 0;
+  do {
+    const std::size_t n = std::min<std::size_t>(data.size() - pos, 65535);
+    out += static_cast<char>(pos + n == data.size() ? 1 : 0);  // BFINAL, BTYPE = 00 (stored)
+    out += static_cast<char>(n & 0xff);
+    out += static_cast<char>(n >> 8);
+    out += static_cast<char>(~n & 0xff);
+    out += static_cast<char>((~n >> 8) & 0xff);
+    out.append(data.substr(pos, n));
+    pos += n;
+  } while (pos < data.size());
+  append_le32(out, crc32(data));
+  append_le32(out, static_cast<std::uint32_t>(data.size()));
+  return out;
+}
+
+// A canonical random CSR matrix whose values exercise the decimal round trip: random bit patterns,
+// subnormals, extremes, signed zeros, infinities.
+template <class Value, class Index>
+CsrMatrix<Value, Index> random_csr(Index rows, Index cols, std::uint64_t seed) {
+  using Bits = std::conditional_t<sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
+  using L = std::numeric_limits<Value>;
+  const Value special[] = {Value(0), -Value(0), L::denorm_min(), -L::denorm_min(), L::min(), L::max(), -L::max(),
+                           L::infinity(), -L::infinity(), L::epsilon(), Value(1) / Value(3), Value(0.1)};
+  CsrMatrix<Value, Index> a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.assign(1, 0);
+  for (Index r = 0; r < rows; ++r) {
+    for (Index c = 0; c < cols; ++c) {
+      if (splitmix(seed) % 5 != 0) continue;
+      Value v;
+      const auto pick = splitmix(seed) % 4;
+      if (pick == 0) {
+        v = special[splitmix(seed) % std::size(special)];
+      } else {
+        do v = std::bit_cast<Value>(static_cast<Bits>(splitmix(seed))); while (!std::isfinite(v));
+      }
+      a.col_idx.push_back(c);
+      a.values.push_back(v);
+    }
+    a.row_ptr.push_back(static_cast<Index>(a.col_idx.size()));
+  }
+  return a;
+}
+
+template <class Value, class Index>
+void expect_same(const CsrMatrix<Value, Index>& a, const CsrMatrix<Value, Index>& b) {
+  ASSERT_EQ(a.rows, b.rows);
+  ASSERT_EQ(a.cols, b.cols);
+  ASSERT_EQ(a.row_ptr, b.row_ptr);
+  ASSERT_EQ(a.col_idx, b.col_idx);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    ASSERT_TRUE(same_bits(a.values[k], b.values[k])) << "entry " << k << ": " << a.values[k] << " vs " << b.values[k];
+}
+
+template <class Value, class Index>
+void round_trip(const std::string& path) {
+  const auto a = random_csr<Value, Index>(41, 57, 1234);
+  ASSERT_GT(a.nnz(), 300);
+  write_matrix_market(path, a);
+  expect_same(read_csr<Value, Index>(path), a);
+}
+
+TEST_F(MatrixMarketFiles, RoundTripIsExactForDouble) { round_trip<double, std::int64_t>(path("d.mtx")); }
+TEST_F(MatrixMarketFiles, RoundTripIsExactForFloat) { round_trip<float, std::int32_t>(path("f.mtx")); }
+TEST_F(MatrixMarketFiles, RoundTripIsExactThroughGzip) {
+  round_trip<double, std::int32_t>(path("d.mtx.gz"));
+  round_trip<float, std::int64_t>(path("f.mtx.gz"));
+  EXPECT_TRUE(detail::is_gzip(slurp(path("d.mtx.gz"))));
+}
+
+TEST_F(MatrixMarketFiles, RoundTripKeepsNaN) {
+  CsrMatrix<double, std::int32_t> a{1, 2, {0, 2}, {0, 1}, {std::nan(""), -std::nan("")}};
+  write_matrix_market(path("nan.mtx"), a);
+  const auto b = read_csr<double, std::int32_t>(path("nan.mtx"));
+  ASSERT_EQ(b.nnz(), 2);
+  EXPECT_TRUE(std::isnan(b.values[0]));
+  EXPECT_TRUE(std::isnan(b.values[1]));
+}
+
+TEST(MatrixMarketWrite, ExactText) {
+  CsrMatrix<double, std::int32_t> a{2, 3, {0, 2, 3}, {0, 2, 1}, {1.0, 0.1, -2.5}};
+  EXPECT_EQ(detail::format_matrix_market(a),
+            "%%MatrixMarket matrix coordinate real general\n% written by spmv\n2 3 3\n1 1 1\n1 3 0.10000000000000001\n"
+            "2 2 -2.5\n");
+  CsrMatrix<float, std::int64_t> f{2, 3, {0, 2, 3}, {0, 2, 1}, {1.0f, 0.1f, -2.5f}};
+  EXPECT_EQ(detail::format_matrix_market(f),
+            "%%MatrixMarket matrix coordinate real general\n% written by spmv\n2 3 3\n1 1 1\n1 3 0.100000001\n2 2 -2.5\n");
+  CsrMatrix<double, std::int64_t> empty;
+  EXPECT_EQ(detail::format_matrix_market(empty), "%%MatrixMarket matrix coordinate real general\n% written by spmv\n0 0 0\n");
+}
+
+TEST(MatrixMarketWrite, DuplicatesWrittenAsStoredAreSummedOnRead) {
+  CsrMatrix<double, std::int64_t> a{1, 3, {0, 3}, {2, 0, 2}, {1.0, 2.0, 0.5}};
+  const auto coo = parse_matrix_market(detail::format_matrix_market(a)).matrix;
+  const auto b = to_csr<double, std::int64_t>(coo, Duplicates::Sum);
+  EXPECT_EQ(b.col_idx, (std::vector<std::int64_t>{0, 2}));
+  EXPECT_EQ(b.values, (std::vector<double>{2.0, 1.5}));  // 1.0 + 0.5 is exact
+}
+
+TEST_F(MatrixMarketFiles, WriteErrors) {
+  CsrMatrix<double, std::int32_t> a{1, 1, {0, 1}, {0}, {1.0}};
+  const std::string missing_dir = path("no/such/dir/a.mtx");
+  try {
+    write_matrix_market(missing_dir, a);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(missing_dir), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::strerror(ENOENT)), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(write_matrix_market(path("no/such/dir/a.mtx.gz"), a), Error);
+  // An invalid matrix is refused before the file is created.
+  CsrMatrix<double, std::int32_t> bad{1, 1, {0, 1}, {3}, {1.0}};
+  EXPECT_THROW(write_matrix_market(path("bad.mtx"), bad), InvalidArgument);
+  EXPECT_FALSE(fs::exists(path("bad.mtx")));
+}
+
+TEST_F(MatrixMarketFiles, ReadErrorsNameThePathAndTheReason) {
+  const std::string missing = path("missing.mtx");
+  try {
+    read_matrix_market(missing);
+    FAIL() << "no error";
+  } catch (const ParseError&) {
+    FAIL() << "a missing file is not a parse error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::strerror(ENOENT)), std::string::npos) << e.what();
+  }
+  try {
+    read_matrix_market(dir_.string());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(std::strerror(EISDIR)), std::string::npos) << e.what();
+  }
+  // Parse errors in a file name its path.
+  put(path("bad.mtx"), kGeneral + "2 2 1\n1 1 x\n");
+  try {
+    read_matrix_market(path("bad.mtx"));
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path("bad.mtx") + ":3: ", 0), 0u) << e.what();
+  }
+  EXPECT_THROW((read_csr<double, std::int32_t>(missing)), Error);
+  EXPECT_THROW(read_vector(missing), Error);
+}
+
+TEST_F(MatrixMarketFiles, GzipDetectedByContentNotName) {
+  const std::string text = kGeneral + "2 2 2\n1 1 1\n2 2 2\n";
+  put(path("plain.gz"), text);                 // plain text named .gz
+  put(path("compressed.mtx"), gzip_member(text));  // gzip named .mtx
+  EXPECT_EQ(triplets(read_matrix_market(path("plain.gz")).matrix), triplets(parse(text).matrix));
+  EXPECT_EQ(triplets(read_matrix_market(path("compressed.mtx")).matrix), triplets(parse(text).matrix));
+}
+
+TEST_F(MatrixMarketFiles, MultiMemberGzip) {
+  const std::string text = kGeneral + "% split across members\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n";
+  const std::size_t cut1 = 30, cut2 = 70;  // inside the banner and inside an entry line
+  put(path("multi.mtx.gz"), gzip_member(text.substr(0, cut1)) + gzip_member(text.substr(cut1, cut2 - cut1)) +
+                                gzip_member("") + gzip_member(text.substr(cut2)));
+  EXPECT_EQ(triplets(read_matrix_market(path("multi.mtx.gz")).matrix), triplets(parse(text).matrix));
+  // A member larger than one stored block (65535 bytes).
+  std::string big = kGeneral + "1 1 20000\n";
+  for (int k = 0; k < 20000; ++k) big += "1 1 " + std::to_string(k) + "\n";
+  put(path("big.mtx.gz"), gzip_member(big.substr(0, 100000)) + gzip_member(big.substr(100000)));
+  EXPECT_EQ(read_matrix_market(path("big.mtx.gz")).matrix.nnz(), 20000);
+}
+
+void expect_gzip_error(const std::string& path, std::string_view part) {
+  try {
+    read_matrix_market(path);
+    ADD_FAILURE() << "no error for " << path;
+  } catch (const ParseError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+    EXPECT_NE(message.find(part), std::string::npos) << "expected '" << part << "' in: " << message;
+  }
+}
+
+TEST_F(MatrixMarketFiles, CorruptGzipIsAParseErrorNamingTheFile) {
+  const std::string good = gzip_member(kGeneral + "1 1 1\n1 1 1\n");
+  std::string bad_crc = good;
+  bad_crc[bad_crc.size() - 6] ^= 0x01;
+  put(path("crc.mtx.gz"), bad_crc);
+  expect_gzip_error(path("crc.mtx.gz"), "corrupt gzip data");
+  put(path("truncated.mtx.gz"), good.substr(0, good.size() - 3));
+  expect_gzip_error(path("truncated.mtx.gz"), "truncated gzip data");
+  put(path("magic_only.mtx.gz"), good.substr(0, 2));
+  expect_gzip_error(path("magic_only.mtx.gz"), "truncated gzip data");
+  put(path("trailing.mtx.gz"), good + "garbage");
+  expect_gzip_error(path("trailing.mtx.gz"), "unexpected bytes after the gzip data");
+  std::string bad_block = good;
+  bad_block[10] = 0x07;  // BTYPE = 11: reserved
+  put(path("block.mtx.gz"), bad_block);
+  expect_gzip_error(path("block.mtx.gz"), "corrupt gzip data");
+  std::string bad_method = good;
+  bad_method[2] = 0x07;  // compression method other than deflate
+  put(path("method.mtx.gz"), bad_method);
+  expect_gzip_error(path("method.mtx.gz"), "corrupt gzip data");
+  // Also through the in-memory entry point the fuzzer uses.
+  EXPECT_THROW(detail::gunzip(bad_crc, "x"), ParseError);
+  EXPECT_EQ(detail::gunzip(good, "x"), kGeneral + "1 1 1\n1 1 1\n");
+}
+
+// Runs f with standard input (fd 0) read from `file`.
+template <class F>
+auto with_stdin(const std::string& file, F&& f) {
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  EXPECT_GE(fd, 0);
+  const int saved = ::dup(0);
+  ::dup2(fd, 0);
+  ::close(fd);
+  struct Restore {
+    int saved;
+    ~Restore() {
+      ::dup2(saved, 0);
+      ::close(saved);
+    }
+  } restore{saved};
+  return f();
+}
+
+TEST_F(MatrixMarketFiles, ReadsStandardInput) {
+  const std::string text = "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 1\n2 1\n";
+  put(path("in.mtx"), text);
+  put(path("in.mtx.gz"), gzip_member(text));
+  const auto expected = triplets(parse(text).matrix);
+  EXPECT_EQ(triplets(with_stdin(path("in.mtx"), [] { return read_matrix_market("-"); }).matrix), expected);
+  EXPECT_EQ(triplets(with_stdin(path("in.mtx.gz"), [] { return read_matrix_market("-"); }).matrix), expected);
+  put(path("bad.mtx"), text + "1 1\n");
+  try {
+    with_stdin(path("bad.mtx"), [] { return read_matrix_market("-"); });
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("<stdin>:4: ", 0), 0u) << e.what();
+  }
+  put(path("v.txt"), "1\n2\n");
+  EXPECT_EQ(with_stdin(path("v.txt"), [] { return read_vector("-"); }), (std::vector<double>{1.0, 2.0}));
+}
+
+TEST_F(MatrixMarketFiles, WritesStandardOutput) {
+  CsrMatrix<double, std::int32_t> a{2, 2, {0, 1, 2}, {1, 0}, {0.5, -3.0}};
+  std::fflush(stdout);
+  const int fd = ::open(path("out.mtx").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const int saved = ::dup(1);
+  ::dup2(fd, 1);
+  ::close(fd);
+  std::string error;
+  try {
+    write_matrix_market("-", a);
+    write_vector("-", std::vector<double>{1.25});
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::fflush(stdout);
+  ::dup2(saved, 1);
+  ::close(saved);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(slurp(path("out.mtx")), detail::format_matrix_market(a) +
+                                         "%%MatrixMarket matrix array real general\n% written by spmv\n1 1\n1.25\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vectors
+
+TEST_F(MatrixMarketFiles, VectorRoundTripIsExact) {
+  std::uint64_t seed = 99;
+  std::vector<double> v = {0.0, -0.0, 0.1, 1e-310, -1.7976931348623157e308, std::numeric_limits<double>::infinity()};
+  for (int k = 0; k < 200; ++k) {
+    double x;
+    do x = std::bit_cast<double>(splitmix(seed)); while (!std::isfinite(x));
+    v.push_back(x);
+  }
+  for (const std::string name : {"v.mtx", "v.mtx.gz"}) {
+    write_vector(path(name), v);
+    const auto w = read_vector(path(name));
+    ASSERT_EQ(w.size(), v.size()) << name;
+    for (std::size_t k = 0; k < v.size(); ++k) EXPECT_TRUE(same_bits(w[k], v[k])) << name << " entry " << k;
+  }
+  write_vector(path("empty.mtx"), std::vector<double>{});
+  EXPECT_TRUE(read_vector(path("empty.mtx")).empty());
+}
+
+TEST_F(MatrixMarketFiles, VectorFormats) {
+  put(path("plain.txt"), "# values\n1.5\n\n  -2 \r\n% more\n3e2\n+4");
+  EXPECT_EQ(read_vector(path("plain.txt")), (std::vector<double>{1.5, -2.0, 300.0, 4.0}));
+  put(path("int.mtx"), "%%MatrixMarket matrix array integer general\n% c\n3 1\n1\n-2\n3\n");
+  EXPECT_EQ(read_vector(path("int.mtx")), (std::vector<double>{1.0, -2.0, 3.0}));
+  put(path("empty.txt"), "");
+  EXPECT_TRUE(read_vector(path("empty.txt")).empty());
+}
+
+void expect_vector_error(const std::string& path, const std::string& prefix, std::string_view part) {
+  try {
+    read_vector(path);
+    ADD_FAILURE() << "no error for " << path;
+  } catch (const ParseError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(prefix, 0), 0u) << "expected prefix '" << prefix << "', got: " << message;
+    EXPECT_NE(message.find(part), std::string::npos) << "expected '" << part << "' in: " << message;
+  }
+}
+
+TEST_F(MatrixMarketFiles, VectorErrors) {
+  put(path("two.txt"), "1\n2 3\n");
+  expect_vector_error(path("two.txt"), path("two.txt") + ":2: ", "unexpected '3' after the number");
+  put(path("word.txt"), "1\n\n# c\nabc\n");
+  expect_vector_error(path("word.txt"), path("word.txt") + ":4: ", "expected a number, found 'abc'");
+  put(path("big.txt"), "1e400\n");
+  expect_vector_error(path("big.txt"), path("big.txt") + ":1: ", "out of range");
+  put(path("coo.mtx"), kGeneral + "2 1 1\n1 1 1\n");
+  expect_vector_error(path("coo.mtx"), path("coo.mtx") + ":1: ", "coordinate format");
+  put(path("wide.mtx"), "%%MatrixMarket matrix array real general\n% c\n2 2\n1\n2\n3\n4\n");
+  expect_vector_error(path("wide.mtx"), path("wide.mtx") + ":3: ", "one column, this array has 2");
+  put(path("short.mtx"), "%%MatrixMarket matrix array real general\n3 1\n1\n2\n");
+  expect_vector_error(path("short.mtx"), path("short.mtx") + ":5: ", "file ends after 2 of the 3 values");
+}
+
+// ---------------------------------------------------------------------------------------------
+// read_csr
+
+TEST_F(MatrixMarketFiles, ReadCsrSumsDuplicatesAndSortsColumns) {
+  put(path("dup.mtx"), kGeneral + "2 3 4\n2 3 1\n1 3 2\n1 1 3\n1 3 0.25\n");
+  const auto a = read_csr<float, std::int32_t>(path("dup.mtx"));
+  EXPECT_EQ(a.row_ptr, (std::vector<std::int32_t>{0, 2, 3}));
+  EXPECT_EQ(a.col_idx, (std::vector<std::int32_t>{0, 2, 2}));
+  EXPECT_EQ(a.values, (std::vector<float>{3.0f, 2.25f, 1.0f}));  // sums of dyadic numbers: exact
+}
+
+TEST_F(MatrixMarketFiles, ReadCsrRefusesIndicesTooSmall) {
+  put(path("wide.mtx"), kGeneral + "1 3000000000 1\n1 2999999999 1\n");
+  EXPECT_THROW((read_csr<double, std::int32_t>(path("wide.mtx"))), Unsupported);
+  const auto a = read_csr<double, std::int64_t>(path("wide.mtx"));
+  EXPECT_EQ(a.col_idx, (std::vector<std::int64_t>{2999999998}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The shared SuiteSparse matrices (/work/shared/matrices/README.md)
+
+struct Expected {
+  const char* field;
+  const char* symmetry;
+  std::int64_t rows, cols, nnz_full;
+};
+const std::map<std::string, Expected> kTable = {
+    {"EX5.mtx.gz", {"real", "general", 6545, 6545, 295680}},
+    {"PGPgiantcompo.mtx.gz", {"real", "general", 10680, 10680, 48632}},
+    {"Pd.mtx.gz", {"real", "general", 8081, 8081, 13036}},
+    {"add32.mtx.gz", {"real", "general", 4960, 4960, 23884}},
+    {"adder_dcop_05.mtx.gz", {"real", "general", 1813, 1813, 11097}},
+    {"bayer10.mtx.gz", {"real", "general", 13436, 13436, 94926}},
+    {"bcsstk13.mtx.gz", {"real", "symmetric", 2003, 2003, 83883}},
+    {"bcsstk16.mtx.gz", {"real", "symmetric", 4884, 4884, 290378}},
+    {"cage10.mtx.gz", {"real", "general", 11397, 11397, 150645}},
+    {"cage8.mtx.gz", {"real", "general", 1015, 1015, 11003}},
+    {"cryg2500.mtx.gz", {"real", "general", 2500, 2500, 12349}},
+    {"cs4.mtx.gz", {"real", "general", 22499, 22499, 87716}},
+    {"ct2010.mtx.gz", {"real", "general", 67578, 67578, 336352}},
+    {"cti.mtx.gz", {"real", "general", 16840, 16840, 96464}},
+    {"ex6.mtx.gz", {"real", "general", 1651, 1651, 49533}},
+    {"lp_afiro.mtx.gz", {"real", "general", 27, 51, 102}},
+    {"luxembourg_osm.mtx.gz", {"pattern", "symmetric", 114599, 114599, 239332}},
+    {"nh2010.mtx.gz", {"real", "general", 48837, 48837, 234550}},
+    {"watt_2.mtx.gz", {"real", "general", 1856, 1856, 11550}},
+    {"west0067.mtx.gz", {"real", "general", 67, 67, 294}},
+    {"whitaker3.mtx.gz", {"pattern", "symmetric", 9800, 9800, 57978}},
+    {"zenios.mtx.gz", {"real", "symmetric", 2873, 2873, 27191}},
+};
+
+TEST(MatrixMarketShared, EveryFileMatchesTheTable) {
+  const auto files = test::shared_matrix_files();
+  if (files.empty()) GTEST_SKIP() << "no shared matrices in " << test::shared_matrices_dir();
+  int checked = 0;
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.string());
+    const auto f = read_matrix_market(file.string());
+    EXPECT_EQ(f.header.format, "coordinate");
+    EXPECT_NO_THROW(validate(f.matrix));
+    // SuiteSparse files hold no duplicates, so summing them changes nothing.
+    const auto csr = to_csr<double, std::int32_t>(f.matrix, Duplicates::Sum);
+    EXPECT_EQ(csr.nnz(), f.matrix.nnz());
+    const auto it = kTable.find(file.filename().string());
+    if (it == kTable.end()) continue;
+    const Expected& e = it->second;
+    EXPECT_EQ(f.header.field, e.field);
+    EXPECT_EQ(f.header.symmetry, e.symmetry);
+    EXPECT_EQ(f.matrix.rows, e.rows);
+    EXPECT_EQ(f.matrix.cols, e.cols);
+    EXPECT_EQ(f.matrix.nnz(), e.nnz_full);
+    ++checked;
+  }
+  EXPECT_GE(checked, 3) << "the shared folder no longer holds the files of the table";
+}
+
+TEST_F(MatrixMarketFiles, SharedMatrixSurvivesWriteAndRead) {
+  const auto source = test::shared_matrices_dir() / "bcsstk13.mtx.gz";
+  if (!fs::exists(source)) GTEST_SKIP() << source << " not found";
+  const auto a = read_csr<double, std::int64_t>(source.string());
+  EXPECT_EQ(a.nnz(), 83883);
+  write_matrix_market(path("b.mtx.gz"), a);
+  expect_same(read_csr<double, std::int64_t>(path("b.mtx.gz")), a);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs found by fuzzing (fuzz/corpus/regression-*) stay fixed.
+
+}  // namespace
+}  // namespace spmv
