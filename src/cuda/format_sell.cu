@@ -1,9 +1,221 @@
-// SPMV_PLACEHOLDER: replaced by the file's owner; throws until then.
+// SELL-C-sigma (Kreutzer, Hager, Wellein, Fehske & Bishop, "A unified sparse matrix data format for
+// efficient general sparse matrix-vector multiplication on modern processors with wide SIMD units",
+// SIAM J. Sci. Comput. 36(5), 2014): rows sorted by length (descending) within windows of sigma rows, cut
+// into slices of C consecutive sorted rows, each slice padded to its longest row and stored column-major.
+// One thread per sorted row: with C a multiple of 32 a warp lies inside one slice, so its threads share one
+// trip count and each step of the warp reads one contiguous segment. The sums go back to the original rows
+// through the permutation: y[perm[p]].
+//
+// Conversion on the device at plan time: row lengths, a stable descending sort of (length, row) within each
+// sigma window (cub::DeviceSegmentedSort; stable, so equal rows keep their order and the permutation is
+// deterministic), slice widths, exclusive scan of the slice sizes (cub::DeviceScan), refusal by the
+// padding rule before the arrays are allocated, then one thread per sorted row writes its slots.
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <algorithm>
+#include <string>
+
 #include "cuda/algorithms.cuh"
+#include "cuda/common/epilogue.cuh"
+#include "cuda/common/format_common.cuh"
+#include "cuda/common/launch.cuh"
+
 namespace spmv::cuda {
-template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_sell(const CsrView<Value, Index>&, Operation, const Options&, cudaStream_t) {
-  throw Unsupported("make_sell: not built yet");
+namespace {
+
+// Launch policy (tuning as data): one thread per row, 256 threads per block, a first value to be tuned on
+// the H100/H200. C and sigma come from Options (defaults in spmv/formats.hpp: C = 32, one warp per slice
+// as Kreutzer et al. use on GPUs; sigma = 256).
+struct SellPolicy {
+  int block_size;
+};
+constexpr SellPolicy sell_policy(int /*value_bytes*/) { return {256}; }
+
+// Same validation as the host conversion, so both backends accept the same options. Any power of two is
+// accepted; below 32 a warp spans several slices (correct, but the trip counts diverge).
+int sell_c_of(const Options& options) {
+  const int c = options.sell_c == 0 ? kDefaultSellC : options.sell_c;
+  if (c < 1 || (c & (c - 1)) != 0)
+    throw InvalidArgument("SELL: sell_c = " + std::to_string(options.sell_c) +
+                          " is not a power of two (or 0 for the default " + std::to_string(kDefaultSellC) + ")");
+  return c;
 }
+
+int sell_sigma_of(const Options& options, int c) {
+  const int sigma = options.sell_sigma == 0 ? std::max(kDefaultSellSigma, c) : options.sell_sigma;
+  if (sigma < 1 || sigma % c != 0)
+    throw InvalidArgument("SELL: sell_sigma = " + std::to_string(options.sell_sigma) +
+                          " is not a positive multiple of sell_c = " + std::to_string(c) + " (or 0 for the default)");
+  return sigma;
+}
+
+int log2_of(int power_of_two) {
+  int log = 0;
+  while ((1 << log) < power_of_two) ++log;
+  return log;
+}
+
+template <class Index>
+__global__ void iota_kernel(Index n, Index* __restrict__ out) {
+  for (long long i = format::global_thread(); i < n; i += format::grid_threads()) out[i] = static_cast<Index>(i);
+}
+
+// Window w covers sorted positions [w * sigma, min((w + 1) * sigma, rows)).
+template <class Index>
+__global__ void window_offsets_kernel(Index rows, int sigma, long long windows, Index* __restrict__ offsets) {
+  for (long long w = format::global_thread(); w <= windows; w += format::grid_threads())
+    offsets[w] = static_cast<Index>(std::min<long long>(w * sigma, rows));
+}
+
+// Sorted descending inside windows that are multiples of C: a slice's first row is its longest. slots[s] =
+// C * width[s] and slots[slices] = 0, so the exclusive scan of `slots` is the slice pointer array.
+template <class Index>
+__global__ void slice_widths_kernel(const Index* __restrict__ sorted_length, long long slices, int c,
+                                    Index* __restrict__ width, long long* __restrict__ slots) {
+  for (long long s = format::global_thread(); s <= slices; s += format::grid_threads()) {
+    const Index w = s < slices ? sorted_length[s * c] : Index(0);
+    if (s < slices) width[s] = w;
+    slots[s] = static_cast<long long>(c) * w;
+  }
+}
+
+// Thread per sorted position p (also the padding lanes of the last slice, p >= rows): writes its row's
+// entries in slots slice_ptr[s] + k * C + lane and pads the rest of the slice's width (column -1, value 0).
+template <class Value, class Index>
+__global__ void fill_sell_kernel(CsrView<Value, Index> a, const Index* __restrict__ perm, int log2_c,
+                                 long long positions, const Index* __restrict__ width,
+                                 const long long* __restrict__ slice_ptr, Index* __restrict__ col_idx,
+                                 Value* __restrict__ values) {
+  const int c = 1 << log2_c;
+  for (long long p = format::global_thread(); p < positions; p += format::grid_threads()) {
+    const long long s = p >> log2_c;
+    const auto base = static_cast<Index>(slice_ptr[s] + (p & (c - 1)));
+    const Index w = width[s];
+    Index begin = 0, length = 0;
+    if (p < a.rows) {
+      const Index row = perm[p];
+      begin = a.row_ptr[row];
+      length = a.row_ptr[row + 1] - begin;
+    }
+    for (Index k = 0; k < w; ++k) {
+      const Index slot = base + k * c;
+      col_idx[slot] = k < length ? a.col_idx[begin + k] : Index(-1);
+      values[slot] = k < length ? a.values[begin + k] : Value(0);
+    }
+  }
+}
+
+// Thread per sorted position: the slice's width and start are the same for the whole slice (broadcast
+// loads), the row's slots are C apart, kSlotUnroll of them in flight, padding skipped by its -1 column.
+template <class Value, class Index>
+__global__ void __launch_bounds__(format::kMaxBlockSize)
+    sell_kernel(Index rows, int log2_c, const Index* __restrict__ perm, const Index* __restrict__ width,
+                const long long* __restrict__ slice_ptr, const Index* __restrict__ col_idx,
+                const Value* __restrict__ values, Value alpha, const Value* __restrict__ x, Value beta,
+                Value* __restrict__ y) {
+  const Index c = Index(1) << log2_c;
+  for (long long p = format::global_thread(); p < rows; p += format::grid_threads()) {
+    const long long s = p >> log2_c;
+    const auto first = static_cast<Index>(__ldg(slice_ptr + s) + (p & (c - 1)));
+    const Value sum = format::strided_row_dot<true>(col_idx, values, first, c, __ldg(width + s), x);
+    const Index row = format::load_stream(perm + p);
+    y[row] = axpby(alpha, sum, beta, y, row);
+  }
+}
+
+template <class Value, class Index>
+class Sell final : public CudaAlgorithm<Value, Index> {
+ public:
+  Sell(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
+      : rows_(a.rows),
+        block_(format::resolve_block_size(options.block_size, sell_policy(sizeof(Value)).block_size, "sell")),
+        c_(sell_c_of(options)),
+        sigma_(sell_sigma_of(options, c_)),
+        perm_(static_cast<std::size_t>(a.rows)) {
+    const long long rows = a.rows;
+    // Sort (length, row) descending within sigma windows.
+    DeviceBuffer<Index> length = format::row_lengths(a.row_ptr, a.rows, stream);
+    DeviceBuffer<Index> sorted_length(static_cast<std::size_t>(rows));
+    {
+      DeviceBuffer<Index> identity(static_cast<std::size_t>(rows));
+      iota_kernel<<<grid_for(rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(a.rows, identity.data());
+      SPMV_CHECK_LAUNCH("iota_kernel");
+      const long long windows = (rows + sigma_ - 1) / sigma_;
+      DeviceBuffer<Index> window(static_cast<std::size_t>(windows) + 1);
+      window_offsets_kernel<<<grid_for(windows + 1, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+          a.rows, sigma_, windows, window.data());
+      SPMV_CHECK_LAUNCH("window_offsets_kernel");
+      format::run_cub_at_plan_time(
+          [&](void* temp, std::size_t& bytes) {
+            return cub::DeviceSegmentedSort::StableSortPairsDescending(
+                temp, bytes, length.data(), sorted_length.data(), identity.data(), perm_.data(), rows, windows,
+                window.data(), window.data() + 1, stream);
+          },
+          stream);
+    }
+
+    // Slice widths and pointers, then the refusal rule before the slots are allocated.
+    slices_ = (rows + c_ - 1) / c_;
+    width_ = DeviceBuffer<Index>(static_cast<std::size_t>(slices_));
+    slice_ptr_ = DeviceBuffer<long long>(static_cast<std::size_t>(slices_) + 1);
+    slice_widths_kernel<<<grid_for(slices_ + 1, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+        sorted_length.data(), slices_, c_, width_.data(), slice_ptr_.data());
+    SPMV_CHECK_LAUNCH("slice_widths_kernel");
+    format::run_cub_at_plan_time(
+        [&](void* temp, std::size_t& bytes) {
+          return cub::DeviceScan::ExclusiveSum(temp, bytes, slice_ptr_.data(), slices_ + 1, stream);
+        },
+        stream);
+    const long long slots = format::read_device_value(slice_ptr_.data() + slices_, stream);
+    format::check_padded_size<Index>("SELL", static_cast<long double>(slots), a.nnz, options,
+                                     "a smaller sell_c, a larger sell_sigma, hyb or a CSR algorithm");
+
+    col_idx_ = DeviceBuffer<Index>(static_cast<std::size_t>(slots));
+    values_ = DeviceBuffer<Value>(static_cast<std::size_t>(slots));
+    const long long positions = slices_ * c_;
+    fill_sell_kernel<<<grid_for(positions, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+        a, perm_.data(), log2_of(c_), positions, width_.data(), slice_ptr_.data(), col_idx_.data(), values_.data());
+    SPMV_CHECK_LAUNCH("fill_sell_kernel");
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // the temporaries are freed on return
+  }
+
+  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+    sell_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, log2_of(c_), perm_.data(), width_.data(),
+                                                                slice_ptr_.data(), col_idx_.data(), values_.data(),
+                                                                alpha, x, beta, y);
+    SPMV_CHECK_LAUNCH("sell_kernel");
+  }
+  std::string policy() const override {
+    return "block=" + std::to_string(block_) + " C=" + std::to_string(c_) + " sigma=" + std::to_string(sigma_) +
+           " slices=" + std::to_string(slices_) + " unroll=" + std::to_string(format::kSlotUnroll);
+  }
+  std::size_t extra_bytes() const override {
+    return perm_.bytes() + width_.bytes() + slice_ptr_.bytes() + col_idx_.bytes() + values_.bytes();
+  }
+
+ private:
+  Index rows_;
+  int block_;
+  int c_;
+  int sigma_;
+  long long slices_ = 0;
+  DeviceBuffer<Index> perm_;           // rows: perm[p] = original row at sorted position p
+  DeviceBuffer<Index> width_;          // slices: slots per row in each slice
+  DeviceBuffer<long long> slice_ptr_;  // slices + 1: first slot of each slice
+  DeviceBuffer<Index> col_idx_;        // slot k of lane l in slice s at slice_ptr[s] + k * C + l; -1 = padding
+  DeviceBuffer<Value> values_;         // same layout; padding holds 0
+};
+
+}  // namespace
+
+template <class Value, class Index>
+AlgorithmPtr<Value, Index> make_sell(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+                                     cudaStream_t stream) {
+  if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::Sell, op);
+  return std::make_unique<Sell<Value, Index>>(matrix, options, stream);
+}
+
 SPMV_INSTANTIATE_FACTORY(make_sell)
+
 }  // namespace spmv::cuda
