@@ -1,7 +1,7 @@
 // Cooperative CSR (Reguly & Giles, "Efficient sparse matrix-vector multiplication on cache-based
 // GPUs", InPar 2012): `coop` threads share a row, a group of coop threads handles `repeat` rows of its
 // block's tile, and the three parameters (coop, repeat, block size) come from a fixed rule of the
-// matrix's mean row length and row count (§IV, the "fixed rule" that needs no run-time tuning).
+// matrix's mean row length and row count (the paper's "fixed rule", which needs no run-time tuning).
 // The row walk and reduction are the shared sub-warp ones (warp_row.cuh, warp_reduce.cuh):
 // shuffles instead of the paper's shared-memory reduction, and unrolled loads for Hopper.
 #include <algorithm>
@@ -17,7 +17,7 @@
 namespace spmv::cuda {
 namespace {
 
-// The fixed rule's constants (Reguly & Giles §IV).
+// The fixed rule's constants (Reguly & Giles).
 // Threads per block.
 constexpr int kFixedBlockSize = 128;
 // coop = the power of two at or above sqrt(mean row length), clamped to [kMinCoop, kMaxCoop]: long

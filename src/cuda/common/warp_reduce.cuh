@@ -22,7 +22,8 @@ __device__ __forceinline__ unsigned subwarp_mask() {
 }
 
 // Sum over the W lanes of the calling sub-warp; every lane receives the total (xor butterfly, log2 W
-// shuffles). All W lanes must call it.
+// shuffles, as many as cub::WarpReduce's shuffle path, without its shared TempStorage per logical
+// warp). All W lanes must call it.
 template <int W, class Value>
 __device__ __forceinline__ Value subwarp_sum(Value v) {
   if constexpr (W > 1) {
