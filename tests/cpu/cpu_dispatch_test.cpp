@@ -1,0 +1,201 @@
+// The CPU dispatch layer: Auto, the offered list, refusals, argument checks, Options.threads and
+// Options.column_span, and ColumnChunked's sorted copy of unsorted input.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/zoo.hpp"
+#include "spmv/cpu.hpp"
+#include "spmv/error.hpp"
+#include "spmv/generators.hpp"
+#include "spmv/operator.hpp"
+
+namespace spmv::test {
+namespace {
+
+using Matrix = CsrMatrix<double, std::int32_t>;
+
+std::vector<double> random_vector(std::size_t n, std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<double> v(n);
+  for (auto& e : v) e = rng.symmetric();
+  return v;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(CpuDispatch, OffersTheCpuAlgorithmsForBothOperations) {
+  for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+    const auto list = backend_algorithms(Backend::Cpu, op);
+    for (Algorithm a : {Algorithm::Reference, Algorithm::RowLoop, Algorithm::ColumnChunked, Algorithm::MergeParallel,
+                        Algorithm::Coo, Algorithm::Ell, Algorithm::EllR, Algorithm::EllRVector, Algorithm::Dia,
+                        Algorithm::Hyb, Algorithm::Sell})
+      EXPECT_NE(std::find(list.begin(), list.end(), a), list.end()) << to_string(a);
+    for (Algorithm a : list) {
+      EXPECT_NE(a, Algorithm::Auto);
+      EXPECT_TRUE(a != Algorithm::CsrScalar && a != Algorithm::CusparseCsrAlg1) << to_string(a);
+    }
+  }
+}
+
+TEST(CpuDispatch, AutoPicksRowLoopForTinyAndMergeParallelOtherwise) {
+  const auto tiny = convert<double, std::int32_t>(gen::poisson2d(8));     // 288 nonzeros
+  const auto large = convert<double, std::int32_t>(gen::poisson2d(100));  // 49,600 nonzeros
+  for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+    auto small_op = make_cpu_operator(tiny, Algorithm::Auto, op);
+    EXPECT_EQ(small_op->algorithm(), Algorithm::RowLoop);
+    EXPECT_TRUE(contains(small_op->policy(), "auto(nnz=288 < ")) << small_op->policy();
+    auto large_op = make_cpu_operator(large, Algorithm::Auto, op);
+    EXPECT_EQ(large_op->algorithm(), Algorithm::MergeParallel);
+    EXPECT_TRUE(contains(large_op->policy(), "auto(nnz=49600 >= ")) << large_op->policy();
+    EXPECT_EQ(large_op->operation(), op);
+    EXPECT_EQ(large_op->backend(), Backend::Cpu);
+  }
+}
+
+TEST(CpuDispatch, UnofferedAlgorithmIsUnsupportedAndNamesTheOfferedOnes) {
+  const auto a = convert<double, std::int32_t>(gen::poisson2d(4));
+  for (Algorithm alg : {Algorithm::CsrScalar, Algorithm::MergePath, Algorithm::TransposeAtomic,
+                        Algorithm::CusparseCsrAlg2}) {
+    try {
+      make_cpu_operator(a, alg, Operation::NonTranspose);
+      ADD_FAILURE() << to_string(alg) << " was accepted";
+    } catch (const Unsupported& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(contains(what, std::string(to_string(alg)))) << what;
+      EXPECT_TRUE(contains(what, "merge-parallel") && contains(what, "row-loop")) << what;
+    }
+  }
+}
+
+TEST(CpuDispatch, InvalidMatrixIsRejectedBeforeAnything) {
+  Matrix a = convert<double, std::int32_t>(gen::poisson2d(4));
+  a.col_idx[3] = a.cols;
+  EXPECT_THROW(make_cpu_operator(a, Algorithm::MergeParallel, Operation::NonTranspose), InvalidArgument);
+  EXPECT_THROW(make_cpu_operator(a, Algorithm::CsrScalar, Operation::NonTranspose), InvalidArgument);
+  a = convert<double, std::int32_t>(gen::poisson2d(4));
+  a.row_ptr.pop_back();
+  EXPECT_THROW(make_cpu_operator(a, Algorithm::Auto, Operation::Transpose), InvalidArgument);
+}
+
+TEST(CpuDispatch, SizeMismatchIsInvalidArgumentForEveryAlgorithm) {
+  const auto a = convert<double, std::int32_t>(gen::random_uniform(30, 20, 3, 1));  // 30 x 20
+  for (Operation op : {Operation::NonTranspose, Operation::Transpose})
+    for (Algorithm alg : backend_algorithms(Backend::Cpu, op)) {
+      auto oper = make_cpu_operator(a, alg, op);
+      const std::size_t nx = op == Operation::NonTranspose ? 20 : 30, ny = op == Operation::NonTranspose ? 30 : 20;
+      std::vector<double> x(nx, 1.0), y(ny, 0.0), x_long(nx + 1, 1.0), y_short(ny - 1, 0.0);
+      EXPECT_NO_THROW(oper->apply(1.0, x, 0.0, y)) << to_string(alg);
+      EXPECT_THROW(oper->apply(1.0, x_long, 0.0, y), InvalidArgument) << to_string(alg);
+      EXPECT_THROW(oper->apply(1.0, x, 0.0, y_short), InvalidArgument) << to_string(alg);
+      // x and y swapped (the sizes of the other operation)
+      EXPECT_THROW(oper->apply(1.0, y, 0.0, x), InvalidArgument) << to_string(alg);
+      Timing t;
+      EXPECT_THROW(t = oper->time(1.0, x_long, 0.0, y, {}), InvalidArgument) << to_string(alg);
+    }
+}
+
+TEST(CpuDispatch, ThreadsOptionSetsTheTeamAndIsRestored) {
+  const auto a = convert<double, std::int32_t>(gen::rmat(10, 8, 3));
+  const auto x = random_vector(static_cast<std::size_t>(a.cols), 4);
+  const int before = omp_get_max_threads();
+  for (Operation op : {Operation::NonTranspose, Operation::Transpose})
+    for (int threads : {1, 3}) {
+      Options options;
+      options.threads = threads;
+      for (Algorithm alg : {Algorithm::MergeParallel, Algorithm::ColumnChunked}) {
+        auto oper = make_cpu_operator(a, alg, op, options);
+        EXPECT_TRUE(contains(oper->policy(), "threads=" + std::to_string(threads))) << oper->policy();
+        std::vector<double> y(x.size()), want(x.size());
+        oper->apply(1.0, x, 0.0, y);
+        cpu::reference<double, std::int32_t>(a, op, 1.0, x, 0.0, want);
+        for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-12) << to_string(alg) << " row " << i;
+      }
+      // Every kernel, including the format kernels and Eigen, runs inside the pinned team size.
+      for (Algorithm alg : backend_algorithms(Backend::Cpu, op)) {
+        std::unique_ptr<Operator<double, std::int32_t>> oper;
+        try {
+          oper = make_cpu_operator(a, alg, op, options);
+        } catch (const Unsupported&) {
+          continue;  // padded formats refuse this power-law matrix
+        }
+        std::vector<double> y(x.size());
+        oper->apply(1.0, x, 0.0, y);
+        EXPECT_EQ(omp_get_max_threads(), before) << to_string(alg) << " did not restore the thread count";
+      }
+    }
+  // The default (0) follows OpenMP.
+  auto oper = make_cpu_operator(a, Algorithm::MergeParallel, Operation::NonTranspose);
+  EXPECT_TRUE(contains(oper->policy(), "threads=" + std::to_string(before))) << oper->policy();
+}
+
+TEST(CpuDispatch, MergeParallelTransposeWorkspaceIsReported) {
+  const auto a = convert<double, std::int32_t>(gen::random_uniform(50, 70, 4, 5));
+  Options options;
+  options.threads = 4;
+  auto t = make_cpu_operator(a, Algorithm::MergeParallel, Operation::Transpose, options);
+  EXPECT_GE(t->extra_bytes(), 4u * 70u * sizeof(double));  // a private y per thread
+  EXPECT_TRUE(contains(t->policy(), "private-y-per-thread")) << t->policy();
+  auto n = make_cpu_operator(a, Algorithm::MergeParallel, Operation::NonTranspose, options);
+  EXPECT_LT(n->extra_bytes(), 4u * 70u * sizeof(double));
+  EXPECT_GE(n->setup_ms(), 0.0);
+}
+
+TEST(CpuDispatch, ColumnChunkedSortsACopyOfUnsortedInput) {
+  const auto& unsorted = zoo_matrix("unsorted_columns");
+  const auto a = convert<double, std::int32_t>(unsorted);
+  ASSERT_FALSE(is_canonical(a));
+  const auto before = a;
+  for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+    Options options;
+    options.column_span = 100;  // 12 chunks over 1200 columns
+    auto oper = make_cpu_operator(a, Algorithm::ColumnChunked, op, options);
+    EXPECT_TRUE(contains(oper->policy(), "sorted-copy")) << oper->policy();
+    EXPECT_TRUE(contains(oper->policy(), "span=100 chunks=12")) << oper->policy();
+    const auto nx = static_cast<std::size_t>(op == Operation::NonTranspose ? a.cols : a.rows);
+    const auto ny = static_cast<std::size_t>(op == Operation::NonTranspose ? a.rows : a.cols);
+    const auto x = random_vector(nx, 6);
+    auto y = random_vector(ny, 7), want = y;
+    oper->apply(-0.5, x, 2.0, y);
+    cpu::reference<double, std::int32_t>(a, op, -0.5, x, 2.0, want);
+    for (std::size_t i = 0; i < ny; ++i) ASSERT_NEAR(y[i], want[i], 1e-12) << "row " << i;
+  }
+  // The caller's matrix is untouched.
+  EXPECT_EQ(a.col_idx, before.col_idx);
+  EXPECT_EQ(a.values, before.values);
+  // Sorted input is used as it is.
+  auto sorted = make_cpu_operator(convert<double, std::int32_t>(gen::poisson2d(10)), Algorithm::ColumnChunked,
+                                  Operation::NonTranspose);
+  EXPECT_FALSE(contains(sorted->policy(), "sorted-copy")) << sorted->policy();
+  EXPECT_TRUE(contains(sorted->policy(), "span=100 chunks=1")) << sorted->policy();  // span clamped to cols
+}
+
+TEST(CpuDispatch, ColumnChunkedDefaultSpanFillsTheChunkBytes) {
+  const auto a = convert<float, std::int32_t>(gen::random_uniform(10, 1 << 20, 2, 8));
+  auto oper = make_cpu_operator(a, Algorithm::ColumnChunked, Operation::NonTranspose);
+  EXPECT_TRUE(contains(oper->policy(), "span=" + std::to_string(cpu::kColumnChunkBytes / sizeof(float)) + " chunks=4"))
+      << oper->policy();
+}
+
+TEST(CpuDispatch, TimeRuns) {
+  const auto a = convert<double, std::int32_t>(gen::poisson2d(30));
+  auto oper = make_cpu_operator(a, Algorithm::MergeParallel, Operation::NonTranspose);
+  const auto x = random_vector(static_cast<std::size_t>(a.cols), 1);
+  std::vector<double> y(static_cast<std::size_t>(a.rows), 3.0);
+  TimingOptions options;
+  options.warmup = 1;
+  options.repetitions = 3;
+  options.min_sample_ms = 0.1;
+  const Timing t = oper->time(1.0, x, 1.0, y, options);
+  EXPECT_GT(t.median_ms, 0.0);
+  EXPECT_LE(t.min_ms, t.median_ms);
+  EXPECT_EQ(t.repetitions, 3);
+}
+
+}  // namespace
+}  // namespace spmv::test
