@@ -3,9 +3,9 @@
 // Irregular Matrices", HiPC'15). Consecutive rows are packed into row blocks whose nonzeros fit a
 // shared-memory tile; one CUDA block per row block runs
 //   CSR-stream  (several rows): products streamed coalesced into shared memory, then reduced per row
-//               (SC'14 §IV-A; HiPC'15 §III-A: several threads per row when the block holds few rows);
-//   CSR-vector  (one row): the whole block strides the row, cub::BlockReduce (SC'14 §IV-B);
-//   CSR-VectorL (one very long row, HiPC'15 §III-B): the row is split into chunks, one CUDA block
+//               (SC'14 CSR-Stream; HiPC'15: several threads per row when the block holds few rows);
+//   CSR-vector  (one row): the whole block strides the row, cub::BlockReduce (SC'14 CSR-Vector);
+//   CSR-VectorL (one very long row, HiPC'15): the row is split into chunks, one CUDA block
 //               each, whose partial sums are atomically added into y.
 // Row blocks are built on the device (the SC'14 procedure is a sequential greedy walk; see
 // row_block_weight for the parallel rule used here). docs/algorithms/csr_adaptive.md has the details.
@@ -51,7 +51,7 @@ constexpr long long kLongRowChunk = kWindow<Value> * csr_adaptive_policy(sizeof(
 constexpr int kSetupBlock = 256;
 
 // Number of CUDA blocks whose work starts at row r (0 when r continues the previous row block).
-// Parallel replacement for the SC'14 greedy walk (its Algorithm 2), computed independently per row:
+// Parallel replacement for the SC'14 greedy (sequential) row-block walk, computed independently per row:
 //  - a row longer than the chunk length is split into ceil(length / chunk) CSR-VectorL blocks;
 //  - a row longer than the window is a CSR-vector block of its own;
 //  - otherwise rows are grouped by the window their first nonzero falls in, and a group is cut every
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(Threads)
     const Index next_row = blocks[b + 1];
     const long long begin = a.row_ptr[first_row];
     if (next_row - first_row > 1) {
-      // CSR-stream (SC'14 §IV-A): coalesced products into shared memory, then per-row reduction.
+      // CSR-Stream (SC'14): coalesced products into shared memory, then per-row reduction.
       const long long end = a.row_ptr[next_row];
       const long long base = stage_range(smem.products, products, begin, end, tid, Threads);
       __syncthreads();
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(Threads)
       const long long end = a.row_ptr[first_row + 1];
       const long long length = end - begin;
       if (length > kChunk) {
-        // CSR-VectorL (HiPC'15 §III-B): this block's chunk is its distance from the row's first block.
+        // CSR-VectorL (HiPC'15): this block's chunk is its distance from the row's first block.
         const long long chunks = (length + kChunk - 1) / kChunk;
         long long lo = b - (chunks - 1) > 0 ? b - (chunks - 1) : 0, hi = b;
         while (lo < hi) {
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(Threads)
             BlockReduce(smem.reduce).Sum(range_sum<Value>(products, chunk_begin, chunk_end, tid, Threads));
         if (tid == 0) atomicAdd(y + first_row, alpha * partial);  // y[row] was scaled by beta first
       } else {
-        // CSR-vector (SC'14 §IV-B): the whole block on one row.
+        // CSR-Vector (SC'14): the whole block on one row.
         const Value sum = BlockReduce(smem.reduce).Sum(range_sum<Value>(products, begin, end, tid, Threads));
         if (tid == 0) y[first_row] = axpby(alpha, sum, beta, y, first_row);
       }

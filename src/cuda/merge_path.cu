@@ -1,13 +1,14 @@
 // Merge-based SpMV (Merrill & Garland, "Merge-based Parallel Sparse Matrix-Vector Multiplication",
 // SC'16, §4), structured like CUB's former DeviceSpmv (AgentSpmv + segment fix-up):
 //  - the merge path of (row end offsets, nonzero indices), rows + nnz steps, is cut into tiles of
-//    block_threads * items_per_thread steps; the tile boundaries are found once at plan time (§4.1);
+//    block_threads * items_per_thread steps; the tile boundaries are found once at plan time by the
+//    diagonal search (§4.1);
 //  - a block stages its tile's row end offsets and products in shared memory, each thread finds its
 //    start with a diagonal search in shared memory and consumes items_per_thread steps, emitting the
-//    rows it finishes and carrying out a partial (row, sum) (§4.2);
+//    rows it finishes and carrying out a partial (row, sum);
 //  - the carry-outs are fixed up within the block by a cub::BlockScan reduce-by-key over (row, sum)
 //    pairs, rows finished in the tile are written to y coalesced, and the tile's own carry-out (the
-//    partial sum of the row still open at its end) goes to a workspace (§4.3);
+//    partial sum of the row still open at its end) goes to a workspace;
 //  - a second small kernel adds alpha * carry into y for every tile carry-out.
 // Equal work per block whatever the row lengths: empty rows and one huge row are handled by
 // construction. docs/algorithms/merge_path.md has the details.
@@ -104,7 +105,7 @@ __global__ void __launch_bounds__(Threads)
     const int tile_rows = static_cast<int>(end.row - start.row);
     const int tile_nnz = static_cast<int>(end.nz - start.nz);
 
-    // §4.2: stage the tile's row ends relative to its first nonzero. Rows ending inside the tile end
+    // Stage the tile's row ends relative to its first nonzero. Rows ending inside the tile end
     // at most at tile_nnz; the open row's end (or nnz past the last row) is clamped to tile_nnz, which
     // keeps every comparison of the walk unchanged.
     for (int i = tid; i <= tile_rows; i += Threads) {
@@ -116,7 +117,7 @@ __global__ void __launch_bounds__(Threads)
     const int shift = static_cast<int>(start.nz - stage_range(values, products, start.nz, end.nz, tid, Threads));
     __syncthreads();
 
-    // §4.1 within the tile: this thread's first diagonal, then its steps along the path.
+    // Diagonal search (§4.1) within the tile for this thread's first step, then its steps along the path.
     const int tile_items = tile_rows + tile_nnz;
     const int diagonal = min(tid * kItems, tile_items);
     const int diagonal_end = min(diagonal + kItems, tile_items);
@@ -142,7 +143,7 @@ __global__ void __launch_bounds__(Threads)
       }
     }
 
-    // §4.3: reduce-by-key over the threads' carry-outs; `prefix` is the sum of the earlier threads'
+    // Carry fix-up: reduce-by-key over the threads' carry-outs; `prefix` is the sum of the earlier threads'
     // carries into the row this thread starts in, `tile_carry` the open row at the tile end.
     Carry prefix, tile_carry;
     BlockScan(scan).ExclusiveScan(Carry{row, running}, prefix, Carry{-1, Value(0)}, ReduceByRow{}, tile_carry);

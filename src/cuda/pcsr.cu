@@ -1,7 +1,7 @@
 // PCSR (He & Gao, "A Novel CSR-Based Sparse Matrix-Vector Multiplication on GPUs", Mathematical
-// Problems in Engineering 2016, §3): two kernels. Kernel 1 multiplies every nonzero by its x entry
-// into a products array (fully coalesced, §3.1); kernel 2 reduces row segments of that array through
-// shared memory (§3.2). Here kernel 2 works on fixed tiles of `tile` products: each block stages one
+// Problems in Engineering 2016, article 8471283): two kernels. Kernel 1 multiplies every nonzero by its x entry
+// into a products array (fully coalesced); kernel 2 reduces row segments of that array through
+// shared memory. Here kernel 2 works on fixed tiles of `tile` products: each block stages one
 // tile and reduces the rows that *start* in it (CSR-stream style, several threads per row when the tile
 // holds few rows); the last such row may run past the tile, and the block reduces the rest of it from
 // the products array in global memory. Every row is written exactly once, by the block holding its
@@ -46,7 +46,7 @@ __global__ void pcsr_tile_rows_kernel(const Index* row_ptr, Index rows, long lon
     tile_rows[t] = t == num_tiles ? rows : lower_bound_index(row_ptr, rows, t * tile);
 }
 
-// Kernel 1 (§3.1): products[k] = values[k] * x[col_idx[k]], vector loads and stores where aligned.
+// Kernel 1: products[k] = values[k] * x[col_idx[k]], vector loads and stores where aligned.
 template <class Value, class Index>
 __global__ void pcsr_products_kernel(CsrProducts<Value, Index> products, Value* __restrict__ out) {
   constexpr int width = CsrProducts<Value, Index>::width;
@@ -67,7 +67,7 @@ __global__ void pcsr_products_kernel(CsrProducts<Value, Index> products, Value* 
   }
 }
 
-// Kernel 2 (§3.2): one block per tile of products (grid-stride over tiles).
+// Kernel 2: one block per tile of products (grid-stride over tiles).
 template <int Threads, class Value, class Index>
 __global__ void __launch_bounds__(Threads)
     pcsr_reduce_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ tile_rows, long long num_tiles,

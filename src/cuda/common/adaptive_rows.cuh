@@ -19,9 +19,9 @@ __device__ __forceinline__ Index lower_bound_index(const Index* a, Index n, long
   return lo;
 }
 
-// CSR-stream reduction (Greathouse & Daga, SC'14 §IV-A): rows [first_row, first_row + n_rows) whose
-// products are in s[row_ptr[r] - base, row_ptr[r + 1] - base). Following Daga & Greathouse, HiPC'15
-// §III-A, a power-of-two group of `lanes` threads shares a row when the block holds fewer rows than
+// CSR-stream reduction (Greathouse & Daga, SC'14): rows [first_row, first_row + n_rows) whose
+// products are in s[row_ptr[r] - base, row_ptr[r + 1] - base). Following Daga & Greathouse, HiPC'15,
+// a power-of-two group of `lanes` threads shares a row when the block holds fewer rows than
 // threads (lanes = Threads / n_rows rounded down, at most a warp, reduced with shuffles); with many
 // rows each thread reduces whole rows serially. emit(row, sum) runs once per row on one thread.
 // Every lane of every warp runs the same number of shuffles, so the full-warp masks are valid.
