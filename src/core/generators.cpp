@@ -102,10 +102,18 @@ Matrix guarded(const char* gen, F&& f) {
   }
 }
 
-// k distinct values of [0, n), sorted, into `out`. Draw, sort, dedupe, top up; above n / 2 the
-// complement is drawn instead, so the expected number of draws stays below 2k.
+// Reusable buffers of sample_distinct (one set per generator call).
+struct SampleScratch {
+  std::vector<std::int64_t> excluded;  // the complement's draw
+  std::vector<char> marked;            // bitmap path: one byte per candidate, all zero between calls
+};
+
+// k distinct values of [0, n), sorted, into `out`; the expected number of draws stays below 2k.
+// Above n / 2 the complement is drawn instead. Dense requests (16k >= n) mark draws in a byte map and
+// scan it (O(n) = O(16k)); sparse ones draw k, sort, dedupe and top up, sorting and merging only the
+// new draws.
 void sample_distinct(Rng& rng, std::int64_t n, std::int64_t k, std::vector<std::int64_t>& out,
-                     std::vector<std::int64_t>& scratch) {
+                     SampleScratch& scratch) {
   out.clear();
   if (k <= 0) return;
   if (k >= n) {
@@ -113,22 +121,46 @@ void sample_distinct(Rng& rng, std::int64_t n, std::int64_t k, std::vector<std::
     std::iota(out.begin(), out.end(), std::int64_t{0});
     return;
   }
+  const auto draw = [&] { return static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n))); };
   if (2 * k > n) {
-    sample_distinct(rng, n, n - k, scratch, out);
-    out.clear();
+    std::vector<std::int64_t> excluded;
+    excluded.swap(scratch.excluded);
+    sample_distinct(rng, n, n - k, excluded, scratch);
     std::size_t e = 0;
     for (std::int64_t j = 0; j < n; ++j) {
-      if (e < scratch.size() && scratch[e] == j)
+      if (e < excluded.size() && excluded[e] == j)
         ++e;
       else
         out.push_back(j);
     }
+    excluded.swap(scratch.excluded);
     return;
   }
+  if (16 * k >= n) {
+    auto& marked = scratch.marked;
+    if (static_cast<std::int64_t>(marked.size()) < n) marked.resize(static_cast<std::size_t>(n), 0);
+    for (std::int64_t have = 0; have < k;) {
+      const std::int64_t j = draw();
+      if (!marked[j]) {
+        marked[j] = 1;
+        ++have;
+      }
+    }
+    for (std::int64_t j = 0; j < n; ++j)
+      if (marked[j]) {
+        out.push_back(j);
+        marked[j] = 0;
+      }
+    return;
+  }
+  for (std::int64_t i = 0; i < k; ++i) out.push_back(draw());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   while (static_cast<std::int64_t>(out.size()) < k) {
-    for (auto i = static_cast<std::int64_t>(out.size()); i < k; ++i)
-      out.push_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n))));
-    std::sort(out.begin(), out.end());
+    const auto middle = static_cast<std::ptrdiff_t>(out.size());
+    for (auto i = static_cast<std::int64_t>(out.size()); i < k; ++i) out.push_back(draw());
+    std::sort(out.begin() + middle, out.end());
+    std::inplace_merge(out.begin(), out.begin() + middle, out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
 }
@@ -216,7 +248,8 @@ Matrix random_uniform(std::int64_t rows, std::int64_t cols, std::int64_t per_row
     a.col_idx.reserve(static_cast<std::size_t>(rows * per_row));
     a.values.reserve(static_cast<std::size_t>(rows * per_row));
     Rng rng(seed);
-    std::vector<std::int64_t> row, scratch;
+    std::vector<std::int64_t> row;
+    SampleScratch scratch;
     for (std::int64_t r = 0; r < rows; ++r) {
       sample_distinct(rng, cols, per_row, row, scratch);
       append_random_row(a, rng, row);
@@ -242,16 +275,25 @@ Matrix rmat(int scale, std::int64_t edge_factor, std::uint64_t seed, double a, d
   return guarded(gen, [&] {
     const std::int64_t n = std::int64_t{1} << scale;
     const std::int64_t edges = edge_factor * n;
-    const double ab = a + b, abc = a + b + c;
+    // Each level draws 32 random bits (two levels per 64-bit output, half the generator calls), compared
+    // with the cumulative probabilities scaled to 2^32: 2^-32 resolution is far below any meaningful a, b, c.
+    const auto threshold = [](double p) {
+      return static_cast<std::uint64_t>(std::min(std::floor(std::ldexp(p, 32)), std::ldexp(1.0, 32)));
+    };
+    const std::uint64_t ta = threshold(a), tab = threshold(a + b), tabc = threshold(a + b + c);
     Rng rng(seed);
     std::vector<std::uint64_t> packed(static_cast<std::size_t>(edges));
     for (auto& e : packed) {
-      std::uint64_t r = 0, col = 0;
+      std::uint64_t r = 0, col = 0, bits = 0;
       for (int level = 0; level < scale; ++level) {
-        const double u = rng.uniform();
-        const std::uint64_t rbit = u >= ab, cbit = (u >= a && u < ab) || u >= abc;
-        r = (r << 1) | rbit;
-        col = (col << 1) | cbit;
+        if ((level & 1) == 0) bits = rng.next();
+        const std::uint64_t u = bits & 0xffffffffULL;
+        bits >>= 32;
+        // quadrant q = number of thresholds <= u: 0 = (0,0), 1 = (0,1), 2 = (1,0), 3 = (1,1); branch-free
+        // because the four outcomes are unpredictable
+        const std::uint64_t q = static_cast<std::uint64_t>(u >= ta) + (u >= tab) + (u >= tabc);
+        r = (r << 1) | (q >> 1);
+        col = (col << 1) | (q & 1);
       }
       e = (r << 32) | col;
     }
@@ -338,7 +380,8 @@ Matrix long_rows(std::int64_t rows, std::int64_t cols, std::int64_t long_rows, s
     a.col_idx.reserve(static_cast<std::size_t>(nnz));
     a.values.reserve(static_cast<std::size_t>(nnz));
     Rng rng(seed);
-    std::vector<std::int64_t> row, scratch;
+    std::vector<std::int64_t> row;
+    SampleScratch scratch;
     std::int64_t next_long = 0;  // index k of the next long row, at spread_row(k)
     for (std::int64_t r = 0; r < rows; ++r) {
       const bool is_long = next_long < long_rows && spread_row(next_long, rows, long_rows) == r;
@@ -367,7 +410,8 @@ Matrix mostly_empty(std::int64_t rows, std::int64_t cols, double nonempty_fracti
     a.col_idx.reserve(expected);
     a.values.reserve(expected);
     Rng rng(seed);
-    std::vector<std::int64_t> row, scratch;
+    std::vector<std::int64_t> row;
+    SampleScratch scratch;
     for (std::int64_t r = 0; r < rows; ++r) {
       // one Bernoulli(nonempty_fraction) draw per row, so the count of nonempty rows is binomial
       if (rng.uniform() < nonempty_fraction) {
@@ -403,7 +447,8 @@ Matrix dense_rows(std::int64_t n, std::int64_t dense_rows, double dense_fraction
     a.col_idx.reserve(static_cast<std::size_t>(nnz));
     a.values.reserve(static_cast<std::size_t>(nnz));
     Rng rng(seed);
-    std::vector<std::int64_t> row, scratch;
+    std::vector<std::int64_t> row;
+    SampleScratch scratch;
     std::int64_t next_dense = 0;
     for (std::int64_t i = 0; i < n; ++i) {
       const bool is_dense = next_dense < dense_rows && spread_row(next_dense, n, dense_rows) == i;

@@ -54,10 +54,18 @@ TEST(Generators, Poisson2dShapeAndValues) {
       const int expected = 5 - (x == 0) - (x == n - 1) - (y == 0) - (y == n - 1);
       EXPECT_EQ(len(a, i), expected) << "row " << i;
       EXPECT_EQ(at(a, i, i), 4.0);
-      if (x > 0) EXPECT_EQ(at(a, i, i - 1), -1.0);
-      if (y > 0) EXPECT_EQ(at(a, i, i - n), -1.0);
-      if (x + 1 < n) EXPECT_EQ(at(a, i, i + 1), -1.0);
-      if (y + 1 < n) EXPECT_EQ(at(a, i, i + n), -1.0);
+      if (x > 0) {
+        EXPECT_EQ(at(a, i, i - 1), -1.0);
+      }
+      if (y > 0) {
+        EXPECT_EQ(at(a, i, i - n), -1.0);
+      }
+      if (x + 1 < n) {
+        EXPECT_EQ(at(a, i, i + 1), -1.0);
+      }
+      if (y + 1 < n) {
+        EXPECT_EQ(at(a, i, i + n), -1.0);
+      }
     }
   EXPECT_TRUE(is_symmetric(a));
   // no wrap-around between the end of one grid line and the start of the next
