@@ -51,7 +51,7 @@ TEST(CudaPlan, GraphCaptureAndReplay) {
       spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), alg, op, {}, stream);
       const auto x = random_vector(plan.x_size(), 1);
       const auto y0 = random_vector(plan.y_size(), 2);
-      spmv::cuda::DeviceBuffer<double> d_x(std::span<const double>(x)), d_y(std::span<const double>(y0));
+      spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{std::span<const double>(y0)};
       const double alpha = 0.5, beta = -1.0;
       cudaGraph_t graph;
       ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
@@ -89,7 +89,7 @@ TEST(CudaPlan, DegenerateShapesScaleY) {
       for (Algorithm alg : spmv::backend_algorithms(spmv::Backend::Cuda, op)) {
         spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), alg, op);
         std::vector<double> y(plan.y_size(), std::numeric_limits<double>::quiet_NaN());
-        spmv::cuda::DeviceBuffer<double> d_x(plan.x_size()), d_y(std::span<const double>(y));
+        spmv::cuda::DeviceBuffer<double> d_x(plan.x_size()), d_y{std::span<const double>(y)};
         plan.apply(1.0, d_x.data(), 0.0, d_y.data());  // beta = 0 overwrites NaN with 0
         for (double v : d_y.to_host()) ASSERT_EQ(v, 0.0) << spmv::to_string(alg);
         std::vector<double> y2(plan.y_size(), 3.0);
