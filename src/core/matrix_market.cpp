@@ -29,9 +29,10 @@ enum class Symmetry { General, Symmetric, Skew };  // "hermitian" on real data r
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
-// Below this many bytes of entries a single thread is used: forking threads and concatenating their
-// pieces costs more than it saves (on a 2-core Xeon, 4 MiB parse in ~25 ms sequentially).
-constexpr std::size_t kParallelMinBytes = std::size_t{4} << 20;
+// Each thread of the parallel parse gets at least this much text: 2 MiB take ~5 ms on one core
+// (~400 MB/s measured on the 2-core dev VM), far above the fork/join and concatenation overhead, which
+// on a loaded machine reaches milliseconds per parallel region.
+constexpr std::size_t kMinBytesPerThread = std::size_t{2} << 20;
 
 // The shortest possible lines ("1 1\n", "0\n") bound how many entries a text can hold; reservations
 // never exceed that bound, whatever the size line declares.
@@ -475,9 +476,11 @@ bool parse_coordinate_chunks(const Preamble& pre, const char* begin, const char*
   std::vector<Entries> parts(static_cast<std::size_t>(chunks));
   std::vector<RangeStatus> status(static_cast<std::size_t>(chunks));
   std::vector<std::exception_ptr> thrown(static_cast<std::size_t>(chunks));
+  // Chunks (and so results) do not depend on the thread count; small texts stay on one thread.
   int threads = 1;
 #ifdef _OPENMP
-  threads = std::max(1, std::min(chunks, omp_get_max_threads()));
+  const auto by_size = static_cast<int>(std::min<std::size_t>(bytes / kMinBytesPerThread, 1024));
+  threads = std::max(1, std::min({chunks, omp_get_max_threads(), by_size}));
 #endif
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
   for (int k = 0; k < chunks; ++k) {
@@ -520,7 +523,9 @@ bool parse_coordinate_chunks(const Preamble& pre, const char* begin, const char*
 
 int automatic_chunks(std::size_t data_bytes) {
 #ifdef _OPENMP
-  if (data_bytes >= kParallelMinBytes && !omp_in_parallel()) return omp_get_max_threads();
+  if (!omp_in_parallel())
+    return static_cast<int>(std::clamp<std::size_t>(data_bytes / kMinBytesPerThread, 1,
+                                                     static_cast<std::size_t>(omp_get_max_threads())));
 #else
   (void)data_bytes;
 #endif

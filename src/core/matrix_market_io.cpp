@@ -230,8 +230,8 @@ void format_coordinate(const CsrMatrix<Value, Index>& a, std::string& buf, Flush
       buf += ' ';
       append_number(buf, a.values[k]);
       buf += '\n';
+      if (buf.size() >= kWriteBuffer) flush(buf);
     }
-    if (buf.size() >= kWriteBuffer) flush(buf);
   }
 }
 

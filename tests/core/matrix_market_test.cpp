@@ -405,6 +405,23 @@ TEST(MatrixMarketChunks, AgreeWithSequentialOnRandomText) {
   }
 }
 
+TEST(MatrixMarketChunks, LargeTextRunsOnSeveralThreads) {
+  // Over 2 MiB per chunk, so that (with OpenMP) the chunks really run concurrently.
+  std::uint64_t seed = 11;
+  const int entries = 300000;
+  std::string text = "%%MatrixMarket matrix coordinate real symmetric\n100000 100000 " + std::to_string(entries) + "\n";
+  for (int k = 0; k < entries; ++k)
+    text += std::to_string(splitmix(seed) % 100000 + 1) + " " + std::to_string(splitmix(seed) % 100000 + 1) + " " +
+            std::to_string(static_cast<double>(splitmix(seed) % 1000000) * 1e-6) + "\n";
+  ASSERT_GT(text.size(), std::size_t{4} << 20);
+  const auto seq = detail::parse_matrix_market_chunks(text, "t.mtx", 1);
+  for (int chunks : {2, 3}) {
+    const auto par = detail::parse_matrix_market_chunks(text, "t.mtx", chunks);
+    EXPECT_TRUE(triplets(par.matrix) == triplets(seq.matrix)) << chunks << " chunks";
+  }
+  EXPECT_TRUE(triplets(parse_matrix_market(text).matrix) == triplets(seq.matrix));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Files: writer, gzip, standard streams, round trips
 
