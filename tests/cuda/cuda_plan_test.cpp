@@ -137,7 +137,8 @@ TEST(CudaErrors, FailedCallIsNamedAndOutOfMemoryLeavesNothing) {
   }
   cudaGetLastError();  // clear the sticky-free allocation error
   ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
-  EXPECT_EQ(free_before, free_after);
+  // Other allocations may be released meanwhile (free memory can grow), never lost.
+  EXPECT_GE(free_after, free_before);
 }
 
 TEST(CudaDevice, CopyBandwidthIsPlausible) {
