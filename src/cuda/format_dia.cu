@@ -93,9 +93,12 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
         col[u] = static_cast<long long>(row) + __ldg(offsets + d + u);
         v[u] = format::load_stream(values + (d + u) * rows + row);
       }
+      Value xv[kUnroll];  // gathered in a pass of their own so that the loads are not serialised by FMAs
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) xv[u] = col[u] >= 0 && col[u] < cols ? __ldg(x + col[u]) : Value(0);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
-        if (col[u] >= 0 && col[u] < cols) sum += v[u] * __ldg(x + col[u]);
+        if (col[u] >= 0 && col[u] < cols) sum += v[u] * xv[u];
     }
     for (; d < ndiag; ++d) {
       const long long col = static_cast<long long>(row) + __ldg(offsets + d);

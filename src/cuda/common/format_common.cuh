@@ -127,9 +127,12 @@ __device__ __forceinline__ Value strided_row_dot(const Index* __restrict__ col, 
       c[u] = load_stream(col + slot);
       v[u] = load_stream(val + slot);
     }
+    Value xv[kSlotUnroll];  // gathered in a pass of their own so that the loads are not serialised by FMAs
+#pragma unroll
+    for (int u = 0; u < kSlotUnroll; ++u) xv[u] = !kPadded || c[u] >= 0 ? __ldg(x + c[u]) : Value(0);
 #pragma unroll
     for (int u = 0; u < kSlotUnroll; ++u)
-      if (!kPadded || c[u] >= 0) sum += v[u] * __ldg(x + c[u]);
+      if (!kPadded || c[u] >= 0) sum += v[u] * xv[u];
   }
   for (; i < count; ++i) {
     const Index slot = first + i * step;
