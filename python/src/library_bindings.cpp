@@ -1,0 +1,333 @@
+#include "library_bindings.hpp"
+
+#include <fcntl.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "bench_runner.hpp"
+#include "cuda_support.hpp"
+#include "host_bandwidth.hpp"
+#include "matrix_core.hpp"
+#include "spmv/error.hpp"
+#include "spmv/generators.hpp"
+#include "spmv/matrix_market.hpp"
+#include "spmv/stats.hpp"
+#if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
+#include "spmv/device.hpp"
+#endif
+
+namespace spmv::python {
+namespace {
+
+constexpr bool kCudaBuilt =
+#if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
+    true;
+#else
+    false;
+#endif
+
+Backend backend_from(const std::string& device) {
+  if (device == "cpu") return Backend::Cpu;
+  if (device == "cuda") return Backend::Cuda;
+  throw InvalidArgument("unknown device '" + device + "'; expected 'cpu' or 'cuda'");
+}
+
+std::vector<std::string> algorithm_names(const std::string& device, bool transpose) {
+  std::vector<std::string> names;
+  for (Algorithm a : backend_algorithms(backend_from(device), transpose ? Operation::Transpose : Operation::NonTranspose))
+    names.emplace_back(to_string(a));
+  return names;
+}
+
+nb::dict stats_dict(const MatrixCore& core) {
+  const MatrixStats s = core.stats();
+  nb::dict d;  // the keys of `spmv info --json`, in its order
+  d["rows"] = s.rows;
+  d["cols"] = s.cols;
+  d["nnz"] = s.nnz;
+  d["row_mean"] = s.row_mean;
+  d["row_std"] = s.row_std;
+  d["row_min"] = s.row_min;
+  d["row_max"] = s.row_max;
+  d["empty_rows"] = s.empty_rows;
+  d["diagonals"] = s.diagonals;
+  d["ell_padding"] = s.ell_padding;
+  d["bandwidth"] = s.bandwidth;
+  d["symmetric"] = s.numerically_symmetric;
+  d["structurally_symmetric"] = s.structurally_symmetric;
+  d["numerically_symmetric"] = s.numerically_symmetric;
+  d["fits_int32"] = fits_index<std::int32_t>(s.rows, s.cols, s.nnz);
+  return d;
+}
+
+std::unique_ptr<MatrixCore> generate(const std::string& kind, const std::map<std::string, double>& params,
+                                     bool double_values, const nb::dict& options) {
+  const Options o = parse_options(options);
+  gen::Matrix a;
+  {
+    nb::gil_scoped_release release;
+    a = gen::generate(kind, params);
+  }
+  return make_matrix_core_narrowed(a, double_values, o);
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixCore> coo_to_core(const CooMatrix<double, std::int64_t>& coo, const Options& options) {
+  // Duplicates are summed, as Matrix Market readers conventionally do (and `spmv info` does).
+  return make_matrix_core(to_csr<Value, Index>(coo, Duplicates::Sum), options);
+}
+
+std::pair<std::unique_ptr<MatrixCore>, nb::dict> read_matrix_market_file(const std::string& path, bool double_values,
+                                                                          const nb::dict& options) {
+  const Options o = parse_options(options);
+  MatrixMarketFile file;
+  {
+    nb::gil_scoped_release release;
+    file = read_matrix_market(path);
+  }
+  const auto& coo = file.matrix;
+  // The entry count before summing duplicates bounds nnz, so 32-bit indices are chosen only when safe.
+  const bool fits32 = fits_index<std::int32_t>(coo.rows, coo.cols, coo.nnz());
+  std::unique_ptr<MatrixCore> core =
+      double_values ? (fits32 ? coo_to_core<double, std::int32_t>(coo, o) : coo_to_core<double, std::int64_t>(coo, o))
+                    : (fits32 ? coo_to_core<float, std::int32_t>(coo, o) : coo_to_core<float, std::int64_t>(coo, o));
+  nb::dict header;
+  header["format"] = file.header.format;
+  header["field"] = file.header.field;
+  header["stored_symmetry"] = file.header.symmetry;
+  return {std::move(core), header};
+}
+
+// spmv::cli::bench_matrix prints its table on stdout and failures on stderr; a library call keeps
+// quiet (the rows carry every message) by pointing both descriptors at /dev/null for its duration.
+// The GIL stays held meanwhile, so no Python thread writes into the void.
+class SilenceOutput {
+ public:
+  SilenceOutput() {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0) return;
+    saved_out_ = ::dup(STDOUT_FILENO);
+    saved_err_ = ::dup(STDERR_FILENO);
+    if (saved_out_ >= 0) ::dup2(null, STDOUT_FILENO);
+    if (saved_err_ >= 0) ::dup2(null, STDERR_FILENO);
+    ::close(null);
+  }
+  ~SilenceOutput() {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (saved_out_ >= 0) {
+      ::dup2(saved_out_, STDOUT_FILENO);
+      ::close(saved_out_);
+    }
+    if (saved_err_ >= 0) {
+      ::dup2(saved_err_, STDERR_FILENO);
+      ::close(saved_err_);
+    }
+  }
+  SilenceOutput(const SilenceOutput&) = delete;
+  SilenceOutput& operator=(const SilenceOutput&) = delete;
+
+ private:
+  int saved_out_ = -1, saved_err_ = -1;
+};
+
+// The algorithm list of `spmv bench --algo`: none given -> auto plus the backend's vendor baselines;
+// "all" -> every algorithm the backend offers for the operation; vendor baselines run first so that
+// the speed-up column is filled in.
+std::vector<Algorithm> select_algorithms(const std::vector<std::string>& names, Backend backend, Operation op) {
+  const auto offered = backend_algorithms(backend, op);
+  std::vector<Algorithm> chosen;
+  auto add = [&](Algorithm a) {
+    if (std::find(chosen.begin(), chosen.end(), a) == chosen.end()) chosen.push_back(a);
+  };
+  if (names.empty()) {
+    add(Algorithm::Auto);
+    for (Algorithm a : offered)
+      if (is_vendor(a)) add(a);
+  }
+  for (const std::string& name : names) {
+    if (name == "all") {
+      for (Algorithm a : offered) add(a);
+      continue;
+    }
+    const auto a = parse_algorithm(name);
+    if (!a) {
+      std::string valid = "all, auto";
+      for (Algorithm b : all_algorithms()) valid += ", " + std::string(to_string(b));
+      throw InvalidArgument("unknown algorithm '" + name + "'; valid names: " + valid);
+    }
+    add(*a);
+  }
+  std::stable_partition(chosen.begin(), chosen.end(), [](Algorithm a) { return is_vendor(a); });
+  return chosen;
+}
+
+nb::object number_or_nan(double v) { return nb::float_(v); }
+
+nb::dict row_dict(const cli::BenchRow& r, const std::string& backend, const std::string& device, double bandwidth) {
+  nb::dict d;  // the keys of a `spmv bench --json` result, plus the run's backend, device and bandwidth
+  d["algorithm"] = r.algorithm;
+  d["resolved"] = r.resolved;
+  d["policy"] = r.policy;
+  d["block_size"] = r.block_size;
+  d["vendor"] = r.vendor;
+  d["precision"] = r.precision;
+  d["index_type"] = r.index_type;
+  d["op"] = r.op;
+  d["alpha"] = r.alpha;
+  d["beta"] = r.beta;
+  d["verified"] = std::string(cli::to_string(r.status));
+  d["message"] = r.message;
+  d["error_ratio"] = number_or_nan(r.error_ratio);
+  d["max_abs_error"] = number_or_nan(r.max_abs_error);
+  d["median_ms"] = number_or_nan(r.median_ms);
+  d["min_ms"] = number_or_nan(r.min_ms);
+  d["max_ms"] = number_or_nan(r.max_ms);
+  d["repetitions"] = r.repetitions;
+  d["iterations"] = r.iterations;
+  d["gflops"] = number_or_nan(r.gflops);
+  d["gbs"] = number_or_nan(r.gbs);
+  d["pct_bandwidth"] = number_or_nan(r.pct_bandwidth);
+  d["speedup_vs_vendor"] = number_or_nan(r.speedup_vs_vendor);
+  d["vendor_baseline"] = r.vendor_baseline;
+  d["setup_ms"] = number_or_nan(r.setup_ms);
+  d["extra_bytes_per_nnz"] = number_or_nan(r.extra_bytes_per_nnz);
+  d["model_bytes"] = r.model_bytes;
+  d["backend"] = backend;
+  d["device"] = device;
+  d["bandwidth_gbs"] = bandwidth > 0 ? bandwidth : cli::kNaN;
+  return d;
+}
+
+struct BenchRequest {
+  std::vector<std::string> algorithms;
+  std::string device;
+  int ordinal = 0;
+  std::vector<std::string> precisions;  // "f32" / "f64"
+  bool transpose = false;
+  double alpha = 1, beta = 0;
+  int repetitions = 9, warmup = 3;
+  double min_sample_ms = 2.0;
+  int threads = 0, block_size = 0;
+  double bandwidth = 0;  // > 0 given, 0 none, < 0 measure
+  bool verbose = false;
+};
+
+nb::list bench(const MatrixCore& core, const BenchRequest& q) {
+  if (q.repetitions < 1) throw InvalidArgument("repetitions must be >= 1, got " + std::to_string(q.repetitions));
+  if (q.warmup < 0) throw InvalidArgument("warmup must be >= 0, got " + std::to_string(q.warmup));
+  if (!(q.min_sample_ms >= 0)) throw InvalidArgument("min_sample_ms must be >= 0");
+  if (q.threads < 0 || q.block_size < 0) throw InvalidArgument("threads and block_size must be >= 0");
+  if (!std::isfinite(q.alpha) || !std::isfinite(q.beta)) throw InvalidArgument("alpha and beta must be finite");
+
+  cli::BenchSettings s;
+  s.backend = backend_from(q.device);
+  s.op = q.transpose ? Operation::Transpose : Operation::NonTranspose;
+  s.alpha = q.alpha;
+  s.beta = q.beta;
+  s.timing = TimingOptions{q.warmup, q.repetitions, q.min_sample_ms};
+  s.options.threads = q.threads;
+  s.options.block_size = q.block_size;
+  s.options.device = q.ordinal;
+  s.algorithms = select_algorithms(q.algorithms, s.backend, s.op);
+  s.quiet = !q.verbose;
+
+  std::vector<cli::Precision> precisions;
+  for (const std::string& p : q.precisions) {
+    if (p == "f32") precisions.push_back(cli::Precision::F32);
+    else if (p == "f64") precisions.push_back(cli::Precision::F64);
+    else throw InvalidArgument("unknown precision '" + p + "'; expected f32 or f64");
+  }
+
+  std::string device_name;
+  double bandwidth = q.bandwidth;
+  if (s.backend == Backend::Cuda) {
+    require_cuda_device(q.ordinal);
+#if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
+    DeviceGuard guard(q.ordinal);
+    device_name = cuda_device_info(q.ordinal).name;
+    if (bandwidth < 0) bandwidth = cuda_copy_bandwidth_gbs(q.ordinal);
+#endif
+  } else {
+    device_name = cli::host_cpu_description();
+    if (bandwidth < 0) bandwidth = cli::measure_host_copy_bandwidth().gbs;
+  }
+  s.bandwidth_gbs = bandwidth > 0 ? bandwidth : 0;
+
+  const cli::HostMatrix a = core.widened();
+  cli::Progress progress;
+  progress.total = static_cast<int>(precisions.size()) * cli::planned_rows(s);
+  std::vector<cli::BenchRow> rows;
+  {
+    std::optional<DeviceGuard> guard;
+    if (s.backend == Backend::Cuda) guard.emplace(q.ordinal);
+    std::optional<SilenceOutput> silence;
+    if (!q.verbose) silence.emplace();
+    for (cli::Precision p : precisions) {
+      if (q.verbose) cli::print_table_header();
+      for (cli::BenchRow& row : cli::bench_matrix(a, p, s, "matrix", progress)) rows.push_back(std::move(row));
+    }
+  }
+  nb::list out;
+  const std::string backend(to_string(s.backend));
+  for (const cli::BenchRow& r : rows) out.append(row_dict(r, backend, device_name, bandwidth));
+  return out;
+}
+
+}  // namespace
+
+void bind_library(nb::module_& m) {
+  m.def("cuda_built", [] { return kCudaBuilt; }, "True when the extension was built with the CUDA backend.");
+  m.def("cuda_available", &cuda_available, "True when spmv was built with CUDA and a CUDA device is usable.");
+  m.def("algorithm_names", &algorithm_names, nb::arg("device"), nb::arg("transpose") = false,
+        "Names of the algorithms a backend ('cpu' or 'cuda') offers for A*x (or A^T*x), Auto excluded.");
+  m.def("all_algorithm_names", [] {
+    std::vector<std::string> names{"auto"};
+    for (Algorithm a : all_algorithms()) names.emplace_back(to_string(a));
+    return names;
+  });
+  m.def("generators", [] {
+    std::vector<std::tuple<std::string, std::string, std::map<std::string, double>>> out;
+    for (const gen::GeneratorInfo& g : gen::generators()) out.emplace_back(g.name, g.description, g.defaults);
+    return out;
+  });
+  m.def("generate", &generate, nb::arg("kind"), nb::arg("params"), nb::arg("double_values"), nb::arg("options"));
+  m.def("read_matrix_market", &read_matrix_market_file, nb::arg("path"), nb::arg("double_values"),
+        nb::arg("options"));
+  m.def("stats", &stats_dict, nb::arg("core"));
+  m.def("require_cuda_device", &require_cuda_device, nb::arg("ordinal"));
+  m.def("current_device", &current_device);
+  m.def("pointer_device", &pointer_device, nb::arg("address"));
+  m.def(
+      "bench",
+      [](const MatrixCore& core, std::vector<std::string> algorithms, std::string device, int ordinal,
+         std::vector<std::string> precisions, bool transpose, double alpha, double beta, int repetitions, int warmup,
+         double min_sample_ms, int threads, int block_size, double bandwidth, bool verbose) {
+        BenchRequest q{std::move(algorithms), std::move(device), ordinal,      std::move(precisions), transpose,
+                       alpha,                 beta,              repetitions,  warmup,                min_sample_ms,
+                       threads,               block_size,        bandwidth,    verbose};
+        return bench(core, q);
+      },
+      nb::arg("core"), nb::arg("algorithms"), nb::arg("device"), nb::arg("ordinal"), nb::arg("precisions"),
+      nb::arg("transpose"), nb::arg("alpha"), nb::arg("beta"), nb::arg("repetitions"), nb::arg("warmup"),
+      nb::arg("min_sample_ms"), nb::arg("threads"), nb::arg("block_size"), nb::arg("bandwidth"), nb::arg("verbose"));
+}
+
+}  // namespace spmv::python

@@ -1,0 +1,464 @@
+#include "matrix_core.hpp"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <span>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cuda_support.hpp"
+#include "spmv/error.hpp"
+
+#if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
+#include "spmv/cuda/plan.hpp"
+#define SPMV_PYTHON_CUDA 1
+#else
+#define SPMV_PYTHON_CUDA 0
+#endif
+
+namespace spmv::python {
+namespace {
+
+std::string dtype_name(nb::dlpack::dtype d) {
+  using code = nb::dlpack::dtype_code;
+  std::string kind;
+  switch (static_cast<code>(d.code)) {
+    case code::Int: kind = "int"; break;
+    case code::UInt: kind = "uint"; break;
+    case code::Float: kind = "float"; break;
+    case code::Complex: kind = "complex"; break;
+    case code::Bool: return "bool";
+    default: kind = "dtype code " + std::to_string(d.code) + " bits "; break;
+  }
+  return kind + std::to_string(d.bits);
+}
+
+template <class T>
+void require_dtype(nb::dlpack::dtype d, const char* name) {
+  if (d != nb::dtype<T>())
+    throw nb::type_error((std::string(name) + " has dtype " + dtype_name(d) + ", expected " +
+                          dtype_name(nb::dtype<T>()))
+                             .c_str());
+}
+
+std::string shape_text(std::int64_t rows, std::int64_t cols) {
+  return std::to_string(rows) + " x " + std::to_string(cols);
+}
+
+// x has op(A).cols entries and y op(A).rows; anything else is refused before the library sees it.
+void check_sizes(std::int64_t rows, std::int64_t cols, Operation op, std::size_t x_size, std::size_t y_size) {
+  const bool t = op == Operation::Transpose;
+  const auto x_needed = static_cast<std::size_t>(t ? rows : cols);
+  const auto y_needed = static_cast<std::size_t>(t ? cols : rows);
+  const std::string what = std::string(t ? "A^T" : "A") + " (A is " + shape_text(rows, cols) + ")";
+  if (x_size != x_needed)
+    throw InvalidArgument("x has " + std::to_string(x_size) + " entries, " + what + " needs " +
+                          std::to_string(x_needed));
+  if (y_size != y_needed)
+    throw InvalidArgument("y has " + std::to_string(y_size) + " entries, " + what + " gives " +
+                          std::to_string(y_needed));
+}
+
+// The products read x while writing y; overlapping vectors would give wrong results (and on the
+// GPU, races), so they are refused.
+void check_no_overlap(std::uintptr_t x, std::size_t x_bytes, std::uintptr_t y, std::size_t y_bytes) {
+  if (x_bytes == 0 || y_bytes == 0) return;
+  if (x < y + y_bytes && y < x + x_bytes) throw InvalidArgument("x and y overlap in memory; pass separate arrays");
+}
+
+template <class Value, class Index>
+class TypedMatrix final : public MatrixCore {
+ public:
+  TypedMatrix(CsrMatrix<Value, Index> a, const Options& options) : a_(std::move(a)), options_(options) {
+    validate(a_);
+  }
+
+  ~TypedMatrix() override {
+#if SPMV_PYTHON_CUDA
+    // Plans and the device copy are released with their device current (cuSPARSE handles want it).
+    for (auto& [ordinal, state] : devices_) {
+      try {
+        DeviceGuard guard(ordinal);
+        state.reset();
+      } catch (...) {
+        state.reset();
+      }
+    }
+#endif
+  }
+
+  std::int64_t rows() const override { return a_.rows; }
+  std::int64_t cols() const override { return a_.cols; }
+  std::int64_t nnz() const override { return a_.nnz(); }
+  bool double_values() const override { return std::is_same_v<Value, double>; }
+  bool wide_indices() const override { return std::is_same_v<Index, std::int64_t>; }
+
+  ArrayView array(CsrArray which) const override {
+    switch (which) {
+      case CsrArray::RowPtr: return {a_.row_ptr.data(), a_.row_ptr.size(), nb::dtype<Index>()};
+      case CsrArray::ColIdx: return {a_.col_idx.data(), a_.col_idx.size(), nb::dtype<Index>()};
+      case CsrArray::Values: return {a_.values.data(), a_.values.size(), nb::dtype<Value>()};
+    }
+    throw InvalidArgument("unknown CSR array");
+  }
+
+  MatrixStats stats() const override { return compute_stats(a_); }
+  CsrMatrix<double, std::int64_t> widened() const override { return convert<double, std::int64_t>(a_); }
+
+  std::unique_ptr<MatrixCore> with_values(bool double_values) const override {
+    if (double_values) return std::make_unique<TypedMatrix<double, Index>>(convert<double, Index>(a_), options_);
+    return std::make_unique<TypedMatrix<float, Index>>(convert<float, Index>(a_), options_);
+  }
+
+  void apply_host(Target target, Algorithm algorithm, Operation op, double alpha, ConstHostVector x, double beta,
+                  HostVector y) override {
+    require_dtype<Value>(x.dtype(), "x");
+    require_dtype<Value>(y.dtype(), "y");
+    const std::size_t nx = x.shape(0), ny = y.shape(0);
+    check_sizes(a_.rows, a_.cols, op, nx, ny);
+    const auto* xp = static_cast<const Value*>(x.data());
+    auto* yp = static_cast<Value*>(y.data());
+    check_no_overlap(reinterpret_cast<std::uintptr_t>(xp), nx * sizeof(Value), reinterpret_cast<std::uintptr_t>(yp),
+                     ny * sizeof(Value));
+    const auto a = static_cast<Value>(alpha), b = static_cast<Value>(beta);
+    const std::span<const Value> xs(xp, nx);
+    const std::span<Value> ys(yp, ny);
+
+    if (target.backend == Backend::Cpu) {
+      CpuEntry& entry = cpu_entry(algorithm, op);
+      nb::gil_scoped_release release;  // first, then the lock: a waiting thread must not hold the GIL
+      std::lock_guard lock(entry.mutex);
+      entry.op->apply(a, xs, b, ys);
+      return;
+    }
+#if SPMV_PYTHON_CUDA
+    CudaEntry& entry = cuda_entry(target.ordinal, algorithm, op, nullptr);
+    nb::gil_scoped_release release;
+    DeviceGuard guard(target.ordinal);
+    std::lock_guard lock(entry.mutex);
+    // One upload of x (and of y when it is read) and one download of y per call; the matrix and the
+    // plan stay on the device.
+    cuda::DeviceBuffer<Value> dx(xs);
+    cuda::DeviceBuffer<Value> dy(ny);
+    if (b != Value(0)) dy.upload(ys);
+    entry.plan->apply(a, dx.data(), b, dy.data(), nullptr);
+    dy.download(ys);  // synchronizes the stream, so errors of the product surface here
+#else
+    require_cuda_device(target.ordinal);
+#endif
+  }
+
+  void apply_device(int ordinal, Algorithm algorithm, Operation op, double alpha, DeviceVector x, double beta,
+                    DeviceVector y, std::uintptr_t stream) override {
+    check_sizes(a_.rows, a_.cols, op, x.size, y.size);
+#if SPMV_PYTHON_CUDA
+    require_cuda_device(ordinal);
+    DeviceGuard guard(ordinal);
+    check_device_vector(x.address, x.size, sizeof(Value), ordinal, "x");
+    check_device_vector(y.address, y.size, sizeof(Value), ordinal, "y");
+    check_no_overlap(x.address, x.size * sizeof(Value), y.address, y.size * sizeof(Value));
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
+    CudaEntry& entry = cuda_entry(ordinal, algorithm, op, s);
+    nb::gil_scoped_release release;
+    std::lock_guard lock(entry.mutex);
+    if (x.stream) stream_wait(stream, x.stream);
+    if (y.stream) stream_wait(stream, y.stream);
+    entry.plan->apply(static_cast<Value>(alpha), reinterpret_cast<const Value*>(x.address), static_cast<Value>(beta),
+                      reinterpret_cast<Value*>(y.address), s);
+#else
+    (void)algorithm, (void)alpha, (void)beta, (void)stream;
+    require_cuda_device(ordinal);
+#endif
+  }
+
+  PlanInfo plan_info(Target target, Algorithm algorithm, Operation op) override {
+    if (target.backend == Backend::Cpu) {
+      const Operator<Value, Index>& o = *cpu_entry(algorithm, op).op;
+      return {o.algorithm(), o.policy(), o.setup_ms(), o.extra_bytes()};
+    }
+#if SPMV_PYTHON_CUDA
+    const cuda::Plan<Value, Index>& p = *cuda_entry(target.ordinal, algorithm, op, nullptr).plan;
+    return {p.algorithm(), p.policy(), p.setup_ms(), p.extra_bytes()};
+#else
+    require_cuda_device(target.ordinal);
+    return {};
+#endif
+  }
+
+  std::size_t cached_plans() const override {
+    std::size_t n = cpu_.size();
+#if SPMV_PYTHON_CUDA
+    for (auto& [ordinal, state] : devices_) n += state->plans.size();
+#endif
+    return n;
+  }
+
+ private:
+  using Key = std::pair<Algorithm, Operation>;
+
+  struct CpuEntry {
+    std::unique_ptr<Operator<Value, Index>> op;
+    std::mutex mutex;  // operators own workspace: one product at a time
+  };
+
+  // Called with the GIL held, which serializes changes to the caches.
+  CpuEntry& cpu_entry(Algorithm algorithm, Operation op) {
+    auto it = cpu_.find({algorithm, op});
+    if (it == cpu_.end()) {
+      auto entry = std::make_unique<CpuEntry>();
+      entry->op = make_cpu_operator(a_, algorithm, op, options_);
+      it = cpu_.emplace(Key{algorithm, op}, std::move(entry)).first;
+    }
+    return *it->second;
+  }
+
+#if SPMV_PYTHON_CUDA
+  struct CudaEntry {
+    std::unique_ptr<cuda::Plan<Value, Index>> plan;
+    std::mutex mutex;  // plans own workspace: one product enqueued at a time
+  };
+  struct DeviceState {
+    cuda::DeviceCsr<Value, Index> csr;  // uploaded once per device
+    std::map<Key, std::unique_ptr<CudaEntry>> plans;  // declared after csr: destroyed before it
+  };
+
+  CudaEntry& cuda_entry(int ordinal, Algorithm algorithm, Operation op, cudaStream_t stream) {
+    require_cuda_device(ordinal);
+    DeviceGuard guard(ordinal);
+    auto device = devices_.find(ordinal);
+    if (device == devices_.end()) {
+      auto state = std::make_unique<DeviceState>();
+      state->csr = cuda::DeviceCsr<Value, Index>(a_, stream);
+      device = devices_.emplace(ordinal, std::move(state)).first;
+    }
+    auto& plans = device->second->plans;
+    auto it = plans.find({algorithm, op});
+    if (it == plans.end()) {
+      Options options = options_;
+      options.device = ordinal;
+      auto entry = std::make_unique<CudaEntry>();
+      entry->plan = std::make_unique<cuda::Plan<Value, Index>>(device->second->csr.view(), algorithm, op, options,
+                                                               stream);
+      it = plans.emplace(Key{algorithm, op}, std::move(entry)).first;
+    }
+    return *it->second;
+  }
+
+  std::map<int, std::unique_ptr<DeviceState>> devices_;
+#endif
+
+  CsrMatrix<Value, Index> a_;
+  Options options_;
+  std::map<Key, std::unique_ptr<CpuEntry>> cpu_;
+};
+
+// One copy of a user array into the library's storage, converting the element type on the way.
+// Index arrays are int32 or int64; they are narrowed only when the matrix fits 32-bit indices, where a
+// value that does not fit is out of range anyway and is refused as such.
+template <class To>
+std::vector<To> copy_indices(const ConstHostVector& a, const char* name, std::int64_t rows, std::int64_t cols) {
+  const std::size_t n = a.shape(0);
+  std::vector<To> out(n);
+  const auto narrow = [&](const auto* p) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto v = p[k];
+      if (v < std::numeric_limits<To>::min() || v > std::numeric_limits<To>::max())
+        throw InvalidArgument(std::string(name) + "[" + std::to_string(k) + "] = " + std::to_string(v) +
+                              " is out of range for a " + shape_text(rows, cols) + " matrix");
+      out[k] = static_cast<To>(v);
+    }
+  };
+  if (a.dtype() == nb::dtype<std::int32_t>()) {
+    const auto* p = static_cast<const std::int32_t*>(a.data());
+    std::copy(p, p + n, out.begin());
+  } else {
+    require_dtype<std::int64_t>(a.dtype(), name);
+    narrow(static_cast<const std::int64_t*>(a.data()));
+  }
+  return out;
+}
+
+template <class To>
+std::vector<To> copy_values(const ConstHostVector& a) {
+  const std::size_t n = a.shape(0);
+  std::vector<To> out(n);
+  if (a.dtype() == nb::dtype<double>()) {
+    const auto* p = static_cast<const double*>(a.data());
+    std::transform(p, p + n, out.begin(), [](double v) { return static_cast<To>(v); });
+  } else {
+    require_dtype<float>(a.dtype(), "data");
+    const auto* p = static_cast<const float*>(a.data());
+    std::transform(p, p + n, out.begin(), [](float v) { return static_cast<To>(v); });
+  }
+  return out;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixCore> from_arrays_typed(std::int64_t rows, std::int64_t cols, const ConstHostVector& indptr,
+                                              const ConstHostVector& indices, const ConstHostVector& data,
+                                              const Options& options) {
+  auto a = make_csr<Value, Index>(static_cast<Index>(rows), static_cast<Index>(cols),
+                                  copy_indices<Index>(indptr, "indptr", rows, cols),
+                                  copy_indices<Index>(indices, "indices", rows, cols), copy_values<Value>(data));
+  return make_matrix_core(std::move(a), options);
+}
+
+// User CSR arrays (int32/int64 indices, float32/float64 values; spmv/_matrix.py converts anything
+// else) copied once into the library's CsrMatrix and validated by make_csr. Indices are 32-bit when
+// the sizes fit, else 64-bit; values are double or float as asked.
+std::unique_ptr<MatrixCore> from_arrays(std::int64_t rows, std::int64_t cols, ConstHostVector indptr,
+                                        ConstHostVector indices, ConstHostVector data, bool double_values,
+                                        nb::dict options) {
+  if (rows < 0 || cols < 0) throw InvalidArgument("negative shape " + shape_text(rows, cols));
+  const Options o = parse_options(options);
+  const bool fits32 = fits_index<std::int32_t>(rows, cols, static_cast<std::int64_t>(data.shape(0)));
+  if (double_values)
+    return fits32 ? from_arrays_typed<double, std::int32_t>(rows, cols, indptr, indices, data, o)
+                  : from_arrays_typed<double, std::int64_t>(rows, cols, indptr, indices, data, o);
+  return fits32 ? from_arrays_typed<float, std::int32_t>(rows, cols, indptr, indices, data, o)
+                : from_arrays_typed<float, std::int64_t>(rows, cols, indptr, indices, data, o);
+}
+
+Algorithm algorithm_from_name(const std::string& name) {
+  if (auto a = parse_algorithm(name)) return *a;
+  std::string valid = "auto";
+  for (Algorithm a : all_algorithms()) valid += ", " + std::string(to_string(a));
+  throw InvalidArgument("unknown algorithm '" + name + "'; valid names: " + valid);
+}
+
+Operation operation_from(bool transpose) { return transpose ? Operation::Transpose : Operation::NonTranspose; }
+
+Target target_from(const std::string& backend, int ordinal) {
+  if (backend == "cpu") return {Backend::Cpu, 0};
+  if (backend == "cuda") {
+    if (ordinal < 0) throw InvalidArgument("negative CUDA device ordinal " + std::to_string(ordinal));
+    return {Backend::Cuda, ordinal};
+  }
+  throw InvalidArgument("unknown device '" + backend + "'; expected 'cpu' or 'cuda'");
+}
+
+nb::object array_view(nb::handle self, CsrArray which) {
+  const ArrayView v = nb::cast<const MatrixCore&>(self).array(which);
+  const std::size_t shape[1] = {v.size};
+  // A zero-copy, read-only view; the ndarray keeps the matrix alive (owner = self).
+  nb::ndarray<nb::numpy, nb::ro, nb::ndim<1>> array(v.data, 1, shape, self, nullptr, v.dtype);
+  return nb::cast(array, nb::rv_policy::reference);
+}
+
+}  // namespace
+
+// Options fields by name, for Matrix(..., options={...}).
+Options parse_options(const nb::dict& given) {
+  Options o;
+  const std::vector<std::pair<const char*, int Options::*>> ints{
+      {"block_size", &Options::block_size},         {"threads", &Options::threads},
+      {"column_span", &Options::column_span},       {"coop", &Options::coop},
+      {"repeat", &Options::repeat},                 {"subwarp", &Options::subwarp},
+      {"hola_sort_columns", &Options::hola_sort_columns}, {"sell_c", &Options::sell_c},
+      {"sell_sigma", &Options::sell_sigma},         {"hyb_ell_width", &Options::hyb_ell_width},
+  };
+  for (auto [key, value] : given) {
+    const std::string name = nb::cast<std::string>(key);
+    bool found = false;
+    for (auto& [field, member] : ints)
+      if (name == field) {
+        if (!nb::isinstance<nb::int_>(value) || nb::isinstance<nb::bool_>(value))
+          throw nb::type_error(("options['" + name + "'] must be an int").c_str());
+        o.*member = nb::cast<int>(value);
+        found = true;
+      }
+    if (name == "max_padding") {
+      o.max_padding = nb::cast<double>(value);
+      found = true;
+    }
+    if (!found) {
+      std::string valid = "max_padding";
+      for (auto& [field, member] : ints) valid += std::string(", ") + field;
+      throw InvalidArgument("unknown option '" + name + "'; valid options: " + valid);
+    }
+  }
+  return o;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<Value, Index> a, const Options& options) {
+  return std::make_unique<TypedMatrix<Value, Index>>(std::move(a), options);
+}
+template std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<float, std::int32_t>, const Options&);
+template std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<float, std::int64_t>, const Options&);
+template std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<double, std::int32_t>, const Options&);
+template std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<double, std::int64_t>, const Options&);
+
+std::unique_ptr<MatrixCore> make_matrix_core_narrowed(const CsrMatrix<double, std::int64_t>& a, bool double_values,
+                                                      const Options& options) {
+  const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
+  if (double_values)
+    return fits32 ? make_matrix_core(convert<double, std::int32_t>(a), options)
+                  : make_matrix_core(convert<double, std::int64_t>(a), options);
+  return fits32 ? make_matrix_core(convert<float, std::int32_t>(a), options)
+                : make_matrix_core(convert<float, std::int64_t>(a), options);
+}
+
+void bind_matrix(nb::module_& m) {
+  nb::class_<MatrixCore>(m, "MatrixCore",
+                         "The C++ half of spmv.Matrix: the host CSR arrays and the cached plans (use spmv.Matrix).")
+      .def_prop_ro("rows", &MatrixCore::rows)
+      .def_prop_ro("cols", &MatrixCore::cols)
+      .def_prop_ro("nnz", &MatrixCore::nnz)
+      .def_prop_ro("double_values", &MatrixCore::double_values)
+      .def_prop_ro("wide_indices", &MatrixCore::wide_indices)
+      .def_prop_ro("indptr", [](nb::handle self) { return array_view(self, CsrArray::RowPtr); })
+      .def_prop_ro("indices", [](nb::handle self) { return array_view(self, CsrArray::ColIdx); })
+      .def_prop_ro("data", [](nb::handle self) { return array_view(self, CsrArray::Values); })
+      .def("with_values", &MatrixCore::with_values, nb::arg("double_values"))
+      .def(
+          "apply_host",
+          [](MatrixCore& self, const std::string& backend, int ordinal, const std::string& algorithm, bool transpose,
+             double alpha, ConstHostVector x, double beta, HostVector y) {
+            self.apply_host(target_from(backend, ordinal), algorithm_from_name(algorithm), operation_from(transpose),
+                            alpha, x, beta, y);
+          },
+          nb::arg("backend"), nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("transpose"), nb::arg("alpha"),
+          nb::arg("x").noconvert(), nb::arg("beta"), nb::arg("y").noconvert())
+      .def(
+          "apply_device",
+          [](MatrixCore& self, int ordinal, const std::string& algorithm, bool transpose, double alpha,
+             std::uintptr_t x, std::size_t x_size, std::uintptr_t x_stream, double beta, std::uintptr_t y,
+             std::size_t y_size, std::uintptr_t y_stream, std::uintptr_t stream) {
+            self.apply_device(ordinal, algorithm_from_name(algorithm), operation_from(transpose), alpha,
+                              {x, x_size, x_stream}, beta, {y, y_size, y_stream}, stream);
+          },
+          nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("transpose"), nb::arg("alpha"), nb::arg("x"),
+          nb::arg("x_size"), nb::arg("x_stream"), nb::arg("beta"), nb::arg("y"), nb::arg("y_size"),
+          nb::arg("y_stream"), nb::arg("stream"))
+      .def(
+          "plan_info",
+          [](MatrixCore& self, const std::string& backend, int ordinal, const std::string& algorithm,
+             bool transpose) {
+            const PlanInfo p =
+                self.plan_info(target_from(backend, ordinal), algorithm_from_name(algorithm), operation_from(transpose));
+            nb::dict d;
+            d["algorithm"] = std::string(to_string(p.algorithm));
+            d["policy"] = p.policy;
+            d["setup_ms"] = p.setup_ms;
+            d["extra_bytes"] = p.extra_bytes;
+            return d;
+          },
+          nb::arg("backend"), nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("transpose"))
+      .def_prop_ro("cached_plans", &MatrixCore::cached_plans);
+
+  m.def("matrix_from_arrays", &from_arrays, nb::arg("rows"), nb::arg("cols"), nb::arg("indptr").noconvert(),
+        nb::arg("indices").noconvert(), nb::arg("data").noconvert(), nb::arg("double_values"), nb::arg("options"),
+        "Copies CSR arrays (int32/int64 indices, float32/float64 values) into a validated MatrixCore.");
+  m.def("parse_algorithm", [](const std::string& name) { return std::string(to_string(algorithm_from_name(name))); },
+        nb::arg("name"), "The canonical name of an algorithm; ValueError listing the valid names otherwise.");
+}
+
+}  // namespace spmv::python

@@ -1,0 +1,103 @@
+#pragma once
+// The C++ half of spmv.Matrix: one host CSR matrix in one of the library's four (value, index) type
+// combinations, plus the plans built for it, cached per (device, algorithm, operation) so that
+// repeated products do no preprocessing. The Python half (spmv/_matrix.py) checks shapes, dtypes and
+// strides and converts NumPy input; this layer checks again before anything reaches the library,
+// so that no bad pointer ever does.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "spmv/algorithm.hpp"
+#include "spmv/csr.hpp"
+#include "spmv/operator.hpp"
+#include "spmv/stats.hpp"
+
+namespace spmv::python {
+
+namespace nb = nanobind;
+
+// 1-D, C-contiguous host arrays of any dtype; the dtype is checked against the matrix's at the call.
+using HostVector = nb::ndarray<nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using ConstHostVector = nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// Where a product runs: the CPU, or CUDA device `ordinal`.
+struct Target {
+  Backend backend = Backend::Cpu;
+  int ordinal = 0;
+};
+
+// A device vector as described by its producer (__cuda_array_interface__): its address, its number
+// of entries and the stream its producer last wrote it on (0: none given).
+struct DeviceVector {
+  std::uintptr_t address = 0;
+  std::size_t size = 0;
+  std::uintptr_t stream = 0;
+};
+
+// What a cached plan resolved to (for logs, tests and Matrix.plan_info()).
+struct PlanInfo {
+  Algorithm algorithm = Algorithm::Auto;
+  std::string policy;
+  double setup_ms = 0;
+  std::size_t extra_bytes = 0;
+};
+
+// A read-only view of one of the CSR arrays, owned by the matrix.
+struct ArrayView {
+  const void* data = nullptr;
+  std::size_t size = 0;
+  nb::dlpack::dtype dtype;
+};
+
+enum class CsrArray { RowPtr, ColIdx, Values };
+
+class MatrixCore {
+ public:
+  virtual ~MatrixCore() = default;
+
+  virtual std::int64_t rows() const = 0;
+  virtual std::int64_t cols() const = 0;
+  virtual std::int64_t nnz() const = 0;
+  virtual bool double_values() const = 0;
+  virtual bool wide_indices() const = 0;
+  virtual ArrayView array(CsrArray which) const = 0;
+  virtual MatrixStats stats() const = 0;
+  // The host CSR widened to double values and 64-bit indices (exact), as spmv::cli::bench_matrix takes it.
+  virtual CsrMatrix<double, std::int64_t> widened() const = 0;
+  // The same matrix with float or double values (indices unchanged); plans are not carried over.
+  virtual std::unique_ptr<MatrixCore> with_values(bool double_values) const = 0;
+
+  // y = alpha*op(A)*x + beta*y on host arrays. A CUDA target copies x (and y when beta != 0) to the
+  // device and y back, once per call, using the matrix uploaded once and the cached plan.
+  virtual void apply_host(Target target, Algorithm algorithm, Operation op, double alpha, ConstHostVector x,
+                          double beta, HostVector y) = 0;
+  // The same on device arrays of CUDA device `ordinal`, enqueued on `stream` after the producers'
+  // streams; nothing is copied and nothing waits for the result.
+  virtual void apply_device(int ordinal, Algorithm algorithm, Operation op, double alpha, DeviceVector x,
+                            double beta, DeviceVector y, std::uintptr_t stream) = 0;
+  // Builds (or finds) the cached plan and describes it.
+  virtual PlanInfo plan_info(Target target, Algorithm algorithm, Operation op) = 0;
+  // Number of cached plans (CPU operators and CUDA plans), for tests of the cache.
+  virtual std::size_t cached_plans() const = 0;
+};
+
+// Takes ownership of a validated CSR matrix. Instantiated for float/double x int32_t/int64_t.
+template <class Value, class Index>
+std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<Value, Index> a, const Options& options);
+
+// A double / 64-bit matrix (generators, Matrix Market) narrowed to float when `double_values` is
+// false and to 32-bit indices whenever the sizes fit them.
+std::unique_ptr<MatrixCore> make_matrix_core_narrowed(const CsrMatrix<double, std::int64_t>& a, bool double_values,
+                                                      const Options& options);
+
+// Options from a dict of field names (Matrix(..., options={"threads": 4})); unknown names are refused.
+Options parse_options(const nb::dict& given);
+
+void bind_matrix(nb::module_& m);
+
+}  // namespace spmv::python
