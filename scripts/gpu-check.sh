@@ -29,6 +29,8 @@ if [ -d .deps ] && [ ! -d $prefix/usr ]; then
 fi
 cmake_extra=()
 [ -d $prefix/usr ] && cmake_extra+=("-DCMAKE_PREFIX_PATH=$prefix/usr")
+# A snapshot (scripts/snapshot.sh) has no .git: its COMMIT file names the commit for the reports.
+[ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
 if want build || want tests || want sanitize || want bench; then
