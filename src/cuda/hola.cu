@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(MaxBlock)
   __shared__ typename WarpScan::TempStorage scan_storage[MaxBlock / kWarp];
   __shared__ typename WarpReduce::TempStorage reduce_storage[MaxBlock / kWarp];
   extern __shared__ __align__(16) unsigned char smem[];
-  const SmemLayout layout = smem_layout(blockDim.x, sizeof(Value), sizeof(Index), p.nnz_per_block, 0);
+  const SmemLayout layout = smem_layout(blockDim.x, sizeof(Value), sizeof(Index), buffer_slots(p.nnz_per_block), 0);
   Value* buffer = reinterpret_cast<Value*>(smem + layout.values);
   Index* start_row = reinterpret_cast<Index*>(smem + layout.start_row);
   unsigned* end_mask = reinterpret_cast<unsigned*>(smem + layout.end_mask);
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(MaxBlock)
 
   // Output buffer (§3.2 "summation and buffering"): zeroed slots, as partial sums arrive by atomics.
   const bool buffer_mode = !range.many_rows;
-  const int rows = buffer_mode ? static_cast<int>(range.stop_row - range.first_row) : 0;  // <= nnz_per_block
+  const int rows = buffer_mode ? static_cast<int>(range.stop_row - range.first_row) : 0;  // <= buffer slots
   if (buffer_mode)
     for (int i = tid; i < rows; i += blockDim.x) buffer[i] = Value(0);
   local_balance<N>(row_ptr, range, start_row, end_mask, warp_flag);
@@ -256,7 +256,7 @@ class HolaSpmv final : public CudaAlgorithm<Value, Index> {
   HolaSpmv(const CsrView<Value, Index>& a, const Options& options)
       : config_(hola_config(a, options, Operation::NonTranspose, "Hola")),
         kernel_(spmv_kernel_for<Value, Index>(config_.variant)),
-        smem_bytes_(smem_layout(config_.block, sizeof(Value), sizeof(Index), config_.nnz_per_block, 0).bytes),
+        smem_bytes_(smem_layout(config_.block, sizeof(Value), sizeof(Index), buffer_slots(config_.nnz_per_block), 0).bytes),
         block_row_starts_(static_cast<std::size_t>(config_.num_blocks) + 1) {
     reserve_shared_memory(kernel_, smem_bytes_, "Hola");
     params_ = {a, block_row_starts_.data(), config_.nnz_per_block, config_.num_blocks, config_.vector_loads,
@@ -271,7 +271,7 @@ class HolaSpmv final : public CudaAlgorithm<Value, Index> {
 
   std::string policy() const override {
     return "block=" + std::to_string(config_.block) + " nnz/thread=" + std::to_string(config_.nnz_per_thread) +
-           " nnz/block=" + std::to_string(config_.nnz_per_block) + " buffer_rows=" + std::to_string(config_.nnz_per_block) +
+           " nnz/block=" + std::to_string(config_.nnz_per_block) + " buffer_rows=" + std::to_string(buffer_slots(config_.nnz_per_block)) +
            " sort=" + (config_.sort_columns ? "on" : "off") + " vector=" +
            (config_.vector_loads ? std::to_string(kVectorWidth<Value, Index>) : std::string("1(unaligned)")) +
            " launches=hola_first_kernel+hola_spmv_kernel";

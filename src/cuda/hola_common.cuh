@@ -186,6 +186,11 @@ void launch_first_kernel(const HolaParams<Value, Index>& p, Value beta, Value* y
 }
 
 // ---------------------------------------------------------------------------------------------
+// Output buffer slots (§3.2) = most candidate rows a block handles without the COO-like mode:
+// nnz_per_block nonempty rows plus the next block's first row, which the candidate range includes.
+// Only empty rows can push a block beyond it.
+__host__ __device__ constexpr int buffer_slots(int nnz_per_block) { return nnz_per_block + 1; }
+
 // The block's share of the matrix (§3.1) and which special case of §3.3 applies.
 template <class Index>
 struct BlockRange {
@@ -209,8 +214,8 @@ __device__ __forceinline__ BlockRange<Index> block_range(const Index* __restrict
   // The next block's first row may still end inside this block; rows after it cannot.
   r.stop_row = min(block_row_starts[blockIdx.x + 1] + 1, rows);
   r.single_row = __ldg(row_ptr + r.first_row + 1) >= r.end;
-  // Candidate rows include empty ones; one slot per row must fit the output buffer (nnz_per_block).
-  r.many_rows = r.stop_row - r.first_row > Index(nnz_per_block);
+  // Candidate rows include empty ones and possibly the next block's first row; one buffer slot each.
+  r.many_rows = r.stop_row - r.first_row > Index(buffer_slots(nnz_per_block));
   return r;
 }
 
@@ -273,7 +278,7 @@ __device__ __forceinline__ void load_striped(const Value* __restrict__ values, c
 // over the block's rows writes each thread's starting row and a bit mask of the row ends among its
 // nonzeros. Masks cannot express empty rows (several ends at one position), so an empty row inside a
 // thread's range only raises its warp's flag; that warp then follows row_ptr instead (§3.3).
-// When the block has more candidate rows than nnz_per_block (COO-like mode, §3.3), the pass would
+// When the block has more candidate rows than buffer slots (COO-like mode, §3.3), the pass would
 // cost a thread per row: each thread binary-searches its starting row instead and follows row_ptr.
 // Ends with __syncthreads (which also publishes the caller's shared-memory initialisation).
 template <class Index>
