@@ -7,8 +7,8 @@
 // val[k] * x[col[k]] produced on the fly by a transform iterator, and the output is a compact list of one
 // sum per row that holds entries. Rows that hold entries are known at plan time (ascending, exactly the
 // order of ReduceByKey's runs), so an epilogue kernel applies alpha / beta to them from a plan-time list,
-// and sets y = beta * y on the rows that hold none. Deterministic: the same sums in the same order every
-// call, no atomics.
+// and sets y = beta * y on the rows that hold none. No atomics; CUB documents ReduceByKey as run-to-run
+// deterministic on one device, so results are bit-identical from call to call.
 #include <cuda_runtime.h>
 
 #include <cub/device/device_partition.cuh>
