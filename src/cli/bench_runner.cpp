@@ -166,6 +166,7 @@ std::vector<BenchRow> bench_typed(const HostMatrix& master, Precision precision,
       std::vector<Value> y = s.beta == 0.0 ? std::vector<Value>(problem.y0.size(), std::numeric_limits<Value>::quiet_NaN())
                                            : problem.y0;
       plan->apply(problem.alpha, problem.x, problem.beta, y);
+      if (s.inject_fault && !y.empty()) y[0] += Value(1) + std::abs(y[0]);
       const Check check = check_result(y, problem.expected, problem.bound);
       row.error_ratio = check.ratio;
       row.max_abs_error = check.max_abs_error;

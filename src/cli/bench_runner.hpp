@@ -22,6 +22,7 @@ struct BenchSettings {
   std::vector<int> block_sizes;       // --sweep
   double bandwidth_gbs = 0;
   bool quiet = false;
+  bool inject_fault = false;  // testing aid: corrupt each verified product, which must then fail
 };
 
 // True when an algorithm takes Options::block_size: the CUDA backend's own kernels (cuSPARSE picks

@@ -46,6 +46,7 @@ struct BenchOptions {
   int threads = 0, block_size = 0, device = 0;
   double bandwidth = 0;
   bool quiet = false;
+  bool inject_fault = false;
 };
 
 // A matrix to run on: a file or a generator call, loaded only when its turn comes.
@@ -174,6 +175,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.sweep = o.sweep;
   settings.block_sizes = o.block_sizes;
   settings.quiet = o.quiet;
+  settings.inject_fault = o.inject_fault;
 
   std::vector<Precision> precisions;
   if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
@@ -310,6 +312,10 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                   "Use this copy bandwidth in GB/s for '% bw' instead of measuring it")
       ->check(CLI::PositiveNumber);
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  sub->add_flag("--inject-fault", o->inject_fault,
+                "Testing aid: corrupt the first entry of every verified product, so every row must fail "
+                "verification (proves the check and the exit code work)")
+      ->group("Testing");
   sub->footer(fmt::format(
       "Without FILE and --gen, the matrix is poisson2d n={} (~5 M nonzeros) on the CPU and n={} (~25 M) on CUDA.\n"
       "Each row: the plan is built (setup ms), one product is verified against the double-accumulating\n"

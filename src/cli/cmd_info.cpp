@@ -52,7 +52,8 @@ int run_info(const InfoOptions& o) {
              header.symmetry == "general" ? "" : ", expanded to general");
   fmt::print("rows          {}\n", s.rows);
   fmt::print("cols          {}\n", s.cols);
-  fmt::print("nnz           {} ({})\n", s.nnz, human_count(static_cast<double>(s.nnz)));
+  fmt::print("nnz           {}{}\n", s.nnz,
+             s.nnz >= 10000 ? fmt::format(" ({})", human_count(static_cast<double>(s.nnz))) : "");
   fmt::print("row length    mean {:.4g}  std {:.4g}  min {}  max {}\n", s.row_mean, s.row_std, s.row_min, s.row_max);
   fmt::print("empty rows    {}\n", s.empty_rows);
   fmt::print("diagonals     {} occupied\n", s.diagonals);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <new>
 #include <string>
@@ -50,6 +51,17 @@ int main(int argc, char** argv) {
   std::vector<cli::Command> commands{cli::add_info_command(app), cli::add_gen_command(app),
                                      cli::add_convert_command(app), cli::add_multiply_command(app),
                                      cli::add_bench_command(app, quoted_command_line(argc, argv))};
+  // CLI11 would only say "A subcommand is required" for a misspelt command: name it instead.
+  if (argc >= 2 && argv[1][0] != '-') {
+    const bool known = std::any_of(commands.begin(), commands.end(),
+                                   [&](const cli::Command& c) { return c.app->get_name() == argv[1]; });
+    if (!known) {
+      std::string names;
+      for (const cli::Command& c : commands) names += (names.empty() ? "" : ", ") + c.app->get_name();
+      fmt::print(stderr, "spmv: error: unknown command '{}'; commands: {} (spmv --help)\n", argv[1], names);
+      return cli::kExitError;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,391 @@
+// End-to-end tests of the `spmv` tool: each runs the built binary (SPMV_CLI_PATH) on files in a
+// private temporary folder and checks exit codes, stdout/stderr and the files it writes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmv/matrix_market.hpp"
+#include "spmv/operator.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The value of "key": ... in the flat JSON that `spmv info --json` prints (no nested objects there).
+std::string json_value(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\": ([^,\\n}]+)"))) return "<missing>";
+  return m[1];
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  // The fields checked here (names, status) are never quoted; quoted ones are kept whole.
+  std::vector<std::string> fields;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) fields.push_back(std::exchange(cur, {}));
+    else cur += c;
+  }
+  fields.push_back(cur);
+  return fields;
+}
+
+// Rows of a CSV file as column-name -> value maps.
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  std::vector<std::map<std::string, std::string>> rows;
+  if (!std::getline(in, line)) return rows;
+  const auto header = split_csv_line(line);
+  while (std::getline(in, line)) {
+    const auto fields = split_csv_line(line);
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string path = SPMV_CLI_PATH;
+    if (path.empty()) GTEST_SKIP() << "spmv_cli is not part of this build (SPMV_BUILD_CLI=OFF)";
+    ASSERT_TRUE(fs::exists(path)) << "the spmv tool is missing at " << path << ": build the spmv_cli target first";
+    cli_ = path;
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("spmv_cli_test_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+  }
+
+  fs::path file(const std::string& name) const { return dir_ / name; }
+
+  CliResult run(const std::string& args) const {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string command = "'" + cli_ + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const int status = std::system(command.c_str());
+    CliResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  }
+
+  // A file in the temp folder, quoted for the shell.
+  std::string arg(const std::string& name) const { return "'" + file(name).string() + "'"; }
+
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(file(name), std::ios::binary) << text;
+  }
+
+  // [1 2 0; 0 3 0; 4 0 5]: small integers, so every product below is exact in float and double.
+  void write_hand_matrix() const {
+    write("hand.mtx",
+          "%%MatrixMarket matrix coordinate real general\n"
+          "3 3 5\n1 1 1\n1 2 2\n2 2 3\n3 1 4\n3 3 5\n");
+    write("x.txt", "1\n2\n3\n");
+  }
+
+  std::string cli_;
+  fs::path dir_;
+};
+
+#define EXPECT_OK(r) EXPECT_EQ((r).exit_code, 0) << "stdout:\n" << (r).out << "\nstderr:\n" << (r).err
+
+TEST_F(Cli, GenListShowsKindsAndDefaults) {
+  const CliResult r = run("gen --list");
+  EXPECT_OK(r);
+  EXPECT_NE(r.out.find("poisson2d"), std::string::npos);
+  EXPECT_NE(r.out.find("rmat"), std::string::npos);
+  EXPECT_NE(r.out.find("n=1000"), std::string::npos) << r.out;  // poisson2d's default size
+}
+
+TEST_F(Cli, GenThenInfoJson) {
+  EXPECT_OK(run("gen poisson2d n=10 -o " + arg("p.mtx")));
+  const CliResult r = run("info --json " + arg("p.mtx"));
+  EXPECT_OK(r);
+  for (const char* key : {"rows", "cols", "nnz", "row_mean", "row_std", "row_min", "row_max", "empty_rows",
+                          "diagonals", "symmetric", "ell_padding", "bandwidth"})
+    EXPECT_NE(json_value(r.out, key), "<missing>") << key << " in\n" << r.out;
+  // 10 x 10 grid: 4 corners of 3 entries, 32 edge points of 4, 64 interior points of 5.
+  EXPECT_EQ(json_value(r.out, "rows"), "100");
+  EXPECT_EQ(json_value(r.out, "cols"), "100");
+  EXPECT_EQ(json_value(r.out, "nnz"), "460");
+  EXPECT_EQ(json_value(r.out, "row_min"), "3");
+  EXPECT_EQ(json_value(r.out, "row_max"), "5");
+  EXPECT_EQ(json_value(r.out, "empty_rows"), "0");
+  EXPECT_EQ(json_value(r.out, "diagonals"), "5");
+  EXPECT_EQ(json_value(r.out, "bandwidth"), "10");
+  EXPECT_EQ(json_value(r.out, "symmetric"), "true");
+  EXPECT_NEAR(std::stod(json_value(r.out, "row_mean")), 4.6, 1e-12);
+  // Population variance (4*1.6^2 + 32*0.6^2 + 64*0.4^2) / 100 = 0.32.
+  EXPECT_NEAR(std::stod(json_value(r.out, "row_std")), std::sqrt(0.32), 1e-12);
+
+  const CliResult text = run("info " + arg("p.mtx"));
+  EXPECT_OK(text);
+  EXPECT_NE(text.out.find("460"), std::string::npos) << text.out;
+}
+
+TEST_F(Cli, ConvertToGzipKeepsTheMatrix) {
+  EXPECT_OK(run("gen rmat scale=8 edge_factor=4 seed=3 -o " + arg("r.mtx")));
+  EXPECT_OK(run("convert " + arg("r.mtx") + " " + arg("r.mtx.gz")));
+  const std::string gz = read_file(file("r.mtx.gz"));
+  ASSERT_GE(gz.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);  // gzip magic: the extension chose compression
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  EXPECT_OK(run("convert " + arg("r.mtx.gz") + " " + arg("back.mtx")));
+  EXPECT_EQ(read_file(file("back.mtx")).substr(0, 2), "%%");  // plain text again
+
+  auto info_without_file = [&](const std::string& name) {
+    const CliResult r = run("info --json " + arg(name));
+    EXPECT_OK(r);
+    return std::regex_replace(r.out, std::regex("\"file\": [^\\n]*\\n"), "");
+  };
+  const std::string original = info_without_file("r.mtx");
+  EXPECT_EQ(original, info_without_file("r.mtx.gz"));
+  EXPECT_EQ(original, info_without_file("back.mtx"));
+  // The values survive exactly (17 significant digits), not just the statistics.
+  const auto a = spmv::read_csr<double, std::int64_t>(file("r.mtx").string());
+  const auto b = spmv::read_csr<double, std::int64_t>(file("back.mtx").string());
+  EXPECT_EQ(a.row_ptr, b.row_ptr);
+  EXPECT_EQ(a.col_idx, b.col_idx);
+  EXPECT_EQ(a.values, b.values);
+}
+
+TEST_F(Cli, ConvertExpandsSymmetricToGeneral) {
+  write("sym.mtx",
+        "%%MatrixMarket matrix coordinate real symmetric\n"
+        "3 3 4\n1 1 2\n2 1 -1\n3 2 -1\n3 3 2\n");
+  EXPECT_OK(run("convert " + arg("sym.mtx") + " " + arg("gen.mtx")));
+  const std::string text = read_file(file("gen.mtx"));
+  EXPECT_NE(text.find("coordinate real general"), std::string::npos) << text;
+  const CliResult r = run("info --json " + arg("gen.mtx"));
+  EXPECT_OK(r);
+  EXPECT_EQ(json_value(r.out, "nnz"), "6");  // both off-diagonal pairs stored
+  EXPECT_EQ(json_value(r.out, "symmetric"), "true");
+}
+
+// Exact comparisons below are deliberate: the matrix, x, alpha, beta and y0 are small integers, so
+// every product is computed without rounding in either precision.
+TEST_F(Cli, MultiplyHandMatrix) {
+  write_hand_matrix();
+  EXPECT_OK(run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " -o " + arg("y.mtx")));
+  EXPECT_EQ(spmv::read_vector(file("y.mtx").string()), (std::vector<double>{5, 6, 19}));
+
+  // Without --x, x is all ones: y holds the row sums.
+  EXPECT_OK(run("multiply " + arg("hand.mtx") + " -o " + arg("ones.mtx")));
+  EXPECT_EQ(spmv::read_vector(file("ones.mtx").string()), (std::vector<double>{3, 3, 9}));
+
+  // y = 2*A*x - y0 with y0 = x, in single precision, named algorithm.
+  EXPECT_OK(run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --y0 " + arg("x.txt") +
+                " --alpha 2 --beta -1 --precision f32 --algo merge-parallel -o " + arg("axpby.mtx")));
+  EXPECT_EQ(spmv::read_vector(file("axpby.mtx").string()), (std::vector<double>{9, 10, 35}));
+}
+
+TEST_F(Cli, MultiplyTranspose) {
+  write_hand_matrix();
+  for (const char* precision : {"f64", "f32"}) {
+    SCOPED_TRACE(precision);
+    EXPECT_OK(run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --transpose --precision " + precision +
+                  " -o " + arg("yt.mtx")));
+    // A^T x = [1*1 + 4*3, 2*1 + 3*2, 5*3].
+    EXPECT_EQ(spmv::read_vector(file("yt.mtx").string()), (std::vector<double>{13, 8, 15}));
+  }
+  // A rectangular matrix makes x and y lengths differ: 2 x 3, so A^T needs 2 entries in x.
+  write("rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 3\n1 1 1\n1 3 2\n2 2 3\n");
+  write("x2.txt", "1\n10\n");
+  EXPECT_OK(run("multiply " + arg("rect.mtx") + " --x " + arg("x2.txt") + " --transpose -o " + arg("yr.mtx")));
+  EXPECT_EQ(spmv::read_vector(file("yr.mtx").string()), (std::vector<double>{1, 30, 2}));
+}
+
+TEST_F(Cli, MultiplyRejectsWrongVectorLength) {
+  write_hand_matrix();
+  write("short.txt", "1\n2\n");
+  const CliResult r = run("multiply " + arg("hand.mtx") + " --x " + arg("short.txt"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--x"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("has 2 entries"), std::string::npos) << r.err;
+
+  const CliResult beta = run("multiply " + arg("hand.mtx") + " --beta 1");
+  EXPECT_NE(beta.exit_code, 0);
+  EXPECT_NE(beta.err.find("--y0"), std::string::npos) << beta.err;
+}
+
+TEST_F(Cli, BenchAllAlgorithmsWritesVerifiedCsv) {
+  EXPECT_OK(run("gen poisson2d n=20 -o " + arg("p.mtx")));
+  const CliResult r =
+      run("bench " + arg("p.mtx") + " --backend cpu --algo all --reps 7 --warmup 1 --min-sample-ms 0.2 --csv " +
+          arg("out.csv"));
+  EXPECT_OK(r);
+  // Statistics come before the table.
+  EXPECT_NE(r.out.find("400 x 400, 1920 nonzeros"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("copy bandwidth"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("[1/"), std::string::npos) << "progress lines expected on stderr:\n" << r.err;
+
+  const auto rows = read_csv(file("out.csv"));
+  const auto offered = spmv::backend_algorithms(spmv::Backend::Cpu, spmv::Operation::NonTranspose);
+  ASSERT_EQ(rows.size(), offered.size());
+  int verified = 0;
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.at("algorithm"));
+    EXPECT_EQ(row.at("matrix"), "p");
+    EXPECT_EQ(row.at("nnz"), "1920");
+    EXPECT_EQ(row.at("precision"), "f64");
+    EXPECT_EQ(row.at("op"), "N");
+    // poisson2d is padding-friendly, so no format refuses it: every row must verify and be timed.
+    EXPECT_EQ(row.at("verified"), "ok") << row.at("message");
+    EXPECT_LE(std::stod(row.at("error_ratio")), 1.0);
+    EXPECT_GT(std::stod(row.at("median_ms")), 0.0);
+    EXPECT_GT(std::stod(row.at("gflops")), 0.0);
+    EXPECT_GT(std::stod(row.at("bandwidth_gbs")), 0.0);
+    // Minimal byte model, f64 / int32: 1920*12 + 401*4 + 400*8 + 400*8.
+    EXPECT_EQ(row.at("model_bytes"), std::to_string(1920 * 12 + 401 * 4 + 400 * 8 + 400 * 8));
+    EXPECT_FALSE(row.at("date").empty());
+    EXPECT_NE(row.at("command_line").find("bench"), std::string::npos);
+    verified += row.at("verified") == "ok";
+  }
+  std::vector<std::string> names;
+  for (const auto& row : rows) names.push_back(row.at("algorithm"));
+  for (spmv::Algorithm a : offered)
+    EXPECT_NE(std::find(names.begin(), names.end(), std::string(spmv::to_string(a))), names.end())
+        << spmv::to_string(a) << " missing from the CSV";
+  EXPECT_EQ(verified, static_cast<int>(rows.size()));
+
+  // A second run appends rows under the same header.
+  EXPECT_OK(run("bench " + arg("p.mtx") + " --backend cpu --algo reference --reps 7 --bandwidth 10 --quiet --csv " +
+                arg("out.csv")));
+  EXPECT_EQ(read_csv(file("out.csv")).size(), offered.size() + 1);
+}
+
+TEST_F(Cli, BenchTransposeBothPrecisionsJson) {
+  const CliResult r = run(
+      "bench --gen long_rows:rows=500,cols=700,long_rows=2,long_length=600,short_length=3 --backend cpu --transpose "
+      "--precision both --alpha -2 --beta 0.5 --reps 7 --warmup 1 --min-sample-ms 0.2 --bandwidth 10 --quiet "
+      "--json " + arg("out.json") + " --csv " + arg("out.csv"));
+  EXPECT_OK(r);
+  EXPECT_TRUE(r.err.find("[1/") == std::string::npos) << "--quiet must hide progress:\n" << r.err;
+  const std::string json = read_file(file("out.json"));
+  EXPECT_NE(json.find("\"runs\""), std::string::npos);
+  EXPECT_NE(json.find("\"byte_model\""), std::string::npos);
+  EXPECT_NE(json.find("\"row_mean\""), std::string::npos);
+  EXPECT_EQ(json.find("\"FAILED\""), std::string::npos) << json;
+
+  // Default algorithms: auto plus the vendor baselines, in both precisions, all transposed.
+  const auto rows = read_csv(file("out.csv"));
+  ASSERT_FALSE(rows.empty());
+  int autos = 0;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("op"), "T");
+    EXPECT_TRUE(row.at("algorithm") == "auto" || row.at("vendor") == "1") << row.at("algorithm");
+    EXPECT_EQ(row.at("verified"), "ok") << row.at("message");
+    // With beta != 0 the byte model reads y too; x has rows (500) and y cols (700) entries for A^T.
+    const std::size_t value = row.at("precision") == "f32" ? 4 : 8;
+    const std::size_t nnz = std::stoul(row.at("nnz"));
+    EXPECT_EQ(std::stoul(row.at("model_bytes")), nnz * (value + 4) + 501 * 4 + 500 * value + 2 * 700 * value);
+    autos += row.at("algorithm") == "auto";
+  }
+  EXPECT_EQ(autos, 2);  // f64 and f32
+
+  // Appending a second run to the JSON keeps the first.
+  EXPECT_OK(run("bench --gen poisson2d:n=8 --backend cpu --algo reference --reps 7 --bandwidth 10 --quiet --json " +
+                arg("out.json")));
+  const std::string twice = read_file(file("out.json"));
+  EXPECT_EQ(std::regex_search(twice, std::regex("\"format\": \"spmv-bench/1\"")), true);
+  EXPECT_EQ(count_of(twice, "\"command_line\""), 2u);
+  EXPECT_NE(twice.find("long_rows"), std::string::npos);
+  EXPECT_NE(twice.find("poisson2d:n=8"), std::string::npos);
+}
+
+TEST_F(Cli, BenchVerificationFailureIsLoudAndFails) {
+  const CliResult r = run("bench --gen poisson2d:n=8 --backend cpu --algo reference,row-loop --reps 7 "
+                          "--bandwidth 10 --quiet --inject-fault --csv " + arg("out.csv"));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("VERIFICATION FAILED"), std::string::npos) << r.err;
+  const auto rows = read_csv(file("out.csv"));
+  ASSERT_EQ(rows.size(), 2u);  // the second row still ran after the first failed
+  for (const auto& row : rows) EXPECT_EQ(row.at("verified"), "FAILED");
+}
+
+TEST_F(Cli, BenchSkipsRefusedFormats) {
+  // One row of 300 entries among rows of 1: ELL would pad far beyond the allowed factor.
+  const CliResult r = run("bench --gen long_rows:rows=400,cols=400,long_rows=1,long_length=300,short_length=1 "
+                          "--backend cpu --algo ell,row-loop --reps 7 --bandwidth 10 --quiet --csv " + arg("out.csv"));
+  EXPECT_OK(r);
+  EXPECT_NE(r.out.find("skipped: "), std::string::npos) << r.out;
+  const auto rows = read_csv(file("out.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("verified"), "skipped");
+  EXPECT_FALSE(rows[0].at("message").empty());
+  EXPECT_EQ(rows[1].at("verified"), "ok");
+}
+
+TEST_F(Cli, BadInputsFailWithAMessage) {
+  struct Case {
+    std::string args, expected_in_stderr;
+  };
+  write("malformed.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n7 1 2.0\n");
+  write("notmm.mtx", "hello\n");
+  write_hand_matrix();
+  const std::vector<Case> cases{
+      {"info " + arg("missing.mtx"), "missing.mtx"},
+      {"info " + arg("malformed.mtx"), "malformed.mtx"},
+      {"info " + arg("notmm.mtx"), "notmm.mtx"},
+      {"bench " + arg("missing.mtx") + " --backend cpu", "missing.mtx"},
+      {"multiply " + arg("hand.mtx") + " --x " + arg("missing_x.txt"), "missing_x.txt"},
+      {"multiply " + arg("hand.mtx") + " --algo nosuchalgo", "unknown algorithm 'nosuchalgo'"},
+      {"bench --gen poisson2d:n=4 --backend cpu --algo nosuchalgo", "unknown algorithm 'nosuchalgo'"},
+      {"gen nosuchgen -o " + arg("g.mtx"), "nosuchgen"},
+      {"bench --gen nosuchgen --backend cpu", "unknown generator 'nosuchgen'"},
+      {"gen poisson2d n=abc -o " + arg("g.mtx"), "abc"},
+      {"bench --gen poisson2d:nn=4 --backend cpu", "no parameter 'nn'"},
+      {"bench --gen poisson2d:n=4 --backend cpu --reps 2", "--reps"},
+      {"nosuchcommand", "nosuchcommand"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const CliResult r = run(c.args);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find(c.expected_in_stderr), std::string::npos) << "stderr:\n" << r.err;
+    EXPECT_EQ(r.err.find("terminate called"), std::string::npos) << r.err;
+  }
+  // A line number points at the bad entry.
+  EXPECT_NE(run("info " + arg("malformed.mtx")).err.find(":4"), std::string::npos);
+}
+
+}  // namespace
