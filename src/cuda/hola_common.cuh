@@ -149,6 +149,10 @@ struct HolaParams {
 //     between blocks) is set to beta*y here (0 when beta == 0, without reading y) and blocks add
 //     alpha*partial sums to it with atomics. This keeps y traffic at one read + one write per row.
 //   Transpose: all of y (A.cols entries) is set to beta*y; every update is an atomic add.
+// Internal linkage: each translation unit (hola.cu, hola_transpose.cu) owns its copy of the kernel,
+// so no host stub is shared between two device modules.
+namespace {
+
 template <class Value, class Index>
 __global__ void hola_first_kernel(const Index* __restrict__ row_ptr, Index rows, Index nnz_per_block,
                                   Index num_blocks, Index* __restrict__ block_row_starts, Value beta,
@@ -184,6 +188,8 @@ void launch_first_kernel(const HolaParams<Value, Index>& p, Value beta, Value* y
       transpose);
   SPMV_CHECK_LAUNCH("hola_first_kernel");
 }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Output buffer slots (§3.2) = most candidate rows a block handles without the COO-like mode:

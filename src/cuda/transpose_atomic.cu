@@ -1,7 +1,8 @@
 // Naive transposed SpMV, y = alpha*A^T*x + beta*y on the CSR arrays of A: one thread per row i
-// scatters alpha*a_ij*x_i into y[j] with atomic adds, after y = beta*y (scale_vector). The baseline
-// Hola-SpMVT is compared with (Steinberger, Zayer & Seidel, ICS'17, §3.4 / §4); the order of the
-// additions into one y[j] varies from run to run (docs/algorithms/transpose.md).
+// scatters alpha*a_ij*x_i into y[j] with atomic adds, after y = beta*y (scale_vector). The naive
+// SpMVT baseline of the Hola-SpMVT evaluation (Steinberger, Zayer & Seidel, ICS'17; the authors' code
+// ships it too); the order of the additions into one y[j] varies from run to run
+// (docs/algorithms/transpose.md).
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/launch.cuh"
