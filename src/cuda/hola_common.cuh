@@ -39,6 +39,8 @@ constexpr HolaPolicy hola_policy(int value_bytes) {
 }
 template <class Value>
 constexpr int kNnzPerThread = hola_policy(sizeof(Value)).nnz_per_thread;
+static_assert(hola_policy(4).nnz_per_thread <= 32 && hola_policy(8).nnz_per_thread <= 32,
+              "one bit per nonzero in a thread's 32-bit row-end mask");
 
 // Elements per vector load: 16 bytes of the wider of the two arrays, so that values and column
 // indices share one striped layout (x can then be gathered before the transpose).
