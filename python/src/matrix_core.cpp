@@ -313,12 +313,20 @@ std::unique_ptr<MatrixCore> from_arrays_typed(std::int64_t rows, std::int64_t co
 // User CSR arrays (int32/int64 indices, float32/float64 values; spmv/_matrix.py converts anything
 // else) copied once into the library's CsrMatrix and validated by make_csr. Indices are 32-bit when
 // the sizes fit, else 64-bit; values are double or float as asked.
+// index_bits: 0 picks 32 when the sizes fit, else 64; 32 or 64 forces (32 refused when they do not fit).
 std::unique_ptr<MatrixCore> from_arrays(std::int64_t rows, std::int64_t cols, ConstHostVector indptr,
                                         ConstHostVector indices, ConstHostVector data, bool double_values,
-                                        nb::dict options) {
+                                        int index_bits, nb::dict options) {
   if (rows < 0 || cols < 0) throw InvalidArgument("negative shape " + shape_text(rows, cols));
+  if (index_bits != 0 && index_bits != 32 && index_bits != 64)
+    throw InvalidArgument("index_bits must be 0, 32 or 64, got " + std::to_string(index_bits));
   const Options o = parse_options(options);
-  const bool fits32 = fits_index<std::int32_t>(rows, cols, static_cast<std::int64_t>(data.shape(0)));
+  const auto nnz = static_cast<std::int64_t>(data.shape(0));
+  const bool fits = fits_index<std::int32_t>(rows, cols, nnz);
+  if (index_bits == 32 && !fits)
+    throw Unsupported("a " + shape_text(rows, cols) + " matrix with " + std::to_string(nnz) +
+                      " nonzeros does not fit 32-bit indices; use int64 indices");
+  const bool fits32 = index_bits == 0 ? fits : index_bits == 32;
   if (double_values)
     return fits32 ? from_arrays_typed<double, std::int32_t>(rows, cols, indptr, indices, data, o)
                   : from_arrays_typed<double, std::int64_t>(rows, cols, indptr, indices, data, o);
@@ -455,8 +463,8 @@ void bind_matrix(nb::module_& m) {
       .def_prop_ro("cached_plans", &MatrixCore::cached_plans);
 
   m.def("matrix_from_arrays", &from_arrays, nb::arg("rows"), nb::arg("cols"), nb::arg("indptr").noconvert(),
-        nb::arg("indices").noconvert(), nb::arg("data").noconvert(), nb::arg("double_values"), nb::arg("options"),
-        "Copies CSR arrays (int32/int64 indices, float32/float64 values) into a validated MatrixCore.");
+        nb::arg("indices").noconvert(), nb::arg("data").noconvert(), nb::arg("double_values"), nb::arg("index_bits"),
+        nb::arg("options"), "Copies CSR arrays (int32/int64 indices, float32/float64 values) into a validated MatrixCore.");
   m.def("parse_algorithm", [](const std::string& name) { return std::string(to_string(algorithm_from_name(name))); },
         nb::arg("name"), "The canonical name of an algorithm; ValueError listing the valid names otherwise.");
 }

@@ -1,0 +1,482 @@
+"""spmv.Matrix: a CSR matrix with cached plans, usable from NumPy, SciPy and CuPy."""
+
+from __future__ import annotations
+
+import errno
+import operator
+import os
+import re
+
+import numpy as np
+
+from . import _core
+from ._arrays import as_device_vector, cupy_module, is_device_array
+
+_VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+_DEVICE_PATTERN = re.compile(r"^cuda(?::(\d+))?$")
+
+
+def parse_device(device):
+    """(kind, ordinal) from a device choice: None/'auto' -> (None, None), 'cpu', 'cuda', 'cuda:N'."""
+    if device is None or device == "auto":
+        return None, None
+    if device == "cpu":
+        return "cpu", None
+    if isinstance(device, str):
+        match = _DEVICE_PATTERN.match(device)
+        if match:
+            return "cuda", None if match.group(1) is None else int(match.group(1))
+    raise ValueError(f"unknown device {device!r}; expected 'cpu', 'cuda', 'cuda:N' or None (follow the data)")
+
+
+def value_dtype(dtype):
+    """np.float32 or np.float64 from a dtype-like; TypeError otherwise."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"dtype {dtype!r} is not a NumPy dtype: {e}") from None
+    if dt.newbyteorder("=") not in _VALUE_DTYPES:
+        raise TypeError(f"dtype {dt} is not supported; use float32 or float64")
+    return dt.newbyteorder("=")
+
+
+def _data_dtype(data_dtype, requested):
+    if data_dtype.kind == "c":
+        raise TypeError("complex values are not supported (spmv computes in float32 or float64)")
+    if requested is not None:
+        return value_dtype(requested)
+    if data_dtype.newbyteorder("=") == np.float32:
+        return np.dtype(np.float32)
+    if data_dtype.kind in "fiub":
+        return np.dtype(np.float64)
+    raise TypeError(f"data has dtype {data_dtype}, expected real numbers")
+
+
+def _index_array(a, name):
+    a = np.asarray(a)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
+    if a.size == 0 and a.dtype.kind not in "iu":
+        return np.zeros(0, np.int32)  # np.asarray([]) is float64
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} has dtype {a.dtype}, expected integers")
+    if a.dtype.newbyteorder("=") not in _INDEX_DTYPES:
+        if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and a.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"{name} holds values beyond int64")
+        a = a.astype(np.int64)
+    # int32 / int64 go to the extension as they are; it narrows while copying when the sizes fit.
+    return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
+
+
+def _index_bits(index_dtype):
+    if index_dtype is None:
+        return 0
+    dt = np.dtype(index_dtype)
+    if dt not in _INDEX_DTYPES:
+        raise TypeError(f"index_dtype must be int32, int64 or None (automatic), got {dt}")
+    return 8 * dt.itemsize
+
+
+def _scalar(value, name):
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(f"{name} must be real, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+
+
+class Matrix:
+    """A sparse matrix in CSR form for y = alpha*op(A)*x + beta*y on the CPU or a CUDA GPU.
+
+    The matrix holds one copy of its CSR arrays (float32 or float64 values, following the data;
+    int32 indices, or int64 when the sizes need them). Plans -- the preprocessing an algorithm needs --
+    are built on first use and cached per (device, algorithm, operation), so repeated products do no
+    preprocessing. On a GPU the matrix is uploaded once per device, on first use.
+
+    ``index_dtype``: None picks int32 when rows, cols and nnz fit it, else int64; int32 or int64 forces.
+    ``device``: None (default) follows the data -- CUDA arrays run on the GPU holding them, anything
+    else on the CPU; ``'cpu'``; ``'cuda'`` (CUDA arrays: their GPU; NumPy arrays: the current GPU);
+    ``'cuda:N'``. ``algorithm``: ``'auto'`` or a name from :func:`spmv.algorithms`. Both can be
+    overridden per call. ``options``: tuning knobs of the C++ ``spmv::Options`` by field name
+    (``threads``, ``block_size``, ``sell_c``, ...); they never change results beyond rounding.
+
+    Input rules: x given as NumPy (or anything ``numpy.asarray`` takes) is converted to the matrix's
+    dtype and made contiguous, with a copy only when needed. x or y given as CUDA arrays must already
+    have the matrix's dtype (TypeError otherwise) and be contiguous (ValueError otherwise): spmv makes
+    no hidden device copies. A y given for an in-place product is never converted: it must be a
+    writable, contiguous array of the matrix's dtype.
+    """
+
+    __array_ufunc__ = None  # so that `x @ A` with a NumPy x reaches __rmatmul__
+    ndim = 2
+
+    def __init__(self, indptr, indices, data, shape, *, dtype=None, index_dtype=None, device=None, algorithm="auto",
+                 options=None):
+        try:
+            rows, cols = (operator.index(s) for s in shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"shape must be a pair of integers, got {shape!r}") from None
+        data = np.asarray(data)
+        if data.ndim != 1:
+            raise ValueError(f"data must be 1-D, got shape {data.shape}")
+        target = _data_dtype(data.dtype, dtype)
+        if data.dtype.newbyteorder("=") not in _VALUE_DTYPES or not data.dtype.isnative:
+            data = data.astype(target)
+        data = np.ascontiguousarray(data)
+        core = _core.matrix_from_arrays(
+            rows, cols, _index_array(indptr, "indptr"), _index_array(indices, "indices"), data,
+            target == np.float64, _index_bits(index_dtype), dict(options or {}),
+        )
+        self._init(core, device, algorithm, options)
+
+    def _init(self, core, device, algorithm, options, header=None, source=None):
+        kind, ordinal = parse_device(device)
+        if kind == "cuda":
+            _core.require_cuda_device(ordinal if ordinal is not None else _core.current_device())
+        self._core = core
+        self._device = device
+        self._algorithm = _core.parse_algorithm(algorithm)
+        self._options = dict(options or {})
+        self._header = header
+        self._source = source
+
+    @classmethod
+    def _wrap(cls, core, device=None, algorithm="auto", options=None, header=None, source=None):
+        self = cls.__new__(cls)
+        self._init(core, device, algorithm, options, header, source)
+        return self
+
+    @classmethod
+    def from_scipy(cls, a, *, dtype=None, index_dtype=None, device=None, algorithm="auto", options=None):
+        """From any scipy.sparse matrix or array (converted with ``.tocsr()``, free for CSR input)."""
+        import scipy.sparse as sp
+
+        if not sp.issparse(a):
+            raise TypeError(f"expected a scipy.sparse matrix or array, got {type(a).__name__}")
+        csr = a.tocsr()
+        return cls(csr.indptr, csr.indices, csr.data, csr.shape, dtype=dtype, index_dtype=index_dtype, device=device,
+                   algorithm=algorithm, options=options)
+
+    # ---- properties ------------------------------------------------------------------------------
+
+    @property
+    def shape(self):
+        return (self._core.rows, self._core.cols)
+
+    @property
+    def nnz(self):
+        return self._core.nnz
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float64 if self._core.double_values else np.float32)
+
+    @property
+    def index_dtype(self):
+        return np.dtype(np.int64 if self._core.wide_indices else np.int32)
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def algorithm(self):
+        return self._algorithm
+
+    @property
+    def options(self):
+        return dict(self._options)
+
+    @property
+    def indptr(self):
+        """Read-only view of the row pointers (no copy; keeps the matrix alive)."""
+        return self._core.indptr
+
+    @property
+    def indices(self):
+        return self._core.indices
+
+    @property
+    def data(self):
+        return self._core.data
+
+    def __repr__(self):
+        rows, cols = self.shape
+        return (f"<spmv.Matrix {rows}x{cols}, {self.nnz} nonzeros, {self.dtype} values, {self.index_dtype} indices, "
+                f"device={self._device!r}, algorithm={self._algorithm!r}>")
+
+    # ---- conversions -----------------------------------------------------------------------------
+
+    def to_scipy(self):
+        """A scipy.sparse.csr_array holding copies of the arrays."""
+        import scipy.sparse as sp
+
+        return sp.csr_array((self.data.copy(), self.indices.copy(), self.indptr.copy()), shape=self.shape)
+
+    def astype(self, dtype):
+        """The same matrix with float32 or float64 values (a new Matrix; plans are not shared)."""
+        dt = value_dtype(dtype)
+        core = self._core.with_values(dt == np.float64)
+        return Matrix._wrap(core, self._device, self._algorithm, self._options, self._header, self._source)
+
+    # ---- products --------------------------------------------------------------------------------
+
+    def matvec(self, x, *, device=None, algorithm=None):
+        """y = A @ x (a new array: NumPy for host input, CuPy for device input)."""
+        return self.apply(x, None, device=device, algorithm=algorithm)
+
+    def rmatvec(self, x, *, device=None, algorithm=None):
+        """y = A.T @ x."""
+        return self.apply(x, None, transpose=True, device=device, algorithm=algorithm)
+
+    def __matmul__(self, x):
+        if isinstance(x, Matrix):
+            return NotImplemented
+        return self._product(x, transpose=False)
+
+    def __rmatmul__(self, x):
+        # x @ A = (A^T x^T)^T: rows of x (or the vector x) times A.
+        if isinstance(x, Matrix):
+            return NotImplemented
+        ndim = _ndim(x)
+        if ndim == 2:
+            return self._product(x.T, transpose=True).T
+        return self._product(x, transpose=True)
+
+    def _product(self, x, transpose):
+        if _ndim(x) == 2:
+            return self._columns(x, transpose)
+        return self.apply(x, None, transpose=transpose)
+
+    def _columns(self, x, transpose):
+        # One product per column, each on a contiguous copy of the column (documented: A @ X copies).
+        device = is_device_array(x)
+        xp = cupy_module() if device else np
+        if device and xp is None:
+            raise TypeError("a 2-D device array needs CuPy (not installed)")
+        if device and not (hasattr(xp, "ndarray") and isinstance(x, xp.ndarray)):
+            x = xp.asarray(x)
+        if not device:
+            x = np.asarray(x)
+        n_in = self.shape[0] if transpose else self.shape[1]
+        n_out = self.shape[1] if transpose else self.shape[0]
+        if x.shape[0] != n_in:
+            raise ValueError(f"operand has {x.shape[0]} rows, {'A^T' if transpose else 'A'} "
+                             f"(A is {self.shape[0]} x {self.shape[1]}) needs {n_in}")
+        if device and x.dtype != self.dtype:
+            raise TypeError(f"operand has dtype {x.dtype}, the matrix {self.dtype}; convert it explicitly "
+                            "(spmv makes no hidden device copies)")
+        out = xp.empty((n_out, x.shape[1]), dtype=self.dtype)
+        for j in range(x.shape[1]):
+            out[:, j] = self.apply(xp.ascontiguousarray(x[:, j]), None, transpose=transpose)
+        return out
+
+    def apply(self, x, y=None, alpha=1.0, beta=0.0, *, transpose=False, device=None, algorithm=None):
+        """y = alpha * op(A) @ x + beta * y, in place on y; op(A) = A.T when ``transpose``. Returns y.
+
+        Without y a new array is returned (then beta must be 0). When beta == 0, y is not read: it may
+        hold anything, NaN included. Host arrays with device='cuda' are copied to the GPU and back
+        once per call; CUDA arrays are used in place on the current CuPy stream (no host round trip).
+        """
+        alpha = _scalar(alpha, "alpha")
+        beta = _scalar(beta, "beta")
+        if y is None and beta != 0.0:
+            raise ValueError("beta != 0 reads y: pass y")
+        algorithm = self._algorithm if algorithm is None else algorithm
+        if not isinstance(algorithm, str):
+            raise TypeError(f"algorithm must be a name (str), got {algorithm!r}")
+        kind, ordinal = parse_device(self._device if device is None else device)
+        transpose = bool(transpose)
+
+        x_device = is_device_array(x)
+        if y is not None and is_device_array(y) != x_device:
+            raise ValueError("x and y must both be host (NumPy) arrays or both CUDA arrays")
+        if x_device:
+            if kind == "cpu":
+                raise ValueError("x is a CUDA array but device='cpu'; use device='cuda' (or None), "
+                                 "or copy it to the host explicitly (cupy.asnumpy)")
+            return self._apply_device(x, y, alpha, beta, transpose, ordinal, algorithm)
+
+        n_x, n_y = self._sizes(transpose)
+        xh = self._host_x(x, n_x)
+        if y is None:
+            yh = np.empty(n_y, dtype=self.dtype)
+        else:
+            yh = y
+            self._check_host_y(yh, n_y)
+        if kind == "cuda":
+            backend, ordinal = "cuda", ordinal if ordinal is not None else _core.current_device()
+        else:
+            backend, ordinal = "cpu", 0
+        self._core.apply_host(backend, ordinal, algorithm, transpose, alpha, xh, beta, yh)
+        return yh
+
+    def _sizes(self, transpose):
+        rows, cols = self.shape
+        return (rows, cols) if transpose else (cols, rows)
+
+    def _what(self, transpose):
+        return f"{'A^T' if transpose else 'A'} (A is {self.shape[0]} x {self.shape[1]})"
+
+    def _host_x(self, x, n):
+        a = np.asarray(x)
+        if a.dtype.kind == "c":
+            raise TypeError("x is complex; spmv computes in float32 or float64")
+        if a.dtype.kind not in "fiub":
+            raise TypeError(f"x has dtype {a.dtype}, expected real numbers")
+        if a.ndim != 1:
+            raise ValueError(f"x must be 1-D, got shape {a.shape}")
+        if a.shape[0] != n:
+            raise ValueError(f"x has {a.shape[0]} entries, the product needs {n}")
+        # The documented conversion: to the matrix's dtype, contiguous; a copy only when needed.
+        return np.ascontiguousarray(a, dtype=self.dtype)
+
+    def _check_host_y(self, y, n):
+        if not isinstance(y, np.ndarray):
+            raise TypeError(f"y must be a NumPy array (it is written in place), got {type(y).__name__}")
+        if y.dtype != self.dtype:
+            raise TypeError(f"y has dtype {y.dtype}, the matrix {self.dtype}; y is written in place and never converted")
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} entries, the product gives {n}")
+        if not y.flags.c_contiguous:
+            raise ValueError("y is not contiguous; it is written in place, so pass a contiguous array")
+        if not y.flags.writeable:
+            raise ValueError("y is read-only")
+
+    def _apply_device(self, x, y, alpha, beta, transpose, ordinal, algorithm):
+        n_x, n_y = self._sizes(transpose)
+        xv = as_device_vector(x, "x")
+        if xv.dtype != self.dtype:
+            raise TypeError(f"x has dtype {xv.dtype}, the matrix {self.dtype}; convert it explicitly "
+                            "(x.astype(...)): spmv makes no hidden device copies")
+        if xv.size != n_x:
+            raise ValueError(f"x has {xv.size} entries, {self._what(transpose)} needs {n_x}")
+        yv = None
+        if y is not None:
+            yv = as_device_vector(y, "y")
+            if yv.dtype != self.dtype:
+                raise TypeError(f"y has dtype {yv.dtype}, the matrix {self.dtype}; y is written in place and "
+                                "never converted")
+            if yv.size != n_y:
+                raise ValueError(f"y has {yv.size} entries, {self._what(transpose)} gives {n_y}")
+            if yv.readonly:
+                raise ValueError("y is read-only")
+
+        if not _core.cuda_available():
+            _core.require_cuda_device(0 if ordinal is None else ordinal)  # raises "no CUDA device ..."
+        if ordinal is None:  # follow the data
+            ordinal = _vector_device(xv)
+            if ordinal is None and yv is not None:
+                ordinal = _vector_device(yv)
+            if ordinal is None:
+                ordinal = _core.current_device()
+        _core.require_cuda_device(ordinal)
+
+        cupy = cupy_module()
+        if yv is None:
+            if cupy is None:
+                raise _core.UnsupportedError("returning a device result needs CuPy (not installed); "
+                                             "pass y to apply() to write into your own array")
+            with cupy.cuda.Device(ordinal):
+                out = cupy.empty(n_y, dtype=self.dtype)
+                stream = cupy.cuda.get_current_stream().ptr
+            yv = as_device_vector(out, "y")
+        else:
+            out = y
+            if cupy is not None:
+                with cupy.cuda.Device(ordinal):
+                    stream = cupy.cuda.get_current_stream().ptr
+            else:
+                stream = xv.stream  # no CuPy: run on the producer's stream (0: the legacy default stream)
+        self._core.apply_device(ordinal, algorithm, transpose, alpha, xv.address, xv.size, xv.stream, beta,
+                                yv.address, yv.size, yv.stream, stream)
+        return out
+
+    def plan_info(self, *, transpose=False, device=None, algorithm=None):
+        """Builds the plan (if not cached yet) and returns what it resolved to: algorithm, policy,
+        setup_ms, extra_bytes. device None means the CPU here."""
+        kind, ordinal = parse_device(self._device if device is None else device)
+        algorithm = self._algorithm if algorithm is None else algorithm
+        if kind == "cuda":
+            return self._core.plan_info("cuda", ordinal if ordinal is not None else _core.current_device(),
+                                        algorithm, bool(transpose))
+        return self._core.plan_info("cpu", 0, algorithm, bool(transpose))
+
+    # ---- solvers ---------------------------------------------------------------------------------
+
+    def aslinearoperator(self, *, device=None, algorithm=None):
+        """A scipy.sparse.linalg.LinearOperator (matvec, rmatvec, matmat, rmatmat) on NumPy vectors."""
+        from scipy.sparse.linalg import LinearOperator
+
+        def matvec(x):
+            return self.apply(np.asarray(x).reshape(-1), device=device, algorithm=algorithm)
+
+        def rmatvec(x):
+            return self.apply(np.asarray(x).reshape(-1), transpose=True, device=device, algorithm=algorithm)
+
+        def matmat(x):
+            return np.column_stack([matvec(x[:, j]) for j in range(x.shape[1])])
+
+        def rmatmat(x):
+            return np.column_stack([rmatvec(x[:, j]) for j in range(x.shape[1])])
+
+        return LinearOperator(self.shape, matvec=matvec, rmatvec=rmatvec, matmat=matmat, rmatmat=rmatmat,
+                              dtype=self.dtype)
+
+    def as_cupy_linearoperator(self, *, algorithm=None):
+        """A cupyx.scipy.sparse.linalg.LinearOperator on CuPy vectors (products on their GPU)."""
+        cupy = cupy_module()
+        if cupy is None:
+            raise ImportError("as_cupy_linearoperator needs CuPy")
+        from cupyx.scipy.sparse.linalg import LinearOperator
+
+        def matvec(x):
+            return self.apply(cupy.ascontiguousarray(x.reshape(-1)), device="cuda", algorithm=algorithm)
+
+        def rmatvec(x):
+            return self.apply(cupy.ascontiguousarray(x.reshape(-1)), transpose=True, device="cuda",
+                              algorithm=algorithm)
+
+        return LinearOperator(self.shape, matvec=matvec, rmatvec=rmatvec, dtype=self.dtype)
+
+
+def _ndim(x):
+    nd = getattr(x, "ndim", None)
+    if nd is not None:
+        return nd
+    if hasattr(x, "__cuda_array_interface__"):
+        return len(x.__cuda_array_interface__["shape"])
+    return np.ndim(x)
+
+
+def _vector_device(v):
+    if v.device is not None:
+        return v.device
+    if v.size == 0 or v.address == 0:
+        return None
+    return _core.pointer_device(v.address)
+
+
+def as_matrix(a):
+    """A Matrix from a Matrix or any scipy.sparse matrix/array."""
+    if isinstance(a, Matrix):
+        return a
+    return Matrix.from_scipy(a)
+
+
+def read_matrix_market(path, *, dtype=np.float64, device=None, algorithm="auto", options=None):
+    """Reads a Matrix Market file (.mtx, or gzip-compressed .mtx.gz; '-' for standard input).
+
+    Symmetric files are expanded to both triangles, duplicates are summed, pattern entries are 1.
+    Malformed files raise spmv.ParseError naming the file and line.
+    """
+    path = os.fspath(path)
+    if path != "-" and not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "no such Matrix Market file", path)
+    dt = value_dtype(dtype)
+    core, header = _core.read_matrix_market(path, dt == np.float64, dict(options or {}))
+    return Matrix._wrap(core, device, algorithm, options, header=header, source=path)

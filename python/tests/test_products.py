@@ -1,0 +1,257 @@
+"""Products on the CPU backend against scipy's own A @ x (oracle.py states the error bound)."""
+
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spmv
+from oracle import assert_close, random_vector
+
+# Formats refuse matrices that would pad beyond a factor (3 by default); the sweep lifts the limit so
+# that every algorithm computes every case (the refusal itself is tested in test_errors.py).
+NO_PADDING_LIMIT = {"max_padding": 1e9}
+
+# (alpha, beta): plain, scaled with a NaN-poisoned y (beta == 0 must not read y), general, alpha == 0
+# (y = beta*y), accumulate.
+COMBOS = [(1.0, 0.0), (2.5, 0.0), (-1.5, 0.75), (0.0, 2.0), (1.0, 1.0)]
+
+
+def _random_csr(rows, cols, density, rng):
+    dense = rng.uniform(-1.0, 1.0, (rows, cols)) * (rng.random((rows, cols)) < density)
+    return sp.csr_array(dense)
+
+
+def _cases():
+    rng = np.random.default_rng(20240611)
+    tall = _random_csr(37, 23, 0.3, rng).tolil()
+    tall[[0, 5, 36], :] = 0  # empty rows, first and last included
+    wide = _random_csr(23, 37, 0.25, rng).tolil()
+    wide[:, [0, 10]] = 0  # empty columns: empty rows of A^T
+    long_row = sp.lil_array((50, 200))
+    long_row[0, :] = rng.uniform(-1, 1, 200)  # one row holding every column
+    for i in range(1, 50):
+        long_row[i, rng.integers(0, 200, 2)] = rng.uniform(-1, 1, 2)
+    # Unsorted columns and duplicate entries, kept as given (scipy sums duplicates in its product).
+    unsorted = sp.csr_array(
+        (np.array([1.0, -2.0, 0.5, 3.0, 0.25, -1.0, 4.0]), np.array([3, 0, 3, 2, 1, 1, 0]),
+         np.array([0, 3, 3, 6, 7])), shape=(4, 4))
+    return {
+        "tall_empty_rows": sp.csr_array(tall),
+        "wide_empty_cols": sp.csr_array(wide),
+        "poisson2d": spmv.generate.poisson2d(7).to_scipy(),
+        "long_row": sp.csr_array(long_row),
+        "unsorted_duplicates": unsorted,
+        "random_2k_plus_97": _random_csr(1121, 1121, 8 / 1121, rng),  # several merge-path segments
+        "no_nonzeros": sp.csr_array((4, 6)),
+        "zero_rows": sp.csr_array((0, 5)),
+        "zero_cols": sp.csr_array((5, 0)),
+    }
+
+
+CASES = _cases()
+CPU_ALGORITHMS = ["auto"] + spmv.algorithms("cpu")
+
+
+def _stored(a):
+    """The values the spmv.Matrix holds, as a scipy matrix (already rounded to its dtype)."""
+    return sp.csr_array((a.data.copy(), a.indices.copy(), a.indptr.copy()), shape=a.shape)
+
+
+def _sizes(a, transpose):
+    rows, cols = a.shape
+    return (rows, cols) if transpose else (cols, rows)
+
+
+@pytest.mark.parametrize("algorithm", CPU_ALGORITHMS)
+@pytest.mark.parametrize("transpose", [False, True], ids=["N", "T"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_cpu_algorithm_matches_scipy(case, dtype, transpose, algorithm):
+    a = spmv.Matrix.from_scipy(CASES[case], dtype=dtype, algorithm=algorithm, options=NO_PADDING_LIMIT)
+    assert a.dtype == dtype
+    stored = _stored(a)
+    n_x, n_y = _sizes(a, transpose)
+    x = random_vector(n_x, dtype, 1)
+    y0 = random_vector(n_y, dtype, 2)
+    for alpha, beta in COMBOS:
+        y = np.full(n_y, np.nan, dtype) if beta == 0 else y0.copy()
+        out = a.apply(x, y, alpha, beta, transpose=transpose)
+        assert out is y
+        assert_close(y, stored, x, alpha, beta, y0, transpose, dtype)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("algorithm", CPU_ALGORITHMS)
+def test_64_bit_indices(index_dtype, algorithm):
+    s = CASES["tall_empty_rows"]
+    a = spmv.Matrix.from_scipy(s, index_dtype=index_dtype, algorithm=algorithm, options=NO_PADDING_LIMIT)
+    assert a.index_dtype == index_dtype and a.indices.dtype == index_dtype
+    x = random_vector(a.shape[1], np.float64, 3)
+    assert_close(a @ x, s, x)
+    xt = random_vector(a.shape[0], np.float64, 4)
+    assert_close(a.rmatvec(xt), s, xt, transpose=True)
+
+
+def test_matvec_rmatvec_matmul_return_new_arrays():
+    s = CASES["wide_empty_cols"]
+    a = spmv.Matrix.from_scipy(s)
+    x = random_vector(37, np.float64, 5)
+    xt = random_vector(23, np.float64, 6)
+    for y in (a.matvec(x), a @ x):
+        assert isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (23,)
+        assert_close(y, s, x)
+    for y in (a.rmatvec(xt), xt @ a):
+        assert y.shape == (37,)
+        assert_close(y, s, xt, transpose=True)
+
+
+def test_matmul_with_a_matrix_of_vectors():
+    s = CASES["tall_empty_rows"]
+    a = spmv.Matrix.from_scipy(s)
+    x = np.random.default_rng(7).uniform(-1, 1, (23, 3))
+    y = a @ x
+    assert y.shape == (37, 3)
+    for j in range(3):
+        assert_close(y[:, j], s, x[:, j])
+    xt = np.random.default_rng(8).uniform(-1, 1, (2, 37))
+    z = xt @ a  # rows of xt times A
+    assert z.shape == (2, 23)
+    for i in range(2):
+        assert_close(z[i], s, xt[i], transpose=True)
+
+
+def test_dtype_follows_the_data():
+    s = CASES["poisson2d"]
+    assert spmv.Matrix.from_scipy(s).dtype == np.float64
+    assert spmv.Matrix.from_scipy(s.astype(np.float32)).dtype == np.float32
+    assert spmv.Matrix.from_scipy(s.astype(np.int64)).dtype == np.float64  # integers: float64
+    assert spmv.Matrix.from_scipy(s, dtype=np.float32).dtype == np.float32
+    assert spmv.Matrix.from_scipy(s).astype(np.float32).dtype == np.float32
+
+
+def test_indices_are_32_bit_unless_sizes_need_more():
+    s = CASES["poisson2d"]
+    wide = sp.csr_array((s.data, s.indices.astype(np.int64), s.indptr.astype(np.int64)), shape=s.shape)
+    assert spmv.Matrix.from_scipy(wide).index_dtype == np.int32
+    # 2^31 columns do not fit int32: the matrix switches to int64 by itself.
+    big = spmv.Matrix([0, 1], [2**31 + 3], [2.0], (1, 2**31 + 5))
+    assert big.index_dtype == np.int64
+    assert big.indices.tolist() == [2**31 + 3]
+    assert spmv.info(big)["fits_int32"] is False
+
+
+def test_x_is_converted_to_the_matrix_dtype():
+    s = CASES["tall_empty_rows"]
+    a32 = spmv.Matrix.from_scipy(s, dtype=np.float32)
+    x64 = random_vector(23, np.float64, 9)
+    y = a32 @ x64  # float64 x converted (copied) to float32
+    assert y.dtype == np.float32
+    assert_close(y, _stored(a32), x64.astype(np.float32), dtype=np.float32)
+    a = spmv.Matrix.from_scipy(s)
+    x = list(range(23))  # anything numpy.asarray takes
+    assert_close(a @ x, s, np.arange(23.0))
+    assert_close(a @ np.arange(23), s, np.arange(23.0))  # integers
+    strided = random_vector(46, np.float64, 10)[::2]  # non-contiguous: copied to contiguous
+    assert_close(a @ strided, s, strided)
+    readonly = random_vector(23, np.float64, 11)
+    readonly.flags.writeable = False
+    assert_close(a @ readonly, s, readonly)
+
+
+def test_scipy_formats_and_array_types():
+    s = CASES["wide_empty_cols"]
+    x = random_vector(37, np.float64, 12)
+    for converted in (sp.csr_matrix(s), s.tocoo(), s.tocsc(), sp.lil_matrix(s), sp.dok_array(s), sp.bsr_array(s)):
+        a = spmv.Matrix.from_scipy(converted)
+        assert a.shape == (23, 37) and a.nnz == s.nnz
+        assert_close(a @ x, s, x)
+
+
+def test_constructor_from_arrays_and_views():
+    indptr, indices, data = [0, 2, 2, 3], [0, 2, 1], [1.0, 2.0, 3.0]
+    a = spmv.Matrix(indptr, indices, data, (3, 3))
+    assert a.shape == (3, 3) and a.nnz == 3
+    assert a.indptr.tolist() == indptr and a.indices.tolist() == indices and a.data.tolist() == data
+    assert not a.data.flags.writeable  # views of the matrix's own storage
+    assert np.array_equal(a @ np.array([1.0, 10.0, 100.0]), [201.0, 0.0, 30.0])
+    assert np.array_equal((a.to_scipy() @ np.ones(3)), a @ np.ones(3))
+    view = a.data
+    del a  # the view keeps the storage alive
+    assert view.tolist() == data
+
+
+def test_apply_in_place_and_beta_zero_overwrites_nan():
+    s = CASES["poisson2d"]
+    a = spmv.Matrix.from_scipy(s)
+    x = random_vector(49, np.float64, 13)
+    y = np.full(49, np.nan)
+    assert a.apply(x, y) is y
+    assert_close(y, s, x)
+    y0 = random_vector(49, np.float64, 14)
+    y = y0.copy()
+    a.apply(x, y, alpha=-2.0, beta=0.5)
+    assert_close(y, s, x, -2.0, 0.5, y0)
+    # alpha == 0 skips A entirely: y = beta*y exactly.
+    y = y0.copy()
+    a.apply(np.full(49, np.nan), y, alpha=0.0, beta=3.0)
+    assert np.array_equal(y, 3.0 * y0)
+
+
+def test_algorithm_and_device_per_call():
+    s = CASES["tall_empty_rows"]
+    a = spmv.Matrix.from_scipy(s, algorithm="merge-parallel", device="cpu")
+    assert a.algorithm == "merge-parallel" and a.device == "cpu"
+    x = random_vector(23, np.float64, 15)
+    assert_close(a.matvec(x, algorithm="row-loop"), s, x)
+    assert a.plan_info()["algorithm"] == "merge-parallel"
+    assert a.plan_info(algorithm="Column_Chunked")["algorithm"] == "column-chunked"  # names as parse_algorithm reads them
+    assert spmv.Matrix.from_scipy(s).plan_info()["algorithm"] in spmv.algorithms("cpu")  # auto resolves
+
+
+def test_plans_are_cached():
+    s = CASES["random_2k_plus_97"]
+    a = spmv.Matrix.from_scipy(s)
+    x = random_vector(1121, np.float64, 16)
+    assert a._core.cached_plans == 0
+    a @ x
+    a @ x
+    assert a._core.cached_plans == 1
+    a.rmatvec(x)
+    a.matvec(x, algorithm="column-chunked")
+    a.matvec(x, algorithm="column-chunked")
+    assert a._core.cached_plans == 3
+    first = a.plan_info(algorithm="column-chunked")
+    assert a.plan_info(algorithm="column-chunked")["setup_ms"] == first["setup_ms"]  # the same plan
+
+
+def test_concurrent_products_on_one_matrix():
+    s = CASES["random_2k_plus_97"]
+    a = spmv.Matrix.from_scipy(s, algorithm="merge-parallel")
+    xs = [random_vector(1121, np.float64, 100 + i) for i in range(4)]
+    results = [None] * 4
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(20):
+                results[i] = a @ xs[i]
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i in range(4):
+        assert_close(results[i], s, xs[i])
+
+
+def test_repr_and_properties():
+    a = spmv.generate.poisson2d(3, dtype=np.float32, algorithm="row-loop")
+    assert a.shape == (9, 9) and a.nnz == 33 and a.ndim == 2
+    assert a.dtype == np.float32 and a.index_dtype == np.int32
+    assert "9x9" in repr(a) and "row-loop" in repr(a)
