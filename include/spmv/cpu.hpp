@@ -4,7 +4,8 @@
 // reading it (y may hold NaN), alpha == 0 skips A (y = beta*y). x has op(A).cols entries and y
 // op(A).rows; other sizes throw InvalidArgument. The free functions validate A on every call
 // (O(nnz)); the plan classes validate once, own a copy of A and their workspace, and allocate
-// nothing in apply. Instantiated for float/double x int32_t/int64_t.
+// nothing in apply; one plan runs one product at a time (the workspace is shared). Instantiated for
+// float/double x int32_t/int64_t.
 #include <cstddef>
 #include <cstdint>
 #include <span>
