@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/cpu/cpu_operator.hpp"  // make_cpu_format_kernel (private to the library)
+#include "cpu/cpu_operator.hpp"  // make_cpu_format_kernel (private to the library)
 #include "spmv/csr.hpp"
 #include "spmv/error.hpp"
 #include "spmv/formats.hpp"
