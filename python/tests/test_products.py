@@ -7,56 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 import spmv
+from cases import CASES, COMBOS, NO_PADDING_LIMIT, stored
 from oracle import assert_close, random_vector
 
-# Formats refuse matrices that would pad beyond a factor (3 by default); the sweep lifts the limit so
-# that every algorithm computes every case (the refusal itself is tested in test_errors.py).
-NO_PADDING_LIMIT = {"max_padding": 1e9}
-
-# (alpha, beta): plain, scaled with a NaN-poisoned y (beta == 0 must not read y), general, alpha == 0
-# (y = beta*y), accumulate.
-COMBOS = [(1.0, 0.0), (2.5, 0.0), (-1.5, 0.75), (0.0, 2.0), (1.0, 1.0)]
-
-
-def _random_csr(rows, cols, density, rng):
-    dense = rng.uniform(-1.0, 1.0, (rows, cols)) * (rng.random((rows, cols)) < density)
-    return sp.csr_array(dense)
-
-
-def _cases():
-    rng = np.random.default_rng(20240611)
-    tall = _random_csr(37, 23, 0.3, rng).tolil()
-    tall[[0, 5, 36], :] = 0  # empty rows, first and last included
-    wide = _random_csr(23, 37, 0.25, rng).tolil()
-    wide[:, [0, 10]] = 0  # empty columns: empty rows of A^T
-    long_row = sp.lil_array((50, 200))
-    long_row[0, :] = rng.uniform(-1, 1, 200)  # one row holding every column
-    for i in range(1, 50):
-        long_row[i, rng.integers(0, 200, 2)] = rng.uniform(-1, 1, 2)
-    # Unsorted columns and duplicate entries, kept as given (scipy sums duplicates in its product).
-    unsorted = sp.csr_array(
-        (np.array([1.0, -2.0, 0.5, 3.0, 0.25, -1.0, 4.0]), np.array([3, 0, 3, 2, 1, 1, 0]),
-         np.array([0, 3, 3, 6, 7])), shape=(4, 4))
-    return {
-        "tall_empty_rows": sp.csr_array(tall),
-        "wide_empty_cols": sp.csr_array(wide),
-        "poisson2d": spmv.generate.poisson2d(7).to_scipy(),
-        "long_row": sp.csr_array(long_row),
-        "unsorted_duplicates": unsorted,
-        "random_2k_plus_97": _random_csr(1121, 1121, 8 / 1121, rng),  # several merge-path segments
-        "no_nonzeros": sp.csr_array((4, 6)),
-        "zero_rows": sp.csr_array((0, 5)),
-        "zero_cols": sp.csr_array((5, 0)),
-    }
-
-
-CASES = _cases()
 CPU_ALGORITHMS = ["auto"] + spmv.algorithms("cpu")
-
-
-def _stored(a):
-    """The values the spmv.Matrix holds, as a scipy matrix (already rounded to its dtype)."""
-    return sp.csr_array((a.data.copy(), a.indices.copy(), a.indptr.copy()), shape=a.shape)
 
 
 def _sizes(a, transpose):
@@ -71,7 +25,7 @@ def _sizes(a, transpose):
 def test_every_cpu_algorithm_matches_scipy(case, dtype, transpose, algorithm):
     a = spmv.Matrix.from_scipy(CASES[case], dtype=dtype, algorithm=algorithm, options=NO_PADDING_LIMIT)
     assert a.dtype == dtype
-    stored = _stored(a)
+    held = stored(a)
     n_x, n_y = _sizes(a, transpose)
     x = random_vector(n_x, dtype, 1)
     y0 = random_vector(n_y, dtype, 2)
@@ -79,7 +33,7 @@ def test_every_cpu_algorithm_matches_scipy(case, dtype, transpose, algorithm):
         y = np.full(n_y, np.nan, dtype) if beta == 0 else y0.copy()
         out = a.apply(x, y, alpha, beta, transpose=transpose)
         assert out is y
-        assert_close(y, stored, x, alpha, beta, y0, transpose, dtype)
+        assert_close(y, held, x, alpha, beta, y0, transpose, dtype)
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
@@ -148,7 +102,7 @@ def test_x_is_converted_to_the_matrix_dtype():
     x64 = random_vector(23, np.float64, 9)
     y = a32 @ x64  # float64 x converted (copied) to float32
     assert y.dtype == np.float32
-    assert_close(y, _stored(a32), x64.astype(np.float32), dtype=np.float32)
+    assert_close(y, stored(a32), x64.astype(np.float32), dtype=np.float32)
     a = spmv.Matrix.from_scipy(s)
     x = list(range(23))  # anything numpy.asarray takes
     assert_close(a @ x, s, np.arange(23.0))

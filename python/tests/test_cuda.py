@@ -1,0 +1,232 @@
+"""The CUDA path with CuPy: device arrays used in place, every CUDA algorithm against scipy.
+
+Skipped when CuPy cannot be imported, when no GPU is present, or when the extension was built
+without CUDA. Tolerances: oracle.py.
+"""
+
+import inspect
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spmv
+from cases import CASES, COMBOS, NO_PADDING_LIMIT, stored
+from oracle import assert_close, random_vector
+
+try:
+    import cupy
+
+    _devices = cupy.cuda.runtime.getDeviceCount()
+except Exception as e:  # ImportError, or a CuPy that cannot reach the driver
+    pytest.skip(f"CuPy is not usable: {e}", allow_module_level=True)
+
+if _devices == 0:
+    pytest.skip("no CUDA device", allow_module_level=True)
+if not spmv.cuda_available():
+    pytest.skip("the spmv extension was built without CUDA (no nvcc at build time)", allow_module_level=True)
+
+CUDA_PRODUCTS = [(name, False) for name in ["auto"] + spmv.algorithms("cuda")] + [
+    (name, True) for name in ["auto"] + spmv.algorithms("cuda", transpose=True)]
+
+
+def _sizes(a, transpose):
+    rows, cols = a.shape
+    return (rows, cols) if transpose else (cols, rows)
+
+
+@pytest.fixture
+def no_host_path(monkeypatch):
+    """Fails a test whose device arrays would go through the host conversion path."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a device array took the host path")
+    monkeypatch.setattr(spmv.Matrix, "_host_x", refuse)
+    monkeypatch.setattr(spmv.Matrix, "_check_host_y", refuse)
+
+
+@pytest.mark.parametrize("algorithm,transpose", CUDA_PRODUCTS,
+                         ids=[f"{n}-{'T' if t else 'N'}" for n, t in CUDA_PRODUCTS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_cuda_algorithm_matches_scipy(case, dtype, algorithm, transpose, no_host_path):
+    a = spmv.Matrix.from_scipy(CASES[case], dtype=dtype, algorithm=algorithm, options=NO_PADDING_LIMIT)
+    held = stored(a)
+    n_x, n_y = _sizes(a, transpose)
+    x = random_vector(n_x, dtype, 1)
+    y0 = random_vector(n_y, dtype, 2)
+    dx = cupy.asarray(x)
+    for alpha, beta in COMBOS:
+        dy = cupy.full(n_y, np.nan, dtype=dtype) if beta == 0 else cupy.asarray(y0)
+        pointer = dy.data.ptr
+        out = a.apply(dx, dy, alpha, beta, transpose=transpose)
+        assert out is dy and dy.data.ptr == pointer  # written in place
+        assert_close(cupy.asnumpy(dy), held, x, alpha, beta, y0, transpose, dtype)
+
+
+def test_cupy_in_cupy_out(no_host_path):
+    s = CASES["tall_empty_rows"]
+    a = spmv.Matrix.from_scipy(s)
+    x = random_vector(23, np.float64, 3)
+    for y in (a @ cupy.asarray(x), a.matvec(cupy.asarray(x))):
+        assert isinstance(y, cupy.ndarray) and y.dtype == np.float64 and y.shape == (37,)
+        assert_close(cupy.asnumpy(y), s, x)
+    xt = random_vector(37, np.float64, 4)
+    yt = a.rmatvec(cupy.asarray(xt))
+    assert isinstance(yt, cupy.ndarray)
+    assert_close(cupy.asnumpy(yt), s, xt, transpose=True)
+    assert a._core.cached_plans == 2  # (cuda, auto, N) and (cuda, auto, T)
+    a @ cupy.asarray(x)
+    assert a._core.cached_plans == 2
+    assert a.plan_info(device="cuda")["algorithm"] in spmv.algorithms("cuda")
+
+
+def test_cupy_matrix_of_vectors():
+    s = CASES["wide_empty_cols"]
+    a = spmv.Matrix.from_scipy(s)
+    x = np.random.default_rng(5).uniform(-1, 1, (37, 3))
+    y = a @ cupy.asarray(x)
+    assert isinstance(y, cupy.ndarray) and y.shape == (23, 3)
+    for j in range(3):
+        assert_close(cupy.asnumpy(y[:, j]), s, x[:, j])
+
+
+def test_numpy_input_with_device_cuda():
+    s = CASES["random_2k_plus_97"]
+    a = spmv.Matrix.from_scipy(s, device="cuda")
+    x = random_vector(1121, np.float64, 6)
+    y = a @ x  # copied to the device and back once per call
+    assert isinstance(y, np.ndarray)
+    assert_close(y, s, x)
+    y0 = random_vector(1121, np.float64, 7)
+    y = y0.copy()
+    a.apply(x, y, alpha=2.0, beta=-1.0)
+    assert_close(y, s, x, 2.0, -1.0, y0)
+    y = np.full(1121, np.nan)
+    a.apply(x, y)  # beta == 0: y is not read
+    assert_close(y, s, x)
+    assert a.plan_info()["algorithm"] in spmv.algorithms("cuda")
+
+
+def test_non_default_stream():
+    s = CASES["poisson2d"]
+    a = spmv.Matrix.from_scipy(s)
+    x = random_vector(49, np.float64, 8)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        dx = cupy.asarray(x)
+        dy = a @ dx
+        dz = a @ dy  # ordered after the first product on the same stream
+    stream.synchronize()
+    assert_close(cupy.asnumpy(dy), s, x)
+    assert_close(cupy.asnumpy(dz), s, cupy.asnumpy(dy))
+
+
+class _InterfaceOnly:
+    """A producer exposing only __cuda_array_interface__ (as Numba or PyTorch do)."""
+
+    def __init__(self, array):
+        self._array = array
+        self.__cuda_array_interface__ = array.__cuda_array_interface__
+
+
+class _DLPackOnly:
+    """A producer exposing only DLPack."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_other_producers(no_host_path):
+    s = CASES["tall_empty_rows"]
+    a = spmv.Matrix.from_scipy(s, dtype=np.float32)
+    x = random_vector(23, np.float32, 9)
+    dx = cupy.asarray(x)
+    for wrapped in (_InterfaceOnly(dx), _DLPackOnly(dx)):
+        y = a @ wrapped
+        assert isinstance(y, cupy.ndarray)
+        assert_close(cupy.asnumpy(y), stored(a), x, dtype=np.float32)
+    dy = cupy.zeros(37, dtype=np.float32)
+    out = _InterfaceOnly(dy)
+    assert a.apply(_InterfaceOnly(dx), out) is out
+    assert_close(cupy.asnumpy(dy), stored(a), x, dtype=np.float32)
+
+
+def test_no_hidden_device_copies():
+    a = spmv.Matrix.from_scipy(CASES["poisson2d"])  # float64
+    with pytest.raises(TypeError, match="x has dtype float32"):
+        a @ cupy.ones(49, dtype=np.float32)
+    with pytest.raises(TypeError, match="y has dtype float32"):
+        a.apply(cupy.ones(49), cupy.zeros(49, dtype=np.float32))
+    with pytest.raises(ValueError, match="non-contiguous"):
+        a @ cupy.ones(98)[::2]
+    with pytest.raises(ValueError, match="device='cpu'"):
+        a.matvec(cupy.ones(49), device="cpu")
+
+
+class _Fake:
+    def __init__(self, address, n, typestr="<f8"):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": typestr, "data": (address, False),
+                                         "strides": None, "version": 3}
+
+
+def test_bad_device_pointers_are_refused_not_dereferenced():
+    a = spmv.Matrix([0, 1], [5], [1.0], (1, 2**20))
+    with pytest.raises(ValueError, match="not known to CUDA|not device memory"):
+        a @ _Fake(0xDEAD0000, 2**20)
+    host = np.ones(2**20)
+    with pytest.raises(ValueError, match="not device memory|not known to CUDA"):
+        a @ _Fake(host.ctypes.data, 2**20)
+    pointer = cupy.cuda.runtime.malloc(8 * 16)  # 16 doubles, claimed to be 2^20
+    try:
+        with pytest.raises(ValueError, match="past the end"):
+            a @ _Fake(pointer, 2**20)
+        with pytest.raises(ValueError, match="aligned"):
+            a @ _Fake(pointer + 4, 2**20)
+    finally:
+        cupy.cuda.runtime.free(pointer)
+    square = spmv.Matrix.from_scipy(sp.eye(8, format="csr"))
+    buffer = cupy.arange(9, dtype=np.float64)
+    with pytest.raises(ValueError, match="overlap"):
+        square.apply(buffer[:8], buffer[1:])
+    with pytest.raises(spmv.UnsupportedError, match="no CUDA device"):
+        square.matvec(cupy.ones(8), device=f"cuda:{_devices}")
+
+
+def _tolerance_keyword(solver):
+    return "rtol" if "rtol" in inspect.signature(solver).parameters else "tol"
+
+
+def test_cg_with_cupy_vectors():
+    import cupyx.scipy.sparse.linalg as cla
+
+    a = spmv.generate.poisson2d(24)
+    op = a.as_cupy_linearoperator()
+    b = random_vector(a.shape[0], np.float64, 10)
+    x, info = cla.cg(op, cupy.asarray(b), **{_tolerance_keyword(cla.cg): 1e-10}, maxiter=2000)
+    assert info == 0 and isinstance(x, cupy.ndarray)
+    residual = b - a.to_scipy() @ cupy.asnumpy(x)
+    assert np.linalg.norm(residual) <= 2e-10 * np.linalg.norm(b)
+
+
+def test_scipy_cg_on_the_gpu_with_numpy_vectors():
+    import scipy.sparse.linalg as spla
+
+    a = spmv.generate.poisson2d(24)
+    b = random_vector(a.shape[0], np.float64, 11)
+    x, info = spla.cg(a.aslinearoperator(device="cuda"), b, **{_tolerance_keyword(spla.cg): 1e-10}, maxiter=2000)
+    assert info == 0
+    assert np.linalg.norm(b - a.to_scipy() @ x) <= 2e-10 * np.linalg.norm(b)
+
+
+def test_bench_on_the_gpu():
+    rows = spmv.bench(spmv.generate.poisson2d(32), "all", device="cuda", dtype="both", repetitions=1, warmup=0,
+                      min_sample_ms=0.0)
+    assert rows and all(r["backend"] == "cuda" for r in rows)
+    for r in rows:
+        assert r["verified"] == "ok", r
