@@ -81,11 +81,15 @@ std::string generator_label(const std::string& kind, const std::map<std::string,
   return label;
 }
 
+std::string algorithm_names() {
+  std::string names;
+  for (Algorithm a : all_algorithms()) names += fmt::format("{}{}", names.empty() ? "" : ", ", to_string(a));
+  return names;
+}
+
 Algorithm parse_algorithm_name(std::string_view name) {
   if (auto a = parse_algorithm(name)) return *a;
-  std::string valid = "auto";
-  for (Algorithm a : all_algorithms()) valid += fmt::format(", {}", to_string(a));
-  throw UsageError(fmt::format("unknown algorithm '{}'; valid names: {}", name, valid));
+  throw UsageError(fmt::format("unknown algorithm '{}'; valid names: auto, {}", name, algorithm_names()));
 }
 
 std::string_view to_string(Precision p) { return p == Precision::F32 ? "f32" : "f64"; }

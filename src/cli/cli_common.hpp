@@ -64,6 +64,8 @@ std::string generator_label(const std::string& kind, const std::map<std::string,
 
 // Algorithm from its printed name; UsageError listing every valid name otherwise.
 Algorithm parse_algorithm_name(std::string_view name);
+// Every algorithm name, comma-separated, for help texts and error messages.
+std::string algorithm_names();
 
 enum class Precision { F32, F64 };
 std::string_view to_string(Precision p);

@@ -274,10 +274,12 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_option("files", o->files, "Matrix Market files (.mtx / .mtx.gz)");
   sub->add_option("--gen", o->gens,
                   "Generated matrix KIND[:key=value,...], repeatable, e.g. --gen rmat:scale=18,edge_factor=16 "
-                  "(spmv gen --list shows kinds and parameters)");
+                  "(spmv gen --list shows kinds and parameters)")
+      ->allow_extra_args(false);  // one spec per --gen, so that a FILE after it stays a FILE
   sub->add_option("--algo", o->algo,
                   "Comma-separated algorithm names, or 'all' (every algorithm the backend offers for the operation, "
-                  "vendor baselines included); default: auto plus the vendor baselines");
+                  "vendor baselines included); default: auto plus the vendor baselines. Names: " +
+                      algorithm_names());
   sub->add_option("--precision", o->precision, "f32, f64 or both")
       ->check(CLI::IsMember({"f32", "f64", "both"}))
       ->capture_default_str();
@@ -292,6 +294,7 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_flag("--sweep", o->sweep, "Rerun each CUDA algorithm with every block size of --block-sizes");
   sub->add_option("--block-sizes", o->block_sizes, "Block sizes for --sweep")
       ->delimiter(',')
+      ->allow_extra_args(false)
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   sub->add_option("--reps", o->reps, "Timed samples per algorithm (the median is reported), at least 7")

@@ -25,6 +25,7 @@ struct MultiplyOptions {
   std::string backend = "auto";
   int block_size = 0;
   int threads = 0;
+  int device = 0;
   bool quiet = false;
 };
 
@@ -88,6 +89,7 @@ int run_multiply(const MultiplyOptions& o) {
   Options options;
   options.block_size = o.block_size;
   options.threads = o.threads;
+  options.device = o.device;
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
   if (!fits32 && !o.quiet) fmt::print(stderr, "the matrix does not fit 32-bit indices: using 64-bit indices\n");
   std::vector<double> result;
@@ -115,7 +117,7 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_option("--alpha", o->alpha, "Scalar alpha")->capture_default_str();
   sub->add_option("--beta", o->beta, "Scalar beta")->capture_default_str();
   sub->add_flag("--transpose", o->transpose, "Multiply by A^T instead of A");
-  sub->add_option("--algo", o->algo, "Algorithm name (see spmv bench --help); auto lets the selector choose")
+  sub->add_option("--algo", o->algo, "Algorithm: auto (the selector chooses) or one of " + algorithm_names())
       ->capture_default_str();
   sub->add_option("--precision", o->precision, "Value type of the computation: f32 or f64")
       ->check(CLI::IsMember({"f32", "f64"}))
@@ -126,6 +128,7 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_option("--block-size", o->block_size, "CUDA threads per block (0: the algorithm's policy)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
   sub->footer(
       "Vectors are read and written in double; with --precision f32 they are rounded to float for the\n"
