@@ -135,12 +135,12 @@ void describe_device(const BenchOptions& o, Backend backend, int device, RunInfo
     throw UsageError("the CUDA backend is not built into this spmv (configure with -DSPMV_ENABLE_CUDA=ON)");
 #endif
   }
-  run.device = host_cpu_description();
+  run.device = host_cpu_description(o.threads);
   if (o.bandwidth > 0) {
     run.bandwidth_gbs = o.bandwidth;
     run.bandwidth_method = "given with --bandwidth";
   } else {
-    const HostBandwidth bw = measure_host_copy_bandwidth();
+    const HostBandwidth bw = measure_host_copy_bandwidth(o.threads);
     run.bandwidth_gbs = bw.gbs;
     run.bandwidth_method = fmt::format("STREAM-like copy, 2 x {} arrays (4 x {} last-level cache), {} OpenMP threads, "
                                        "bytes read + written",

@@ -64,7 +64,7 @@ std::size_t total_llc_bytes() {
 
 }  // namespace
 
-HostBandwidth measure_host_copy_bandwidth() {
+HostBandwidth measure_host_copy_bandwidth(int threads) {
   HostBandwidth result;
   result.llc_bytes = total_llc_bytes();
   // 4x the LLC as STREAM's rules ask; at least 64 MiB in case the cache size could not be read.
@@ -75,18 +75,19 @@ HostBandwidth measure_host_copy_bandwidth() {
   double* s = src.get();
   double* d = dst.get();
   const auto count = static_cast<std::int64_t>(n);
+  result.threads = threads > 0 ? threads : omp_get_max_threads();
+  const int t_count = result.threads;
   // First touch with the same static schedule as the copy, so pages sit on the NUMA node that reads them.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(t_count)
   for (std::int64_t i = 0; i < count; ++i) {
     s[i] = 1.0;
     d[i] = 0.0;
   }
-  result.threads = omp_get_max_threads();
   constexpr int kTrials = 10;  // STREAM's NTIMES; the first is a warm-up, the best of the rest is kept
   double best_s = 0;
   for (int t = 0; t < kTrials; ++t) {
     const auto start = std::chrono::steady_clock::now();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(t_count)
     for (std::int64_t i = 0; i < count; ++i) d[i] = s[i];
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (t > 0 && (best_s == 0 || seconds < best_s)) best_s = seconds;
@@ -96,7 +97,7 @@ HostBandwidth measure_host_copy_bandwidth() {
   return result;
 }
 
-std::string host_cpu_description() {
+std::string host_cpu_description(int threads) {
   std::ifstream in("/proc/cpuinfo");
   std::string line, model = "unknown CPU";
   while (std::getline(in, line)) {
@@ -107,7 +108,7 @@ std::string host_cpu_description() {
       break;
     }
   }
-  return fmt::format("{} ({} threads)", model, omp_get_max_threads());
+  return fmt::format("{} ({} threads)", model, threads > 0 ? threads : omp_get_max_threads());
 }
 
 }  // namespace spmv::cli

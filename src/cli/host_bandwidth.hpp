@@ -14,9 +14,11 @@ struct HostBandwidth {
   int threads = 0;
 };
 
-HostBandwidth measure_host_copy_bandwidth();
+// threads <= 0: omp_get_max_threads(), as the CPU kernels do by default.
+HostBandwidth measure_host_copy_bandwidth(int threads = 0);
 
-// "model name" of /proc/cpuinfo plus the OpenMP thread count, e.g. "AMD EPYC 9654 (96 threads)".
-std::string host_cpu_description();
+// "model name" of /proc/cpuinfo plus the thread count (threads <= 0: the OpenMP default), e.g.
+// "AMD EPYC 9654 (96 threads)".
+std::string host_cpu_description(int threads = 0);
 
 }  // namespace spmv::cli
