@@ -18,6 +18,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -147,6 +148,12 @@ inline const char* to_string(TypeCombo t) {
   }
 }
 
+// Readable parameters in gtest's output (instead of a byte dump).
+inline void PrintTo(const DifferentialCase& c, std::ostream* os) {
+  *os << to_string(c.algorithm) << " on " << zoo()[c.matrix].name << ", op " << spmv::to_string(c.op) << ", "
+      << to_string(c.types);
+}
+
 inline bool offers(Backend backend, Algorithm algorithm, Operation op) {
   for (Algorithm a : backend_algorithms(backend, op))
     if (a == algorithm) return true;
@@ -210,6 +217,10 @@ inline std::vector<CoverageCase> coverage_cases(Backend backend) {
     for (Operation op : {Operation::NonTranspose, Operation::Transpose})
       if (offers(backend, algorithm, op)) cases.push_back({algorithm, op});
   return cases;
+}
+
+inline void PrintTo(const CoverageCase& c, std::ostream* os) {
+  *os << to_string(c.algorithm) << ", op " << spmv::to_string(c.op);
 }
 
 struct CoverageCaseName {
