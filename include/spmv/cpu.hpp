@@ -52,7 +52,7 @@ constexpr std::int64_t default_column_span() {
 
 // Reguly & Giles (2012), CPU variant: the columns are processed in chunks of `span` so that the
 // chunk of x (N) or y (T) is reused from cache by every row, each row keeping a cursor into its
-// entries. Rows are split into `threads` contiguous segments of about equal nnz. For T, each
+// entries. Rows are split into `threads` contiguous segments of about equal rows + nnz. For T, each
 // segment scatters into a private chunk buffer, summed in segment order (deterministic for a given
 // thread count; workspace threads * span values).
 // Needs columns sorted within rows (for T, an entry met after its span was reduced would be lost;
@@ -65,7 +65,7 @@ class ColumnChunkedPlan {
   ColumnChunkedPlan(const CsrMatrix<Value, Index>& a, Operation op, std::int64_t span = 0, int threads = 0);
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y);
   std::string policy() const;
-  std::size_t extra_bytes() const;  // cursors, sums, chunk buffers, and the sorted copy if one was made
+  std::size_t extra_bytes() const;  // cursors, row sums (N), chunk buffers (T); a sorted copy replaces A
   bool sorted_copy() const { return sorted_copy_; }
 
  private:
