@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <filesystem>
 #include <sstream>
 
@@ -77,6 +79,7 @@ nlohmann::ordered_json row_json(const BenchRow& r) {
   j["setup_ms"] = json_number(r.setup_ms);
   j["extra_bytes_per_nnz"] = json_number(r.extra_bytes_per_nnz);
   j["model_bytes"] = r.model_bytes;
+  j["break_even_products"] = json_number(r.break_even_products);
   return j;
 }
 
@@ -126,6 +129,7 @@ CsvRecord csv_record(const RunInfo& run, const MatrixInfo& m, const BenchRow& r)
       {"setup_ms", num(r.setup_ms, "{:.6g}")},
       {"extra_bytes_per_nnz", num(r.extra_bytes_per_nnz, "{:.4g}")},
       {"model_bytes", std::to_string(r.model_bytes)},
+      {"break_even_products", num(r.break_even_products, "{:.4g}")},
       {"device", run.device},
       {"bandwidth_gbs", num(run.bandwidth_gbs, "{:.6g}")},
       {"date", run.date},
@@ -261,6 +265,41 @@ void JsonReport::flush() const {
     if (!out) throw UsageError(fmt::format("--json '{}': write failed", path_));
   }
   std::filesystem::rename(tmp, path_);
+}
+
+bool converts_matrix(const std::string& algorithm) {
+  const auto a = parse_algorithm(algorithm);
+  if (!a) return false;
+  switch (*a) {
+    case Algorithm::Coo: case Algorithm::Ell: case Algorithm::EllR: case Algorithm::EllRVector:
+    case Algorithm::Dia: case Algorithm::Hyb: case Algorithm::Sell: case Algorithm::ExplicitTranspose:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void add_break_even(std::vector<BenchRow>& rows) {
+  const BenchRow* fastest = nullptr;  // the fastest verified row that needs no conversion
+  for (const BenchRow& r : rows)
+    if (r.status == RowStatus::Ok && !converts_matrix(r.resolved) && (!fastest || r.median_ms < fastest->median_ms))
+      fastest = &r;
+  if (!fastest) return;
+  bool header = false;
+  for (BenchRow& r : rows) {
+    if (r.status != RowStatus::Ok || !converts_matrix(r.resolved)) continue;
+    const double gain_ms = fastest->median_ms - r.median_ms;
+    r.break_even_products = gain_ms > 0 ? r.setup_ms / gain_ms : std::numeric_limits<double>::infinity();
+    if (!header)
+      fmt::print("conversion pays off against the fastest CSR algorithm ({}, {} ms):\n", fastest->display_name(),
+                 num(fastest->median_ms, "{:.4g}"));
+    header = true;
+    if (gain_ms > 0)
+      fmt::print("  {:<28} after {:.0f} products (setup {} ms, {} ms saved per product)\n", r.display_name(),
+                 std::ceil(r.break_even_products), num(r.setup_ms, "{:.3g}"), num(gain_ms, "{:.3g}"));
+    else
+      fmt::print("  {:<28} never: not faster per product\n", r.display_name());
+  }
 }
 
 }  // namespace spmv::cli

@@ -60,9 +60,19 @@ struct BenchRow {
   double setup_ms = kNaN;
   double extra_bytes_per_nnz = kNaN;
   std::uint64_t model_bytes = 0;
+  // Algorithms that convert the matrix (formats, explicit transpose): products after which their
+  // setup is repaid against the fastest algorithm that works on CSR directly; +inf when never, NaN
+  // for algorithms that convert nothing (see add_break_even).
+  double break_even_products = kNaN;
 
   std::string display_name() const;  // "auto=merge-parallel", "csr-vector/bs=128"
 };
+
+// True for algorithms whose plan converts the matrix to another layout (a second copy).
+bool converts_matrix(const std::string& algorithm);
+// Fills break_even_products of the converting rows of one (matrix, precision) and prints one line
+// per such row: setup_ms / (fastest direct CSR time - this time).
+void add_break_even(std::vector<BenchRow>& rows);
 
 // Human-readable table: header once per matrix, then rows as they arrive.
 void print_table_header();

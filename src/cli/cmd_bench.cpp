@@ -239,7 +239,9 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     for (Precision p : precisions) {
       fmt::print("\n[{}, {}]\n", source.label, to_string(p));
       print_table_header();
-      for (BenchRow& row : bench_matrix(a, p, settings, source.label, progress)) {
+      std::vector<BenchRow> rows = bench_matrix(a, p, settings, source.label, progress);
+      add_break_even(rows);
+      for (BenchRow& row : rows) {
         switch (row.status) {
           case RowStatus::Ok: ++ok; break;
           case RowStatus::Skipped: ++skipped; break;

@@ -16,12 +16,6 @@
 namespace spmv {
 namespace detail {
 
-#ifdef SPMV_HAS_EIGEN
-// Defined in src/cpu/eigen_baseline.cpp (compiled only with Eigen).
-template <class Value, class Index>
-CpuKernel<Value, Index> make_eigen_kernel(const CsrMatrix<Value, Index>& a, Operation op);
-#endif
-
 namespace {
 
 // Auto on the CPU: MergeParallel, whose merge-path split keeps threads balanced whatever the row

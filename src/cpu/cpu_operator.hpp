@@ -27,4 +27,10 @@ template <class Value, class Index>
 CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
                                                Operation op, const Options& options);
 
+#ifdef SPMV_HAS_EIGEN
+// Implemented in src/cpu/eigen_baseline.cpp (compiled only with Eigen): the vendor baseline.
+template <class Value, class Index>
+CpuKernel<Value, Index> make_eigen_kernel(const CsrMatrix<Value, Index>& a, Operation op);
+#endif
+
 }  // namespace spmv::detail
