@@ -44,6 +44,7 @@ struct BenchOptions {
   int reps = 9, warmup = 3;
   double min_sample_ms = 2.0;
   int threads = 0, block_size = 0, device = 0;
+  int hola_sort_columns = -1;
   double bandwidth = 0;
   bool quiet = false;
   bool inject_fault = false;
@@ -170,6 +171,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.timing = TimingOptions{o.warmup, o.reps, o.min_sample_ms};
   settings.options.threads = o.threads;
   settings.options.block_size = o.block_size;
+  settings.options.hola_sort_columns = o.hola_sort_columns;
   settings.options.device = o.device;
   settings.algorithms = select_algorithms(o.algo, backend, op);
   settings.sweep = o.sweep;
@@ -310,6 +312,9 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--hola-sort-columns", o->hola_sort_columns,
+                  "Hola: per-thread column sort for x locality (-1: the policy's default, 0: off, 1: on)")
+      ->check(CLI::Range(-1, 1));
   sub->add_option("--block-size", o->block_size, "CUDA threads per block when not sweeping (0: each algorithm's policy)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -24,6 +24,7 @@ struct MultiplyOptions {
   std::string precision = "f64";
   std::string backend = "auto";
   int block_size = 0;
+  int hola_sort_columns = -1;
   int threads = 0;
   int device = 0;
   bool quiet = false;
@@ -88,6 +89,7 @@ int run_multiply(const MultiplyOptions& o) {
 
   Options options;
   options.block_size = o.block_size;
+  options.hola_sort_columns = o.hola_sort_columns;
   options.threads = o.threads;
   options.device = o.device;
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
@@ -125,6 +127,9 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_option("--backend", o->backend, "cpu, cuda, or auto (CUDA when a device is present)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
+  sub->add_option("--hola-sort-columns", o->hola_sort_columns,
+                  "Hola: per-thread column sort (-1: the policy's default, 0: off, 1: on)")
+      ->check(CLI::Range(-1, 1));
   sub->add_option("--block-size", o->block_size, "CUDA threads per block (0: the algorithm's policy)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
