@@ -261,6 +261,7 @@ class HolaSpmv final : public CudaAlgorithm<Value, Index> {
     reserve_shared_memory(kernel_, smem_bytes_, "Hola");
     params_ = {a, block_row_starts_.data(), config_.nnz_per_block, config_.num_blocks, config_.vector_loads,
                config_.sort_columns};
+    first_kernel_ms_ = time_first_kernel(params_, Operation::NonTranspose, nullptr);
   }
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
@@ -274,7 +275,7 @@ class HolaSpmv final : public CudaAlgorithm<Value, Index> {
            " nnz/block=" + std::to_string(config_.nnz_per_block) + " buffer_rows=" + std::to_string(buffer_slots(config_.nnz_per_block)) +
            " sort=" + (config_.sort_columns ? "on" : "off") + " vector=" +
            (config_.vector_loads ? std::to_string(kVectorWidth<Value, Index>) : std::string("1(unaligned)")) +
-           " launches=hola_first_kernel+hola_spmv_kernel";
+           " launches=hola_first_kernel+hola_spmv_kernel" + first_kernel_note(first_kernel_ms_);
   }
   std::size_t extra_bytes() const override { return block_row_starts_.bytes(); }
 
@@ -284,6 +285,7 @@ class HolaSpmv final : public CudaAlgorithm<Value, Index> {
   int smem_bytes_;
   DeviceBuffer<Index> block_row_starts_;
   HolaParams<Value, Index> params_{};
+  double first_kernel_ms_ = 0;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -189,6 +190,38 @@ void launch_first_kernel(const HolaParams<Value, Index>& p, Value beta, Value* y
       p.a.row_ptr, p.a.rows, Index(p.nnz_per_block), Index(p.num_blocks), p.block_row_starts, beta, y, y_size,
       transpose);
   SPMV_CHECK_LAUNCH("hola_first_kernel");
+}
+
+// The first kernel's time (§3.1, Algorithm 2), which the paper reports separately: measured once at
+// plan time on a scratch y (beta = 1 keeps the kernel's full read-modify-write path), the median of
+// 5 launches after one warm-up, so that `spmv bench` can show it in the policy string.
+template <class Value, class Index>
+double time_first_kernel(const HolaParams<Value, Index>& p, Operation op, cudaStream_t stream) {
+  const Index y_size = op == Operation::Transpose ? p.a.cols : p.a.rows;
+  DeviceBuffer<Value> scratch(static_cast<std::size_t>(y_size));
+  SPMV_CUDA_CHECK(cudaMemsetAsync(scratch.data(), 0, scratch.bytes(), stream));
+  cudaEvent_t start, stop;
+  SPMV_CUDA_CHECK(cudaEventCreate(&start));
+  SPMV_CUDA_CHECK(cudaEventCreate(&stop));
+  float samples[5];
+  launch_first_kernel(p, Value(1), scratch.data(), op, stream);
+  for (float& ms : samples) {
+    SPMV_CUDA_CHECK(cudaEventRecord(start, stream));
+    launch_first_kernel(p, Value(1), scratch.data(), op, stream);
+    SPMV_CUDA_CHECK(cudaEventRecord(stop, stream));
+    SPMV_CUDA_CHECK(cudaEventSynchronize(stop));
+    SPMV_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(samples, samples + 5);
+  return samples[2];
+}
+
+inline std::string first_kernel_note(double ms) {
+  char text[48];
+  std::snprintf(text, sizeof text, " first-kernel=%.4fms", ms);
+  return text;
 }
 
 }  // namespace

@@ -209,6 +209,7 @@ class HolaSpmvT final : public CudaAlgorithm<Value, Index> {
     reserve_shared_memory(kernel_, smem_bytes_, buffered ? "HolaBuffered" : "Hola");
     params_ = {a, block_row_starts_.data(), config_.nnz_per_block, config_.num_blocks, config_.vector_loads,
                config_.sort_columns};
+    first_kernel_ms_ = time_first_kernel(params_, Operation::Transpose, nullptr);
   }
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
@@ -222,7 +223,7 @@ class HolaSpmvT final : public CudaAlgorithm<Value, Index> {
            " nnz/block=" + std::to_string(config_.nnz_per_block) + " sort=" + (config_.sort_columns ? "on" : "off") +
            (buffered_ ? " hash_slots=" + std::to_string(capacity()) : std::string(" atomics=direct")) + " vector=" +
            (config_.vector_loads ? std::to_string(kVectorWidth<Value, Index>) : std::string("1(unaligned)")) +
-           " launches=hola_first_kernel+hola_spmvt_kernel";
+           " launches=hola_first_kernel+hola_spmvt_kernel" + first_kernel_note(first_kernel_ms_);
   }
   std::size_t extra_bytes() const override { return block_row_starts_.bytes(); }
 
@@ -236,6 +237,7 @@ class HolaSpmvT final : public CudaAlgorithm<Value, Index> {
   int smem_bytes_;
   DeviceBuffer<Index> block_row_starts_;
   HolaParams<Value, Index> params_{};
+  double first_kernel_ms_ = 0;
 };
 
 }  // namespace
