@@ -1,11 +1,26 @@
 // CSR-vector (Bell & Garland, "Implementing sparse matrix-vector multiplication on throughput-oriented
 // processors", SC'09, §3.4 "CSR vector kernel"): a sub-warp of W lanes per row, lanes stride the
 // row, a shuffle reduction, lane 0 writes. The paper uses a full warp; here W in {2, 4, 8, 16, 32}
-// follows the mean row length so short rows do not idle most of the warp.
-// Beyond the paper (warp_row.cuh): line-aligned row walks, U loads in flight per lane, and 16-byte
-// vector loads of values and column indices when rows are long.
+// follows the typical row length so short rows do not idle most of the warp.
+// Beyond the paper, for Hopper (docs/algorithms/csr_vector.md):
+//  * W from a measured rule (width_for) on the nnz-weighted mean row length;
+//  * narrow sub-warps (W <= 8) walk a row with all of a lane's loads issued before any use
+//    (warp_row.cuh subwarp_row_dot_flat); wider ones use line-aligned steps and 16-byte vector loads;
+//  * rows longer than two passes of the sub-warp are cut into 512-nonzero chunks, one warp each,
+//    in the same launch as the short rows (Daga & Greathouse's CSR-VectorL, HiPC'15, at warp grain);
+//    a row's chunks meet in an atomic sum (not bit-reproducible for those rows);
+//  * matrices with mostly empty rows run one warp per 32 rows, empty rows written at once.
 // op = Transpose: y = beta*y first, then each sub-warp reads x[row] once and atomically adds
 // alpha*a_ij*x[row] into y[col]; the order of the atomics varies, so results are not bit-reproducible.
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/launch.cuh"
@@ -13,14 +28,15 @@
 #include "cuda/common/warp_launch.cuh"
 #include "cuda/common/warp_reduce.cuh"
 #include "cuda/common/warp_row.cuh"
+#include "cuda/row_statistics.cuh"
 
 namespace spmv::cuda {
 namespace {
 
-// Launch policy (tuning as data). First values, to be tuned on the H100/H200:
+// Launch policy (tuning as data):
 //  block_size 256: 8 warps per block, 8 blocks per SM at full occupancy;
-//  unroll: whole steps in flight per lane, 4 with 4/8-byte loads, 2 with 16-byte loads (similar bytes
-//  in flight, half the registers).
+//  unroll: whole steps in flight per lane for W >= 16, 4 with 4/8-byte loads, 2 with 16-byte loads
+//  (similar bytes in flight, half the registers).
 struct CsrVectorPolicy {
   int block_size;
   int unroll;
@@ -28,13 +44,47 @@ struct CsrVectorPolicy {
 };
 constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {256, 4, 2}; }
 
-// Sub-warp width rule: the smallest power of two at or above the mean row length, clamped to
-// [kMinSubwarp, kMaxSubwarp], so a row of mean length occupies every lane for about one step.
+// Sub-warp width rule (width_for): from L, the nnz-weighted mean length of the rows the row kernel
+// walks, measured on the H200 (% of copy bandwidth, f64 / f32, flat walk, U = 4):
+//  L <= 14: W = pow2 >= L / 4 (long_rows short rows L = 8: W = 2 45.3 / 35.9, W = 8 40.1 / 34.7);
+//  14 < L <= 20: W = 8 (random_uniform per_row = 16, x gathers from L2: W = 8 38.1 / 27.1, W = 4
+//    35.0 / 26.6, W = 2 33.0 / 25.4; dense_rows' short rows, L = 12: W = 4 48.3 / 37.0 beat W = 8);
+//  L > 20: W = pow2 >= L / 8 (stencil27:n=100, L = 26.7: W = 4 79.6 / 77.5; the SC'09 W = 32: 32 / 21).
+// Measured, not derived: gather-bound rows of ~16 want more lanes per row than streaming ones.
 constexpr int kMinSubwarp = 2;
 constexpr int kMaxSubwarp = 32;
+inline int width_for(double length) {
+  if (length <= 14.0) return pow2_at_least(length / 4.0, kMinSubwarp, kMaxSubwarp);
+  if (length <= 20.0) return 8;
+  return pow2_at_least(length / 8.0, kMinSubwarp, kMaxSubwarp);
+}
 // Vector loads only for full-warp rows whose mean length gives every lane at least one vector per row;
 // shorter rows would leave lanes idle and pay the alignment head.
 constexpr int kVectorMinVectorsPerLane = 1;
+
+// Narrow sub-warps (W <= kFlatMaxWidth, scalar loads) walk rows with subwarp_row_dot_flat, kFlatUnroll
+// predicated loads per lane per pass (H200: U = 4 beat U = 8 on every matrix of the benchmark, e.g.
+// stencil27 f32 77.5% vs 69.6%: 42 instead of 54 registers, more warps per SM).
+constexpr int kFlatMaxWidth = 8;
+constexpr int kFlatUnroll = 4;
+// Long-row split (flat walk only): rows longer than kHeadPasses passes of their sub-warp
+// (kHeadPasses * W * kFlatUnroll nonzeros) are cut into chunks of kChunkNnz nonzeros, one warp
+// each, kChunkUnroll loads per lane per pass. H200, long_rows f64 / f32: unroll 4 45.8% / 37.0%,
+// unroll 8 45.4% / 36.8% (56 registers); dense_rows 48.9% / 38.2% vs 45.4% / 38.1%.
+constexpr int kHeadPasses = 2;
+constexpr int kChunkUnroll = 4;
+constexpr int kChunkNnz = 512;
+// Rows this many times longer than L count as long even when L alone asks for a wide sub-warp.
+constexpr double kSplitFactor = 4.0;
+// Above this fraction of empty rows, csr_vector_group_kernel (32 rows per warp) runs instead of one
+// sub-warp per row (H200, mostly_empty 90% empty rows: 37.5% / 26.7% of copy bandwidth vs 17.5% / 19.3%;
+// on stencil27 it loses, 66% vs 80%).
+constexpr double kGroupEmptyFraction = 0.5;
+
+template <int W, int E>
+constexpr bool uses_flat_walk() {
+  return E == 1 && W <= kFlatMaxWidth;
+}
 
 template <int E, class Value>
 constexpr int unroll_for() {
@@ -51,7 +101,123 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   for (std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / W; row < a.rows; row += stride) {
     const std::int64_t begin = __ldg(a.row_ptr + row);
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
-    Value sum = subwarp_row_dot<W, E, unroll_for<E, Value>()>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
+    Value sum;
+    if constexpr (uses_flat_walk<W, E>()) {
+      sum = subwarp_row_dot_flat<W, kFlatUnroll>(a.col_idx, a.values, x, begin, end, lane);
+    } else {
+      sum = subwarp_row_dot<W, E, unroll_for<E, Value>()>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
+    }
+    sum = subwarp_sum<W>(sum);
+    if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
+  }
+}
+
+// Flat-walk variant with one warp per 32 consecutive rows: lane l loads row l's offsets (two coalesced
+// loads for the whole group instead of two per sub-warp), empty rows are written at once, and the
+// non-empty ones (found with a ballot) are dealt to the 32 / W sub-warps round by round. Rows that
+// are mostly empty then cost no sub-warp, and a warp's row-offset loads are one round trip.
+template <int W, class Value, class Index>
+__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+    csr_vector_group_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
+                            Value* __restrict__ y) {
+  constexpr int kSubs = 32 / W;
+  const int lane = threadIdx.x & 31;
+  const int sub = lane / W;
+  const int sub_lane = lane & (W - 1);
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;  // rows per grid pass (32 per warp)
+  for (std::int64_t first = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31);
+       first < a.rows; first += stride) {
+    const std::int64_t r = first + lane;
+    std::int64_t begin = 0, end = 0;
+    if (r < a.rows) {
+      begin = __ldg(a.row_ptr + r);
+      end = __ldg(a.row_ptr + r + 1);
+      if (end == begin) y[r] = axpby(alpha, Value(0), beta, y, r);
+    }
+    unsigned pending = __ballot_sync(0xffffffffu, end > begin);
+    while (pending != 0) {  // warp-uniform
+      // Sub-warp `sub` takes the (sub + 1)-th pending row; the round consumes the first kSubs of them.
+      unsigned mine = pending;
+      for (int i = 0; i < sub; ++i) mine &= mine - 1;
+      unsigned next = pending;
+#pragma unroll
+      for (int i = 0; i < kSubs; ++i) next &= next - 1;
+      const int src = mine != 0 ? __ffs(mine) - 1 : 0;
+      const std::int64_t row_begin = __shfl_sync(0xffffffffu, begin, src);
+      const std::int64_t row_end = __shfl_sync(0xffffffffu, end, src);
+      Value sum = 0;
+      if (mine != 0) sum = subwarp_row_dot_flat<W, kFlatUnroll>(a.col_idx, a.values, x, row_begin, row_end, sub_lane);
+      sum = subwarp_sum<W>(sum);
+      if (mine != 0 && sub_lane == 0) y[first + src] = axpby(alpha, sum, beta, y, first + src);
+      pending = next;
+    }
+  }
+}
+
+// A piece of a long row, [begin, end) with end - begin <= kChunkNnz. The row's chunks are
+// consecutive; `first` indexes its first one, which also names the row's accumulator and counter.
+template <class Index>
+struct RowChunk {
+  std::int64_t begin;
+  std::int64_t end;
+  std::int64_t first;
+  Index row;
+  int count;  // chunks of the row
+};
+
+// The long rows' work, built at plan time: chunks, and per row (at its first chunk's index) a sum
+// and an arrival counter, both zero between products (the row's last chunk resets them).
+template <class Value, class Index>
+struct SplitRows {
+  const RowChunk<Index>* chunks;
+  std::int64_t num_chunks;
+  std::int64_t chunk_blocks;  // the grid's first blocks run chunks, the rest run rows
+  Value* sums;
+  unsigned* arrivals;
+};
+
+// One launch for matrices with long rows (rows longer than `head`): its first split.chunk_blocks
+// blocks sum the long rows, one warp per chunk, and the last chunk of a row to arrive (threadfence
+// reduction, CUDA sample threadFenceReduction) writes y[row] = alpha * sum + beta * y[row]; the
+// other blocks run the short rows as csr_vector_kernel does and skip the long ones. One launch lets
+// the two kinds of work overlap (two launches left the second kernel's ramp and the first's tail
+// idle). The sum is accumulated with atomics: not bit-reproducible for the long rows.
+template <int W, class Value, class Index>
+__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+    csr_vector_split_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
+                            Value* __restrict__ y, std::int64_t head, SplitRows<Value, Index> split) {
+  if (blockIdx.x < split.chunk_blocks) {
+    const int lane = threadIdx.x & 31;
+    const std::int64_t c = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    if (c >= split.num_chunks) return;  // warp-uniform
+    const RowChunk<Index> chunk = split.chunks[c];
+    Value sum = subwarp_row_dot_flat<32, kChunkUnroll>(a.col_idx, a.values, x, chunk.begin, chunk.end, lane);
+    sum = subwarp_sum<32>(sum);
+    if (lane == 0 && chunk.count == 1) {  // a row of one chunk: no partial sums to combine
+      y[chunk.row] = axpby(alpha, sum, beta, y, chunk.row);
+    } else if (lane == 0) {
+      atomicAdd(split.sums + chunk.first, sum);
+      __threadfence();  // the sum lands before the arrival is counted
+      const unsigned arrived = atomicAdd(split.arrivals + chunk.first, 1u);
+      if (arrived == static_cast<unsigned>(chunk.count - 1)) {
+        __threadfence();
+        const Value total = __ldcg(split.sums + chunk.first);
+        split.sums[chunk.first] = Value(0);
+        split.arrivals[chunk.first] = 0u;
+        y[chunk.row] = axpby(alpha, total, beta, y, chunk.row);
+      }
+    }
+    return;
+  }
+  const int lane = threadIdx.x & (W - 1);
+  const std::int64_t blocks = std::int64_t(gridDim.x) - split.chunk_blocks;
+  const std::int64_t stride = blocks * blockDim.x / W;
+  for (std::int64_t row = ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) / W;
+       row < a.rows; row += stride) {
+    const std::int64_t begin = __ldg(a.row_ptr + row);
+    const std::int64_t end = __ldg(a.row_ptr + row + 1);
+    if (end - begin > head) continue;  // a long row: the chunk blocks own it (uniform per sub-warp)
+    Value sum = subwarp_row_dot_flat<W, kFlatUnroll>(a.col_idx, a.values, x, begin, end, lane);
     sum = subwarp_sum<W>(sum);
     if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
   }
@@ -75,11 +241,35 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   }
 }
 
+// Rows longer than `head` (split rows).
+template <class Index>
+struct IsLongRow {
+  const Index* row_ptr;
+  std::int64_t head;
+  __device__ bool operator()(Index r) const { return std::int64_t(row_ptr[r + 1]) - row_ptr[r] > head; }
+};
+
+template <class Index>
+__global__ void gather_row_bounds_kernel(const Index* row_ptr, const Index* rows, std::int64_t count,
+                                         std::int64_t* bounds) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    bounds[2 * i] = row_ptr[rows[i]];
+    bounds[2 * i + 1] = row_ptr[rows[i] + 1];
+  }
+}
+
 template <class Value, class Index>
 using Kernel = void (*)(CsrView<Value, Index>, Value, const Value*, Value, Value*);
+template <class Value, class Index>
+using SplitKernel = void (*)(CsrView<Value, Index>, Value, const Value*, Value, Value*, std::int64_t,
+                             SplitRows<Value, Index>);
 
 template <int W, int E, class Value, class Index>
-Kernel<Value, Index> kernel_for(Operation op) {
+Kernel<Value, Index> kernel_for(Operation op, bool group) {
+  if constexpr (uses_flat_walk<W, E>()) {
+    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, Value, Index>;
+  }
   return op == Operation::NonTranspose ? csr_vector_kernel<W, E, Value, Index>
                                        : csr_vector_transpose_kernel<W, E, Value, Index>;
 }
@@ -87,56 +277,198 @@ Kernel<Value, Index> kernel_for(Operation op) {
 template <class Value, class Index>
 class CsrVector final : public CudaAlgorithm<Value, Index> {
  public:
-  CsrVector(const CsrView<Value, Index>& a, Operation op, const Options& options) : a_(a), op_(op) {
+  CsrVector(const CsrView<Value, Index>& a, Operation op, const Options& options, cudaStream_t stream)
+      : a_(a), op_(op) {
     constexpr CsrVectorPolicy policy = csr_vector_policy(sizeof(Value));
     constexpr int vector_width = kVectorWidth<Value, Index>;
     const double mean = double(a.nnz) / double(a.rows);
     block_ = warp_block_size(options.block_size, policy.block_size, "CsrVector");
-    width_ = checked_width(options.subwarp, pow2_at_least(mean, kMinSubwarp, kMaxSubwarp), kMinSubwarp,
-                           "CsrVector: subwarp");
+    if (options.subwarp > 0) {
+      width_ = checked_width(options.subwarp, 0, kMinSubwarp, "CsrVector: subwarp");
+      if (op == Operation::NonTranspose && width_ <= kFlatMaxWidth)
+        build_chunks(find_long_rows(head_for(width_), stream), stream);
+    } else {
+      choose_width(stream);
+    }
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
     const bool vector = width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
                         is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
     if (vector) {
-      kernel_ = kernel_for<32, vector_width, Value, Index>(op);
+      kernel_ = kernel_for<32, vector_width, Value, Index>(op, false);
       elements_per_load_ = vector_width;
       unroll_ = policy.vector_unroll;
     } else {
-      with_width<kMinSubwarp>(width_, [&](auto w) { kernel_ = kernel_for<decltype(w)::value, 1, Value, Index>(op); });
+      flat_ = op == Operation::NonTranspose && width_ <= kFlatMaxWidth;
+      group_ = group_ && flat_ && num_chunks_ == 0;
+      with_width<kMinSubwarp>(width_, [&](auto w) {
+        constexpr int kW = decltype(w)::value;
+        kernel_ = kernel_for<kW, 1, Value, Index>(op, group_);
+        if constexpr (kW <= kFlatMaxWidth) split_kernel_ = csr_vector_split_kernel<kW, Value, Index>;
+      });
       elements_per_load_ = 1;
-      unroll_ = policy.unroll;
+      unroll_ = flat_ ? kFlatUnroll : policy.unroll;
     }
   }
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
     if (op_ == Operation::Transpose) scale_vector(beta, y, a_.cols, stream);
-    kernel_<<<grid_for(std::int64_t(a_.rows) * width_, block_), block_, 0, stream>>>(a_, alpha, x, beta, y);
+    if (num_chunks_ > 0) {
+      const SplitRows<Value, Index> split{chunks_.data(), num_chunks_, chunk_blocks_, sums_.data(), arrivals_.data()};
+      const std::int64_t row_blocks =
+          std::min<std::int64_t>(grid_for(std::int64_t(a_.rows) * width_, block_), INT_MAX - chunk_blocks_);
+      split_kernel_<<<static_cast<unsigned>(chunk_blocks_ + row_blocks), block_, 0, stream>>>(a_, alpha, x, beta, y,
+                                                                                             head_, split);
+      SPMV_CHECK_LAUNCH("csr_vector_split_kernel");
+      return;
+    }
+    const std::int64_t threads = std::int64_t(a_.rows) * (group_ ? 1 : width_);
+    kernel_<<<grid_for(threads, block_), block_, 0, stream>>>(a_, alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("csr_vector_kernel");
   }
 
   std::string policy() const override {
     std::string s = "block=" + std::to_string(block_) + " subwarp=" + std::to_string(width_) +
                     " elements_per_load=" + std::to_string(elements_per_load_) + " unroll=" + std::to_string(unroll_);
+    if (flat_) s += group_ ? " walk=flat rows_per_warp=32" : " walk=flat";
+    if (num_chunks_ > 0)
+      s += " split_rows=" + std::to_string(split_rows_) + " head=" + std::to_string(head_) +
+           " chunks=" + std::to_string(num_chunks_) + " (long rows summed with atomics: not bit-reproducible)";
     if (op_ == Operation::Transpose) s += " transpose=atomic-scatter (not bit-reproducible)";
     return s;
   }
+  std::size_t extra_bytes() const override { return chunks_.bytes() + sums_.bytes() + arrivals_.bytes(); }
 
  private:
+  struct LongRows {
+    std::int64_t head = 0;
+    std::vector<Index> rows;
+    std::vector<std::int64_t> bounds;  // begin, end per row
+    std::int64_t nnz = 0;              // their total length
+  };
+
+  static std::int64_t head_for(int width) { return std::int64_t(kHeadPasses) * width * kFlatUnroll; }
+
+  // W from L = E[len^2] / E[len] = mean + std^2 / mean over all rows (the row length an average
+  // nonzero lives in; empty rows do not shrink it). When that asks for a flat-walk width, or a few
+  // rows are far longer than L (max > kSplitFactor * L), the flat walk is used and rows longer than
+  // its head are split off: W is then re-derived from the plain mean length of the remaining non-empty
+  // rows (long rows would inflate L), at most twice, since the head depends on W.
+  void choose_width(cudaStream_t stream) {
+    if (op_ == Operation::Transpose) {  // the SC'09 rule (atomics bound the transposed kernel)
+      width_ = pow2_at_least(double(a_.nnz) / double(a_.rows), kMinSubwarp, kMaxSubwarp);
+      return;
+    }
+    const RowStatistics s = row_statistics(a_, stream);
+    const double weighted = s.mean > 0 ? s.mean + s.stddev * s.stddev / s.mean : 0.0;
+    const double nonempty = double(a_.rows - s.empty_rows);
+    const double nonempty_mean = nonempty > 0 ? double(a_.nnz) / nonempty : 0.0;
+    group_ = double(s.empty_rows) > kGroupEmptyFraction * double(a_.rows);
+    if (width_for(nonempty_mean) > kFlatMaxWidth && double(s.max) <= kSplitFactor * weighted) {
+      width_ = width_for(weighted);  // uniformly long rows: a wide sub-warp, no split
+      return;
+    }
+    width_ = std::min(width_for(nonempty_mean), kFlatMaxWidth);
+    LongRows long_rows = find_long_rows(head_for(width_), stream);
+    for (int iteration = 0; iteration < 2; ++iteration) {
+      const double rest = nonempty - double(long_rows.rows.size());
+      const double length = rest > 0 ? double(a_.nnz - long_rows.nnz) / rest : 0.0;
+      const int w = std::min(width_for(length), kFlatMaxWidth);
+      if (w == width_) break;
+      width_ = w;
+      long_rows = find_long_rows(head_for(width_), stream);
+    }
+    build_chunks(std::move(long_rows), stream);
+  }
+
+  // Rows longer than `head`, with their bounds, on the host (plan time; synchronises `stream`).
+  LongRows find_long_rows(std::int64_t head, cudaStream_t stream) const {
+    LongRows out;
+    out.head = head;
+    const std::int64_t max_long = std::int64_t(a_.nnz) / (head + 1);
+    if (max_long == 0) return out;
+    DeviceBuffer<Index> long_rows(static_cast<std::size_t>(max_long));
+    DeviceBuffer<long long> count(1);
+    const thrust::counting_iterator<Index> row_ids(0);
+    const IsLongRow<Index> is_long{a_.row_ptr, head};
+    std::size_t temp_bytes = 0;
+    SPMV_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, row_ids, long_rows.data(), count.data(), a_.rows,
+                                          is_long, stream));
+    DeviceBuffer<unsigned char> temp(temp_bytes);
+    SPMV_CUDA_CHECK(cub::DeviceSelect::If(temp.data(), temp_bytes, row_ids, long_rows.data(), count.data(), a_.rows,
+                                          is_long, stream));
+    long long n = 0;
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(&n, count.data(), sizeof(n), cudaMemcpyDeviceToHost, stream));
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (n < 0 || n > max_long) throw InvalidArgument("CsrVector: row_ptr is not a non-decreasing offset array");
+    if (n == 0) return out;
+    DeviceBuffer<std::int64_t> bounds(static_cast<std::size_t>(2 * n));
+    gather_row_bounds_kernel<<<grid_for(n, 256), 256, 0, stream>>>(a_.row_ptr, long_rows.data(), n, bounds.data());
+    SPMV_CHECK_LAUNCH("gather_row_bounds_kernel");
+    out.rows.resize(static_cast<std::size_t>(n));
+    out.bounds.resize(static_cast<std::size_t>(2 * n));
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(out.rows.data(), long_rows.data(), out.rows.size() * sizeof(Index),
+                                    cudaMemcpyDeviceToHost, stream));
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(out.bounds.data(), bounds.data(), out.bounds.size() * sizeof(std::int64_t),
+                                    cudaMemcpyDeviceToHost, stream));
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (std::size_t i = 0; i < out.rows.size(); ++i) out.nnz += out.bounds[2 * i + 1] - out.bounds[2 * i];
+    return out;
+  }
+
+  // Every long row cut into chunks, uploaded with zeroed sums and counters (plan time; synchronises
+  // `stream`).
+  void build_chunks(LongRows long_rows, cudaStream_t stream) {
+    if (long_rows.rows.empty()) return;
+    const std::int64_t head = long_rows.head;
+    std::vector<RowChunk<Index>> host_chunks;
+    for (std::size_t i = 0; i < long_rows.rows.size(); ++i) {
+      const std::int64_t begin = long_rows.bounds[2 * i], end = long_rows.bounds[2 * i + 1];
+      const std::int64_t first = static_cast<std::int64_t>(host_chunks.size());
+      const std::int64_t count = (end - begin + kChunkNnz - 1) / kChunkNnz;
+      if (count > std::numeric_limits<int>::max()) throw InvalidArgument("CsrVector: row too long to split");
+      for (std::int64_t b = begin; b < end; b += kChunkNnz)
+        host_chunks.push_back({b, std::min<std::int64_t>(b + kChunkNnz, end), first, long_rows.rows[i],
+                               static_cast<int>(count)});
+    }
+    chunks_ = DeviceBuffer<RowChunk<Index>>(host_chunks.size());
+    sums_ = DeviceBuffer<Value>(host_chunks.size());
+    arrivals_ = DeviceBuffer<unsigned>(host_chunks.size());
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(chunks_.data(), host_chunks.data(), chunks_.bytes(), cudaMemcpyHostToDevice,
+                                    stream));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(sums_.data(), 0, sums_.bytes(), stream));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.bytes(), stream));
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before host_chunks goes
+    num_chunks_ = static_cast<std::int64_t>(host_chunks.size());
+    chunk_blocks_ = (num_chunks_ * 32 + block_ - 1) / block_;
+    split_rows_ = static_cast<long long>(long_rows.rows.size());
+    head_ = head;
+  }
+
   CsrView<Value, Index> a_;
   Operation op_;
   int block_ = 0;
   int width_ = 0;
   int elements_per_load_ = 1;
   int unroll_ = 1;
+  bool flat_ = false;
+  bool group_ = false;  // csr_vector_group_kernel (32 rows per warp)
+  std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)
+  std::int64_t num_chunks_ = 0;
+  std::int64_t chunk_blocks_ = 0;
+  long long split_rows_ = 0;
+  DeviceBuffer<RowChunk<Index>> chunks_;
+  DeviceBuffer<Value> sums_;         // per long row (at its first chunk), zero between products
+  DeviceBuffer<unsigned> arrivals_;  // likewise
   Kernel<Value, Index> kernel_ = nullptr;
+  SplitKernel<Value, Index> split_kernel_ = nullptr;
 };
 
 }  // namespace
 
 template <class Value, class Index>
 AlgorithmPtr<Value, Index> make_csr_vector(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                           cudaStream_t) {
-  return std::make_unique<CsrVector<Value, Index>>(matrix, op, options);
+                                           cudaStream_t stream) {
+  return std::make_unique<CsrVector<Value, Index>>(matrix, op, options, stream);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_csr_vector)

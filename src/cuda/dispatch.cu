@@ -67,19 +67,32 @@ bool debug_log() {
 
 }  // namespace
 
-// Thresholds of the Auto rule (first version; docs/ALGORITHMS.md records where they come from).
-// Rows whose length varies more than this relative to the mean count as irregular.
-constexpr double kIrregularCv = 1.0;
-// A longest row above this multiple of the mean counts as irregular too (one huge row).
+// Thresholds of the Auto rule, from the H200 benchmark of 2026-11-21 (spmv bench, % of the 4264 GB/s
+// copy bandwidth, f64 / f32; docs/algorithms/csr_vector.md has the table).
+// A longest row above this multiple of the mean counts as a long row (long_rows, dense_rows, rmat).
 constexpr double kLongRowFactor = 32.0;
+// With long rows, a coefficient of variation above this means a few huge rows hold most nonzeros
+// (long_rows cv 56, dense_rows cv 97): CSR-vector splits them over warps (long_rows 46.0% / 37.1% vs
+// CSR-adaptive 40.6% / 27.8%). Below it the lengths follow a power law (rmat cv 9: 128k rows above
+// CSR-vector's split length): merge-path balances them better (35.5% / 26.5% vs 27.6% / 22.4%).
+constexpr double kFewHugeRowsCv = 20.0;
+// Without long rows, row lengths varying more than this relative to the mean (mostly_empty: mean 4,
+// std 12) go to CSR-adaptive (39.1% / 27.8%; CSR-vector 38.1% / 26.9%, merge-path 38.1% / 28.3%).
+constexpr double kIrregularCv = 1.0;
+// Regular rows this short go to CSR-scalar, a thread per row (poisson2d, 5 per row: 86% / 81%, vs
+// CSR-vector 69% / 59%); longer ones to CSR-vector (stencil27: 81% / 79% vs CSR-scalar 35% / 47%;
+// random_uniform 16 per row: 38.3% / 27.2% vs 26.6% / 24.4%).
+constexpr double kScalarMaxMean = 8.0;
 
 Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
                            std::int64_t nnz, Operation op) {
   (void)rows;
   (void)nnz;
   if (op == Operation::Transpose) return Algorithm::Hola;
-  const bool irregular = row_std > kIrregularCv * row_mean || double(row_max) > kLongRowFactor * (row_mean + 1);
-  return irregular ? Algorithm::MergePath : Algorithm::CsrVector;
+  if (double(row_max) > kLongRowFactor * (row_mean + 1))
+    return row_std > kFewHugeRowsCv * row_mean ? Algorithm::CsrVector : Algorithm::MergePath;
+  if (row_std > kIrregularCv * row_mean) return Algorithm::CsrAdaptive;
+  return row_mean <= kScalarMaxMean ? Algorithm::CsrScalar : Algorithm::CsrVector;
 }
 
 template <class Value, class Index>

@@ -86,4 +86,33 @@ __device__ __forceinline__ Value subwarp_row_dot(const Index* __restrict__ col_i
   return sum;
 }
 
+// Short-row variant for narrow sub-warps (W <= 8, scalar loads): each lane issues the column and value
+// loads of U strided positions (predicated, no branches), then their U x gathers, then the FMAs, so a
+// row of up to U * W nonzeros costs one memory round trip for A and one for x. subwarp_row_dot's
+// masked head step and rolled/unrolled split cost two to three (H200, stencil27:n=100: W = 4 walked
+// this way keeps 27-nonzero rows in one pass).
+template <int W, int U, class Value, class Index>
+__device__ __forceinline__ Value subwarp_row_dot_flat(const Index* __restrict__ col_idx,
+                                                      const Value* __restrict__ values, const Value* __restrict__ x,
+                                                      std::int64_t begin, std::int64_t end, int lane) {
+  static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "W: a power of two <= 32");
+  Value sum = 0;
+  for (std::int64_t base = begin + lane; base < end; base += std::int64_t(U) * W) {
+    Index cols[U];
+    Value vals[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t k = base + std::int64_t(u) * W;
+      cols[u] = k < end ? __ldg(col_idx + k) : Index(0);
+      vals[u] = k < end ? __ldg(values + k) : Value(0);
+    }
+    Value xs[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) xs[u] = base + std::int64_t(u) * W < end ? __ldg(x + cols[u]) : Value(0);
+#pragma unroll
+    for (int u = 0; u < U; ++u) sum += vals[u] * xs[u];
+  }
+  return sum;
+}
+
 }  // namespace spmv::cuda
