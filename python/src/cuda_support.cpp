@@ -46,17 +46,30 @@ cudaStream_t as_stream(std::uintptr_t value) { return reinterpret_cast<cudaStrea
 
 }  // namespace
 
-void require_cuda_device(int ordinal) {
+namespace {
+// The number of usable devices; Unsupported("no CUDA device ...") when there is none, whether the
+// driver is missing, too old for this runtime, or reports no device.
+int usable_devices() {
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
     cudaGetLastError();  // not sticky: clear it so that later calls do not report it
-    throw Unsupported("no CUDA device is usable (the driver reports none); use device='cpu'");
+    throw Unsupported(std::string("no CUDA device is usable (") +
+                      (status != cudaSuccess ? cudaGetErrorString(status) : "the driver reports none") +
+                      "); use device='cpu'");
   }
+  return count;
+}
+}  // namespace
+
+void require_cuda_device(int ordinal) {
+  const int count = usable_devices();
   if (ordinal < 0 || ordinal >= count)
     throw Unsupported("no CUDA device " + std::to_string(ordinal) + ": there are " + std::to_string(count));
 }
 
 int current_device() {
+  usable_devices();
   int device = 0;
   SPMV_CUDA_CHECK(cudaGetDevice(&device));
   return device;
