@@ -120,6 +120,8 @@ void check_device_vector(std::uintptr_t address, std::size_t count, std::size_t 
   }
 }
 
+bool allocation_ranges_checked() { return address_range_function() != nullptr; }
+
 void stream_wait(std::uintptr_t consumer, std::uintptr_t producer) {
   // 0 (the null stream) is the legacy default stream in the default compilation mode.
   const auto normal = [](std::uintptr_t s) { return s == 0 ? std::uintptr_t{1} : s; };
@@ -158,6 +160,7 @@ void require_cuda_device(int) { no_cuda(); }
 int current_device() { no_cuda(); }
 int pointer_device(std::uintptr_t) { no_cuda(); }
 void check_device_vector(std::uintptr_t, std::size_t, std::size_t, int, const char*) { no_cuda(); }
+bool allocation_ranges_checked() { return false; }
 void stream_wait(std::uintptr_t, std::uintptr_t) { no_cuda(); }
 DeviceGuard::DeviceGuard(int) { no_cuda(); }
 DeviceGuard::~DeviceGuard() = default;

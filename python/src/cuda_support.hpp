@@ -22,6 +22,9 @@ int pointer_device(std::uintptr_t address);
 void check_device_vector(std::uintptr_t address, std::size_t count, std::size_t element, int ordinal,
                          const char* name);
 
+// True when check_device_vector can see allocation bounds (cuMemGetAddressRange was found).
+bool allocation_ranges_checked();
+
 // Orders `consumer` after the work enqueued so far on `producer`. Both are stream values as in the CUDA
 // array interface: 0 none / the legacy default stream, 1 legacy default, 2 per-thread default, else a
 // cudaStream_t. Nothing is done when they name the same stream.

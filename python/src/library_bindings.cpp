@@ -315,6 +315,8 @@ void bind_library(nb::module_& m) {
   m.def("require_cuda_device", &require_cuda_device, nb::arg("ordinal"));
   m.def("current_device", &current_device);
   m.def("pointer_device", &pointer_device, nb::arg("address"));
+  m.def("allocation_ranges_checked", &allocation_ranges_checked,
+        "True when device vectors are checked against the bounds of their allocation.");
   m.def(
       "bench",
       [](const MatrixCore& core, std::vector<std::string> algorithms, std::string device, int ordinal,

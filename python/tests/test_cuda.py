@@ -182,6 +182,8 @@ def test_bad_device_pointers_are_refused_not_dereferenced():
     host = np.ones(2**20)
     with pytest.raises(ValueError, match="not device memory|not known to CUDA"):
         a @ _Fake(host.ctypes.data, 2**20)
+    # Without the bounds check the next product would read 8 MB past a 128-byte allocation.
+    assert spmv._core.allocation_ranges_checked()
     pointer = cupy.cuda.runtime.malloc(8 * 16)  # 16 doubles, claimed to be 2^20
     try:
         with pytest.raises(ValueError, match="past the end"):
