@@ -34,7 +34,10 @@ namespace spmv::cuda {
 namespace {
 
 // Launch policy (tuning as data):
-//  block_size 256: 8 warps per block, 8 blocks per SM at full occupancy;
+//  block_size 128: H200 sweep 128/256/512/1024 (% of copy bandwidth, f64 / f32): stencil27 83.2 / 80.0
+//    at 128 vs 80.9 / 79.2 at 256, random_uniform 38.7 / 27.3 vs 38.3 / 27.3, long_rows, dense_rows and
+//    mostly_empty equal within 0.5; 512 and 1024 lose (stencil27 69.5, 62.5): smaller blocks retire
+//    and refill SMs at a finer grain;
 //  unroll: whole steps in flight per lane for W >= 16, 4 with 4/8-byte loads, 2 with 16-byte loads
 //  (similar bytes in flight, half the registers).
 struct CsrVectorPolicy {
@@ -42,7 +45,7 @@ struct CsrVectorPolicy {
   int unroll;
   int vector_unroll;
 };
-constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {256, 4, 2}; }
+constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 4, 2}; }
 
 // Sub-warp width rule (width_for): from L, the nnz-weighted mean length of the rows the row kernel
 // walks, measured on the H200 (% of copy bandwidth, f64 / f32, flat walk, U = 4):
