@@ -246,6 +246,10 @@ class Matrix:
         return self._product(x, transpose=True)
 
     def _product(self, x, transpose):
+        import scipy.sparse as sp
+
+        if sp.issparse(x):
+            raise TypeError("spmv multiplies by dense vectors; for a sparse operand use A.to_scipy()")
         if _ndim(x) == 2:
             return self._columns(x, transpose)
         return self.apply(x, None, transpose=transpose)

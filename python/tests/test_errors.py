@@ -46,6 +46,8 @@ def test_shape_mismatch(a):
         a.apply(np.ones((4, 1)))
     with pytest.raises(ValueError, match="rows"):
         a @ np.ones((3, 2))
+    with pytest.raises(TypeError, match="dense vectors"):
+        a @ sp.eye(4, format="csr")
 
 
 def test_y_is_never_converted(a):
