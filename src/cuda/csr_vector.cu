@@ -70,13 +70,23 @@ constexpr int kVectorMinVectorsPerLane = 1;
 // stencil27 f32 77.5% vs 69.6%: 42 instead of 54 registers, more warps per SM).
 constexpr int kFlatMaxWidth = 8;
 constexpr int kFlatUnroll = 4;
+// Flat walks read col_idx and values with streaming (evict-first) loads for double only. H200,
+// 2026-11-21, % of copy bandwidth streaming / not: stencil27 f64 87.0 / 83.2, f32 76.3 / 79.3;
+// random_uniform f64 39.2 / 38.6, f32 27.6 / 27.2; long_rows f64 45.5 / 45.8; dense_rows f64
+// 49.4 / 49.8 (f32 equal); float rows keep their L1 lines, which the stencil's x reuse hits.
+template <class Value>
+constexpr bool kStreamLoads = sizeof(Value) == 8;
 // Long-row split (flat walk only): rows longer than kHeadPasses passes of their sub-warp
 // (kHeadPasses * W * kFlatUnroll nonzeros) are cut into chunks of kChunkNnz nonzeros, one warp
 // each, kChunkUnroll loads per lane per pass. H200, long_rows f64 / f32: unroll 4 45.8% / 37.0%,
 // unroll 8 45.4% / 36.8% (56 registers); dense_rows 48.9% / 38.2% vs 45.4% / 38.1%.
 constexpr int kHeadPasses = 2;
 constexpr int kChunkUnroll = 4;
-constexpr int kChunkNnz = 512;
+// Chunk length, H200 2026-11-21, % of copy bandwidth at 512 / 2048 (same run, 512 timed before and
+// after): long_rows f64 45.7 / 46.9, f32 37.1 / 38.3; dense_rows f64 49.4 / 51.0, f32 38.4 / 40.5;
+// rmat 29.0 / 35.9 and 22.4 / 27.5 (its 128k rows of 17..2048 nonzeros become one chunk each, written
+// without atomics). Fewer atomics and arrival counters per row; 2048 still gives thousands of warps.
+constexpr int kChunkNnz = 2048;
 // Rows this many times longer than L count as long even when L alone asks for a wide sub-warp.
 constexpr double kSplitFactor = 4.0;
 // Above this fraction of empty rows, csr_vector_group_kernel (32 rows per warp) runs instead of one
@@ -106,7 +116,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
     Value sum;
     if constexpr (uses_flat_walk<W, E>()) {
-      sum = subwarp_row_dot_flat<W, kFlatUnroll>(a.col_idx, a.values, x, begin, end, lane);
+      sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
     } else {
       sum = subwarp_row_dot<W, E, unroll_for<E, Value>()>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
     }
@@ -149,7 +159,9 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
       const std::int64_t row_begin = __shfl_sync(0xffffffffu, begin, src);
       const std::int64_t row_end = __shfl_sync(0xffffffffu, end, src);
       Value sum = 0;
-      if (mine != 0) sum = subwarp_row_dot_flat<W, kFlatUnroll>(a.col_idx, a.values, x, row_begin, row_end, sub_lane);
+      if (mine != 0)
+        sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, row_begin, row_end,
+                                                                         sub_lane);
       sum = subwarp_sum<W>(sum);
       if (mine != 0 && sub_lane == 0) y[first + src] = axpby(alpha, sum, beta, y, first + src);
       pending = next;
@@ -194,7 +206,8 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     const std::int64_t c = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
     if (c >= split.num_chunks) return;  // warp-uniform
     const RowChunk<Index> chunk = split.chunks[c];
-    Value sum = subwarp_row_dot_flat<32, kChunkUnroll>(a.col_idx, a.values, x, chunk.begin, chunk.end, lane);
+    Value sum = subwarp_row_dot_flat<32, kChunkUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, chunk.begin,
+                                                                             chunk.end, lane);
     sum = subwarp_sum<32>(sum);
     if (lane == 0 && chunk.count == 1) {  // a row of one chunk: no partial sums to combine
       y[chunk.row] = axpby(alpha, sum, beta, y, chunk.row);
@@ -220,7 +233,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     const std::int64_t begin = __ldg(a.row_ptr + row);
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
     if (end - begin > head) continue;  // a long row: the chunk blocks own it (uniform per sub-warp)
-    Value sum = subwarp_row_dot_flat<W, kFlatUnroll>(a.col_idx, a.values, x, begin, end, lane);
+    Value sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
     sum = subwarp_sum<W>(sum);
     if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
   }

@@ -72,9 +72,13 @@ bool debug_log() {
 // A longest row above this multiple of the mean counts as a long row (long_rows, dense_rows, rmat).
 constexpr double kLongRowFactor = 32.0;
 // With long rows, a coefficient of variation above this means a few huge rows hold most nonzeros
-// (long_rows cv 56, dense_rows cv 97): CSR-vector splits them over warps (long_rows 46.0% / 37.1% vs
-// CSR-adaptive 40.6% / 27.8%). Below it the lengths follow a power law (rmat cv 9: 128k rows above
-// CSR-vector's split length): merge-path balances them better (35.5% / 26.5% vs 27.6% / 22.4%).
+// (long_rows cv 56, dense_rows cv 97): CSR-vector splits them over warps (2048-nonzero chunks:
+// long_rows 47.3% / 38.4%, dense_rows 51.3% / 40.7%, vs cuSPARSE CSR_ALG1 46.9% / 38.1% and
+// 50.2% / 39.4%; CSR-adaptive 40.6% / 27.8% on long_rows). Below it the lengths follow a power law
+// (rmat cv 9): Hola with small blocks (hola_common.cuh), no preprocessing. rmat, 2026-11-21, run
+// alone / after other matrices: Hola 37.0-37.6% / 27.7% and 35.2% / 28.1%, merge-path 35.4-36.6% /
+// 26.8% and 36.6% / 27.4%, CSR-vector 36.9% / 27.8% and 35.9% / 27.6%, cuSPARSE COO_ALG1 37.2% /
+// 29.1%: a near tie of the three, Hola ahead on average; none beats cuSPARSE in float.
 constexpr double kFewHugeRowsCv = 20.0;
 // Without long rows, row lengths varying more than this relative to the mean (mostly_empty: mean 4,
 // std 12) go to CSR-adaptive (39.1% / 27.8%; CSR-vector 38.1% / 26.9%, merge-path 38.1% / 28.3%).
@@ -90,7 +94,7 @@ Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max
   (void)nnz;
   if (op == Operation::Transpose) return Algorithm::Hola;
   if (double(row_max) > kLongRowFactor * (row_mean + 1))
-    return row_std > kFewHugeRowsCv * row_mean ? Algorithm::CsrVector : Algorithm::MergePath;
+    return row_std > kFewHugeRowsCv * row_mean ? Algorithm::CsrVector : Algorithm::Hola;
   if (row_std > kIrregularCv * row_mean) return Algorithm::CsrAdaptive;
   return row_mean <= kScalarMaxMean ? Algorithm::CsrScalar : Algorithm::CsrVector;
 }

@@ -22,25 +22,36 @@
 namespace spmv::cuda::hola {
 
 // ---------------------------------------------------------------------------------------------
-// Launch policy (tuning as data, STYLE.md §2). First values, chosen from the paper's setting (256
-// threads, a few nonzeros per thread, more bytes in flight per thread on Hopper) and not yet
-// measured: the lead tunes them on the H200 (docs/algorithms/hola.md says what to sweep).
-// nnz_per_thread is a compile-time constant of the kernels (it sizes register arrays); it must be a
-// power-of-two multiple of the vector width (below) and at most 32 (one bit per nonzero in a mask).
+// Launch policy (tuning as data, STYLE.md §2). nnz_per_thread is a compile-time constant of the
+// kernels (it sizes register arrays); it must be a power-of-two multiple of the vector width (below)
+// and at most 32 (one bit per nonzero in a mask). SpMV and SpMVT have their own values.
 struct HolaPolicy {
-  int block_size;         // threads per block; Options.block_size overrides (multiples of 32 up to 1024)
-  int nnz_per_thread;     // N: nonzeros per thread (§3.2); nonzeros per block = block_size * N (§3.1)
+  int block_size;         // threads per block, op = NonTranspose; Options.block_size overrides (multiples
+                          // of 32 up to 1024)
+  int nnz_per_thread;     // N, op = NonTranspose: nonzeros per thread (§3.2); per block = block_size * N (§3.1)
+  int block_size_t;       // the same two for op = Transpose
+  int nnz_per_thread_t;
   bool sort_columns_nt;   // per-thread column sort before gathering x, op = NonTranspose (Alg. 5)
   bool sort_columns_t;    // per-thread sort by column, op = Transpose: combines equal columns (Alg. 7)
 };
 constexpr HolaPolicy hola_policy(int value_bytes) {
-  // float: 8 nonzeros (64 bytes of values + indices) per thread, 2048 per block: blockRowStarts costs
-  // 4 / 2048 = 0.002 bytes per nonzero. double: 4 per thread (doubles take twice the registers).
-  return value_bytes == 4 ? HolaPolicy{256, 8, false, true} : HolaPolicy{256, 4, false, true};
+  // SpMV: small blocks of few nonzeros per thread. H200, 2026-11-21, rmat:scale=20,edge_factor=16
+  // (power-law rows, x gathered from L2), % of copy bandwidth: double N=2 at 64 threads 37.5 (twice),
+  // N=4 at 128 35.5, N=8 at 128 29.8 (cuSPARSE COO_ALG1 37.2); float N=4 at 32 threads 27.7, at 64
+  // 25.9, N=8 at 128 21.0, N=16 13.6 (cuSPARSE 28.9). More, smaller blocks keep more gathers in
+  // flight per SM than a few long thread walks. Caveat: in a bench process that ran other matrices
+  // first, double rmat reads 34.6-35.2 (three runs) against 37.0-37.6 when rmat runs first or alone
+  // (five runs); float is 27.7-28.9 either way; not understood yet. SpMVT keeps the first values
+  // (paper's 256 threads; 8 floats / 4 doubles per thread), not measured on Hopper yet.
+  return value_bytes == 4 ? HolaPolicy{32, 4, 256, 8, false, true}
+                          : HolaPolicy{64, 2, 256, 4, false, true};
 }
 template <class Value>
 constexpr int kNnzPerThread = hola_policy(sizeof(Value)).nnz_per_thread;
-static_assert(hola_policy(4).nnz_per_thread <= 32 && hola_policy(8).nnz_per_thread <= 32,
+template <class Value>
+constexpr int kNnzPerThreadT = hola_policy(sizeof(Value)).nnz_per_thread_t;
+static_assert(hola_policy(4).nnz_per_thread <= 32 && hola_policy(8).nnz_per_thread <= 32 &&
+                  hola_policy(4).nnz_per_thread_t <= 32 && hola_policy(8).nnz_per_thread_t <= 32,
               "one bit per nonzero in a thread's 32-bit row-end mask");
 
 // Elements per vector load: 16 bytes of the wider of the two arrays, so that values and column
@@ -77,14 +88,15 @@ HolaConfig hola_config(const CsrView<Value, Index>& a, const Options& options, O
   if (options.block_size < 0 || options.block_size > 1024 || options.block_size % kWarp != 0)
     throw InvalidArgument(std::string(name) + ": block_size must be a multiple of 32 in [32, 1024] (0: policy), got " +
                           std::to_string(options.block_size));
-  c.block = options.block_size > 0 ? options.block_size : policy.block_size;
+  const bool nt = op == Operation::NonTranspose;
+  c.block = options.block_size > 0 ? options.block_size : (nt ? policy.block_size : policy.block_size_t);
   c.variant = *std::find_if(std::begin(kVariants), std::end(kVariants), [&](int v) { return c.block <= v; });
   if (options.hola_sort_columns < -1 || options.hola_sort_columns > 1)
     throw InvalidArgument(std::string(name) + ": hola_sort_columns must be -1 (policy), 0 or 1, got " +
                           std::to_string(options.hola_sort_columns));
   const bool policy_sort = op == Operation::NonTranspose ? policy.sort_columns_nt : policy.sort_columns_t;
   c.sort_columns = options.hola_sort_columns == -1 ? policy_sort : options.hola_sort_columns == 1;
-  c.nnz_per_thread = policy.nnz_per_thread;
+  c.nnz_per_thread = nt ? policy.nnz_per_thread : policy.nnz_per_thread_t;
   c.nnz_per_block = c.block * c.nnz_per_thread;
   const std::int64_t blocks = (static_cast<std::int64_t>(a.nnz) + c.nnz_per_block - 1) / c.nnz_per_block;
   if (blocks > INT_MAX)

@@ -179,7 +179,7 @@ using SpmvtKernel = void (*)(HolaParams<Value, Index>, int, Value, const Value*,
 
 template <bool Buffered, class Value, class Index>
 SpmvtKernel<Value, Index> spmvt_kernel_for(int variant) {
-  constexpr int N = kNnzPerThread<Value>;
+  constexpr int N = kNnzPerThreadT<Value>;
   switch (variant) {
     case 256: return hola_spmvt_kernel<256, N, Buffered, Value, Index>;
     case 512: return hola_spmvt_kernel<512, N, Buffered, Value, Index>;

@@ -28,15 +28,20 @@
 namespace spmv::cuda {
 namespace {
 
-// Launch policy (tuning as data). First values from CUB 1.x's AgentSpmv policy for sm_60+
-// (128 threads x 7 items for 4-byte values, 64 x 5 for 8-byte values; odd counts keep the threads'
-// shared-memory walks on distinct banks); to be tuned on the H100/H200.
+// Launch policy (tuning as data). Items per thread from CUB 1.x's AgentSpmv policy for sm_60+ (odd
+// counts keep the threads' shared-memory walks on distinct banks). H200, 2026-11-21, % of copy
+// bandwidth (rmat:scale=20 / mostly_empty 4M rows / long_rows / dense_rows): double 64 threads x 5
+// items 34.5 / 38.1 / 38.2 / 37.8, x 9 items 33.8 / 35.8 / 38.8 / 47.4 (dense_rows only: fewer
+// tiles carrying into its 500k-long rows), x 3 items 33.8 / 29.9 / 36.9 / 36.2; float x 7 items at
+// 256 threads 26.3 / 28.8 / 30.1 / 37.2 vs 128 threads 26.4 / 28.2 / 28.3 / 35.8, x 11 items
+// 24.1 / 28.8 / 30.2 / 39.1, x 5 items 26.4 / 28.1 / 29.7 / 34.8. Merge-path is Auto's choice
+// for none of these since Hola's tuning (dispatch.cu); block 256 for float.
 struct MergePathPolicy {
   int block_threads;
   int items_per_thread;
 };
 constexpr MergePathPolicy merge_path_policy(int value_bytes) {
-  return value_bytes > 4 ? MergePathPolicy{64, 5} : MergePathPolicy{128, 7};
+  return value_bytes > 4 ? MergePathPolicy{64, 5} : MergePathPolicy{256, 7};
 }
 
 // Static shared memory per block for the tile (row ends + products), below the 48 KiB static limit

@@ -43,4 +43,23 @@ __device__ __forceinline__ Vector<T, N> load_vector(const T* p) {
   return v;
 }
 
+// Streaming variant (ld.global.cs, evict-first): values and column indices are read once per product,
+// so they should not push x (the only reused array) out of L2.
+template <int N, class T>
+__device__ __forceinline__ Vector<T, N> load_vector_streaming(const T* p) {
+  constexpr int bytes = static_cast<int>(sizeof(T)) * N;
+  static_assert(N == 1 || bytes == 8 || bytes == 16, "vector loads move 8 or 16 bytes");
+  Vector<T, N> v;
+  if constexpr (N == 1) {
+    v.item[0] = __ldcs(p);
+  } else if constexpr (bytes == 16) {
+    const uint4 raw = __ldcs(reinterpret_cast<const uint4*>(p));
+    std::memcpy(&v, &raw, sizeof(raw));
+  } else {
+    const uint2 raw = __ldcs(reinterpret_cast<const uint2*>(p));
+    std::memcpy(&v, &raw, sizeof(raw));
+  }
+  return v;
+}
+
 }  // namespace spmv::cuda

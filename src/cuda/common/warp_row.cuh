@@ -91,7 +91,9 @@ __device__ __forceinline__ Value subwarp_row_dot(const Index* __restrict__ col_i
 // row of up to U * W nonzeros costs one memory round trip for A and one for x. subwarp_row_dot's
 // masked head step and rolled/unrolled split cost two to three (H200, stencil27:n=100: W = 4 walked
 // this way keeps 27-nonzero rows in one pass).
-template <int W, int U, class Value, class Index>
+// Streaming = true reads col_idx and values with ld.global.cs (evict-first: read once), so they do
+// not displace the x lines the gathers reuse.
+template <int W, int U, bool Streaming = false, class Value, class Index>
 __device__ __forceinline__ Value subwarp_row_dot_flat(const Index* __restrict__ col_idx,
                                                       const Value* __restrict__ values, const Value* __restrict__ x,
                                                       std::int64_t begin, std::int64_t end, int lane) {
@@ -103,8 +105,13 @@ __device__ __forceinline__ Value subwarp_row_dot_flat(const Index* __restrict__ 
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::int64_t k = base + std::int64_t(u) * W;
-      cols[u] = k < end ? __ldg(col_idx + k) : Index(0);
-      vals[u] = k < end ? __ldg(values + k) : Value(0);
+      if constexpr (Streaming) {
+        cols[u] = k < end ? __ldcs(col_idx + k) : Index(0);
+        vals[u] = k < end ? __ldcs(values + k) : Value(0);
+      } else {
+        cols[u] = k < end ? __ldg(col_idx + k) : Index(0);
+        vals[u] = k < end ? __ldg(values + k) : Value(0);
+      }
     }
     Value xs[U];
 #pragma unroll
