@@ -1,13 +1,11 @@
 #include "library_bindings.hpp"
 
-#include <fcntl.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -113,40 +111,6 @@ std::pair<std::unique_ptr<MatrixCore>, nb::dict> read_matrix_market_file(const s
   return {std::move(core), header};
 }
 
-// spmv::cli::bench_matrix prints its table on stdout and failures on stderr; a library call keeps
-// quiet (the rows carry every message) by pointing both descriptors at /dev/null for its duration.
-// The GIL stays held meanwhile, so no Python thread writes into the void.
-class SilenceOutput {
- public:
-  SilenceOutput() {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null < 0) return;
-    saved_out_ = ::dup(STDOUT_FILENO);
-    saved_err_ = ::dup(STDERR_FILENO);
-    if (saved_out_ >= 0) ::dup2(null, STDOUT_FILENO);
-    if (saved_err_ >= 0) ::dup2(null, STDERR_FILENO);
-    ::close(null);
-  }
-  ~SilenceOutput() {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    if (saved_out_ >= 0) {
-      ::dup2(saved_out_, STDOUT_FILENO);
-      ::close(saved_out_);
-    }
-    if (saved_err_ >= 0) {
-      ::dup2(saved_err_, STDERR_FILENO);
-      ::close(saved_err_);
-    }
-  }
-  SilenceOutput(const SilenceOutput&) = delete;
-  SilenceOutput& operator=(const SilenceOutput&) = delete;
-
- private:
-  int saved_out_ = -1, saved_err_ = -1;
-};
 
 // The algorithm list of `spmv bench --algo`: none given -> auto plus the backend's vendor baselines;
 // "all" -> every algorithm the backend offers for the operation; vendor baselines run first so that
@@ -248,6 +212,7 @@ nb::list bench(const MatrixCore& core, const BenchRequest& q) {
   s.options.device = q.ordinal;
   s.algorithms = select_algorithms(q.algorithms, s.backend, s.op);
   s.quiet = !q.verbose;
+  s.print_rows = q.verbose;  // the returned rows carry every message
 
   std::vector<cli::Precision> precisions;
   for (const std::string& p : q.precisions) {
@@ -278,8 +243,6 @@ nb::list bench(const MatrixCore& core, const BenchRequest& q) {
   {
     std::optional<DeviceGuard> guard;
     if (s.backend == Backend::Cuda) guard.emplace(q.ordinal);
-    std::optional<SilenceOutput> silence;
-    if (!q.verbose) silence.emplace();
     for (cli::Precision p : precisions) {
       if (q.verbose) cli::print_table_header();
       for (cli::BenchRow& row : cli::bench_matrix(a, p, s, "matrix", progress)) rows.push_back(std::move(row));

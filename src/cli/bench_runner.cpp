@@ -176,7 +176,8 @@ std::vector<BenchRow> bench_typed(const HostMatrix& master, Precision precision,
                                   static_cast<double>(y[check.worst]), problem.expected[check.worst],
                                   std::abs(static_cast<double>(y[check.worst]) - problem.expected[check.worst]),
                                   problem.bound[check.worst]);
-        fmt::print(stderr, "\n*** VERIFICATION FAILED: {} on {} ({}, {}-bit indices, op {}): {} ***\n\n",
+        if (s.print_rows)
+          fmt::print(stderr, "\n*** VERIFICATION FAILED: {} on {} ({}, {}-bit indices, op {}): {} ***\n\n",
                    row.display_name(), label, row.precision, 8 * sizeof(Index), row.op, row.message);
       } else {
         std::vector<Value> y_time = problem.y0;
@@ -199,11 +200,11 @@ std::vector<BenchRow> bench_typed(const HostMatrix& master, Precision precision,
     } catch (const Error& e) {
       row.status = RowStatus::Error;
       row.message = e.what();
-      fmt::print(stderr, "error: {} on {}: {}\n", row.display_name(), label, e.what());
+      if (s.print_rows) fmt::print(stderr, "error: {} on {}: {}\n", row.display_name(), label, e.what());
     } catch (const std::bad_alloc&) {
       row.status = RowStatus::Error;
       row.message = "out of memory";
-      fmt::print(stderr, "error: {} on {}: out of memory\n", row.display_name(), label);
+      if (s.print_rows) fmt::print(stderr, "error: {} on {}: out of memory\n", row.display_name(), label);
     }
     if (row.vendor && row.status == RowStatus::Ok && !(row.median_ms >= best_vendor_ms)) {
       best_vendor_ms = row.median_ms;
@@ -219,7 +220,7 @@ std::vector<BenchRow> bench_typed(const HostMatrix& master, Precision precision,
           r.speedup_vs_vendor = best_vendor_ms / r.median_ms;
           r.vendor_baseline = best_vendor;
         }
-        print_table_row(r);
+        if (s.print_rows) print_table_row(r);
       }
     }
   }

@@ -21,7 +21,8 @@ struct BenchSettings {
   bool sweep = false;
   std::vector<int> block_sizes;       // --sweep
   double bandwidth_gbs = 0;
-  bool quiet = false;
+  bool quiet = false;       // no progress lines on stderr
+  bool print_rows = true;   // table rows on stdout, failures on stderr (false for library callers)
   bool inject_fault = false;  // testing aid: corrupt each verified product, which must then fail
 };
 
