@@ -4,6 +4,7 @@
 #
 #   scripts/gpu-check.sh [all|build|tests|sanitize|bench|python] ...   (default: all)
 #
+#   (cpu-bench, not part of all: the CPU backend against Eigen on the GPU host's cores)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
@@ -19,7 +20,7 @@ export SPMV_MATRICES=${SPMV_MATRICES:-$root/.matrices}
 JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
-want() { for s in "${steps[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
+want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [ "$1" != cpu-bench ]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
 
@@ -33,7 +34,7 @@ cmake_extra=()
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench; then
+if want build || want tests || want sanitize || want bench || want cpu-bench; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -61,7 +62,7 @@ if want sanitize; then
   # A small set: one tiny and one adversarial matrix per algorithm, double precision.
   sfilter=${SANITIZE_FILTER:-*Sanitize*}
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/spmv_cuda_tests --gtest_filter="$sfilter" \
+    timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/spmv_cuda_tests --gtest_filter="$sfilter" \
       --gtest_brief=1 > "$OUT/sanitize_$tool.log" 2>&1
     rc=$?
     note "compute-sanitizer $tool (rc=$rc): $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"
@@ -69,8 +70,24 @@ if want sanitize; then
 fi
 
 if want bench; then
-  bash bench/run_suite.sh --out "$OUT" ${BENCH_ARGS:-} > "$OUT/bench.log" 2>&1
-  note "bench rc=$? (bench.log, suite.csv)"
+  # Every algorithm plus Auto, both precisions: A*x, then A^T*x, into one CSV; plots; summary table.
+  spmv_tool=$build/src/cli/spmv
+  bash bench/run_suite.sh --spmv $spmv_tool --out "$OUT" --algo auto,all --precision both ${BENCH_ARGS:-} \
+    > "$OUT/bench.log" 2>&1
+  note "bench A*x rc=$?"
+  bash bench/run_suite.sh --spmv $spmv_tool --out "$OUT" --algo auto,all --precision both --transpose \
+    ${BENCH_ARGS:-} >> "$OUT/bench.log" 2>&1
+  note "bench A^T*x rc=$?"
+  python3 bench/plot.py "$OUT/suite.csv" --out "$OUT" >> "$OUT/bench.log" 2>&1
+  python3 bench/summarize.py "$OUT/suite.csv" > "$OUT/summary_table.txt" 2>&1
+fi
+
+if want cpu-bench; then
+  # The CPU backend against Eigen on this host's cores (the default matrix and two irregular ones).
+  $build/src/cli/spmv bench --backend cpu --algo auto,all --precision both --csv "$OUT/cpu.csv" -q \
+    --gen poisson2d:n=1000 --gen rmat:scale=18,edge_factor=16 --gen stencil27:n=60 > "$OUT/cpu_bench.log" 2>&1
+  note "cpu bench rc=$?"
+  python3 bench/summarize.py "$OUT/cpu.csv" >> "$OUT/summary_table.txt" 2>&1
 fi
 
 if want python; then
