@@ -62,7 +62,11 @@ if want sanitize; then
   # A small set: one tiny and one adversarial matrix per algorithm, double precision.
   sfilter=${SANITIZE_FILTER:-*Sanitize*}
   for tool in memcheck racecheck; do
-    timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/spmv_cuda_tests --gtest_filter="$sfilter" \
+    # racecheck skips the cuSPARSE baselines: it reports hazards inside cuSPARSE's own csrmv kernel
+    # (seen on CUDA 13.0, 2026-11-21), which is not our code to fix.
+    filter=$sfilter
+    [ $tool = racecheck ] && filter="$sfilter:-*cusparse*"
+    timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/spmv_cuda_tests --gtest_filter="$filter" \
       --gtest_brief=1 > "$OUT/sanitize_$tool.log" 2>&1
     rc=$?
     note "compute-sanitizer $tool (rc=$rc): $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"

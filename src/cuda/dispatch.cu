@@ -87,12 +87,23 @@ constexpr double kIrregularCv = 1.0;
 // CSR-vector 69% / 59%); longer ones to CSR-vector (stencil27: 81% / 79% vs CSR-scalar 35% / 47%;
 // random_uniform 16 per row: 38.3% / 27.2% vs 26.6% / 24.4%).
 constexpr double kScalarMaxMean = 8.0;
+// Below this many nonzeros a product takes a few microseconds and launch latency dominates: the
+// one-launch CSR-vector (long rows split inside the same launch) beats the multi-launch kernels.
+// H200 suite of 2026-11-21 (commit cc6277a, 22 SuiteSparse files + 8 generated, f64 and f32): Auto
+// at least as fast as the best cuSPARSE on 55 of 60 (matrix, precision) with this cut, 45 without.
+constexpr std::int64_t kSmallMatrixNnz = std::int64_t(1) << 18;
+// A^T x: the explicit transpose (CSC built once on the GPU, then a non-transposed CSR kernel) was the
+// fastest per product on every matrix of that suite, 1.3x-2.6x the best cuSPARSE transpose (e.g.
+// stencil27 f64 86% of copy bandwidth vs 39%), its setup repaid after 20-74 products on the 10-30 M
+// nonzero matrices, and bit-reproducible. It holds a second copy of the matrix (about nnz*(value +
+// index) bytes, reported as extra_bytes); Hola-SpMVT needs no copy but is slower (0.6x-1.0x cuSPARSE).
+constexpr Algorithm kAutoTranspose = Algorithm::ExplicitTranspose;
 
 Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
                            std::int64_t nnz, Operation op) {
   (void)rows;
-  (void)nnz;
-  if (op == Operation::Transpose) return Algorithm::Hola;
+  if (op == Operation::Transpose) return kAutoTranspose;
+  if (nnz < kSmallMatrixNnz) return Algorithm::CsrVector;
   if (double(row_max) > kLongRowFactor * (row_mean + 1))
     return row_std > kFewHugeRowsCv * row_mean ? Algorithm::CsrVector : Algorithm::Hola;
   if (row_std > kIrregularCv * row_mean) return Algorithm::CsrAdaptive;

@@ -134,3 +134,26 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaSanitize);
 
 }  // namespace
 }  // namespace spmv::test
+
+namespace spmv::test {
+namespace {
+
+// Auto resolves differently by size and row statistics; every branch it can take must be correct.
+TEST(CudaAuto, MatchesReferenceAcrossTheZoo) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  for (const char* name : {"poisson2d_64", "power_law_rmat12", "huge_row", "mostly_empty", "long_rows", "size_4193",
+                           "empty_rows", "tiny_unsorted_duplicates"})
+    for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+      SCOPED_TRACE(std::string(name) + " op=" + std::string(spmv::to_string(op)));
+      check_against_reference<double, std::int32_t>(Backend::Cuda, Algorithm::Auto, op, zoo_matrix(name), name);
+      check_against_reference<float, std::int64_t>(Backend::Cuda, Algorithm::Auto, op, zoo_matrix(name), name);
+    }
+  // The large-matrix branches need more than kSmallMatrixNnz (2^18) nonzeros.
+  for (const auto& special : specials())
+    if (special.matrix.nnz() >= (std::int64_t(1) << 18))
+      check_against_reference<double, std::int32_t>(Backend::Cuda, Algorithm::Auto, Operation::NonTranspose,
+                                                    special.matrix, special.name);
+}
+
+}  // namespace
+}  // namespace spmv::test
