@@ -32,23 +32,6 @@ std::string csv_field(const std::string& s) {
 
 nlohmann::ordered_json json_number(double v) { return std::isnan(v) ? nlohmann::ordered_json() : nlohmann::ordered_json(v); }
 
-nlohmann::ordered_json stats_json(const MatrixStats& s) {
-  nlohmann::ordered_json j;
-  j["rows"] = s.rows;
-  j["cols"] = s.cols;
-  j["nnz"] = s.nnz;
-  j["row_mean"] = s.row_mean;
-  j["row_std"] = s.row_std;
-  j["row_min"] = s.row_min;
-  j["row_max"] = s.row_max;
-  j["empty_rows"] = s.empty_rows;
-  j["diagonals"] = s.diagonals;
-  j["ell_padding"] = s.ell_padding;
-  j["bandwidth"] = s.bandwidth;
-  j["structurally_symmetric"] = s.structurally_symmetric;
-  j["numerically_symmetric"] = s.numerically_symmetric;
-  return j;
-}
 
 nlohmann::ordered_json row_json(const BenchRow& r) {
   nlohmann::ordered_json j;
@@ -148,6 +131,24 @@ std::string csv_header() {
 }
 
 }  // namespace
+
+nlohmann::ordered_json stats_json(const MatrixStats& s) {
+  nlohmann::ordered_json j;
+  j["rows"] = s.rows;
+  j["cols"] = s.cols;
+  j["nnz"] = s.nnz;
+  j["row_mean"] = s.row_mean;
+  j["row_std"] = s.row_std;
+  j["row_min"] = s.row_min;
+  j["row_max"] = s.row_max;
+  j["empty_rows"] = s.empty_rows;
+  j["diagonals"] = s.diagonals;
+  j["ell_padding"] = s.ell_padding;
+  j["bandwidth"] = s.bandwidth;
+  j["structurally_symmetric"] = s.structurally_symmetric;
+  j["numerically_symmetric"] = s.numerically_symmetric;
+  return j;
+}
 
 std::string_view to_string(RowStatus s) {
   switch (s) {

@@ -68,6 +68,9 @@ struct BenchRow {
   std::string display_name() const;  // "auto=merge-parallel", "csr-vector/bs=128"
 };
 
+// The statistics as JSON (the keys of `spmv info --json` and of the bench reports).
+nlohmann::ordered_json stats_json(const MatrixStats& s);
+
 // True for algorithms whose plan converts the matrix to another layout (a second copy).
 bool converts_matrix(const std::string& algorithm);
 // Fills break_even_products of the converting rows of one (matrix, precision) and prints one line

@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_report.hpp"
 #include "cli_common.hpp"
 #include "spmv/stats.hpp"
 
@@ -28,20 +29,8 @@ int run_info(const InfoOptions& o) {
     j["format"] = header.format;
     j["field"] = header.field;
     j["stored_symmetry"] = header.symmetry;
-    j["rows"] = s.rows;
-    j["cols"] = s.cols;
-    j["nnz"] = s.nnz;
-    j["row_mean"] = s.row_mean;
-    j["row_std"] = s.row_std;
-    j["row_min"] = s.row_min;
-    j["row_max"] = s.row_max;
-    j["empty_rows"] = s.empty_rows;
-    j["diagonals"] = s.diagonals;
-    j["ell_padding"] = s.ell_padding;
-    j["bandwidth"] = s.bandwidth;
+    j.update(stats_json(s));
     j["symmetric"] = s.numerically_symmetric;
-    j["structurally_symmetric"] = s.structurally_symmetric;
-    j["numerically_symmetric"] = s.numerically_symmetric;
     j["fits_int32"] = fits32;
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
