@@ -41,10 +41,15 @@ constexpr HolaPolicy hola_policy(int value_bytes) {
   // 25.9, N=8 at 128 21.0, N=16 13.6 (cuSPARSE 28.9). More, smaller blocks keep more gathers in
   // flight per SM than a few long thread walks. Caveat: in a bench process that ran other matrices
   // first, double rmat reads 34.6-35.2 (three runs) against 37.0-37.6 when rmat runs first or alone
-  // (five runs); float is 27.7-28.9 either way; not understood yet. SpMVT keeps the first values
-  // (paper's 256 threads; 8 floats / 4 doubles per thread), not measured on Hopper yet.
-  return value_bytes == 4 ? HolaPolicy{32, 4, 256, 8, false, true}
-                          : HolaPolicy{64, 2, 256, 4, false, true};
+  // (five runs); float is 27.7-28.9 either way; not understood yet.
+  // SpMVT: 64 threads, 8 floats / 4 doubles per thread. H200, 2026-11-21, spmv bench --transpose
+  // --sweep, % of copy bandwidth on poisson2d n=2000 / stencil27 n=90 / random_uniform 1M x 16 /
+  // rmat 20: double N=4 at 64 threads 45.5 / 31.5 / 26.1 / 15.0 (at 256: 45.2 / 30.1 / 26.2 / 15.1;
+  // N=2: 39.8 / 28.0 / 26.1 / 15.6; N=8: 42.5 / 32.5 / 26.1 / 14.6); float N=8 at 64 threads
+  // 39.8 / 26.0 / 18.0 / 7.8 (at 256: 38.0 / 24.7 / 18.0 / 7.9; N=4: 42.0 / 21.9 / 18.1 / 8.0;
+  // N=16: 32.3 / 29.5 / 17.8 / 7.5). Larger blocks only lose (512: up to -6 points).
+  return value_bytes == 4 ? HolaPolicy{32, 4, 64, 8, false, true}
+                          : HolaPolicy{64, 2, 64, 4, false, true};
 }
 template <class Value>
 constexpr int kNnzPerThread = hola_policy(sizeof(Value)).nnz_per_thread;
