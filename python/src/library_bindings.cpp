@@ -173,6 +173,7 @@ nb::dict row_dict(const cli::BenchRow& r, const std::string& backend, const std:
   d["vendor_baseline"] = r.vendor_baseline;
   d["setup_ms"] = number_or_nan(r.setup_ms);
   d["extra_bytes_per_nnz"] = number_or_nan(r.extra_bytes_per_nnz);
+  d["break_even_products"] = number_or_nan(r.break_even_products);
   d["model_bytes"] = r.model_bytes;
   d["backend"] = backend;
   d["device"] = device;
@@ -245,7 +246,9 @@ nb::list bench(const MatrixCore& core, const BenchRequest& q) {
     if (s.backend == Backend::Cuda) guard.emplace(q.ordinal);
     for (cli::Precision p : precisions) {
       if (q.verbose) cli::print_table_header();
-      for (cli::BenchRow& row : cli::bench_matrix(a, p, s, "matrix", progress)) rows.push_back(std::move(row));
+      std::vector<cli::BenchRow> precision_rows = cli::bench_matrix(a, p, s, "matrix", progress);
+      cli::add_break_even(precision_rows, q.verbose);
+      for (cli::BenchRow& row : precision_rows) rows.push_back(std::move(row));
     }
   }
   nb::list out;

@@ -280,7 +280,7 @@ bool converts_matrix(const std::string& algorithm) {
   }
 }
 
-void add_break_even(std::vector<BenchRow>& rows) {
+void add_break_even(std::vector<BenchRow>& rows, bool print) {
   const BenchRow* fastest = nullptr;  // the fastest verified row that needs no conversion
   for (const BenchRow& r : rows)
     if (r.status == RowStatus::Ok && !converts_matrix(r.resolved) && (!fastest || r.median_ms < fastest->median_ms))
@@ -291,6 +291,7 @@ void add_break_even(std::vector<BenchRow>& rows) {
     if (r.status != RowStatus::Ok || !converts_matrix(r.resolved)) continue;
     const double gain_ms = fastest->median_ms - r.median_ms;
     r.break_even_products = gain_ms > 0 ? r.setup_ms / gain_ms : std::numeric_limits<double>::infinity();
+    if (!print) continue;
     if (!header)
       fmt::print("conversion pays off against the fastest CSR algorithm ({}, {} ms):\n", fastest->display_name(),
                  num(fastest->median_ms, "{:.4g}"));

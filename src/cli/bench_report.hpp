@@ -73,9 +73,9 @@ nlohmann::ordered_json stats_json(const MatrixStats& s);
 
 // True for algorithms whose plan converts the matrix to another layout (a second copy).
 bool converts_matrix(const std::string& algorithm);
-// Fills break_even_products of the converting rows of one (matrix, precision) and prints one line
-// per such row: setup_ms / (fastest direct CSR time - this time).
-void add_break_even(std::vector<BenchRow>& rows);
+// Fills break_even_products of the converting rows of one (matrix, precision) and, when `print`,
+// prints one line per such row: setup_ms / (fastest direct CSR time - this time).
+void add_break_even(std::vector<BenchRow>& rows, bool print = true);
 
 // Human-readable table: header once per matrix, then rows as they arrive.
 void print_table_header();
