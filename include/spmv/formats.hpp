@@ -131,6 +131,11 @@ HybMatrix<Value, Index> to_hyb(const CsrMatrix<Value, Index>& a, const Options& 
 template <class Value, class Index>
 SellMatrix<Value, Index> to_sell(const CsrMatrix<Value, Index>& a, const Options& options = {});
 
+// The SELL slice height and sorting window `options` asks for (0: the defaults above), validated
+// (InvalidArgument): the one rule both backends apply.
+int sell_c_of(const Options& options);
+int sell_sigma_of(const Options& options, int c);
+
 template <class Value, class Index>
 CsrMatrix<Value, Index> to_csr(const EllMatrix<Value, Index>& m);
 template <class Value, class Index>

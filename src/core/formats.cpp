@@ -162,6 +162,9 @@ std::int64_t hyb_rule_width(const CsrMatrix<Value, Index>& a) {
   return k;
 }
 
+
+}  // namespace
+
 int sell_c_of(const Options& options) {
   const int c = options.sell_c == 0 ? kDefaultSellC : options.sell_c;
   if (c < 1 || (c & (c - 1)) != 0)
@@ -178,8 +181,6 @@ int sell_sigma_of(const Options& options, int c) {
                           " (or 0 for the default)");
   return sigma;
 }
-
-}  // namespace
 
 // --- ELL ---------------------------------------------------------------------------------------------
 

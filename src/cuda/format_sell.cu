@@ -32,24 +32,6 @@ struct SellPolicy {
 };
 constexpr SellPolicy sell_policy(int /*value_bytes*/) { return {256}; }
 
-// Same validation as the host conversion, so both backends accept the same options. Any power of two is
-// accepted; below 32 a warp spans several slices (correct, but the trip counts diverge).
-int sell_c_of(const Options& options) {
-  const int c = options.sell_c == 0 ? kDefaultSellC : options.sell_c;
-  if (c < 1 || (c & (c - 1)) != 0)
-    throw InvalidArgument("SELL: sell_c = " + std::to_string(options.sell_c) +
-                          " is not a power of two (or 0 for the default " + std::to_string(kDefaultSellC) + ")");
-  return c;
-}
-
-int sell_sigma_of(const Options& options, int c) {
-  const int sigma = options.sell_sigma == 0 ? std::max(kDefaultSellSigma, c) : options.sell_sigma;
-  if (sigma < 1 || sigma % c != 0)
-    throw InvalidArgument("SELL: sell_sigma = " + std::to_string(options.sell_sigma) +
-                          " is not a positive multiple of sell_c = " + std::to_string(c) + " (or 0 for the default)");
-  return sigma;
-}
-
 int log2_of(int power_of_two) {
   int log = 0;
   while ((1 << log) < power_of_two) ++log;
