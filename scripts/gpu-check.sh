@@ -2,7 +2,7 @@
 # The GPU session in one command: builds spmv for sm_90 on the GPU machine, runs the GPU tests,
 # compute-sanitizer (memcheck + racecheck) on a small set, the benchmark, and prints a short table last.
 #
-#   scripts/gpu-check.sh [all|build|tests|sanitize|bench|python] ...   (default: all)
+#   scripts/gpu-check.sh [all|build|tests|sanitize|stream-cost|bench|python] ...   (default: all)
 #
 #   (cpu-bench, not part of all: the CPU backend against Eigen on the GPU host's cores)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
@@ -71,6 +71,13 @@ if want sanitize; then
     rc=$?
     note "compute-sanitizer $tool (rc=$rc): $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"
   done
+fi
+
+if want stream-cost; then
+  # What ordering products across streams costs a single stream (issue 19; docs/PERFORMANCE.md).
+  $build/bench/spmv_bench_stream_order_cost > "$OUT/stream_order_cost.txt" 2>&1
+  note "stream-order cost rc=$?"
+  cat "$OUT/stream_order_cost.txt"
 fi
 
 if want bench; then

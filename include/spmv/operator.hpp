@@ -56,7 +56,11 @@ class Operator {
   virtual double setup_ms() const = 0;      // preprocessing + conversion measured at construction
   virtual std::size_t extra_bytes() const = 0;  // memory beyond CSR + vectors held by the plan
 
-  // x has op(A).cols entries, y has op(A).rows entries (both host memory).
+  // x has op(A).cols entries, y has op(A).rows entries (both host memory). The BLAS conventions hold
+  // on every backend and algorithm: beta == 0 never reads y (it may hold NaN), alpha == 0 reads
+  // neither A nor x (NaN or Inf in x does not reach y): y = beta * y. Safe to call from several
+  // threads at once; calls on one operator are serialized (the operator owns its scratch and, on
+  // CUDA, its device copies of x and y).
   virtual void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) = 0;
 
   // Times repeated products on backend-resident copies of x and y; y's contents afterwards are

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <span>
 #include <tuple>
 #include <type_traits>
@@ -132,23 +131,21 @@ class TypedMatrix final : public MatrixCore {
     const std::span<Value> ys(yp, ny);
 
     if (target.backend == Backend::Cpu) {
-      CpuEntry& entry = cpu_entry(algorithm, op);
-      nb::gil_scoped_release release;  // first, then the lock: a waiting thread must not hold the GIL
-      std::lock_guard lock(entry.mutex);
-      entry.op->apply(a, xs, b, ys);
+      Operator<Value, Index>& oper = cpu_entry(algorithm, op);
+      nb::gil_scoped_release release;  // the operator serializes its products; no thread waits holding the GIL
+      oper.apply(a, xs, b, ys);
       return;
     }
 #if SPMV_PYTHON_CUDA
-    CudaEntry& entry = cuda_entry(target.ordinal, algorithm, op, nullptr);
+    cuda::Plan<Value, Index>& plan = cuda_entry(target.ordinal, algorithm, op, nullptr);
     nb::gil_scoped_release release;
     DeviceGuard guard(target.ordinal);
-    std::lock_guard lock(entry.mutex);
     // One upload of x (and of y when it is read) and one download of y per call; the matrix and the
     // plan stay on the device.
     cuda::DeviceBuffer<Value> dx(xs);
     cuda::DeviceBuffer<Value> dy(ny);
     if (b != Value(0)) dy.upload(ys);
-    entry.plan->apply(a, dx.data(), b, dy.data(), nullptr);
+    plan.apply(a, dx.data(), b, dy.data(), nullptr);
     dy.download(ys);  // synchronizes the stream, so errors of the product surface here
 #else
     require_cuda_device(target.ordinal);
@@ -165,12 +162,13 @@ class TypedMatrix final : public MatrixCore {
     check_device_vector(y.address, y.size, sizeof(Value), ordinal, "y");
     check_no_overlap(x.address, x.size * sizeof(Value), y.address, y.size * sizeof(Value));
     const auto s = reinterpret_cast<cudaStream_t>(stream);
-    CudaEntry& entry = cuda_entry(ordinal, algorithm, op, s);
+    // The plan is safe on any number of streams and threads (plan.hpp): products of algorithms with
+    // a workspace are chained on the device, the others run concurrently.
+    cuda::Plan<Value, Index>& plan = cuda_entry(ordinal, algorithm, op, s);
     nb::gil_scoped_release release;
-    std::lock_guard lock(entry.mutex);
     if (x.stream) stream_wait(stream, x.stream);
     if (y.stream) stream_wait(stream, y.stream);
-    entry.plan->apply(static_cast<Value>(alpha), reinterpret_cast<const Value*>(x.address), static_cast<Value>(beta),
+    plan.apply(static_cast<Value>(alpha), reinterpret_cast<const Value*>(x.address), static_cast<Value>(beta),
                       reinterpret_cast<Value*>(y.address), s);
 #else
     (void)algorithm, (void)alpha, (void)beta, (void)stream;
@@ -180,11 +178,11 @@ class TypedMatrix final : public MatrixCore {
 
   PlanInfo plan_info(Target target, Algorithm algorithm, Operation op) override {
     if (target.backend == Backend::Cpu) {
-      const Operator<Value, Index>& o = *cpu_entry(algorithm, op).op;
+      const Operator<Value, Index>& o = cpu_entry(algorithm, op);
       return {o.algorithm(), o.policy(), o.setup_ms(), o.extra_bytes()};
     }
 #if SPMV_PYTHON_CUDA
-    const cuda::Plan<Value, Index>& p = *cuda_entry(target.ordinal, algorithm, op, nullptr).plan;
+    const cuda::Plan<Value, Index>& p = cuda_entry(target.ordinal, algorithm, op, nullptr);
     return {p.algorithm(), p.policy(), p.setup_ms(), p.extra_bytes()};
 #else
     require_cuda_device(target.ordinal);
@@ -203,33 +201,21 @@ class TypedMatrix final : public MatrixCore {
  private:
   using Key = std::pair<Algorithm, Operation>;
 
-  struct CpuEntry {
-    std::unique_ptr<Operator<Value, Index>> op;
-    std::mutex mutex;  // operators own workspace: one product at a time
-  };
-
-  // Called with the GIL held, which serializes changes to the caches.
-  CpuEntry& cpu_entry(Algorithm algorithm, Operation op) {
+  // Called with the GIL held, which serializes changes to the caches. Operators and plans are safe
+  // to share between threads (and plans between streams) themselves.
+  Operator<Value, Index>& cpu_entry(Algorithm algorithm, Operation op) {
     auto it = cpu_.find({algorithm, op});
-    if (it == cpu_.end()) {
-      auto entry = std::make_unique<CpuEntry>();
-      entry->op = make_cpu_operator(a_, algorithm, op, options_);
-      it = cpu_.emplace(Key{algorithm, op}, std::move(entry)).first;
-    }
+    if (it == cpu_.end()) it = cpu_.emplace(Key{algorithm, op}, make_cpu_operator(a_, algorithm, op, options_)).first;
     return *it->second;
   }
 
 #if SPMV_PYTHON_CUDA
-  struct CudaEntry {
-    std::unique_ptr<cuda::Plan<Value, Index>> plan;
-    std::mutex mutex;  // plans own workspace: one product enqueued at a time
-  };
   struct DeviceState {
     cuda::DeviceCsr<Value, Index> csr;  // uploaded once per device
-    std::map<Key, std::unique_ptr<CudaEntry>> plans;  // declared after csr: destroyed before it
+    std::map<Key, std::unique_ptr<cuda::Plan<Value, Index>>> plans;  // declared after csr: destroyed before it
   };
 
-  CudaEntry& cuda_entry(int ordinal, Algorithm algorithm, Operation op, cudaStream_t stream) {
+  cuda::Plan<Value, Index>& cuda_entry(int ordinal, Algorithm algorithm, Operation op, cudaStream_t stream) {
     require_cuda_device(ordinal);
     DeviceGuard guard(ordinal);
     auto device = devices_.find(ordinal);
@@ -243,10 +229,8 @@ class TypedMatrix final : public MatrixCore {
     if (it == plans.end()) {
       Options options = options_;
       options.device = ordinal;
-      auto entry = std::make_unique<CudaEntry>();
-      entry->plan = std::make_unique<cuda::Plan<Value, Index>>(device->second->csr.view(), algorithm, op, options,
-                                                               stream);
-      it = plans.emplace(Key{algorithm, op}, std::move(entry)).first;
+      auto plan = std::make_unique<cuda::Plan<Value, Index>>(device->second->csr.view(), algorithm, op, options, stream);
+      it = plans.emplace(Key{algorithm, op}, std::move(plan)).first;
     }
     return *it->second;
   }
@@ -256,7 +240,7 @@ class TypedMatrix final : public MatrixCore {
 
   CsrMatrix<Value, Index> a_;
   Options options_;
-  std::map<Key, std::unique_ptr<CpuEntry>> cpu_;
+  std::map<Key, std::unique_ptr<Operator<Value, Index>>> cpu_;
 };
 
 // One copy of a user array into the library's storage, converting the element type on the way.

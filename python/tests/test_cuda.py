@@ -232,3 +232,42 @@ def test_bench_on_the_gpu():
     assert rows and all(r["backend"] == "cuda" for r in rows)
     for r in rows:
         assert r["verified"] == "ok", r
+
+
+@pytest.mark.parametrize("algorithm", ["merge-path", "pcsr", "lightspmv", "hyb", "coo", "csr-vector", "auto"])
+def test_one_matrix_many_cupy_streams_and_threads(algorithm):
+    """Issue 19: 8 Python threads, each on its own non-blocking CuPy stream, share one Matrix; every
+    product is checked (the plan chains products of algorithms with a workspace on the device)."""
+    import threading
+
+    n = 1 << 19
+    rng = np.random.default_rng(19)
+    cols = rng.integers(0, n, size=(n, 12))
+    s = sp.csr_array((rng.uniform(-1, 1, n * 12), (np.repeat(np.arange(n), 12), cols.ravel())), shape=(n, n))
+    s.sum_duplicates()
+    a = spmv.Matrix.from_scipy(s, algorithm=algorithm, options=NO_PADDING_LIMIT)
+    xs = [random_vector(n, np.float64, 700 + i) for i in range(8)]
+    results = [[] for _ in range(8)]
+    errors = []
+
+    def work(i):
+        try:
+            stream = cupy.cuda.Stream(non_blocking=True)
+            with stream:
+                dx = cupy.asarray(xs[i])
+                ys = [a @ dx for _ in range(10)]  # enqueued back to back
+                stream.synchronize()
+            results[i] = [cupy.asnumpy(y) for y in ys]
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i in range(8):
+        assert len(results[i]) == 10
+        for y in results[i]:
+            assert_close(y, s, xs[i])

@@ -180,28 +180,33 @@ def test_plans_are_cached():
     assert a.plan_info(algorithm="column-chunked")["setup_ms"] == first["setup_ms"]  # the same plan
 
 
-def test_concurrent_products_on_one_matrix():
+@pytest.mark.parametrize("algorithm", ["merge-parallel", "column-chunked", "hyb"])
+def test_concurrent_products_on_one_matrix(algorithm):
+    # Plans with per-product scratch (carry-outs, cursors, row sums) shared by 8 threads: every
+    # product is checked, not only the last (issue 19).
     s = CASES["random_2k_plus_97"]
-    a = spmv.Matrix.from_scipy(s, algorithm="merge-parallel")
-    xs = [random_vector(1121, np.float64, 100 + i) for i in range(4)]
-    results = [None] * 4
+    a = spmv.Matrix.from_scipy(s, algorithm=algorithm, options=NO_PADDING_LIMIT)
+    xs = [random_vector(1121, np.float64, 100 + i) for i in range(8)]
+    results = [[] for _ in range(8)]
     errors = []
 
     def work(i):
         try:
             for _ in range(20):
-                results[i] = a @ xs[i]
+                results[i].append(a @ xs[i])
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors
-    for i in range(4):
-        assert_close(results[i], s, xs[i])
+    for i in range(8):
+        assert len(results[i]) == 20
+        for y in results[i]:
+            assert_close(y, s, xs[i])
 
 
 def test_repr_and_properties():

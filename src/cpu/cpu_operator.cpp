@@ -1,6 +1,7 @@
 #include "cpu/cpu_operator.hpp"
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,14 @@ class CpuOperator final : public Operator<Value, Index> {
 
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {
     check_sizes(x.size(), y.size());
+    std::lock_guard lock(mutex_);  // plans keep per-product scratch (cursors, carry-outs, row sums)
     kernel_.run(alpha, x.data(), beta, y.data());
   }
 
   Timing time(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y,
               const TimingOptions& options) override {
     check_sizes(x.size(), y.size());
+    std::lock_guard lock(mutex_);
     std::vector<Value> y_work(y.begin(), y.end());
     return measure(
         [&](int n) { return host_elapsed_ms([&] { kernel_.run(alpha, x.data(), beta, y_work.data()); }, n); },
@@ -53,6 +56,7 @@ class CpuOperator final : public Operator<Value, Index> {
   Operation op_;
   double setup_ms_;
   Index x_size_, y_size_;
+  std::mutex mutex_;
 };
 
 }  // namespace

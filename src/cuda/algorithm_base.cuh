@@ -21,6 +21,12 @@ class CudaAlgorithm {
   virtual void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) = 0;
   virtual std::string policy() const = 0;  // e.g. "block=256 subwarp=8"
   virtual std::size_t extra_bytes() const { return 0; }
+  // True when a product writes device memory the algorithm owns (carry-outs, counters, partial sums,
+  // a vendor buffer): the plan then orders its products across streams (core/workspace_order.hpp).
+  // The default is the safe answer; an algorithm returns false only when every product writes
+  // nothing but y (or rewrites the same values in its own arrays, which another product reads
+  // unchanged).
+  virtual bool writes_workspace() const { return true; }
 };
 
 template <class Value, class Index>

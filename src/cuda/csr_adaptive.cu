@@ -194,6 +194,7 @@ class CsrAdaptive final : public CudaAlgorithm<Value, Index> {
     });
   }
 
+  bool writes_workspace() const override { return false; }  // reads its row blocks only
   std::string policy() const override {
     return "block=" + std::to_string(threads_) + " window=" + std::to_string(kWindow<Value>) +
            " long_row_chunk=" + std::to_string(kLongRowChunk<Value>) + " cuda_blocks=" + std::to_string(num_blocks_) +

@@ -36,6 +36,7 @@ class CsrScalar final : public CudaAlgorithm<Value, Index> {
     csr_scalar_kernel<<<grid_for(a_.rows, block_), block_, 0, stream>>>(a_, alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("csr_scalar_kernel");
   }
+  bool writes_workspace() const override { return false; }
   std::string policy() const override { return "block=" + std::to_string(block_); }
 
  private:

@@ -342,6 +342,8 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("csr_vector_kernel");
   }
 
+  // Long rows are summed through sums_/arrivals_, which each product uses and resets.
+  bool writes_workspace() const override { return num_chunks_ > 0; }
   std::string policy() const override {
     std::string s = "block=" + std::to_string(block_) + " subwarp=" + std::to_string(width_) +
                     " elements_per_load=" + std::to_string(elements_per_load_) + " unroll=" + std::to_string(unroll_);

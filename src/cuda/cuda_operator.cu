@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "core/timing.hpp"
@@ -52,7 +53,9 @@ class CudaOperator final : public Operator<Value, Index> {
   double setup_ms() const override { return plan_.setup_ms(); }
   std::size_t extra_bytes() const override { return plan_.extra_bytes(); }
 
+  // One product at a time: x_ and y_ are the operator's single device copy of the vectors.
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {
+    std::lock_guard lock(mutex_);
     load(x, y);
     plan_.apply(alpha, x_.data(), beta, y_.data());
     SPMV_CUDA_CHECK(cudaGetLastError());
@@ -61,6 +64,7 @@ class CudaOperator final : public Operator<Value, Index> {
 
   Timing time(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y,
               const TimingOptions& options) override {
+    std::lock_guard lock(mutex_);
     load(x, y);
     EventPair events;
     const Timing t = detail::measure(
@@ -94,6 +98,7 @@ class CudaOperator final : public Operator<Value, Index> {
   cuda::DeviceCsr<Value, Index> matrix_;
   cuda::Plan<Value, Index> plan_;
   cuda::DeviceBuffer<Value> x_, y_;
+  std::mutex mutex_;
 };
 
 }  // namespace

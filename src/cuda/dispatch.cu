@@ -4,9 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "core/backends.hpp"
+#include "core/workspace_order.hpp"
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/row_statistics.cuh"
@@ -56,6 +59,38 @@ constexpr std::array kNonTranspose{
 constexpr std::array kTranspose{Algorithm::Hola,          Algorithm::HolaBuffered,    Algorithm::TransposeAtomic,
                                 Algorithm::CsrVector,     Algorithm::ExplicitTranspose, Algorithm::CusparseCsrAlg1,
                                 Algorithm::CusparseCooAlg1};
+
+// The CUDA side of WorkspaceOrder: one event of the plan, recorded after each product.
+class EventDriver {
+ public:
+  using Stream = cudaStream_t;
+
+  EventDriver() {
+    cudaEvent_t event = nullptr;
+    SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    event_.reset(event);
+  }
+  bool capturing(cudaStream_t stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    SPMV_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    return status != cudaStreamCaptureStatusNone;
+  }
+  // Unique for the process lifetime, unlike the handle, which a new stream may reuse; it also tells
+  // apart the per-thread default streams of different threads, which share one handle.
+  std::uint64_t id(cudaStream_t stream) {
+    unsigned long long id = 0;
+    SPMV_CUDA_CHECK(cudaStreamGetId(stream, &id));
+    return id;
+  }
+  void record(cudaStream_t stream) { SPMV_CUDA_CHECK(cudaEventRecord(event_.get(), stream)); }
+  void wait(cudaStream_t stream) { SPMV_CUDA_CHECK(cudaStreamWaitEvent(stream, event_.get(), 0)); }
+
+ private:
+  struct Destroy {
+    void operator()(cudaEvent_t event) const { cudaEventDestroy(event); }
+  };
+  std::unique_ptr<CUevent_st, Destroy> event_;
+};
 
 bool debug_log() {
   static const bool enabled = [] {
@@ -117,6 +152,8 @@ struct Plan<Value, Index>::Impl {
   Operation op = Operation::NonTranspose;
   AlgorithmPtr<Value, Index> kernel;  // null for degenerate shapes
   double setup_ms = 0;
+  // Present when the kernel writes a workspace of its own: orders products across streams.
+  std::optional<detail::WorkspaceOrder<EventDriver>> order;
 };
 
 template <class Value, class Index>
@@ -153,6 +190,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   if (!degenerate) {
     for (const auto& entry : kTable<Value, Index>)
       if (entry.algorithm == algorithm) impl_->kernel = entry.factory(matrix, op, options, stream);
+    if (impl_->kernel->writes_workspace()) impl_->order.emplace(EventDriver());
   }
   SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
   impl_->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -173,11 +211,17 @@ Plan<Value, Index>& Plan<Value, Index>::operator=(Plan&&) noexcept = default;
 template <class Value, class Index>
 void Plan<Value, Index>::apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) {
   if (!impl_) throw InvalidArgument("spmv::cuda::Plan::apply on a moved-from plan");
-  if (!impl_->kernel) {
-    scale_vector(beta, y, y_size(), stream);  // A is empty: y = beta * y
+  // alpha == 0 references neither A nor x (BLAS): NaN or Inf in x must not reach y. An empty A
+  // likewise leaves y = beta * y.
+  if (alpha == Value(0) || !impl_->kernel) {
+    scale_vector(beta, y, y_size(), stream);
     return;
   }
-  impl_->kernel->apply(alpha, x, beta, y, stream);
+  if (!impl_->order) {
+    impl_->kernel->apply(alpha, x, beta, y, stream);
+    return;
+  }
+  impl_->order->run(stream, [&] { impl_->kernel->apply(alpha, x, beta, y, stream); });
 }
 
 template <class Value, class Index>

@@ -87,6 +87,7 @@ class ExplicitTranspose final : public CudaAlgorithm<Value, Index> {
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
     inner_->apply(alpha, x, beta, y, stream);
   }
+  bool writes_workspace() const override { return inner_->writes_workspace(); }
   std::string policy() const override { return "csc=stable-radix-sort inner=CsrVector[" + inner_->policy() + "]"; }
   std::size_t extra_bytes() const override {
     return t_row_ptr_.bytes() + t_col_idx_.bytes() + t_values_.bytes() + inner_->extra_bytes();

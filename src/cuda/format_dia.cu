@@ -153,6 +153,7 @@ class Dia final : public CudaAlgorithm<Value, Index> {
                                                                alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("dia_kernel");
   }
+  bool writes_workspace() const override { return false; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " diagonals=" + std::to_string(ndiag_) +
            " unroll=" + std::to_string(format::kSlotUnroll);

@@ -69,6 +69,7 @@ class Ell final : public CudaAlgorithm<Value, Index> {
     format::launch_ell_product(ell_, stop_at_length_ ? row_length_.data() : nullptr, block_, alpha, x, beta, y,
                                stream);
   }
+  bool writes_workspace() const override { return false; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " width=" + std::to_string(ell_.width) +
            " unroll=" + std::to_string(format::kSlotUnroll) + (stop_at_length_ ? " stop=row_length" : " stop=width");
@@ -140,6 +141,7 @@ class EllRVector final : public CudaAlgorithm<Value, Index> {
       default: launch<32>(alpha, x, beta, y, stream); break;
     }
   }
+  bool writes_workspace() const override { return false; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " threads_per_row=" + std::to_string(threads_per_row_) +
            " width=" + std::to_string(ell_.width) + " unroll=" + std::to_string(format::kSlotUnroll);

@@ -166,6 +166,7 @@ class Hyb final : public CudaAlgorithm<Value, Index> {
     format::launch_ell_product(ell_, static_cast<const Index*>(nullptr), block_, alpha, x, beta, y, stream);
     if (coo_nnz_ > 0) coo_.apply(alpha, x, beta, y, stream);
   }
+  bool writes_workspace() const override { return coo_nnz_ > 0; }  // the COO part's sums and CUB scratch
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " ell_width=" + std::to_string(ell_.width) +
            (width_from_rule_ ? " (Bell & Garland rule)" : " (hyb_ell_width)") +

@@ -270,6 +270,9 @@ class HolaSpmv final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("hola_spmv_kernel");
   }
 
+  // The first kernel rewrites block_row_starts_ with the same values every product: a concurrent
+  // product reads them unchanged.
+  bool writes_workspace() const override { return false; }
   std::string policy() const override {
     return "block=" + std::to_string(config_.block) + " nnz/thread=" + std::to_string(config_.nnz_per_thread) +
            " nnz/block=" + std::to_string(config_.nnz_per_block) + " buffer_rows=" + std::to_string(buffer_slots(config_.nnz_per_block)) +

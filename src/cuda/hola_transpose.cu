@@ -218,6 +218,7 @@ class HolaSpmvT final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("hola_spmvt_kernel");
   }
 
+  bool writes_workspace() const override { return false; }  // see HolaSpmv (hola.cu)
   std::string policy() const override {
     return "block=" + std::to_string(config_.block) + " nnz/thread=" + std::to_string(config_.nnz_per_thread) +
            " nnz/block=" + std::to_string(config_.nnz_per_block) + " sort=" + (config_.sort_columns ? "on" : "off") +

@@ -46,7 +46,8 @@ template class DeviceCsr<double, std::int64_t>;
 
 template <class Value, class Index>
 __global__ void scale_vector_kernel(Value beta, Value* y, Index n) {
-  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < n; i += Index(gridDim.x) * blockDim.x)
+  // 64-bit index: with 32-bit Index, n near 2^31 would overflow i + stride.
+  for (long long i = blockIdx.x * 1ll * blockDim.x + threadIdx.x; i < n; i += 1ll * gridDim.x * blockDim.x)
     y[i] = beta == Value(0) ? Value(0) : beta * y[i];
 }
 

@@ -44,6 +44,7 @@ class TransposeAtomic final : public CudaAlgorithm<Value, Index> {
     transpose_atomic_kernel<<<grid_for(a_.rows, block_), block_, 0, stream>>>(a_, alpha, x, y);
     SPMV_CHECK_LAUNCH("transpose_atomic_kernel");
   }
+  bool writes_workspace() const override { return false; }
   std::string policy() const override { return "block=" + std::to_string(block_) + " rows/thread=1 atomics=direct"; }
 
  private:

@@ -1,7 +1,7 @@
 #pragma once
 // THE differential test body (STYLE.md §8, tier ii): every algorithm a backend offers, on every zoo
 // matrix, for both operations, float/double values and 32-bit indices (64-bit on a subset), for all
-// 16 (alpha, beta) pairs of {0, 1, -1, 0.5}, is compared with the double-precision sequential
+// 16 (alpha, beta) pairs of {0, 1, -1, 0.5} and for alpha = 0 with NaN/Inf in x, is compared with the double-precision sequential
 // reference under the error bound of error_bound.hpp. A backend's test file is just
 //
 //   #include "common/differential.hpp"
@@ -87,6 +87,32 @@ OperatorCheck check_operator(Operator<Value, Index>& oper, const CsrMatrix<Value
       check.worst_ratio = std::max(check.worst_ratio, report.worst_ratio);
       if (!report.passed()) check.failures.push_back(where.str() + report.describe());
     }
+  // alpha == 0 references neither A nor x (BLAS): with NaN and +-Inf in every entry of x, y must
+  // still be beta * y0 (0 when beta == 0, y0 then NaN). The bound keeps only the beta term.
+  const std::vector<double> no_magnitude(ny, 0.0);
+  for (double beta : kScalars) {
+    SplitMix64 rng(seed ^ 0xA1FA0u ^ static_cast<std::uint64_t>(beta * 8 + 16));
+    std::vector<Value> x(nx), y0(ny);
+    constexpr Value kInf = std::numeric_limits<Value>::infinity();
+    for (std::size_t i = 0; i < nx; ++i)
+      x[i] = i % 3 == 0 ? std::numeric_limits<Value>::quiet_NaN() : (i % 3 == 1 ? kInf : -kInf);
+    for (auto& v : y0) v = beta == 0 ? std::numeric_limits<Value>::quiet_NaN() : static_cast<Value>(rng.symmetric());
+    std::vector<double> y_ref(ny);
+    for (std::size_t i = 0; i < ny; ++i) y_ref[i] = beta == 0 ? 0.0 : beta * static_cast<double>(y0[i]);
+    std::vector<Value> y = y0;
+    std::ostringstream where;
+    where << "alpha=0 with NaN/Inf in x, beta=" << beta << ": ";
+    try {
+      oper.apply(Value(0), x, static_cast<Value>(beta), y);
+    } catch (const std::exception& e) {
+      check.failures.push_back(where.str() + "apply threw: " + e.what());
+      continue;
+    }
+    ++check.pairs;
+    const auto report = check_error_bound<Value>(y, y_ref, y0, no_magnitude, lengths, 0.0, beta);
+    check.worst_ratio = std::max(check.worst_ratio, report.worst_ratio);
+    if (!report.passed()) check.failures.push_back(where.str() + report.describe());
+  }
   return check;
 }
 

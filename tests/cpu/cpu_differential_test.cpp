@@ -24,7 +24,7 @@ namespace {
 
 // ---- The checker rejects wrong kernels -----------------------------------------------------------
 
-enum class Fault { OffByUlps, Nan, ReadsYWhenBetaIsZero };
+enum class Fault { OffByUlps, Nan, ReadsYWhenBetaIsZero, ReadsXWhenAlphaIsZero };
 
 // A correct operator with one injected fault, to prove check_operator can fail.
 template <class Value, class Index>
@@ -58,6 +58,13 @@ class FaultyOperator final : public Operator<Value, Index> {
       case Fault::ReadsYWhenBetaIsZero:  // the classic bug: alpha*s + beta*y even when beta == 0
         if (beta == 0)
           for (std::size_t i = 0; i < y.size(); ++i) y[i] += beta * y0[i];
+        break;
+      case Fault::ReadsXWhenAlphaIsZero:  // issue 20: 0 * sum(a*x) + beta*y lets NaN/Inf in x through
+        if (alpha == 0) {
+          Value sum = 0;
+          for (Value v : x) sum += v;
+          y[row] += alpha * sum;
+        }
         break;
     }
   }
@@ -99,13 +106,21 @@ TEST(DifferentialChecker, AcceptsOneUlp) {
 
 TEST(DifferentialChecker, RejectsNan) {
   const auto check = check_faulty<double>(Fault::Nan, 0, Operation::NonTranspose);
-  EXPECT_EQ(check.failures.size(), 16u);
+  EXPECT_EQ(check.failures.size(), 20u);  // the 16 pairs and the 4 alpha = 0 products with NaN/Inf in x
   EXPECT_TRUE(std::isinf(check.worst_ratio));
 }
 
 TEST(DifferentialChecker, RejectsReadingYWhenBetaIsZero) {
   const auto check = check_faulty<float>(Fault::ReadsYWhenBetaIsZero, 0, Operation::Transpose);
-  EXPECT_EQ(check.failures.size(), 4u);  // the four pairs with beta == 0, where y holds NaN
+  EXPECT_EQ(check.failures.size(), 5u);  // the pairs with beta == 0, where y holds NaN (one has NaN x)
+}
+
+TEST(DifferentialChecker, RejectsReadingXWhenAlphaIsZero) {
+  for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+    const auto check = check_faulty<double>(Fault::ReadsXWhenAlphaIsZero, 0, op);
+    // The 4 products with NaN/Inf in x; the 4 alpha = 0 pairs of finite x pass (0 * finite sum).
+    EXPECT_EQ(check.failures.size(), 4u);
+  }
 }
 
 TEST(DifferentialChecker, WorstRowIsTheFaultyRow) {

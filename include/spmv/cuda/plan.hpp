@@ -3,6 +3,20 @@
 // CuPy's) and a Plan bound to it. The plan does all preprocessing and allocation at construction;
 // apply() allocates nothing and only enqueues work on the given stream, so it can be captured in a
 // CUDA graph. The matrix arrays must outlive the plan.
+//
+// Streams and threads: one plan may be applied from any number of host threads and streams at once,
+// and every product is right. Algorithms whose products write a workspace of the plan (merge-path,
+// PCSR, LightSpMV, COO, HYB with a COO part, CSR-vector with split long rows, the cuSPARSE
+// baselines) chain their products on the device: after each product the plan records an event on
+// its stream, and a product on another stream first waits for it. Those products therefore run one
+// after another, whatever the streams; build one plan per stream where they must overlap. All other
+// algorithms write only y and run concurrently. A single stream pays one event record per product
+// and never waits. docs/ARCHITECTURE.md ("Streams and threads") gives the reasons.
+//
+// Graphs: a product captured into a CUDA graph uses the plan's workspace when the graph is launched.
+// Launch such a graph on the capturing stream, or order its launches yourself (events, or one
+// stream) against other launches of it and against apply() calls of the same plan on other
+// streams; a plan built for the graph alone needs nothing.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -63,7 +77,9 @@ class Plan {
   Plan& operator=(Plan&&) noexcept;
 
   // y = alpha * op(A) * x + beta * y on device arrays; x has op(A).cols entries, y op(A).rows. When
-  // beta == 0, y is not read (it may hold NaN). Allocates nothing; asynchronous on `stream`.
+  // beta == 0, y is not read (it may hold NaN). When alpha == 0, neither A nor x is read (x may be
+  // null or hold NaN/Inf): y = beta * y (BLAS). Allocates nothing; asynchronous on `stream`; safe on
+  // several streams and threads at once (see the top of this file).
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream = nullptr);
 
   Algorithm algorithm() const;
