@@ -4,6 +4,7 @@
 // on host vectors (the CUDA operator copies them). It is what the differential tests, `spmv bench`
 // and the Python package drive; backend-native APIs (device pointers, streams) sit below it.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -28,6 +29,10 @@ struct Options {
   int hyb_ell_width = -1;     // HYB ELL width, -1: Bell & Garland rule
   double max_padding = 3.0;   // padded formats refuse stored/nnz above this factor (plus a small slack)
   int device = 0;             // CUDA device ordinal
+  // Products the caller expects to run with this plan; 0: unknown. Auto converts the matrix (e.g. the
+  // explicit transpose's second copy for A^T x) only when a measured rule says the conversion is
+  // repaid within this many products; without the hint it never holds a second copy of the matrix.
+  std::int64_t expected_applies = 0;
 };
 
 struct Timing {

@@ -370,8 +370,14 @@ Options parse_options(const nb::dict& given) {
       o.max_padding = nb::cast<double>(value);
       found = true;
     }
+    if (name == "expected_applies") {
+      if (!nb::isinstance<nb::int_>(value) || nb::isinstance<nb::bool_>(value) || nb::cast<std::int64_t>(value) < 0)
+        throw nb::type_error("options['expected_applies'] must be a non-negative int");
+      o.expected_applies = nb::cast<std::int64_t>(value);
+      found = true;
+    }
     if (!found) {
-      std::string valid = "max_padding";
+      std::string valid = "max_padding, expected_applies";
       for (auto& [field, member] : ints) valid += std::string(", ") + field;
       throw InvalidArgument("unknown option '" + name + "'; valid options: " + valid);
     }

@@ -129,21 +129,48 @@ constexpr double kScalarMaxMean = 8.0;
 constexpr std::int64_t kSmallMatrixNnz = std::int64_t(1) << 18;
 // A^T x: the explicit transpose (CSC built once on the GPU, then a non-transposed CSR kernel) was the
 // fastest per product on every matrix of that suite, 1.3x-2.6x the best cuSPARSE transpose (e.g.
-// stencil27 f64 86% of copy bandwidth vs 39%), its setup repaid after 20-74 products on the 10-30 M
-// nonzero matrices, and bit-reproducible. It holds a second copy of the matrix (about nnz*(value +
-// index) bytes, reported as extra_bytes); Hola-SpMVT needs no copy but is slower (0.6x-1.0x cuSPARSE).
-constexpr Algorithm kAutoTranspose = Algorithm::ExplicitTranspose;
+// stencil27 f64 86% of copy bandwidth vs 39%), and bit-reproducible, but it holds a second copy of the
+// matrix (about nnz*(value + index) bytes, reported as extra_bytes). Its setup was repaid against the
+// fastest copy-free kernel after 19-105 products on 15 of the 16 (matrix, precision) cases of the suite
+// (docs/PERFORMANCE.md, "pays off after"; poisson2d f32 needed 686, where the copy-free kernel is
+// within 3% of it anyway), so Auto takes it only when the caller expects at least this many products
+// and the copy fits.
+constexpr std::int64_t kExplicitTransposeMinApplies = 128;
+// The copy may take at most this share of the free device memory: the rest stays the caller's.
+constexpr double kTransposeCopyMemoryShare = 0.5;
+// Without the copy, short regular rows scatter fastest with a thread per row and atomics
+// (transpose-atomic: poisson2d/3d f64 60.6% / 58.4% of copy bandwidth, Hola-SpMVT 45.4% / 42.1%,
+// cuSPARSE 51.8% / 47.6%); every other shape goes to Hola-SpMVT (stencil27 30.0% vs 10.6%, random
+// 26.0% vs 12.8%, rmat 14.6% vs 0.7%, mostly_empty 24.8% vs 21.6%).
 
 Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
-                           std::int64_t nnz, Operation op) {
+                           std::int64_t nnz, Operation op, std::int64_t expected_applies, bool transpose_copy_fits) {
   (void)rows;
-  if (op == Operation::Transpose) return kAutoTranspose;
+  const bool long_rows = double(row_max) > kLongRowFactor * (row_mean + 1);
+  if (op == Operation::Transpose) {
+    if (expected_applies >= kExplicitTransposeMinApplies && transpose_copy_fits) return Algorithm::ExplicitTranspose;
+    const bool short_regular = !long_rows && row_std <= kIrregularCv * row_mean && row_mean <= kScalarMaxMean;
+    return short_regular ? Algorithm::TransposeAtomic : Algorithm::Hola;
+  }
   if (nnz < kSmallMatrixNnz) return Algorithm::CsrVector;
-  if (double(row_max) > kLongRowFactor * (row_mean + 1))
+  if (long_rows)
     return row_std > kFewHugeRowsCv * row_mean ? Algorithm::CsrVector : Algorithm::Hola;
   if (row_std > kIrregularCv * row_mean) return Algorithm::CsrAdaptive;
   return row_mean <= kScalarMaxMean ? Algorithm::CsrScalar : Algorithm::CsrVector;
 }
+
+namespace {
+// The explicit transpose's device memory: the CSC copy plus its build's scratch (keys, two
+// permutations, CUB's radix-sort storage, about as large again).
+template <class Value, class Index>
+bool explicit_transpose_fits(const CsrView<Value, Index>& a) {
+  const double copy = double(a.nnz) * (sizeof(Value) + sizeof(Index)) + double(a.cols + 1) * sizeof(Index);
+  const double scratch = double(a.nnz) * (3 * sizeof(Index) + sizeof(long long));
+  std::size_t free = 0, total = 0;
+  SPMV_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return copy + scratch <= kTransposeCopyMemoryShare * double(free);
+}
+}  // namespace
 
 template <class Value, class Index>
 struct Plan<Value, Index>::Impl {
@@ -174,7 +201,8 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
       algorithm = choose_algorithm(0, 0, 0, matrix.rows, 0, op);
     } else {
       const RowStatistics s = row_statistics(matrix, stream);
-      algorithm = choose_algorithm(s.mean, s.stddev, s.max, matrix.rows, matrix.nnz, op);
+      algorithm = choose_algorithm(s.mean, s.stddev, s.max, matrix.rows, matrix.nnz, op, options.expected_applies,
+                                   op == Operation::Transpose && explicit_transpose_fits(matrix));
     }
   }
   const auto& offered = op == Operation::NonTranspose ? std::span<const Algorithm>(kNonTranspose)

@@ -119,7 +119,8 @@ OperatorCheck check_operator(Operator<Value, Index>& oper, const CsrMatrix<Value
 // The body of one differential case.
 template <class Value, class Index>
 void check_against_reference(Backend backend, Algorithm algorithm, Operation op,
-                             const CsrMatrix<double, std::int64_t>& matrix, const std::string& name) {
+                             const CsrMatrix<double, std::int64_t>& matrix, const std::string& name,
+                             const Options& options = {}) {
   if (backend == Backend::Cuda && !cuda_available()) GTEST_SKIP() << "no CUDA device";
   CsrMatrix<Value, Index> a;
   try {
@@ -129,7 +130,7 @@ void check_against_reference(Backend backend, Algorithm algorithm, Operation op,
   }
   std::unique_ptr<Operator<Value, Index>> oper;
   try {
-    oper = make_operator(backend, a, algorithm, op);
+    oper = make_operator(backend, a, algorithm, op, options);
   } catch (const Unsupported& e) {
     GTEST_SKIP() << to_string(algorithm) << " refused " << name << ": " << e.what();
   }

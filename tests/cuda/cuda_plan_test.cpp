@@ -125,6 +125,38 @@ TEST(CudaPlan, AutoResolvesAndLogsItsChoice) {
                                                            Operation::NonTranspose));
 }
 
+// The rule alone (no device needed): A^T x holds a second copy of the matrix only when the caller
+// expects enough products and the copy fits; otherwise a copy-free kernel by row shape.
+TEST(CudaAuto, TransposeCopiesOnlyWhenAskedAndItFits) {
+  using spmv::cuda::choose_algorithm;
+  const auto t = Operation::Transpose;
+  // poisson-like: mean 5, std 0.3, max 5; power-law: mean 16, std 150, max 40000.
+  EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, t), Algorithm::TransposeAtomic);
+  EXPECT_EQ(choose_algorithm(16, 150, 40000, 1 << 20, 16 << 20, t), Algorithm::Hola);
+  EXPECT_EQ(choose_algorithm(26, 2, 27, 1 << 20, 26 << 20, t), Algorithm::Hola);
+  EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, t, 1000), Algorithm::ExplicitTranspose);
+  EXPECT_EQ(choose_algorithm(16, 150, 40000, 1 << 20, 16 << 20, t, 1000, /*transpose_copy_fits=*/false),
+            Algorithm::Hola);
+  EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, t, 10), Algorithm::TransposeAtomic);  // not repaid
+  // The hint does not change A x.
+  EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, Operation::NonTranspose, 1000),
+            choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, Operation::NonTranspose));
+}
+
+TEST(CudaPlan, AutoTransposeHoldsNoCopyWithoutTheHint) {
+  SKIP_WITHOUT_GPU();
+  const Matrix a = spmv::convert<double, std::int32_t>(spmv::gen::rmat(14, 8, 2));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  spmv::cuda::Plan<double, std::int32_t> plain(d_a.view(), Algorithm::Auto, Operation::Transpose);
+  EXPECT_NE(plain.algorithm(), Algorithm::ExplicitTranspose);
+  EXPECT_LT(plain.extra_bytes(), d_a.bytes() / 4);
+  spmv::Options hinted;
+  hinted.expected_applies = 1000;
+  spmv::cuda::Plan<double, std::int32_t> copy(d_a.view(), Algorithm::Auto, Operation::Transpose, hinted);
+  EXPECT_EQ(copy.algorithm(), Algorithm::ExplicitTranspose);
+  EXPECT_GE(copy.extra_bytes(), std::size_t(a.nnz()) * (sizeof(double) + sizeof(std::int32_t)));
+}
+
 TEST(CudaErrors, FailedCallIsNamedAndOutOfMemoryLeavesNothing) {
   SKIP_WITHOUT_GPU();
   std::size_t free_before = 0, total = 0, free_after = 0;

@@ -147,6 +147,10 @@ TEST(CudaAuto, MatchesReferenceAcrossTheZoo) {
       SCOPED_TRACE(std::string(name) + " op=" + std::string(spmv::to_string(op)));
       check_against_reference<double, std::int32_t>(Backend::Cuda, Algorithm::Auto, op, zoo_matrix(name), name);
       check_against_reference<float, std::int64_t>(Backend::Cuda, Algorithm::Auto, op, zoo_matrix(name), name);
+      Options many_products;  // the explicit-transpose branch of A^T x
+      many_products.expected_applies = 1000;
+      check_against_reference<double, std::int32_t>(Backend::Cuda, Algorithm::Auto, op, zoo_matrix(name), name,
+                                                    many_products);
     }
   // The large-matrix branches need more than kSmallMatrixNnz (2^18) nonzeros.
   for (const auto& special : specials())
