@@ -102,6 +102,10 @@ class Matrix:
     overridden per call. ``options``: tuning knobs of the C++ ``spmv::Options`` by field name
     (``threads``, ``block_size``, ``sell_c``, ...); they never change results beyond rounding.
 
+    ``A.T`` (or ``A.transpose()``) is A^T as a view, like scipy's: it shares A's arrays and plan cache,
+    its products run A's transposed products (``A.T @ x`` is ``A.rmatvec(x)``), its shape is swapped,
+    and ``A.T.T is A``.
+
     Input rules: x given as NumPy (or anything ``numpy.asarray`` takes) is converted to the matrix's
     dtype and made contiguous, with a copy only when needed. x or y given as CUDA arrays must already
     have the matrix's dtype (TypeError otherwise) and be contiguous (ValueError otherwise): spmv makes
@@ -141,6 +145,8 @@ class Matrix:
         self._options = dict(options or {})
         self._header = header
         self._source = source
+        self._transposed = False  # A.T: a view of `_base` whose products run with op = A^T
+        self._base = None
 
     @classmethod
     def _wrap(cls, core, device=None, algorithm="auto", options=None, header=None, source=None):
@@ -163,7 +169,28 @@ class Matrix:
 
     @property
     def shape(self):
-        return (self._core.rows, self._core.cols)
+        rows, cols = self._core.rows, self._core.cols
+        return (cols, rows) if self._transposed else (rows, cols)
+
+    @property
+    def T(self):
+        """A^T as a view (no copy): the same arrays and plan cache, products through A^T. A.T.T is A."""
+        if self._transposed:
+            return self._base
+        view = Matrix.__new__(Matrix)
+        view.__dict__.update(self.__dict__)
+        view._transposed = True
+        view._base = self
+        return view
+
+    def transpose(self):
+        """The same as ``A.T`` (scipy's spelling)."""
+        return self.T
+
+    @property
+    def format(self):
+        """'csr', or 'csc' for a transposed view (its arrays are A's CSR arrays, A^T's CSC ones)."""
+        return "csc" if self._transposed else "csr"
 
     @property
     def nnz(self):
@@ -191,7 +218,8 @@ class Matrix:
 
     @property
     def indptr(self):
-        """Read-only view of the row pointers (no copy; keeps the matrix alive)."""
+        """Read-only view of the row pointers (no copy; keeps the matrix alive). On ``A.T`` these are
+        A's arrays, i.e. the column pointers of A^T (``format == 'csc'``), as with scipy's ``csr.T``."""
         return self._core.indptr
 
     @property
@@ -204,19 +232,24 @@ class Matrix:
 
     def __repr__(self):
         rows, cols = self.shape
-        return (f"<spmv.Matrix {rows}x{cols}, {self.nnz} nonzeros, {self.dtype} values, {self.index_dtype} indices, "
-                f"device={self._device!r}, algorithm={self._algorithm!r}>")
+        view = ", transposed view" if self._transposed else ""
+        return (f"<spmv.Matrix {rows}x{cols}{view}, {self.nnz} nonzeros, {self.dtype} values, {self.index_dtype} "
+                f"indices, device={self._device!r}, algorithm={self._algorithm!r}>")
 
     # ---- conversions -----------------------------------------------------------------------------
 
     def to_scipy(self):
-        """A scipy.sparse.csr_array holding copies of the arrays."""
+        """A scipy.sparse.csr_array holding copies of the arrays (a csc_array for a transposed view)."""
         import scipy.sparse as sp
 
+        if self._transposed:
+            return self._base.to_scipy().T
         return sp.csr_array((self.data.copy(), self.indices.copy(), self.indptr.copy()), shape=self.shape)
 
     def astype(self, dtype):
         """The same matrix with float32 or float64 values (a new Matrix; plans are not shared)."""
+        if self._transposed:
+            return self._base.astype(dtype).T
         dt = value_dtype(dtype)
         core = self._core.with_values(dt == np.float64)
         return Matrix._wrap(core, self._device, self._algorithm, self._options, self._header, self._source)
@@ -230,6 +263,10 @@ class Matrix:
     def rmatvec(self, x, *, device=None, algorithm=None):
         """y = A.T @ x."""
         return self.apply(x, None, transpose=True, device=device, algorithm=algorithm)
+
+    def dot(self, x):
+        """A @ x (scipy's spelling): a vector or a 2-D array of columns, NumPy or CUDA."""
+        return self @ x
 
     def __matmul__(self, x):
         if isinstance(x, Matrix):
@@ -314,8 +351,12 @@ class Matrix:
             backend, ordinal = "cuda", ordinal if ordinal is not None else _core.current_device()
         else:
             backend, ordinal = "cpu", 0
-        self._core.apply_host(backend, ordinal, algorithm, transpose, alpha, xh, beta, yh)
+        self._core.apply_host(backend, ordinal, algorithm, self._op(transpose), alpha, xh, beta, yh)
         return yh
+
+    def _op(self, transpose):
+        # The operation the core runs: a product through the view A.T is the transposed product of A.
+        return transpose != self._transposed
 
     def _sizes(self, transpose):
         rows, cols = self.shape
@@ -396,7 +437,7 @@ class Matrix:
                     stream = cupy.cuda.get_current_stream().ptr
             else:
                 stream = xv.stream  # no CuPy: run on the producer's stream (0: the legacy default stream)
-        self._core.apply_device(ordinal, algorithm, transpose, alpha, xv.address, xv.size, xv.stream, beta,
+        self._core.apply_device(ordinal, algorithm, self._op(transpose), alpha, xv.address, xv.size, xv.stream, beta,
                                 yv.address, yv.size, yv.stream, stream)
         return out
 
@@ -405,10 +446,11 @@ class Matrix:
         setup_ms, extra_bytes. device None means the CPU here."""
         kind, ordinal = parse_device(self._device if device is None else device)
         algorithm = self._algorithm if algorithm is None else algorithm
+        op = self._op(bool(transpose))
         if kind == "cuda":
             return self._core.plan_info("cuda", ordinal if ordinal is not None else _core.current_device(),
-                                        algorithm, bool(transpose))
-        return self._core.plan_info("cpu", 0, algorithm, bool(transpose))
+                                        algorithm, op)
+        return self._core.plan_info("cpu", 0, algorithm, op)
 
     # ---- solvers ---------------------------------------------------------------------------------
 

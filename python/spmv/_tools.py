@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from . import _core
-from ._matrix import as_matrix, parse_device, value_dtype
+from ._matrix import Matrix, as_matrix, parse_device, value_dtype
 
 
 def cuda_available():
@@ -38,6 +38,8 @@ def info(a):
     bandwidth, symmetric (numerically), structurally_symmetric, numerically_symmetric, fits_int32;
     plus file, format, field and stored_symmetry for matrices read from Matrix Market files."""
     m = as_matrix(a)
+    if m._transposed:  # statistics of A^T: its rows are A's columns, so they are computed on a CSR copy
+        return dict(_core.stats(Matrix.from_scipy(m.to_scipy())._core))
     d = dict(_core.stats(m._core))
     if m._header is not None:
         d["file"] = m._source
@@ -60,7 +62,7 @@ def _precisions(dtype, matrix_dtype):
 
 def bench(a, algorithms=None, *, device="auto", dtype=None, transpose=False, alpha=1.0, beta=0.0, repetitions=9,
           warmup=3, min_sample_ms=2.0, threads=0, block_size=0, bandwidth=None, as_frame=False, verbose=False):
-    """Benchmarks algorithms on one matrix with the loop of `spmv bench` (spmv::cli::bench_matrix).
+    """Benchmarks algorithms on one matrix with the engine of `spmv bench` (spmv::bench::bench_matrix).
 
     Each algorithm's plan is built, one product is verified against the double-accumulating reference
     (per-entry bound c*eps*(|beta|*|y_i| + |alpha|*sum_j |a_ij*x_j|), c = 2*(longest row + 2)), then
@@ -80,6 +82,7 @@ def bench(a, algorithms=None, *, device="auto", dtype=None, transpose=False, alp
     `spmv bench` prints is suppressed, with verbose=True it goes to standard output.
     """
     m = as_matrix(a)
+    transpose = bool(transpose) != m._transposed  # bench(A.T) times A^T x: A's transposed products
     kind, ordinal = _backend(device)
     if kind == "cuda" and ordinal is None:
         ordinal = _core.current_device()

@@ -15,9 +15,10 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
-#include "bench_runner.hpp"
+#include "bench_engine.hpp"
 #include "cuda_support.hpp"
 #include "host_bandwidth.hpp"
 #include "matrix_core.hpp"
@@ -112,72 +113,15 @@ std::pair<std::unique_ptr<MatrixCore>, nb::dict> read_matrix_market_file(const s
 }
 
 
-// The algorithm list of `spmv bench --algo`: none given -> auto plus the backend's vendor baselines;
-// "all" -> every algorithm the backend offers for the operation; vendor baselines run first so that
-// the speed-up column is filled in.
-std::vector<Algorithm> select_algorithms(const std::vector<std::string>& names, Backend backend, Operation op) {
-  const auto offered = backend_algorithms(backend, op);
-  std::vector<Algorithm> chosen;
-  auto add = [&](Algorithm a) {
-    if (std::find(chosen.begin(), chosen.end(), a) == chosen.end()) chosen.push_back(a);
-  };
-  if (names.empty()) {
-    add(Algorithm::Auto);
-    for (Algorithm a : offered)
-      if (is_vendor(a)) add(a);
-  }
-  for (const std::string& name : names) {
-    if (name == "all") {
-      for (Algorithm a : offered) add(a);
-      continue;
-    }
-    const auto a = parse_algorithm(name);
-    if (!a) {
-      std::string valid = "all, auto";
-      for (Algorithm b : all_algorithms()) valid += ", " + std::string(to_string(b));
-      throw InvalidArgument("unknown algorithm '" + name + "'; valid names: " + valid);
-    }
-    add(*a);
-  }
-  std::stable_partition(chosen.begin(), chosen.end(), [](Algorithm a) { return is_vendor(a); });
-  return chosen;
-}
-
-nb::object number_or_nan(double v) { return nb::float_(v); }
-
-nb::dict row_dict(const cli::BenchRow& r, const std::string& backend, const std::string& device, double bandwidth) {
-  nb::dict d;  // the keys of a `spmv bench --json` result, plus the run's backend, device and bandwidth
-  d["algorithm"] = r.algorithm;
-  d["resolved"] = r.resolved;
-  d["policy"] = r.policy;
-  d["block_size"] = r.block_size;
-  d["vendor"] = r.vendor;
-  d["precision"] = r.precision;
-  d["index_type"] = r.index_type;
-  d["op"] = r.op;
-  d["alpha"] = r.alpha;
-  d["beta"] = r.beta;
-  d["verified"] = std::string(cli::to_string(r.status));
-  d["message"] = r.message;
-  d["error_ratio"] = number_or_nan(r.error_ratio);
-  d["max_abs_error"] = number_or_nan(r.max_abs_error);
-  d["median_ms"] = number_or_nan(r.median_ms);
-  d["min_ms"] = number_or_nan(r.min_ms);
-  d["max_ms"] = number_or_nan(r.max_ms);
-  d["repetitions"] = r.repetitions;
-  d["iterations"] = r.iterations;
-  d["gflops"] = number_or_nan(r.gflops);
-  d["gbs"] = number_or_nan(r.gbs);
-  d["pct_bandwidth"] = number_or_nan(r.pct_bandwidth);
-  d["speedup_vs_vendor"] = number_or_nan(r.speedup_vs_vendor);
-  d["vendor_baseline"] = r.vendor_baseline;
-  d["setup_ms"] = number_or_nan(r.setup_ms);
-  d["extra_bytes_per_nnz"] = number_or_nan(r.extra_bytes_per_nnz);
-  d["break_even_products"] = number_or_nan(r.break_even_products);
-  d["model_bytes"] = r.model_bytes;
+// A result row as a dict: the engine's field list (the keys of a `spmv bench --json` result, numbers
+// not measured as NaN), plus the run's backend, device and bandwidth.
+nb::dict row_dict(const bench::BenchRow& r, const std::string& backend, const std::string& device, double bandwidth) {
+  nb::dict d;
+  for (const auto& [key, value] : bench::row_fields(r))
+    std::visit([&d, key = key](const auto& v) { d[nb::str(key.data(), key.size())] = nb::cast(v); }, value);
   d["backend"] = backend;
   d["device"] = device;
-  d["bandwidth_gbs"] = bandwidth > 0 ? bandwidth : cli::kNaN;
+  d["bandwidth_gbs"] = bandwidth > 0 ? bandwidth : bench::kNaN;
   return d;
 }
 
@@ -202,7 +146,7 @@ nb::list bench(const MatrixCore& core, const BenchRequest& q) {
   if (q.threads < 0 || q.block_size < 0) throw InvalidArgument("threads and block_size must be >= 0");
   if (!std::isfinite(q.alpha) || !std::isfinite(q.beta)) throw InvalidArgument("alpha and beta must be finite");
 
-  cli::BenchSettings s;
+  bench::BenchSettings s;
   s.backend = backend_from(q.device);
   s.op = q.transpose ? Operation::Transpose : Operation::NonTranspose;
   s.alpha = q.alpha;
@@ -211,14 +155,14 @@ nb::list bench(const MatrixCore& core, const BenchRequest& q) {
   s.options.threads = q.threads;
   s.options.block_size = q.block_size;
   s.options.device = q.ordinal;
-  s.algorithms = select_algorithms(q.algorithms, s.backend, s.op);
+  s.algorithms = bench::select_algorithms(q.algorithms, s.backend, s.op);
   s.quiet = !q.verbose;
   s.print_rows = q.verbose;  // the returned rows carry every message
 
-  std::vector<cli::Precision> precisions;
+  std::vector<bench::Precision> precisions;
   for (const std::string& p : q.precisions) {
-    if (p == "f32") precisions.push_back(cli::Precision::F32);
-    else if (p == "f64") precisions.push_back(cli::Precision::F64);
+    if (p == "f32") precisions.push_back(bench::Precision::F32);
+    else if (p == "f64") precisions.push_back(bench::Precision::F64);
     else throw InvalidArgument("unknown precision '" + p + "'; expected f32 or f64");
   }
 
@@ -232,28 +176,28 @@ nb::list bench(const MatrixCore& core, const BenchRequest& q) {
     if (bandwidth < 0) bandwidth = cuda_copy_bandwidth_gbs(q.ordinal);
 #endif
   } else {
-    device_name = cli::host_cpu_description();
-    if (bandwidth < 0) bandwidth = cli::measure_host_copy_bandwidth().gbs;
+    device_name = bench::host_cpu_description();
+    if (bandwidth < 0) bandwidth = bench::measure_host_copy_bandwidth().gbs;
   }
   s.bandwidth_gbs = bandwidth > 0 ? bandwidth : 0;
 
-  const cli::HostMatrix a = core.widened();
-  cli::Progress progress;
-  progress.total = static_cast<int>(precisions.size()) * cli::planned_rows(s);
-  std::vector<cli::BenchRow> rows;
+  const CsrMatrix<double, std::int64_t> a = core.widened();
+  bench::Progress progress;
+  progress.total = static_cast<int>(precisions.size()) * bench::planned_rows(s);
+  std::vector<bench::BenchRow> rows;
   {
     std::optional<DeviceGuard> guard;
     if (s.backend == Backend::Cuda) guard.emplace(q.ordinal);
-    for (cli::Precision p : precisions) {
-      if (q.verbose) cli::print_table_header();
-      std::vector<cli::BenchRow> precision_rows = cli::bench_matrix(a, p, s, "matrix", progress);
-      cli::add_break_even(precision_rows, q.verbose);
-      for (cli::BenchRow& row : precision_rows) rows.push_back(std::move(row));
+    for (bench::Precision p : precisions) {
+      if (q.verbose) bench::print_table_header();
+      std::vector<bench::BenchRow> precision_rows = bench::bench_matrix(a, p, s, "matrix", progress);
+      bench::add_break_even(precision_rows, q.verbose);
+      for (bench::BenchRow& row : precision_rows) rows.push_back(std::move(row));
     }
   }
   nb::list out;
   const std::string backend(to_string(s.backend));
-  for (const cli::BenchRow& r : rows) out.append(row_dict(r, backend, device_name, bandwidth));
+  for (const bench::BenchRow& r : rows) out.append(row_dict(r, backend, device_name, bandwidth));
   return out;
 }
 

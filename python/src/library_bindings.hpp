@@ -1,6 +1,6 @@
 #pragma once
 // Module-level functions: algorithm names, CUDA facts, generators, Matrix Market reading, statistics
-// and the benchmark loop of `spmv bench` (spmv::cli::bench_matrix).
+// and the benchmark loop of `spmv bench` (spmv::bench::bench_matrix, src/bench).
 #include <nanobind/nanobind.h>
 
 namespace spmv::python {

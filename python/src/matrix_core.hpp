@@ -67,7 +67,7 @@ class MatrixCore {
   virtual bool wide_indices() const = 0;
   virtual ArrayView array(CsrArray which) const = 0;
   virtual MatrixStats stats() const = 0;
-  // The host CSR widened to double values and 64-bit indices (exact), as spmv::cli::bench_matrix takes it.
+  // The host CSR widened to double values and 64-bit indices (exact), as spmv::bench::bench_matrix takes it.
   virtual CsrMatrix<double, std::int64_t> widened() const = 0;
   // The same matrix with float or double values (indices unchanged); plans are not carried over.
   virtual std::unique_ptr<MatrixCore> with_values(bool double_values) const = 0;

@@ -271,3 +271,35 @@ def test_one_matrix_many_cupy_streams_and_threads(algorithm):
         assert len(results[i]) == 10
         for y in results[i]:
             assert_close(y, s, xs[i])
+
+
+@pytest.mark.parametrize("algorithm", ["auto"] + spmv.algorithms("cuda", transpose=True))
+def test_transposed_view_on_cupy_vectors(algorithm, no_host_path):
+    s = CASES["tall_empty_rows"]  # 37 x 23
+    a = spmv.Matrix.from_scipy(s, algorithm=algorithm, options=NO_PADDING_LIMIT)
+    x = random_vector(37, np.float64, 11)
+    for y in (a.T @ cupy.asarray(x), a.T.dot(cupy.asarray(x)), a.T.matvec(cupy.asarray(x))):
+        assert isinstance(y, cupy.ndarray) and y.shape == (23,)
+        assert_close(cupy.asnumpy(y), s, x, transpose=True)
+    xa = random_vector(23, np.float64, 12)
+    assert_close(cupy.asnumpy(a.T.T @ cupy.asarray(xa)), s, xa)
+    assert_close(cupy.asnumpy(a.T.rmatvec(cupy.asarray(xa))), s, xa)
+    assert a._core.cached_plans == 2  # (cuda, algorithm, T) and (cuda, algorithm, N), shared with A
+    dy = cupy.full(23, np.nan)
+    assert a.T.apply(cupy.asarray(x), dy, 2.0, 0.0) is dy
+    assert_close(cupy.asnumpy(dy), s, x, 2.0, 0.0, None, transpose=True)
+    assert a._core.cached_plans == 2
+
+
+def test_transposed_view_matrix_of_vectors_and_numpy_on_the_gpu():
+    s = CASES["wide_empty_cols"]  # 23 x 37
+    a = spmv.Matrix.from_scipy(s, device="cuda")
+    x = np.random.default_rng(13).uniform(-1, 1, (23, 3))
+    y = a.T @ cupy.asarray(x)
+    assert isinstance(y, cupy.ndarray) and y.shape == (37, 3)
+    for j in range(3):
+        assert_close(cupy.asnumpy(y[:, j]), s, x[:, j], transpose=True)
+    xt = random_vector(23, np.float64, 14)
+    yh = a.T.dot(xt)  # NumPy with device="cuda": the host path, transposed
+    assert isinstance(yh, np.ndarray)
+    assert_close(yh, s, xt, transpose=True)

@@ -92,8 +92,6 @@ Algorithm parse_algorithm_name(std::string_view name) {
   throw UsageError(fmt::format("unknown algorithm '{}'; valid names: auto, {}", name, algorithm_names()));
 }
 
-std::string_view to_string(Precision p) { return p == Precision::F32 ? "f32" : "f64"; }
-
 Backend resolve_backend(std::string_view name, std::string* note) {
   if (note) note->clear();
   if (name == "cpu") return Backend::Cpu;
@@ -110,20 +108,6 @@ Backend resolve_backend(std::string_view name, std::string* note) {
     return Backend::Cpu;
   }
   throw UsageError(fmt::format("unknown backend '{}'; expected cpu, cuda or auto", name));
-}
-
-std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed) {
-  std::vector<double> v(n);
-  std::uint64_t state = seed;
-  for (double& x : v) {
-    // splitmix64 (Steele, Lea & Flood 2014): cheap, full-period, identical on every platform.
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    x = static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;  // 53 random bits -> [0, 2) -> [-1, 1)
-  }
-  return v;
 }
 
 std::string human_count(double n) {

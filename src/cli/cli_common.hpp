@@ -67,16 +67,10 @@ Algorithm parse_algorithm_name(std::string_view name);
 // Every algorithm name, comma-separated, for help texts and error messages.
 std::string algorithm_names();
 
-enum class Precision { F32, F64 };
-std::string_view to_string(Precision p);
-
 // "cpu", "cuda" or "auto". `auto` picks CUDA when spmv::cuda_available(); `note` receives the line
 // to show the user about that choice (empty when the backend was named explicitly). Naming "cuda"
 // without a usable device is a UsageError.
 Backend resolve_backend(std::string_view name, std::string* note);
-
-// Deterministic values in [-1, 1) (splitmix64), so runs are reproducible.
-std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed);
 
 // Number formatting for humans: 12345678 -> "12.3 M".
 std::string human_count(double n);

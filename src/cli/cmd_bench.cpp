@@ -10,9 +10,10 @@
 #include <memory>
 #include <optional>
 
+#include "bench_engine.hpp"
 #include "bench_report.hpp"
-#include "bench_runner.hpp"
 #include "byte_model.hpp"
+#include "cli_common.hpp"
 #include "host_bandwidth.hpp"
 #include "spmv/error.hpp"
 #include "spmv/generators.hpp"
@@ -23,6 +24,10 @@
 
 namespace spmv::cli {
 namespace {
+
+using bench::BenchSettings;
+using bench::Precision;
+using bench::Progress;
 
 // The built-in matrix when neither FILE nor --gen is given: a 2D 5-point Laplacian, nnz = 5n^2 - 4n,
 // large enough to leave the caches: ~5 M nonzeros (n = 1000) on the CPU, ~25 M (n = 2236) on a GPU
@@ -58,34 +63,23 @@ struct Source {
   std::map<std::string, double> params;
 };
 
+// --algo: comma-separated names (empty words ignored) for the engine's selection rule; a name it
+// does not know is a UsageError with the CLI's wording.
 std::vector<Algorithm> select_algorithms(const std::string& list, Backend backend, Operation op) {
-  const auto offered = backend_algorithms(backend, op);
-  std::vector<Algorithm> chosen;
-  auto add = [&](Algorithm a) {
-    if (std::find(chosen.begin(), chosen.end(), a) == chosen.end()) chosen.push_back(a);
-  };
-  if (list.empty()) {
-    add(Algorithm::Auto);
-    for (Algorithm a : offered)
-      if (is_vendor(a)) add(a);
-  } else {
-    std::string_view rest = list;
-    while (true) {
-      const auto comma = rest.find(',');
-      const std::string_view word = rest.substr(0, comma);
-      if (word == "all") {
-        for (Algorithm a : offered) add(a);
-      } else if (!word.empty()) {
-        add(parse_algorithm_name(word));
-      }
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
+  std::vector<std::string> names;
+  std::string_view rest = list;
+  while (!list.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view word = rest.substr(0, comma);
+    if (!word.empty()) {
+      if (word != "all") parse_algorithm_name(word);
+      names.emplace_back(word);
     }
-    if (chosen.empty()) throw UsageError(fmt::format("--algo '{}' names no algorithm", list));
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
   }
-  // Vendor baselines run first so that every later row can show its speed-up over the best of them.
-  std::stable_partition(chosen.begin(), chosen.end(), [](Algorithm a) { return is_vendor(a); });
-  return chosen;
+  if (!list.empty() && names.empty()) throw UsageError(fmt::format("--algo '{}' names no algorithm", list));
+  return bench::select_algorithms(names, backend, op);
 }
 
 Source generator_source(const std::string& kind, const std::map<std::string, double>& params) {
@@ -136,12 +130,12 @@ void describe_device(const BenchOptions& o, Backend backend, int device, RunInfo
     throw UsageError("the CUDA backend is not built into this spmv (configure with -DSPMV_ENABLE_CUDA=ON)");
 #endif
   }
-  run.device = host_cpu_description(o.threads);
+  run.device = bench::host_cpu_description(o.threads);
   if (o.bandwidth > 0) {
     run.bandwidth_gbs = o.bandwidth;
     run.bandwidth_method = "given with --bandwidth";
   } else {
-    const HostBandwidth bw = measure_host_copy_bandwidth(o.threads);
+    const bench::HostBandwidth bw = bench::measure_host_copy_bandwidth(o.threads);
     run.bandwidth_gbs = bw.gbs;
     run.bandwidth_method = fmt::format("STREAM-like copy, 2 x {} arrays (4 x {} last-level cache), {} OpenMP threads, "
                                        "bytes read + written",
@@ -210,11 +204,11 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
 
   if (!note.empty()) fmt::print("{}\n", note);
   describe_device(o, backend, o.device, run);
-  if (!o.json.empty()) json.emplace(o.json, run, std::string(kByteModelDescription));
+  if (!o.json.empty()) json.emplace(o.json, run, std::string(bench::kByteModelDescription));
   if (o.sweep && backend == Backend::Cpu)
     fmt::print("--sweep: the CPU algorithms have no block size; each runs once\n");
   fmt::print("op: y = {}*{}*x + {}*y; timing: median of {} samples after {} warm-up products; byte model: {}\n",
-             o.alpha, o.transpose ? "A^T" : "A", o.beta, o.reps, o.warmup, kByteModelDescription);
+             o.alpha, o.transpose ? "A^T" : "A", o.beta, o.reps, o.warmup, bench::kByteModelDescription);
 
   Progress progress;
   progress.total = static_cast<int>(sources.size() * precisions.size()) * planned_rows(settings);
@@ -240,7 +234,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     std::vector<BenchRow> all_rows;
     for (Precision p : precisions) {
       fmt::print("\n[{}, {}]\n", source.label, to_string(p));
-      print_table_header();
+      bench::print_table_header();
       std::vector<BenchRow> rows = bench_matrix(a, p, settings, source.label, progress);
       add_break_even(rows);
       for (BenchRow& row : rows) {
@@ -336,7 +330,7 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
       "with the OpenMP threads; CUDA: device-to-device copy), both counting bytes read + written.\n"
       "vs vendor = best vendor baseline time (Eigen on CPU, cuSPARSE on CUDA) / this time. B/nnz = plan memory\n"
       "beyond CSR per nonzero. Exit code 2 when a product fails verification, 1 on other errors.",
-      kDefaultPoissonCpu, kDefaultPoissonCuda, kByteModelDescription));
+      kDefaultPoissonCpu, kDefaultPoissonCuda, bench::kByteModelDescription));
   return {sub, [o, command_line] { return run_bench(*o, command_line); }};
 }
 

@@ -151,16 +151,9 @@ __global__ void __launch_bounds__(MaxBlock)
   __shared__ typename WarpScan::TempStorage scan_storage[MaxBlock / kWarp];
   __shared__ typename WarpReduce::TempStorage reduce_storage[MaxBlock / kWarp];
   extern __shared__ __align__(16) unsigned char smem[];
-  const SmemLayout layout = smem_layout(blockDim.x, sizeof(Value), sizeof(Index), buffer_slots(p.nnz_per_block), 0);
-  Value* buffer = reinterpret_cast<Value*>(smem + layout.values);
-  Index* start_row = reinterpret_cast<Index*>(smem + layout.start_row);
-  unsigned* end_mask = reinterpret_cast<unsigned*>(smem + layout.end_mask);
-  int* warp_flag = reinterpret_cast<int*>(smem + layout.warp_flag);
-
+  [[maybe_unused]] const auto [buffer, keys, start_row, end_mask, warp_flag, tid, lane, warp, range, warp_begin] =
+      block_setup<N>(smem, p, buffer_slots(p.nnz_per_block), 0);
   const Index* __restrict__ row_ptr = p.a.row_ptr;
-  const int tid = threadIdx.x, lane = tid % kWarp, warp = tid / kWarp;
-  const BlockRange<Index> range = block_range(row_ptr, p.a.rows, p.a.nnz, p.block_row_starts, p.nnz_per_block);
-  const int warp_begin = warp * kWarp * N;
 
   // Alg. 5: coalesced vector loads, x gathered in the striped layout.
   Value val[N], xv[N];

@@ -277,6 +277,39 @@ __device__ __forceinline__ BlockRange<Index> block_range(const Index* __restrict
   return r;
 }
 
+// The prologue both kernels share (hola.cu, hola_transpose.cu): the block's dynamic shared memory
+// carved as smem_layout says (the host sized the launch with the same call), the calling thread's
+// place in its warp, and the block's share of the matrix (§3.1). Unused tables are empty slices.
+template <class Value, class Index>
+struct BlockSetup {
+  Value* values;       // SmemLayout::values
+  Index* keys;         // SmemLayout::keys
+  Index* start_row;    // SmemLayout::start_row
+  unsigned* end_mask;  // SmemLayout::end_mask
+  int* warp_flag;      // SmemLayout::warp_flag
+  int tid, lane, warp;
+  BlockRange<Index> range;
+  int warp_begin;      // block-local index of the warp's first nonzero (N per thread)
+};
+
+template <int N, class Value, class Index>
+__device__ __forceinline__ BlockSetup<Value, Index> block_setup(unsigned char* smem, const HolaParams<Value, Index>& p,
+                                                                int value_slots, int key_slots) {
+  const SmemLayout layout = smem_layout(blockDim.x, sizeof(Value), sizeof(Index), value_slots, key_slots);
+  BlockSetup<Value, Index> b;
+  b.values = reinterpret_cast<Value*>(smem + layout.values);
+  b.keys = reinterpret_cast<Index*>(smem + layout.keys);
+  b.start_row = reinterpret_cast<Index*>(smem + layout.start_row);
+  b.end_mask = reinterpret_cast<unsigned*>(smem + layout.end_mask);
+  b.warp_flag = reinterpret_cast<int*>(smem + layout.warp_flag);
+  b.tid = threadIdx.x;
+  b.lane = b.tid % kWarp;
+  b.warp = b.tid / kWarp;
+  b.range = block_range(p.a.row_ptr, p.a.rows, p.a.nnz, p.block_row_starts, p.nnz_per_block);
+  b.warp_begin = b.warp * kWarp * N;
+  return b;
+}
+
 // True when every nonzero of `row` lies in the block (the first kernel left y[row] alone).
 template <class Index>
 __device__ __forceinline__ bool owned_row(const Index* __restrict__ row_ptr, const BlockRange<Index>& r, Index row) {

@@ -97,17 +97,9 @@ __global__ void __launch_bounds__(MaxBlock)
   constexpr int V = kVectorWidth<Value, Index>;
   extern __shared__ __align__(16) unsigned char smem[];
   const int capacity = Buffered ? 1 << hash_bits : 0;
-  const SmemLayout layout = smem_layout(blockDim.x, sizeof(Value), sizeof(Index), capacity, capacity);
-  Value* sums = reinterpret_cast<Value*>(smem + layout.values);
-  Index* keys = reinterpret_cast<Index*>(smem + layout.keys);
-  Index* start_row = reinterpret_cast<Index*>(smem + layout.start_row);
-  unsigned* end_mask = reinterpret_cast<unsigned*>(smem + layout.end_mask);
-  int* warp_flag = reinterpret_cast<int*>(smem + layout.warp_flag);
-
+  const auto [sums, keys, start_row, end_mask, warp_flag, tid, lane, warp, range, warp_begin] =
+      block_setup<N>(smem, p, capacity, capacity);
   const Index* __restrict__ row_ptr = p.a.row_ptr;
-  const int tid = threadIdx.x, lane = tid % kWarp, warp = tid / kWarp;
-  const BlockRange<Index> range = block_range(row_ptr, p.a.rows, p.a.nnz, p.block_row_starts, p.nnz_per_block);
-  const int warp_begin = warp * kWarp * N;
 
   // Alg. 5: coalesced vector loads of values and column ids.
   Value val[N];

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-namespace spmv::cli {
+namespace spmv::bench {
 
 struct HostBandwidth {
   double gbs = 0;                  // best of the timed copies, 1 GB = 1e9 bytes
@@ -21,4 +21,4 @@ HostBandwidth measure_host_copy_bandwidth(int threads = 0);
 // "AMD EPYC 9654 (96 threads)".
 std::string host_cpu_description(int threads = 0);
 
-}  // namespace spmv::cli
+}  // namespace spmv::bench

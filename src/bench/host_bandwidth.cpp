@@ -13,7 +13,7 @@
 #include <memory>
 #include <set>
 
-namespace spmv::cli {
+namespace spmv::bench {
 namespace {
 
 std::string read_line(const std::filesystem::path& p) {
@@ -111,4 +111,4 @@ std::string host_cpu_description(int threads) {
   return fmt::format("{} ({} threads)", model, threads > 0 ? threads : omp_get_max_threads());
 }
 
-}  // namespace spmv::cli
+}  // namespace spmv::bench

@@ -9,7 +9,7 @@
 
 #include "spmv/algorithm.hpp"
 
-namespace spmv::cli {
+namespace spmv::bench {
 
 inline constexpr std::string_view kByteModelDescription =
     "bytes = nnz*(sizeof value + sizeof index) + (rows+1)*sizeof index + x_len*sizeof value + "
@@ -27,4 +27,4 @@ inline std::uint64_t minimal_bytes(std::int64_t rows, std::int64_t cols, std::in
   return bytes;
 }
 
-}  // namespace spmv::cli
+}  // namespace spmv::bench

@@ -1,4 +1,4 @@
-#include "bench_runner.hpp"
+#include "bench_engine.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,51 @@
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
-namespace spmv::cli {
+namespace spmv::bench {
+
+std::string_view to_string(Precision p) { return p == Precision::F32 ? "f32" : "f64"; }
+
+std::vector<Algorithm> select_algorithms(const std::vector<std::string>& names, Backend backend, Operation op) {
+  const auto offered = backend_algorithms(backend, op);
+  std::vector<Algorithm> chosen;
+  auto add = [&](Algorithm a) {
+    if (std::find(chosen.begin(), chosen.end(), a) == chosen.end()) chosen.push_back(a);
+  };
+  if (names.empty()) {
+    add(Algorithm::Auto);
+    for (Algorithm a : offered)
+      if (is_vendor(a)) add(a);
+  }
+  for (const std::string& name : names) {
+    if (name == "all") {
+      for (Algorithm a : offered) add(a);
+      continue;
+    }
+    const auto a = parse_algorithm(name);
+    if (!a) {
+      std::string valid = "all, auto";
+      for (Algorithm b : all_algorithms()) valid += ", " + std::string(to_string(b));
+      throw InvalidArgument("unknown algorithm '" + name + "'; valid names: " + valid);
+    }
+    add(*a);
+  }
+  std::stable_partition(chosen.begin(), chosen.end(), [](Algorithm a) { return is_vendor(a); });
+  return chosen;
+}
+
+std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed) {
+  std::vector<double> v(n);
+  std::uint64_t state = seed;
+  for (double& x : v) {
+    // splitmix64 (Steele, Lea & Flood 2014): cheap, full-period, identical on every platform.
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    x = static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;  // 53 random bits -> [0, 2) -> [-1, 1)
+  }
+  return v;
+}
 
 bool has_block_size(Backend backend, Algorithm algorithm) {
   return backend == Backend::Cuda && !is_vendor(algorithm);
@@ -239,4 +283,4 @@ std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, con
                 : bench_typed<float, std::int64_t>(a, precision, settings, label, progress);
 }
 
-}  // namespace spmv::cli
+}  // namespace spmv::bench

@@ -1,15 +1,24 @@
 #pragma once
-// The measuring loop of `spmv bench` for one matrix in one precision: build each plan, verify one
-// product against the double-accumulating reference, then time it through Operator::time. The same
-// loop drives every backend; only the Backend value differs.
+// The benchmark engine behind `spmv bench` and spmv.bench() in Python: for one matrix in one
+// precision, build each algorithm's plan, verify one product against the double-accumulating
+// reference, then time it through Operator::time (STYLE.md §12). The same loop drives every backend;
+// only the Backend value differs. The front-ends choose matrices, parse names and write reports.
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "bench_report.hpp"
-#include "cli_common.hpp"
+#include "bench_row.hpp"
+#include "spmv/csr.hpp"
 #include "spmv/operator.hpp"
 
-namespace spmv::cli {
+namespace spmv::bench {
+
+// The matrix the engine takes: double values, 64-bit indices; each precision is converted from it.
+using HostMatrix = CsrMatrix<double, std::int64_t>;
+
+enum class Precision { F32, F64 };
+std::string_view to_string(Precision p);
 
 struct BenchSettings {
   Backend backend = Backend::Cpu;
@@ -26,6 +35,12 @@ struct BenchSettings {
   bool inject_fault = false;  // testing aid: corrupt each verified product, which must then fail
 };
 
+// The algorithm list of a run: no names -> auto plus the backend's vendor baselines; "all" -> every
+// algorithm the backend offers for the operation; other names as parse_algorithm reads them
+// (InvalidArgument naming every valid name otherwise). Vendor baselines come first, so that every
+// later row gets its speed-up over the best of them.
+std::vector<Algorithm> select_algorithms(const std::vector<std::string>& names, Backend backend, Operation op);
+
 // True when an algorithm takes Options::block_size: the CUDA backend's own kernels (cuSPARSE picks
 // its own launch configuration, CPU algorithms have no blocks).
 bool has_block_size(Backend backend, Algorithm algorithm);
@@ -38,9 +53,12 @@ struct Progress {
   int total = 0;
 };
 
+// Deterministic values in [-1, 1) (splitmix64), so runs are reproducible.
+std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed);
+
 // Prints the rows as they complete (vendor rows once all vendors ran, so that the speed-up column is
 // final) and returns them. Never throws for a failing algorithm: such rows carry their status.
 std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, const BenchSettings& settings,
                                    const std::string& label, Progress& progress);
 
-}  // namespace spmv::cli
+}  // namespace spmv::bench
