@@ -1,5 +1,6 @@
 // spmv bench: statistics, verification and timing of every selected algorithm on every matrix, as a
 // table, CSV and JSON (docs/CLI.md, bench/README.md).
+#include <cstdint>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -50,6 +51,7 @@ struct BenchOptions {
   double min_sample_ms = 2.0;
   int threads = 0, block_size = 0, device = 0;
   int hola_sort_columns = -1;
+  std::int64_t expected_applies = 0;
   double bandwidth = 0;
   bool quiet = false;
   bool inject_fault = false;
@@ -166,6 +168,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.options.threads = o.threads;
   settings.options.block_size = o.block_size;
   settings.options.hola_sort_columns = o.hola_sort_columns;
+  settings.options.expected_applies = o.expected_applies;
   settings.options.device = o.device;
   settings.algorithms = select_algorithms(o.algo, backend, op);
   settings.sweep = o.sweep;
@@ -306,6 +309,9 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--expected-applies", o->expected_applies,
+                  "Products the caller will run: lets Auto convert (e.g. the explicit transpose for A^T x) when it is repaid (0: unknown, no conversion)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--hola-sort-columns", o->hola_sort_columns,
                   "Hola: per-thread column sort for x locality (-1: the policy's default, 0: off, 1: on)")
       ->check(CLI::Range(-1, 1));

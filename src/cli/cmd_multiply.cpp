@@ -1,5 +1,6 @@
 // spmv multiply FILE [--x X] [-o Y] [--y0 Y0 --alpha A --beta B] [--transpose] [--algo NAME]
 // [--precision f32|f64] [--backend cpu|cuda|auto]: one product y = alpha*op(A)*x + beta*y0.
+#include <cstdint>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -25,6 +26,7 @@ struct MultiplyOptions {
   std::string backend = "auto";
   int block_size = 0;
   int hola_sort_columns = -1;
+  std::int64_t expected_applies = 0;
   int threads = 0;
   int device = 0;
   bool quiet = false;
@@ -90,6 +92,7 @@ int run_multiply(const MultiplyOptions& o) {
   Options options;
   options.block_size = o.block_size;
   options.hola_sort_columns = o.hola_sort_columns;
+  options.expected_applies = o.expected_applies;
   options.threads = o.threads;
   options.device = o.device;
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
@@ -127,6 +130,9 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_option("--backend", o->backend, "cpu, cuda, or auto (CUDA when a device is present)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
+  sub->add_option("--expected-applies", o->expected_applies,
+                  "Products the caller will run: lets Auto convert when it is repaid (0: unknown, no conversion)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--hola-sort-columns", o->hola_sort_columns,
                   "Hola: per-thread column sort (-1: the policy's default, 0: off, 1: on)")
       ->check(CLI::Range(-1, 1));
