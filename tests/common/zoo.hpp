@@ -232,7 +232,7 @@ inline std::vector<ZooEntry> build() {
   add("distinct_256", [] { return with_distinct_values(random_uniform(600, 600, 6, 121), 256); });
   add("distinct_257", [] { return with_distinct_values(random_uniform(600, 600, 6, 122), 257); }, true);
   add("pattern_ones", [] {  // every value exactly 1: the compressed format stores no values
-    auto a = rmat(10, 8, 123);
+    auto a = random_uniform(700, 700, 7, 123);
     std::fill(a.values.begin(), a.values.end(), 1.0);
     return a;
   });
