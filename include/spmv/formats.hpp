@@ -178,8 +178,8 @@ template <class Value, class Index>
 std::string compressed_csr_summary(const CompressedCsrMatrix<Value, Index>& m);
 
 // --- Conversions -------------------------------------------------------------------------------------
-// Inputs are validated (InvalidArgument on malformed CSR). ELL, ELL-R, HYB, SELL, compressed CSR and COO keep each row's
-// entries in their stored order, so to_csr returns the input itself (canonical or not). DIA holds one
+// Inputs are validated (InvalidArgument on malformed CSR). ELL, ELL-R, HYB, SELL, compressed CSR and COO keep
+// each row's entries in their stored order, so to_csr returns the input itself (canonical or not). DIA holds one
 // value per (row, diagonal): a non-canonical input is canonicalized first (columns sorted, duplicates
 // summed) and to_csr returns that canonical form.
 //

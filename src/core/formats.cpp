@@ -605,12 +605,12 @@ CompressedCsrMatrix<Value, Index> to_compressed_csr(const CsrMatrix<Value, Index
       else
         m.col16[m.col_start[s] + slot] = static_cast<std::uint16_t>(offset);
       const std::size_t at = static_cast<std::size_t>(m.slice_ptr[s] + slot);
-      switch (m.value_mode) {
-        case CompressedValues::Pattern: break;
-        case CompressedValues::Code8: m.code8[at] = static_cast<std::uint8_t>(code_of.at(bits_of(a.values[src]))); break;
-        case CompressedValues::Code16: m.code16[at] = static_cast<std::uint16_t>(code_of.at(bits_of(a.values[src]))); break;
-        case CompressedValues::Raw: m.values[at] = a.values[src]; break;
-      }
+      if (m.value_mode == CompressedValues::Code8)
+        m.code8[at] = static_cast<std::uint8_t>(code_of.at(bits_of(a.values[src])));
+      else if (m.value_mode == CompressedValues::Code16)
+        m.code16[at] = static_cast<std::uint16_t>(code_of.at(bits_of(a.values[src])));
+      else if (m.value_mode == CompressedValues::Raw)
+        m.values[at] = a.values[src];
     }
   }
   return m;

@@ -110,9 +110,10 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
     const long long col_first = __ldg(m.col_start + s);
     const long long base = static_cast<long long>(__ldg(m.col_base + s));
     const int length = format::load_stream(m.row_length + r);
-    const Value sum = __ldg(m.wide + s)
-                          ? compressed_row_sum<kMode>(m, m.col32 + col_first, value_first, base, lanes, lane, length, x)
-                          : compressed_row_sum<kMode>(m, m.col16 + col_first, value_first, base, lanes, lane, length, x);
+    const Value sum =
+        __ldg(m.wide + s)
+            ? compressed_row_sum<kMode>(m, m.col32 + col_first, value_first, base, lanes, lane, length, x)
+            : compressed_row_sum<kMode>(m, m.col16 + col_first, value_first, base, lanes, lane, length, x);
     y[r] = axpby(alpha, sum, beta, y, r);
   }
 }

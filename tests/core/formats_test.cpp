@@ -766,9 +766,10 @@ TEST(CompressedCsr, Refusals) {
   // A slice spanning 2^32 columns or more (64-bit indices only) is refused; 2^32 - 1 is accepted.
   using L = spmv::CsrMatrix<double, std::int64_t>;
   const std::int64_t big = std::int64_t{1} << 33;
-  const L wide_ok = spmv::make_csr<double, std::int64_t>(2, big, {0, 1, 2}, {7, 7 + (std::int64_t{1} << 32) - 1}, {1, 2});
+  const std::int64_t two32 = std::int64_t{1} << 32;
+  const L wide_ok = spmv::make_csr<double, std::int64_t>(2, big, {0, 1, 2}, {7, 7 + two32 - 1}, {1, 2});
   EXPECT_EQ(spmv::to_compressed_csr(wide_ok).col32[1], 0xFFFFFFFFu);
-  const L too_wide = spmv::make_csr<double, std::int64_t>(2, big, {0, 1, 2}, {7, 7 + (std::int64_t{1} << 32)}, {1, 2});
+  const L too_wide = spmv::make_csr<double, std::int64_t>(2, big, {0, 1, 2}, {7, 7 + two32}, {1, 2});
   EXPECT_THROW(spmv::to_compressed_csr(too_wide), spmv::Unsupported);
   // Malformed input and malformed formats.
   auto bad = small();
