@@ -40,6 +40,7 @@ enum class Algorithm {
   Dia,
   Hyb,
   Sell,  // SELL-C-sigma
+  CompressedCsr,  // 32-row slices, 16-bit column offsets, value table / codes (formats.hpp)
   // Vendor libraries, offered for comparison (never chosen by Auto)
   CusparseCsrAlg1,  // cusparseSpMV CUSPARSE_SPMV_CSR_ALG1
   CusparseCsrAlg2,  // cusparseSpMV CUSPARSE_SPMV_CSR_ALG2 (deterministic)

@@ -12,10 +12,11 @@
 // and value 0, and always follow a row's stored entries. DIA, which has no column array, keeps a
 // bitmask of stored slots.
 //
-// Padded formats (ELL, ELL-R, DIA, the ELL part of HYB, SELL) refuse with spmv::Unsupported, before
+// Padded formats (ELL, ELL-R, DIA, the ELL part of HYB, SELL, compressed CSR) refuse with spmv::Unsupported, before
 // allocating, when they would store more than max_padding * nnz + kPaddingSlack slots.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "spmv/csr.hpp"
@@ -110,9 +111,75 @@ struct SellMatrix {
   std::int64_t num_slices() const { return static_cast<std::int64_t>(slice_width.size()); }
 };
 
+// Compressed CSR (Algorithm::CompressedCsr): an exact format that reads fewer bytes per nonzero than CSR
+// (value + 32-bit column). Rows are cut into slices of kCompressedSliceRows = 32 consecutive rows (one warp
+// on the GPU, a thread per row; no sorting, so y is written in row order); a slice of `lanes` rows (32, or
+// what is left for the last slice) padded to its longest row `width` is stored column-major: entry k of lane
+// l at slot slice_ptr[s] + k * lanes + l (compressed_slot). Kernels loop to each row's own length, so padding
+// slots (column offset 0, code 0) are never read and cannot leak Inf / NaN from x.
+// - Row lengths: uint16 (a row above kCompressedMaxRowLength entries is refused with Unsupported); no row
+//   pointer: a slice's start is slice_ptr (int64, one per 32 rows).
+// - Columns: per slice a base (the slice's smallest column) and offsets from it, uint16 when the slice's
+//   span max - min < 2^16 ("narrow"), else uint32 ("wide"; a span >= 2^32 is refused). Narrow and wide
+//   slices keep their offsets in col16 / col32 at col_start[s] with the same slot layout.
+// - Values, chosen at conversion by bit-exact comparison of the value bits: Pattern when every value is
+//   exactly 1.0 (nothing stored: an empty matrix counts as one), Code8 (<= 256 distinct values: table +
+//   uint8 codes), Code16 (<= 65536 distinct: table + uint16 codes), else Raw values. The table holds the
+//   distinct values in order of first appearance, so the round trip is bit-exact (-0.0, NaN payloads too).
+// - Refused like the padded formats (Options.max_padding, kPaddingSlack) when the slots exceed the rule.
+inline constexpr int kCompressedSliceRows = 32;
+inline constexpr std::int64_t kCompressedMaxRowLength = 65535;      // uint16 row length
+inline constexpr std::int64_t kCompressedNarrowSpan = 65536;        // narrow slice: max - min < 2^16
+inline constexpr std::int64_t kCompressedWideSpan = 4294967296LL;   // wide slice: max - min < 2^32
+inline constexpr std::size_t kCompressedMaxCode8 = 256;             // distinct values for uint8 codes
+inline constexpr std::size_t kCompressedMaxCode16 = 65536;          // distinct values for uint16 codes
+
+enum class CompressedValues : std::uint8_t { Pattern, Code8, Code16, Raw };
+
+// Rows held by slice s (32, or fewer for the last slice): the stride of its column-major layout.
+constexpr std::int64_t compressed_slice_lanes(std::int64_t rows, std::int64_t slice) {
+  const std::int64_t left = rows - slice * kCompressedSliceRows;
+  return left < kCompressedSliceRows ? left : kCompressedSliceRows;
+}
+// Slot of entry k of lane `lane` relative to the slice's first slot; shared by the conversion, the CPU
+// kernel and the CUDA kernel (constexpr: callable from device code with --expt-relaxed-constexpr).
+constexpr std::int64_t compressed_slot(std::int64_t k, std::int64_t lanes, std::int64_t lane) {
+  return k * lanes + lane;
+}
+
+template <class Value, class Index>
+struct CompressedCsrMatrix {
+  using value_type = Value;
+  using index_type = Index;
+  Index rows = 0;
+  Index cols = 0;
+  CompressedValues value_mode = CompressedValues::Pattern;
+  std::vector<std::uint16_t> row_length;   // rows entries
+  // num_slices + 1: slice s holds lanes(s) * width(s) slots in [slice_ptr[s], slice_ptr[s + 1]) of the
+  // code / value arrays (width = (slice_ptr[s + 1] - slice_ptr[s]) / lanes).
+  std::vector<std::int64_t> slice_ptr{0};
+  std::vector<std::int64_t> col_start;     // num_slices: first slot of slice s in col16 (narrow) or col32 (wide)
+  std::vector<Index> col_base;             // num_slices: smallest column of the slice (0 for an empty slice)
+  std::vector<std::uint8_t> wide;          // num_slices: 1 = offsets in col32, 0 = in col16
+  std::vector<std::uint16_t> col16;        // column - col_base, narrow slices; padding holds 0
+  std::vector<std::uint32_t> col32;        // column - col_base, wide slices; padding holds 0
+  std::vector<Value> table;                // Code8 / Code16: the distinct values
+  std::vector<std::uint8_t> code8;         // Code8: index into table per slot; padding holds 0
+  std::vector<std::uint16_t> code16;       // Code16: likewise
+  std::vector<Value> values;               // Raw: the value per slot; padding holds 0
+
+  std::int64_t num_slices() const { return static_cast<std::int64_t>(col_start.size()); }
+  std::int64_t slots() const { return slice_ptr.back(); }
+};
+
+// A short description of the widths a conversion chose, used as (part of) both backends' policy string:
+// "slices=S cols=16bit(97% slices) values=u8 table(5) slots=N".
+template <class Value, class Index>
+std::string compressed_csr_summary(const CompressedCsrMatrix<Value, Index>& m);
+
 // --- Conversions -------------------------------------------------------------------------------------
-// Inputs are validated (InvalidArgument on malformed CSR). ELL, ELL-R, HYB, SELL and COO keep each row's
-// entries in their stored order, so to_csr returns the input itself (canonical or not). DIA holds one
+// Inputs are validated (InvalidArgument on malformed CSR). ELL, ELL-R, HYB, SELL, compressed CSR and COO keep
+// each row's entries in their stored order, so to_csr returns the input itself (canonical or not). DIA holds one
 // value per (row, diagonal): a non-canonical input is canonicalized first (columns sorted, duplicates
 // summed) and to_csr returns that canonical form.
 //
@@ -130,6 +197,8 @@ template <class Value, class Index>
 HybMatrix<Value, Index> to_hyb(const CsrMatrix<Value, Index>& a, const Options& options = {});
 template <class Value, class Index>
 SellMatrix<Value, Index> to_sell(const CsrMatrix<Value, Index>& a, const Options& options = {});
+template <class Value, class Index>
+CompressedCsrMatrix<Value, Index> to_compressed_csr(const CsrMatrix<Value, Index>& a, const Options& options = {});
 
 // The SELL slice height and sorting window `options` asks for (0: the defaults above), validated
 // (InvalidArgument): the one rule both backends apply.
@@ -146,6 +215,8 @@ template <class Value, class Index>
 CsrMatrix<Value, Index> to_csr(const HybMatrix<Value, Index>& m);
 template <class Value, class Index>
 CsrMatrix<Value, Index> to_csr(const SellMatrix<Value, Index>& m);
+template <class Value, class Index>
+CsrMatrix<Value, Index> to_csr(const CompressedCsrMatrix<Value, Index>& m);
 
 // The HYB ELL width chosen by the Bell & Garland rule for this matrix: the largest K such that at least
 // max(4096, rows / 3) rows hold K or more entries (0 when no K qualifies).
@@ -165,5 +236,7 @@ template <class Value, class Index>
 std::size_t storage_bytes(const HybMatrix<Value, Index>& m);
 template <class Value, class Index>
 std::size_t storage_bytes(const SellMatrix<Value, Index>& m);
+template <class Value, class Index>
+std::size_t storage_bytes(const CompressedCsrMatrix<Value, Index>& m);
 
 }  // namespace spmv

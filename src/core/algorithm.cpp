@@ -8,7 +8,7 @@
 namespace spmv {
 namespace {
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 27> kNames{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 28> kNames{{
     {Algorithm::Auto, "auto"},
     {Algorithm::Reference, "reference"},
     {Algorithm::RowLoop, "row-loop"},
@@ -32,6 +32,7 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 27> kNames{{
     {Algorithm::Dia, "dia"},
     {Algorithm::Hyb, "hyb"},
     {Algorithm::Sell, "sell"},
+    {Algorithm::CompressedCsr, "compressed-csr"},
     {Algorithm::CusparseCsrAlg1, "cusparse-csr-alg1"},
     {Algorithm::CusparseCsrAlg2, "cusparse-csr-alg2"},
     {Algorithm::CusparseCooAlg1, "cusparse-coo-alg1"},

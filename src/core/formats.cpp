@@ -1,12 +1,15 @@
-// CSR <-> ELL, ELL-R, DIA, HYB, SELL-C-sigma. Every conversion decides its size (and refuses excessive
-// padding) before allocating, then fills the arrays in one pass over the CSR input.
+// CSR <-> ELL, ELL-R, DIA, HYB, SELL-C-sigma, compressed CSR. Every conversion decides its size (and refuses
+// excessive padding) before allocating, then fills the arrays in one pass over the CSR input.
 #include "spmv/formats.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <string>
+#include <type_traits>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "spmv/error.hpp"
@@ -487,6 +490,213 @@ CsrMatrix<Value, Index> to_csr(const SellMatrix<Value, Index>& m) {
   return a;
 }
 
+// --- Compressed CSR ----------------------------------------------------------------------------------
+
+namespace {
+
+// The value bits as an unsigned integer: the distinct-value test is bit-exact (-0.0 != 0.0, NaN payloads
+// kept), never a floating-point compare.
+template <class Value>
+using ValueBits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
+
+template <class Value>
+ValueBits<Value> bits_of(Value v) {
+  return std::bit_cast<ValueBits<Value>>(v);
+}
+
+// Chooses the value encoding and fills `table` (Code8 / Code16): the distinct values in order of first
+// appearance, counted only up to kCompressedMaxCode16 + 1 so that a matrix of unique values stops early.
+template <class Value, class Index>
+CompressedValues choose_value_mode(const CsrMatrix<Value, Index>& a, std::vector<Value>& table,
+                                   std::unordered_map<ValueBits<Value>, std::uint32_t>& code_of) {
+  const auto one = bits_of(Value{1});
+  if (std::all_of(a.values.begin(), a.values.end(), [&](Value v) { return bits_of(v) == one; }))
+    return CompressedValues::Pattern;
+  for (Value v : a.values) {
+    const auto [it, inserted] = code_of.try_emplace(bits_of(v), static_cast<std::uint32_t>(table.size()));
+    if (!inserted) continue;
+    table.push_back(v);
+    if (table.size() > kCompressedMaxCode16) {
+      table.clear();
+      code_of.clear();
+      return CompressedValues::Raw;
+    }
+  }
+  return table.size() <= kCompressedMaxCode8 ? CompressedValues::Code8 : CompressedValues::Code16;
+}
+
+}  // namespace
+
+template <class Value, class Index>
+CompressedCsrMatrix<Value, Index> to_compressed_csr(const CsrMatrix<Value, Index>& a, const Options& options) {
+  validate(a);
+  const std::int64_t rows = a.rows;
+  const std::int64_t num_slices = (rows + kCompressedSliceRows - 1) / kCompressedSliceRows;
+  auto length = [&](std::int64_t r) { return static_cast<std::int64_t>(a.row_ptr[r + 1] - a.row_ptr[r]); };
+
+  // Sizes first (row lengths, slice widths, the padding rule), then allocation.
+  CompressedCsrMatrix<Value, Index> m;
+  m.rows = a.rows;
+  m.cols = a.cols;
+  m.slice_ptr.assign(static_cast<std::size_t>(num_slices) + 1, 0);
+  for (std::int64_t s = 0; s < num_slices; ++s) {
+    const std::int64_t lanes = compressed_slice_lanes(rows, s);
+    std::int64_t width = 0;
+    for (std::int64_t r = s * kCompressedSliceRows; r < s * kCompressedSliceRows + lanes; ++r) {
+      if (length(r) > kCompressedMaxRowLength)
+        throw Unsupported("compressed-csr: row " + std::to_string(r) + " holds " + std::to_string(length(r)) +
+                          " entries, more than the " + std::to_string(kCompressedMaxRowLength) +
+                          " a 16-bit row length holds; use csr-vector, merge-path or hola");
+      width = std::max(width, length(r));
+    }
+    m.slice_ptr[s + 1] = m.slice_ptr[s] + lanes * width;
+  }
+  check_padding("compressed-csr", static_cast<long double>(m.slice_ptr[num_slices]), a.nnz(), options,
+                "sell, csr-vector or hola");
+
+  // Per slice: base column and offset width.
+  m.col_start.resize(static_cast<std::size_t>(num_slices));
+  m.col_base.resize(static_cast<std::size_t>(num_slices));
+  m.wide.resize(static_cast<std::size_t>(num_slices));
+  std::int64_t narrow_slots = 0, wide_slots = 0;
+  for (std::int64_t s = 0; s < num_slices; ++s) {
+    const std::int64_t first_row = s * kCompressedSliceRows;
+    const std::int64_t end_row = first_row + compressed_slice_lanes(rows, s);
+    std::int64_t lo = 0, hi = 0;
+    if (a.row_ptr[end_row] > a.row_ptr[first_row]) {
+      const auto [min_it, max_it] =
+          std::minmax_element(a.col_idx.begin() + a.row_ptr[first_row], a.col_idx.begin() + a.row_ptr[end_row]);
+      lo = *min_it;
+      hi = *max_it;
+    }
+    if (hi - lo >= kCompressedWideSpan)
+      throw Unsupported("compressed-csr: rows " + std::to_string(first_row) + ".." + std::to_string(end_row - 1) +
+                        " span " + std::to_string(hi - lo + 1) + " columns, more than 32-bit offsets reach; use sell, "
+                        "csr-vector or hola");
+    m.col_base[s] = static_cast<Index>(lo);
+    m.wide[s] = hi - lo >= kCompressedNarrowSpan ? 1 : 0;
+    const std::int64_t slots = m.slice_ptr[s + 1] - m.slice_ptr[s];
+    std::int64_t& cursor = m.wide[s] ? wide_slots : narrow_slots;
+    m.col_start[s] = cursor;
+    cursor += slots;
+  }
+  m.col16.assign(static_cast<std::size_t>(narrow_slots), 0);
+  m.col32.assign(static_cast<std::size_t>(wide_slots), 0);
+
+  std::unordered_map<ValueBits<Value>, std::uint32_t> code_of;
+  m.value_mode = choose_value_mode(a, m.table, code_of);
+  const auto total = static_cast<std::size_t>(m.slots());
+  if (m.value_mode == CompressedValues::Code8) m.code8.assign(total, 0);
+  if (m.value_mode == CompressedValues::Code16) m.code16.assign(total, 0);
+  if (m.value_mode == CompressedValues::Raw) m.values.assign(total, Value{0});
+
+  m.row_length.resize(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t s = r / kCompressedSliceRows;
+    const std::int64_t lanes = compressed_slice_lanes(rows, s);
+    const std::int64_t lane = r % kCompressedSliceRows;
+    m.row_length[r] = static_cast<std::uint16_t>(length(r));
+    for (std::int64_t k = 0; k < length(r); ++k) {
+      const std::int64_t src = a.row_ptr[r] + k;
+      const std::int64_t slot = compressed_slot(k, lanes, lane);
+      const std::int64_t offset = static_cast<std::int64_t>(a.col_idx[src]) - m.col_base[s];
+      if (m.wide[s])
+        m.col32[m.col_start[s] + slot] = static_cast<std::uint32_t>(offset);
+      else
+        m.col16[m.col_start[s] + slot] = static_cast<std::uint16_t>(offset);
+      const std::size_t at = static_cast<std::size_t>(m.slice_ptr[s] + slot);
+      if (m.value_mode == CompressedValues::Code8)
+        m.code8[at] = static_cast<std::uint8_t>(code_of.at(bits_of(a.values[src])));
+      else if (m.value_mode == CompressedValues::Code16)
+        m.code16[at] = static_cast<std::uint16_t>(code_of.at(bits_of(a.values[src])));
+      else if (m.value_mode == CompressedValues::Raw)
+        m.values[at] = a.values[src];
+    }
+  }
+  return m;
+}
+
+template <class Value, class Index>
+CsrMatrix<Value, Index> to_csr(const CompressedCsrMatrix<Value, Index>& m) {
+  if (m.rows < 0 || m.cols < 0) throw InvalidArgument("compressed-csr: negative size");
+  const std::int64_t rows = m.rows;
+  const std::int64_t num_slices = (rows + kCompressedSliceRows - 1) / kCompressedSliceRows;
+  if (static_cast<std::int64_t>(m.row_length.size()) != rows || m.num_slices() != num_slices ||
+      static_cast<std::int64_t>(m.slice_ptr.size()) != num_slices + 1 ||
+      static_cast<std::int64_t>(m.col_base.size()) != num_slices ||
+      static_cast<std::int64_t>(m.wide.size()) != num_slices)
+    throw InvalidArgument("compressed-csr: row_length / slice_ptr / col_start / col_base / wide do not hold rows / "
+                          "slices + 1 / slices / slices / slices entries");
+  if (m.slice_ptr[0] != 0) throw InvalidArgument("compressed-csr: slice_ptr[0] is not 0");
+  const auto total = static_cast<std::size_t>(m.slots());
+  const bool values_ok =
+      m.value_mode == CompressedValues::Pattern ? m.values.empty() && m.code8.empty() && m.code16.empty()
+      : m.value_mode == CompressedValues::Code8  ? m.code8.size() == total && m.table.size() <= kCompressedMaxCode8
+      : m.value_mode == CompressedValues::Code16 ? m.code16.size() == total && m.table.size() <= kCompressedMaxCode16
+                                                 : m.values.size() == total;
+  if (!values_ok) throw InvalidArgument("compressed-csr: the value arrays do not match the value mode");
+  std::vector<std::int64_t> length(static_cast<std::size_t>(rows));
+  for (std::int64_t s = 0; s < num_slices; ++s) {
+    const std::int64_t lanes = compressed_slice_lanes(rows, s);
+    const std::int64_t slots = m.slice_ptr[s + 1] - m.slice_ptr[s];
+    if (slots < 0 || slots % lanes != 0)
+      throw InvalidArgument("compressed-csr: slice " + std::to_string(s) + " does not hold lanes * width slots");
+    const std::size_t column_slots = m.wide[s] ? m.col32.size() : m.col16.size();
+    if (m.col_start[s] < 0 || static_cast<std::size_t>(m.col_start[s] + slots) > column_slots)
+      throw InvalidArgument("compressed-csr: slice " + std::to_string(s) + "'s columns lie outside its column array");
+    for (std::int64_t lane = 0; lane < lanes; ++lane) {
+      const std::int64_t r = s * kCompressedSliceRows + lane;
+      length[r] = m.row_length[r];
+      if (length[r] > slots / lanes)
+        throw InvalidArgument("compressed-csr: row " + std::to_string(r) + " is longer than its slice");
+    }
+  }
+  auto a = csr_shell<Value, Index>(m.rows, m.cols, length);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t s = r / kCompressedSliceRows;
+    const std::int64_t lanes = compressed_slice_lanes(rows, s);
+    for (std::int64_t k = 0; k < length[r]; ++k) {
+      const std::int64_t slot = compressed_slot(k, lanes, r % kCompressedSliceRows);
+      const std::int64_t col = static_cast<std::int64_t>(m.col_base[s]) +
+                               (m.wide[s] ? std::int64_t{m.col32[m.col_start[s] + slot]}
+                                          : std::int64_t{m.col16[m.col_start[s] + slot]});
+      if (col < 0 || col >= m.cols)
+        throw InvalidArgument("compressed-csr: column " + std::to_string(col) + " of row " + std::to_string(r) +
+                              " is outside [0, " + std::to_string(m.cols) + ")");
+      const std::size_t at = static_cast<std::size_t>(m.slice_ptr[s] + slot);
+      Value v{1};
+      if (m.value_mode == CompressedValues::Code8 || m.value_mode == CompressedValues::Code16) {
+        const std::size_t code = m.value_mode == CompressedValues::Code8 ? m.code8[at] : m.code16[at];
+        if (code >= m.table.size())
+          throw InvalidArgument("compressed-csr: code " + std::to_string(code) + " of row " + std::to_string(r) +
+                                " is outside the value table of " + std::to_string(m.table.size()));
+        v = m.table[code];
+      } else if (m.value_mode == CompressedValues::Raw) {
+        v = m.values[at];
+      }
+      a.col_idx[a.row_ptr[r] + k] = static_cast<Index>(col);
+      a.values[a.row_ptr[r] + k] = v;
+    }
+  }
+  return a;
+}
+
+template <class Value, class Index>
+std::string compressed_csr_summary(const CompressedCsrMatrix<Value, Index>& m) {
+  const std::int64_t slices = m.num_slices();
+  const std::int64_t narrow = slices - std::count(m.wide.begin(), m.wide.end(), std::uint8_t{1});
+  const int percent = slices > 0 ? static_cast<int>(100 * narrow / slices) : 100;
+  std::string values;
+  switch (m.value_mode) {
+    case CompressedValues::Pattern: values = "none(pattern)"; break;
+    case CompressedValues::Code8: values = "u8 table(" + std::to_string(m.table.size()) + ")"; break;
+    case CompressedValues::Code16: values = "u16 table(" + std::to_string(m.table.size()) + ")"; break;
+    case CompressedValues::Raw: values = "raw"; break;
+  }
+  return "slices=" + std::to_string(slices) + " cols=16bit(" + std::to_string(percent) + "% slices) values=" + values +
+         " slots=" + std::to_string(m.slots());
+}
+
 // --- storage -----------------------------------------------------------------------------------------
 
 template <class Value, class Index>
@@ -513,6 +723,11 @@ template <class Value, class Index>
 std::size_t storage_bytes(const SellMatrix<Value, Index>& m) {
   return bytes(m.perm) + bytes(m.slice_width) + bytes(m.slice_ptr) + bytes(m.col_idx) + bytes(m.values);
 }
+template <class Value, class Index>
+std::size_t storage_bytes(const CompressedCsrMatrix<Value, Index>& m) {
+  return bytes(m.row_length) + bytes(m.slice_ptr) + bytes(m.col_start) + bytes(m.col_base) + bytes(m.wide) +
+         bytes(m.col16) + bytes(m.col32) + bytes(m.table) + bytes(m.code8) + bytes(m.code16) + bytes(m.values);
+}
 
 #define SPMV_INSTANTIATE_FORMATS(V, I)                                          \
   template EllMatrix<V, I> to_ell(const CsrMatrix<V, I>&, const Options&);     \
@@ -520,6 +735,10 @@ std::size_t storage_bytes(const SellMatrix<Value, Index>& m) {
   template DiaMatrix<V, I> to_dia(const CsrMatrix<V, I>&, const Options&);     \
   template HybMatrix<V, I> to_hyb(const CsrMatrix<V, I>&, const Options&);     \
   template SellMatrix<V, I> to_sell(const CsrMatrix<V, I>&, const Options&);   \
+  template CompressedCsrMatrix<V, I> to_compressed_csr(const CsrMatrix<V, I>&, const Options&); \
+  template CsrMatrix<V, I> to_csr(const CompressedCsrMatrix<V, I>&);           \
+  template std::string compressed_csr_summary(const CompressedCsrMatrix<V, I>&); \
+  template std::size_t storage_bytes(const CompressedCsrMatrix<V, I>&);        \
   template CsrMatrix<V, I> to_csr(const EllMatrix<V, I>&);                     \
   template CsrMatrix<V, I> to_csr(const EllRMatrix<V, I>&);                    \
   template CsrMatrix<V, I> to_csr(const DiaMatrix<V, I>&);                     \

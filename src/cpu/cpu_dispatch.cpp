@@ -29,7 +29,7 @@ constexpr std::int64_t kAutoSequentialMaxNnz = 16384;
 constexpr Algorithm kCpuAlgorithms[] = {
     Algorithm::Reference, Algorithm::RowLoop, Algorithm::ColumnChunked, Algorithm::MergeParallel,
     Algorithm::Coo,       Algorithm::Ell,     Algorithm::EllR,          Algorithm::EllRVector,
-    Algorithm::Dia,       Algorithm::Hyb,     Algorithm::Sell,
+    Algorithm::Dia,       Algorithm::Hyb,     Algorithm::Sell,          Algorithm::CompressedCsr,
 #ifdef SPMV_HAS_EIGEN
     Algorithm::Eigen,
 #endif

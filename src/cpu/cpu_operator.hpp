@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "spmv/formats.hpp"
 #include "spmv/operator.hpp"
 
 namespace spmv::detail {
@@ -22,10 +23,15 @@ std::unique_ptr<Operator<Value, Index>> wrap_cpu_kernel(CpuKernel<Value, Index> 
                                                         Operation op, Index rows, Index cols, double setup_ms);
 
 // Implemented with the format conversions (src/cpu/format_kernels.cpp): the CPU operator of a
-// format-backed algorithm (Coo, Ell, EllR, EllRVector, Dia, Hyb, Sell), converting once here.
+// format-backed algorithm (Coo, Ell, EllR, EllRVector, Dia, Hyb, Sell, CompressedCsr), converting once here.
 template <class Value, class Index>
 CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
                                                Operation op, const Options& options);
+
+// Implemented in src/cpu/compressed_csr.cpp: the compressed CSR loops (alpha != 0; beta == 0 never reads y).
+template <class Value, class Index>
+void compressed_csr_apply(const CompressedCsrMatrix<Value, Index>& m, Operation op, Value alpha, const Value* x,
+                          Value beta, Value* y);
 
 #ifdef SPMV_HAS_EIGEN
 // Implemented in src/cpu/eigen_baseline.cpp (compiled only with Eigen): the vendor baseline.

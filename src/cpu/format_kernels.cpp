@@ -231,9 +231,15 @@ CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a,
                                  " slots=" + std::to_string(m.slice_ptr.back());
       return make_kernel<Value, Index>(std::move(m), op, y_size, sell_apply<Value, Index>, policy);
     }
+    case Algorithm::CompressedCsr: {
+      auto m = to_compressed_csr(a, options);
+      const std::string policy = "compressed-csr " + compressed_csr_summary(m) +
+                                 (op == Operation::Transpose ? " (transpose: sequential scatter)" : "");
+      return make_kernel<Value, Index>(std::move(m), op, y_size, compressed_csr_apply<Value, Index>, policy);
+    }
     default:
       throw InvalidArgument("make_cpu_format_kernel: " + std::string(to_string(algorithm)) +
-                            " is not a format algorithm (coo, ell, ellr, ellr-vector, dia, hyb, sell)");
+                            " is not a format algorithm (coo, ell, ellr, ellr-vector, dia, hyb, sell, compressed-csr)");
   }
 }
 

@@ -26,7 +26,7 @@ struct Entry {
 
 // One line per algorithm (STYLE.md §1).
 template <class Value, class Index>
-constexpr std::array<Entry<Value, Index>, 21> kTable{{
+constexpr std::array<Entry<Value, Index>, 22> kTable{{
     {Algorithm::CsrScalar, make_csr_scalar<Value, Index>},
     {Algorithm::CsrVector, make_csr_vector<Value, Index>},
     {Algorithm::CsrCoop, make_csr_coop<Value, Index>},
@@ -45,6 +45,7 @@ constexpr std::array<Entry<Value, Index>, 21> kTable{{
     {Algorithm::Dia, make_dia<Value, Index>},
     {Algorithm::Hyb, make_hyb<Value, Index>},
     {Algorithm::Sell, make_sell<Value, Index>},
+    {Algorithm::CompressedCsr, make_compressed_csr<Value, Index>},
     {Algorithm::CusparseCsrAlg1, make_cusparse_csr_alg1<Value, Index>},
     {Algorithm::CusparseCsrAlg2, make_cusparse_csr_alg2<Value, Index>},
     {Algorithm::CusparseCooAlg1, make_cusparse_coo_alg1<Value, Index>},
@@ -54,8 +55,8 @@ constexpr std::array kNonTranspose{
     Algorithm::CsrScalar, Algorithm::CsrVector, Algorithm::CsrCoop, Algorithm::CsrAdaptive,
     Algorithm::Pcsr,      Algorithm::LightSpmv, Algorithm::MergePath, Algorithm::Hola,
     Algorithm::Coo,       Algorithm::Ell,       Algorithm::EllR,      Algorithm::EllRVector,
-    Algorithm::Dia,       Algorithm::Hyb,       Algorithm::Sell,      Algorithm::CusparseCsrAlg1,
-    Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};
+    Algorithm::Dia,       Algorithm::Hyb,       Algorithm::Sell,      Algorithm::CompressedCsr,
+    Algorithm::CusparseCsrAlg1, Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};
 constexpr std::array kTranspose{Algorithm::Hola,          Algorithm::HolaBuffered,    Algorithm::TransposeAtomic,
                                 Algorithm::CsrVector,     Algorithm::ExplicitTranspose, Algorithm::CusparseCsrAlg1,
                                 Algorithm::CusparseCooAlg1};

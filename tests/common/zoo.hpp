@@ -117,6 +117,50 @@ inline ZooMatrix wide_range(ZooMatrix a, std::uint64_t seed) {
   return a;
 }
 
+// Every value replaced by one of `distinct` exact values (multiples of 2^-6 in [-2, 2), exact in float
+// too), cycling, so the matrix holds exactly `distinct` different values when it has that many entries.
+inline ZooMatrix with_distinct_values(ZooMatrix a, std::int64_t distinct) {
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    a.values[k] = static_cast<double>(static_cast<std::int64_t>(k) % distinct) * 0.015625 - 2.0;
+  return a;
+}
+
+// 96 x 140000 for the compressed format's per-slice column offsets (slices of 32 rows): rows 0-31 hold
+// columns r and 70000 + r (the slice straddles 2^16: 32-bit offsets), rows 32-63 span exactly 65535
+// columns from 1000 (the widest 16-bit slice), rows 64-95 span exactly 65536 from 5000 (the narrowest
+// 32-bit one); random extra columns inside each span.
+inline ZooMatrix straddle_2p16() {
+  SplitMix64 rng(117);
+  std::vector<std::vector<std::pair<std::int64_t, double>>> rows(96);
+  const std::int64_t lo[3] = {0, 1000, 5000}, span[3] = {70032, 65536, 65537};
+  for (std::int64_t r = 0; r < 96; ++r) {
+    const std::int64_t s = r / 32;
+    if (s == 0) {
+      rows[r].emplace_back(r, rng.symmetric());
+      rows[r].emplace_back(70000 + r, rng.symmetric());
+    }
+    for (std::int64_t k = static_cast<std::int64_t>(rng.below(4)); k > 0; --k)
+      rows[r].emplace_back(lo[s] + static_cast<std::int64_t>(rng.below(span[s])), rng.symmetric());
+  }
+  rows[40].emplace_back(1000, rng.symmetric());          // the span's ends, in different rows
+  rows[41].emplace_back(1000 + 65535, rng.symmetric());
+  rows[70].emplace_back(5000 + 65536, rng.symmetric());
+  rows[70].emplace_back(5000, rng.symmetric());
+  return from_rows(140000, rows);
+}
+
+// 3 x 100000: row 1 holds 65535 entries (the compressed format's 16-bit row-length limit) in one slice
+// with two rows of 20000; columns scattered (k * 7919 mod 100000, distinct, unsorted).
+inline ZooMatrix huge_row_slice() {
+  SplitMix64 rng(118);
+  std::vector<std::vector<std::pair<std::int64_t, double>>> rows(3);
+  for (std::int64_t r = 0; r < 3; ++r) {
+    const std::int64_t n = r == 1 ? 65535 : 20000;
+    for (std::int64_t k = 0; k < n; ++k) rows[r].emplace_back((k * 7919 + r) % 100000, rng.symmetric());
+  }
+  return from_rows(100000, rows);
+}
+
 inline std::string sanitize(std::string s) {
   for (auto& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -180,6 +224,18 @@ inline std::vector<ZooEntry> build() {
   add("mostly_empty", [] { return mostly_empty(5000, 5000, 0.02, 10, 114); });
   add("dense_rows", [] { return dense_rows(3000, 3, 0.6, 4, 115); });
   add("long_rows", [] { return long_rows(3000, 6000, 10, 3000, 5, 116); });
+  // The compressed CSR format's boundaries (columns per 32-row slice, row length, value encodings).
+  add("straddle_2p16", [] { return straddle_2p16(); }, true);
+  add("huge_row_slice", [] { return huge_row_slice(); });
+  add("all_equal_values", [] { return with_distinct_values(random_uniform(500, 500, 8, 119), 1); });
+  add("distinct_255", [] { return with_distinct_values(random_uniform(600, 600, 6, 120), 255); }, true);
+  add("distinct_256", [] { return with_distinct_values(random_uniform(600, 600, 6, 121), 256); });
+  add("distinct_257", [] { return with_distinct_values(random_uniform(600, 600, 6, 122), 257); }, true);
+  add("pattern_ones", [] {  // every value exactly 1: the compressed format stores no values
+    auto a = random_uniform(700, 700, 7, 123);
+    std::fill(a.values.begin(), a.values.end(), 1.0);
+    return a;
+  });
   // Every shared SuiteSparse file (duplicates summed, symmetric storage expanded by read_csr).
   for (const auto& path : shared_matrix_files()) {
     std::string stem = path.filename().string();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/zoo.hpp"
 #include "cpu/cpu_operator.hpp"  // make_cpu_format_kernel (private to the library)
 #include "spmv/csr.hpp"
 #include "spmv/error.hpp"
@@ -114,6 +115,25 @@ long double sell_slots(const spmv::CsrMatrix<V, I>& a, int c, int sigma) {
   long double slots = 0;
   for (std::size_t s = 0; s < l.size(); s += c) slots += static_cast<long double>(c) * l[s];
   return slots;
+}
+
+// Compressed CSR: slices of 32 consecutive rows (the last one shorter), each padded to its longest row.
+template <class V, class I>
+long double ccsr_slots(const spmv::CsrMatrix<V, I>& a) {
+  const auto l = lengths(a);
+  long double slots = 0;
+  for (std::size_t s = 0; s < l.size(); s += 32) {
+    const std::size_t end = std::min(l.size(), s + 32);
+    slots += static_cast<long double>(end - s) * *std::max_element(l.begin() + s, l.begin() + end);
+  }
+  return slots;
+}
+
+template <class V, class I>
+bool ccsr_refused(const spmv::CsrMatrix<V, I>& a) {
+  const auto l = lengths(a);
+  return over_limit(ccsr_slots(a), a.nnz()) ||
+         std::any_of(l.begin(), l.end(), [](std::int64_t n) { return n > spmv::kCompressedMaxRowLength; });
 }
 
 // An explicit HYB width above the longest row is lowered to it.
@@ -340,6 +360,11 @@ TYPED_TEST(FormatsTyped, RoundTripsAreExact) {
         EXPECT_TRUE(bit_equal(spmv::to_csr(s), a));
       });
     }
+    round_trip("compressed-csr", ccsr_refused(a), [&] {
+      const auto m = spmv::to_compressed_csr(a, o);
+      EXPECT_EQ(m.slots(), static_cast<std::int64_t>(ccsr_slots(a)));
+      EXPECT_TRUE(bit_equal(spmv::to_csr(m), a));
+    });
     for (int width : {0, 1, 3}) {
       Options ho;
       ho.hyb_ell_width = width;
@@ -452,7 +477,8 @@ TEST(Formats, MalformedInputsAreRejected) {
 // --- CPU format kernels ---
 
 constexpr Algorithm kFormatAlgorithms[] = {Algorithm::Coo, Algorithm::Ell, Algorithm::EllR, Algorithm::EllRVector,
-                                           Algorithm::Dia, Algorithm::Hyb, Algorithm::Sell};
+                                           Algorithm::Dia, Algorithm::Hyb, Algorithm::Sell,
+                                           Algorithm::CompressedCsr};
 
 template <class V, class I>
 bool predicted_refusal(const spmv::CsrMatrix<V, I>& a, Algorithm alg, const Options& o) {
@@ -467,6 +493,7 @@ bool predicted_refusal(const spmv::CsrMatrix<V, I>& a, Algorithm alg, const Opti
     case Algorithm::Sell:
       return over_limit(sell_slots(a, o.sell_c ? o.sell_c : 32, o.sell_sigma ? o.sell_sigma : 256), a.nnz());
     case Algorithm::Hyb: return o.hyb_ell_width >= 0 && over_limit(hyb_slots(a, o.hyb_ell_width), a.nnz());
+    case Algorithm::CompressedCsr: return ccsr_refused(a);
     default: return false;
   }
 }
@@ -573,6 +600,9 @@ TEST(FormatKernels, PolicyAndExtraBytes) {
   EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_hyb(a)));
   k = spmv::detail::make_cpu_format_kernel(a, Algorithm::Sell, Operation::NonTranspose, o);
   EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_sell(a)));
+  k = spmv::detail::make_cpu_format_kernel(a, Algorithm::CompressedCsr, Operation::NonTranspose, o);
+  EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_compressed_csr(a)));
+  EXPECT_NE(k.policy.find("cols=16bit(100% slices) values=u8 table(2)"), std::string::npos) << k.policy;
   k = spmv::detail::make_cpu_format_kernel(a, Algorithm::Coo, Operation::NonTranspose, o);
   EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_coo(a)));
 }
@@ -593,6 +623,221 @@ TEST(FormatKernels, DiaPaddingNeverMultipliesInfinity) {
   k.run(1.0, x.data(), 0.0, y.data());
   EXPECT_EQ(y[0], 2.0);
   EXPECT_EQ(y[1], 3.0);
+}
+
+// --- Compressed CSR ---
+
+using spmv::CompressedValues;
+
+// One row per entry of `values` (column = row), so the value encoding sees exactly these values.
+D diagonal(const std::vector<double>& values) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  std::vector<std::int64_t> ptr(n + 1), col(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    ptr[i + 1] = i + 1;
+    col[i] = i;
+  }
+  return make(n, n, ptr, col, values);
+}
+
+std::vector<double> cycling(std::int64_t count, std::int64_t distinct) {
+  std::vector<double> v(count);
+  for (std::int64_t k = 0; k < count; ++k) v[k] = static_cast<double>(k % distinct) + 0.5;  // exact in float
+  return v;
+}
+
+TEST(CompressedCsr, Layout) {
+  // small(): one slice of 3 lanes, width 4: entry k of lane l at slot 3k + l.
+  const auto m = spmv::to_compressed_csr(small());
+  EXPECT_EQ(m.num_slices(), 1);
+  EXPECT_EQ(m.slice_ptr, (std::vector<std::int64_t>{0, 12}));
+  EXPECT_EQ(m.row_length, (std::vector<std::uint16_t>{2, 0, 4}));
+  EXPECT_EQ(m.col_base, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(m.wide, (std::vector<std::uint8_t>{0}));
+  EXPECT_EQ(m.col_start, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(m.col16, (std::vector<std::uint16_t>{0, 0, 0, 2, 0, 1, 0, 0, 2, 0, 0, 3}));
+  EXPECT_TRUE(m.col32.empty());
+  EXPECT_EQ(m.value_mode, CompressedValues::Code8);
+  EXPECT_EQ(m.table, (std::vector<double>{1, 2, 3, 4, 5, 6}));  // first-appearance order
+  EXPECT_EQ(m.code8, (std::vector<std::uint8_t>{0, 0, 2, 1, 0, 3, 0, 0, 4, 0, 0, 5}));
+  EXPECT_EQ(spmv::compressed_csr_summary(m), "slices=1 cols=16bit(100% slices) values=u8 table(6) slots=12");
+  EXPECT_EQ(spmv::storage_bytes(m), std::size_t{3 * 2 + 2 * 8 + 8 + 8 + 1 + 12 * 2 + 6 * 8 + 12});
+
+  // 33 rows: a full slice and a last slice of one lane; the base is the slice's smallest column.
+  std::vector<std::int64_t> ptr{0}, col;
+  for (std::int64_t r = 0; r < 33; ++r) {
+    col.push_back(r == 32 ? 40 : r + 5);
+    ptr.push_back(r + 1);
+  }
+  const auto two = spmv::to_compressed_csr(make(33, 50, ptr, col, std::vector<double>(33, 1.0)));
+  EXPECT_EQ(two.slice_ptr, (std::vector<std::int64_t>{0, 32, 33}));
+  EXPECT_EQ(two.col_base, (std::vector<std::int64_t>{5, 40}));
+  EXPECT_EQ(two.col_start, (std::vector<std::int64_t>{0, 32}));
+  EXPECT_EQ(two.value_mode, CompressedValues::Pattern);
+  EXPECT_TRUE(two.table.empty() && two.code8.empty() && two.code16.empty() && two.values.empty());
+  EXPECT_EQ(spmv::compressed_csr_summary(two), "slices=2 cols=16bit(100% slices) values=none(pattern) slots=33");
+}
+
+TEST(CompressedCsr, ColumnOffsetWidthPerSlice) {
+  // Slice 0 straddles 2^16 (columns 0 and 70000), slice 1 spans exactly 65535 (16-bit), slice 2 exactly
+  // 65536 (32-bit), slice 3 is empty.
+  std::vector<std::int64_t> ptr(129, 0), col;
+  auto put = [&](std::int64_t row, std::int64_t c) {
+    col.push_back(c);
+    for (std::int64_t r = row + 1; r < 129; ++r) ++ptr[r];
+  };
+  // rows in increasing order so that col stays in CSR order
+  put(0, 0);
+  put(31, 70000);
+  put(32, 1000);
+  put(63, 1000 + 65535);
+  put(64, 5000);
+  put(64, 5000 + 65536);
+  const auto a = make(128, 80000, ptr, col, std::vector<double>(col.size(), 2.0));
+  const auto m = spmv::to_compressed_csr(a);
+  EXPECT_EQ(m.wide, (std::vector<std::uint8_t>{1, 0, 1, 0}));
+  EXPECT_EQ(m.col_base, (std::vector<std::int64_t>{0, 1000, 5000, 0}));
+  EXPECT_EQ(m.col32.size(), static_cast<std::size_t>(32 + 64));  // slices 0 (width 1) and 2 (width 2)
+  EXPECT_EQ(m.col16.size(), static_cast<std::size_t>(32));
+  EXPECT_EQ(m.col_start, (std::vector<std::int64_t>{0, 0, 32, 32}));
+  EXPECT_EQ(m.col16[31], 65535);
+  EXPECT_EQ(m.col32[31], 70000u);
+  EXPECT_EQ(m.col32[32 + 32], 65536u);  // row 64's second entry: slot 1 * 32 + 0 of slice 2
+  EXPECT_EQ(spmv::compressed_csr_summary(m), "slices=4 cols=16bit(50% slices) values=u8 table(1) slots=128");
+  EXPECT_TRUE(bit_equal(spmv::to_csr(m), a));
+}
+
+TEST(CompressedCsr, ValueEncodingBoundaries) {
+  struct Case {
+    std::int64_t distinct;
+    CompressedValues mode;
+  };
+  for (const Case c : {Case{1, CompressedValues::Code8}, Case{255, CompressedValues::Code8},
+                       Case{256, CompressedValues::Code8}, Case{257, CompressedValues::Code16},
+                       Case{65536, CompressedValues::Code16}, Case{65537, CompressedValues::Raw}}) {
+    SCOPED_TRACE(c.distinct);
+    const auto a = diagonal(cycling(std::max<std::int64_t>(2 * c.distinct, 600), c.distinct));
+    const auto m = spmv::to_compressed_csr(a);
+    EXPECT_EQ(m.value_mode, c.mode);
+    EXPECT_EQ(m.table.size(), c.mode == CompressedValues::Raw ? 0u : static_cast<std::size_t>(c.distinct));
+    EXPECT_TRUE(bit_equal(spmv::to_csr(m), a));
+    const auto f = spmv::convert<float, std::int32_t>(a);  // the same values, exact in float
+    const auto mf = spmv::to_compressed_csr(f);
+    EXPECT_EQ(mf.value_mode, c.mode);
+    EXPECT_TRUE(bit_equal(spmv::to_csr(mf), f));
+  }
+  // Bit-exact, not ==: +0 and -0 are two values; every NaN with the same bits is one.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto z = diagonal({0.0, -0.0, nan, nan, 1.0, -std::numeric_limits<double>::infinity()});
+  const auto mz = spmv::to_compressed_csr(z);
+  EXPECT_EQ(mz.value_mode, CompressedValues::Code8);
+  EXPECT_EQ(mz.table.size(), 5u);
+  EXPECT_TRUE(bit_equal(spmv::to_csr(mz), z));
+  // Every value exactly 1: a pattern, nothing stored; one value that is not 1 makes it a table.
+  auto ones = spmv::gen::random_uniform(300, 300, 8, 3);
+  std::fill(ones.values.begin(), ones.values.end(), 1.0);
+  EXPECT_EQ(spmv::to_compressed_csr(ones).value_mode, CompressedValues::Pattern);
+  EXPECT_TRUE(bit_equal(spmv::to_csr(spmv::to_compressed_csr(ones)), ones));
+  ones.values.back() = std::nextafter(1.0, 2.0);
+  EXPECT_EQ(spmv::to_compressed_csr(ones).value_mode, CompressedValues::Code8);
+  EXPECT_TRUE(bit_equal(spmv::to_csr(spmv::to_compressed_csr(ones)), ones));
+}
+
+TEST(CompressedCsr, Refusals) {
+  // Row lengths are uint16: 65535 entries fit, 65536 are refused (naming the reason).
+  const auto fits = spmv::gen::long_rows(1, 70000, 1, 65535, 0, 1);
+  EXPECT_EQ(spmv::to_compressed_csr(fits).row_length[0], 65535);
+  const auto too_long = spmv::gen::long_rows(1, 70000, 1, 65536, 0, 1);
+  try {
+    spmv::to_compressed_csr(too_long);
+    ADD_FAILURE() << "a row of 65536 entries was accepted";
+  } catch (const spmv::Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("16-bit row length"), std::string::npos) << e.what();
+  }
+  // The padding rule of the padded formats: one row of 5000 among 31 empty rows of its slice means
+  // 32 * 5000 slots for 5000 nonzeros: refused at the default factor 3, accepted when max_padding allows it.
+  const auto lonely = spmv::gen::long_rows(32, 6000, 1, 5000, 0, 2);
+  EXPECT_THROW(spmv::to_compressed_csr(lonely), spmv::Unsupported);
+  Options o;
+  o.max_padding = 40;
+  EXPECT_NO_THROW(spmv::to_compressed_csr(lonely, o));
+  o.max_padding = std::nan("");
+  EXPECT_THROW(spmv::to_compressed_csr(lonely, o), spmv::InvalidArgument);
+  // A slice spanning 2^32 columns or more (64-bit indices only) is refused; 2^32 - 1 is accepted.
+  using L = spmv::CsrMatrix<double, std::int64_t>;
+  const std::int64_t big = std::int64_t{1} << 33;
+  const std::int64_t two32 = std::int64_t{1} << 32;
+  const L wide_ok = spmv::make_csr<double, std::int64_t>(2, big, {0, 1, 2}, {7, 7 + two32 - 1}, {1, 2});
+  EXPECT_EQ(spmv::to_compressed_csr(wide_ok).col32[1], 0xFFFFFFFFu);
+  const L too_wide = spmv::make_csr<double, std::int64_t>(2, big, {0, 1, 2}, {7, 7 + two32}, {1, 2});
+  EXPECT_THROW(spmv::to_compressed_csr(too_wide), spmv::Unsupported);
+  // Malformed input and malformed formats.
+  auto bad = small();
+  bad.col_idx[1] = 9;
+  EXPECT_THROW(spmv::to_compressed_csr(bad), spmv::InvalidArgument);
+  auto m = spmv::to_compressed_csr(small());
+  m.code8[0] = 6;  // outside the table of 6 values
+  EXPECT_THROW(spmv::to_csr(m), spmv::InvalidArgument);
+  m = spmv::to_compressed_csr(small());
+  m.col16[2 * 3 + 2] = 7;  // row 2's third entry: column 7 >= cols
+  EXPECT_THROW(spmv::to_csr(m), spmv::InvalidArgument);
+  m = spmv::to_compressed_csr(small());
+  m.row_length[1] = 5;  // longer than the slice
+  EXPECT_THROW(spmv::to_csr(m), spmv::InvalidArgument);
+}
+
+TEST(CompressedCsr, ReadsFewerBytesThanCsrOnAStencil) {
+  // poisson2d: 2 distinct values, columns within a 32-row slice span < 2^16: per nonzero 2 bytes of column
+  // offset + 1 byte of code (+ the row lengths and boundary padding) against CSR's 8 + 4.
+  const auto a = spmv::gen::poisson2d(200);
+  const auto m = spmv::to_compressed_csr(a);
+  const double csr_bytes = static_cast<double>(a.nnz()) * 12 + static_cast<double>(a.rows + 1) * 8;
+  EXPECT_LT(static_cast<double>(spmv::storage_bytes(m)), csr_bytes / 3) << spmv::compressed_csr_summary(m);
+}
+
+TEST(CompressedCsr, PaddingIsNeverRead) {
+  // Row 0 has one entry, row 1 three: row 0's padding slots (column offset 0, code 0) must not bring
+  // x[base] = Inf in, and alpha = 0 must not read x at all.
+  const auto a = make(2, 3, {0, 1, 4}, {1, 0, 1, 2}, {2.0, 3.0, 4.0, 5.0});
+  const double inf = std::numeric_limits<double>::infinity();
+  for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+    const auto k = spmv::detail::make_cpu_format_kernel(a, Algorithm::CompressedCsr, op, Options{});
+    if (op == Operation::NonTranspose) {
+      const std::vector<double> x{inf, 1.0, 1.0};
+      std::vector<double> y(2, std::nan(""));
+      k.run(1.0, x.data(), 0.0, y.data());
+      EXPECT_EQ(y[0], 2.0);
+      EXPECT_EQ(y[1], inf);
+      y.assign(2, 4.0);
+      k.run(0.0, x.data(), 0.5, y.data());
+      EXPECT_EQ(y, (std::vector<double>{2.0, 2.0}));
+    } else {
+      const std::vector<double> x{1.0, 0.0};
+      std::vector<double> y(3, std::nan(""));
+      k.run(1.0, x.data(), 0.0, y.data());
+      EXPECT_EQ(y, (std::vector<double>{0.0, 2.0, 0.0}));
+    }
+  }
+}
+
+TEST(CompressedCsr, ZooMatricesHitTheBoundariesTheyAreNamedFor) {
+  // The differential sweep runs every backend's compressed-csr on these; check they exercise what they claim.
+  auto summary = [](const char* name) {
+    return spmv::compressed_csr_summary(spmv::to_compressed_csr(spmv::test::zoo_matrix(name)));
+  };
+  EXPECT_NE(summary("straddle_2p16").find("slices=3 cols=16bit(33% slices)"), std::string::npos)
+      << summary("straddle_2p16");
+  const auto straddle = spmv::to_compressed_csr(spmv::test::zoo_matrix("straddle_2p16"));
+  EXPECT_EQ(straddle.wide, (std::vector<std::uint8_t>{1, 0, 1}));
+  const auto huge = spmv::to_compressed_csr(spmv::test::zoo_matrix("huge_row_slice"));
+  EXPECT_EQ(huge.row_length, (std::vector<std::uint16_t>{20000, 65535, 20000}));
+  EXPECT_EQ(huge.wide, (std::vector<std::uint8_t>{1}));
+  EXPECT_NE(summary("all_equal_values").find("values=u8 table(1)"), std::string::npos);
+  EXPECT_NE(summary("distinct_255").find("values=u8 table(255)"), std::string::npos);
+  EXPECT_NE(summary("distinct_256").find("values=u8 table(256)"), std::string::npos);
+  EXPECT_NE(summary("distinct_257").find("values=u16 table(257)"), std::string::npos);
+  EXPECT_NE(summary("pattern_ones").find("values=none(pattern)"), std::string::npos);
+  EXPECT_THROW(spmv::to_compressed_csr(spmv::test::zoo_matrix("huge_row")), spmv::Unsupported);
 }
 
 }  // namespace
