@@ -33,7 +33,7 @@ def test_bench_verifies_and_times_every_cpu_algorithm(capfd):
         assert r["median_ms"] > 0 and r["gflops"] > 0 and r["error_ratio"] <= 1.0
         assert r["model_bytes"] > 0 and math.isnan(r["pct_bandwidth"])  # no bandwidth given
         # Formats convert the matrix: the row says when that pays off (a count or inf); CSR rows do not.
-        if r["algorithm"] in ("coo", "ell", "ellr", "ellr-vector", "dia", "hyb", "sell"):
+        if r["algorithm"] in ("coo", "ell", "ellr", "ellr-vector", "dia", "hyb", "sell", "compressed-csr"):
             assert r["break_even_products"] > 0
         else:
             assert math.isnan(r["break_even_products"])

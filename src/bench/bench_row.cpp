@@ -130,7 +130,8 @@ bool converts_matrix(const std::string& algorithm) {
   if (!a) return false;
   switch (*a) {
     case Algorithm::Coo: case Algorithm::Ell: case Algorithm::EllR: case Algorithm::EllRVector:
-    case Algorithm::Dia: case Algorithm::Hyb: case Algorithm::Sell: case Algorithm::ExplicitTranspose:
+    case Algorithm::Dia: case Algorithm::Hyb: case Algorithm::Sell: case Algorithm::CompressedCsr:
+    case Algorithm::ExplicitTranspose:
       return true;
     default:
       return false;
