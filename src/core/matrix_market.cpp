@@ -203,6 +203,9 @@ struct RangeStatus {
   std::int64_t count = 0;  // entry lines read (before mirroring)
   const char* at = nullptr;
   std::string message;
+  // More entry lines than `limit`: the message is left to the caller, which knows the declared count
+  // (the limit of a later block is only what remains of it).
+  bool too_many = false;
 };
 
 std::string index_range_message(const char* what, std::int64_t index, std::int64_t size, const char* unit) {
@@ -221,8 +224,10 @@ RangeStatus parse_coordinate_range(const char* p, const char* end, std::int64_t 
     return st;
   };
   while ((p = next_entry(p, end)) != end) {
-    if (st.count == limit) [[unlikely]]
-      return error(p, "more entries than the " + std::to_string(limit) + " declared in the size line");
+    if (st.count == limit) [[unlikely]] {
+      st.too_many = true;
+      return error(p, {});
+    }
     const char* line = p;
     std::int64_t i = 0, j = 0;
     double v = 1.0;
@@ -281,8 +286,10 @@ RangeStatus parse_array_range(const char* p, const char* end, std::int64_t rows,
   };
   if (i < 0) i = first_row(0);  // the first block
   while ((p = next_entry(p, end)) != end) {
-    if (st.count == limit) [[unlikely]]
-      return error(p, "more values than the " + std::to_string(limit) + " the size line calls for");
+    if (st.count == limit) [[unlikely]] {
+      st.too_many = true;
+      return error(p, {});
+    }
     double v = 0.0;
     if constexpr (F == Field::Integer) {
       std::int64_t iv = 0;
@@ -659,7 +666,11 @@ class EntryReader {
       out.clear();
       const RangeStatus st = coordinate ? coordinate_parse(begin, end, pre_.rows, pre_.cols, remaining, out)
                                         : array_parse(begin, end, pre_.rows, remaining, out, array_row, array_col);
-      if (st.at) fail(name_, text_.line_of(st.at), st.message);
+      if (st.at)
+        fail(name_, text_.line_of(st.at),
+             !st.too_many ? st.message
+             : coordinate ? "more entries than the " + std::to_string(pre_.entries) + " declared in the size line"
+                          : "more values than the " + std::to_string(pre_.entries) + " the size line calls for");
       remaining -= st.count;
       store.append(parts_, 1, 1);
       text_.finish_block(std::count(begin, end, '\n'));
