@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 #include <limits>
 #include <string>
@@ -360,13 +361,20 @@ struct Preamble {
 // text; a comment line longer than a block is not kept either (only its '%').
 class TextBlocks {
  public:
-  TextBlocks(detail::InputStream& in, std::size_t block_bytes) : in_(in), block_bytes_(block_bytes) {}
+  // Text already in memory is parsed in place; a stream is read into buf_.
+  TextBlocks(detail::InputStream& in, std::size_t block_bytes) : in_(in), block_bytes_(block_bytes) {
+    if (const std::optional<std::string_view> text = in.memory()) {
+      data_ = text->data();
+      size_ = text->size();
+      at_end_ = true;
+    }
+  }
 
   // The next line without its '\n', and its number; false at the end of the text.
   bool next_line(std::string_view& line, std::int64_t& number) {
     const std::size_t length = first_line_length();
     if (pos_ == size_) return false;
-    line = std::string_view(buf_.data() + pos_, length);
+    line = std::string_view(data_ + pos_, length);
     number = line_;
     consume(std::min(length + 1, size_ - pos_), length < size_ - pos_ ? 1 : 0);
     return true;
@@ -380,12 +388,12 @@ class TextBlocks {
     if (available == 0) return {};
     std::size_t length = available;
     if (!at_end_ || available > block_bytes_) {
-      const char* begin = buf_.data() + pos_;
+      const char* begin = data_ + pos_;
       const void* nl = ::memrchr(begin, '\n', std::min(available, block_bytes_));
       length = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - begin) + 1
                   : std::min(first_line_length() + 1, size_ - pos_);
     }
-    block_ = std::string_view(buf_.data() + pos_, length);
+    block_ = std::string_view(data_ + pos_, length);
     return block_;
   }
   void finish_block(std::int64_t newlines) { consume(block_.size(), newlines); }
@@ -403,6 +411,7 @@ class TextBlocks {
     size_ -= pos_;
     pos_ = 0;
     if (buf_.size() < want) buf_.resize(want);
+    data_ = buf_.data();
     while (size_ < want) {
       const std::size_t n = in_.read(buf_.data() + size_, buf_.size() - size_);
       if (n == 0) {
@@ -418,7 +427,7 @@ class TextBlocks {
     fill(1);
     std::size_t scanned = 0;
     while (true) {
-      const char* begin = buf_.data() + pos_;
+      const char* begin = data_ + pos_;
       if (const void* nl = std::memchr(begin + scanned, '\n', size_ - pos_ - scanned))
         return static_cast<std::size_t>(static_cast<const char*>(nl) - begin);
       scanned = size_ - pos_;
@@ -427,7 +436,7 @@ class TextBlocks {
       // was read of it but its '%'. The banner (line 1) is always kept whole for its messages.
       const char* first = skip_blanks(begin, begin + scanned);
       if (scanned > block_bytes_ && line_ > 1 && first != begin + scanned && *first == '%') {
-        size_ = static_cast<std::size_t>(first - buf_.data()) + 1;
+        size_ = static_cast<std::size_t>(first - data_) + 1;
         scanned = size_ - pos_;
       }
       fill(scanned + block_bytes_);
@@ -435,7 +444,7 @@ class TextBlocks {
   }
 
   void consume(std::size_t bytes, std::int64_t newlines) {
-    if (bytes > 0) ends_inside_line_ = buf_[pos_ + bytes - 1] != '\n';
+    if (bytes > 0) ends_inside_line_ = data_[pos_ + bytes - 1] != '\n';
     pos_ += bytes;
     line_ += newlines;
   }
@@ -443,6 +452,7 @@ class TextBlocks {
   detail::InputStream& in_;
   std::size_t block_bytes_;
   std::string buf_;
+  const char* data_ = nullptr;  // the text: buf_.data(), or the caller's memory
   std::size_t pos_ = 0, size_ = 0;
   bool at_end_ = false;
   std::int64_t line_ = 1;  // number of the line at pos_

@@ -185,6 +185,12 @@ std::size_t InputStream::read(char* dst, std::size_t n) {
 
 std::int64_t InputStream::known_size() const { return state_->gzip ? -1 : state_->file_size; }
 
+std::optional<std::string_view> InputStream::memory() const {
+  const State& s = *state_;
+  if (s.fd >= 0 || s.gzip || s.raw.size() != static_cast<std::size_t>(s.file_size)) return std::nullopt;
+  return s.raw;
+}
+
 const std::string& InputStream::name() const { return state_->name; }
 
 namespace {

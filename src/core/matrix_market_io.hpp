@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,9 @@ class InputStream {
   std::size_t read(char* dst, std::size_t n);
   // The text's size when known before reading (uncompressed regular files and memory), else -1.
   std::int64_t known_size() const;
+  // The whole text when it already lies in memory (plain bytes given to the constructor, nothing read
+  // yet), so that a reader can parse it in place instead of copying it block by block; else nullopt.
+  std::optional<std::string_view> memory() const;
   const std::string& name() const;
 
  private:
