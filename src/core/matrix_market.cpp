@@ -43,9 +43,14 @@ constexpr std::size_t kMinBytesPerThread = std::size_t{2} << 20;
 // Text is streamed in blocks of whole lines of about this size per thread (and at least
 // kMinBlockBytes): a block and the entries parsed from it (24 bytes each, about one per 25 bytes of
 // typical text) are what the reader holds beside the result, so the largest block bounds the reader's
-// overhead at about 2 x kMaxBlockBytes (64 MB). Measured on the 2-core dev VM: 8 MB blocks read as fast
-// as the whole text at once (docs/PERFORMANCE.md).
-constexpr std::size_t kMinBlockBytes = std::size_t{8} << 20;
+// overhead at about 2 x kMaxBlockBytes (64 MB). Each block is one parallel parse and one parallel
+// append, whose joins cost a scheduler time slice when a thread is descheduled: on the loaded 2-core
+// dev VM, 8 MB blocks made the 2-thread parse of 68.6 MB in memory slower than one thread (best
+// 136-183 MB/s, against 317-325 for the former whole-text parse); 16 MB blocks halve the joins and
+// keep a 95 MB file's `spmv info` at 138 MB, within its 194 MB bound (docs/PERFORMANCE.md). Text
+// already in memory is not copied, so only the entries of a block are extra: it takes the largest.
+constexpr std::size_t kBytesPerThreadInABlock = std::size_t{8} << 20;
+constexpr std::size_t kMinBlockBytes = std::size_t{16} << 20;
 constexpr std::size_t kMaxBlockBytes = std::size_t{32} << 20;
 
 // The shortest possible lines ("1 1\n", "0\n") bound how many entries a text can hold; reservations
@@ -613,7 +618,10 @@ struct Footprint {
 class EntryReader {
  public:
   EntryReader(detail::InputStream& in, std::string_view name, int chunks, std::size_t block_bytes)
-      : in_(in), name_(name), chunks_(chunks), text_(in, block_bytes ? block_bytes : default_block_bytes()) {
+      : in_(in),
+        name_(name),
+        chunks_(chunks),
+        text_(in, block_bytes ? block_bytes : default_block_bytes(in.memory().has_value())) {
     pre_ = parse_preamble(text_, name_);
   }
 
@@ -699,8 +707,10 @@ class EntryReader {
 #endif
     return 1;
   }
-  static std::size_t default_block_bytes() {
-    return std::clamp(static_cast<std::size_t>(max_threads()) * kMinBytesPerThread, kMinBlockBytes, kMaxBlockBytes);
+  static std::size_t default_block_bytes(bool in_memory) {
+    if (in_memory) return kMaxBlockBytes;
+    return std::clamp(static_cast<std::size_t>(max_threads()) * kBytesPerThreadInABlock, kMinBlockBytes,
+                      kMaxBlockBytes);
   }
 
   // The block split at newlines into pieces parsed in parallel into parts_. False, when the block is
