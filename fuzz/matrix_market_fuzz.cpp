@@ -1,7 +1,8 @@
 // libFuzzer target for the Matrix Market reader. For every input it checks that:
 // - parsing either succeeds or throws ParseError whose message starts with "fuzz:LINE: " (any other
 //   exception escapes and libFuzzer reports it; ASan/UBSan catch memory errors and undefined behaviour);
-// - the chunked (parallel) parser gives exactly the same matrix, or exactly the same message;
+// - the chunked (parallel) parser, with the default and with tiny stream blocks, gives exactly the same
+//   matrix, or exactly the same message;
 // - a successful result is a valid COO matrix that converts to a valid canonical CSR, and writing that
 //   CSR and reading it back gives it again bit for bit;
 // - inputs starting with the gzip magic are also gunzipped (errors must be ParseError) and checked.
@@ -56,11 +57,11 @@ struct Outcome {
   std::string error;
 };
 
-Outcome parse(std::string_view text, int chunks) {
+Outcome parse(std::string_view text, int chunks, std::size_t block_bytes = 0) {
   Outcome o;
   try {
     o.file = chunks == 0 ? spmv::parse_matrix_market(text, "fuzz")
-                         : spmv::detail::parse_matrix_market_chunks(text, "fuzz", chunks);
+                         : spmv::detail::parse_matrix_market_chunks(text, "fuzz", chunks, block_bytes);
     o.ok = true;
   } catch (const spmv::ParseError& e) {
     o.error = e.what();
@@ -78,15 +79,19 @@ void check_message(const std::string& message) {
 
 void check_text(std::string_view text) {
   const Outcome seq = parse(text, 0);
-  for (const int chunks : {1, 2, 5}) {
-    const Outcome par = parse(text, chunks);
-    if (par.ok != seq.ok) die("chunked and sequential parsers disagree on success");
-    if (!seq.ok && par.error != seq.error) die("different messages:\n" + seq.error + "\n" + par.error);
-    if (seq.ok && (!same(par.file.matrix, seq.file.matrix) || par.file.header.format != seq.file.header.format ||
-                   par.file.header.field != seq.file.header.field ||
-                   par.file.header.symmetry != seq.file.header.symmetry))
-      die("chunked and sequential parsers give different matrices");
-  }
+  // Fuzz inputs are far smaller than the reader's 8 MB blocks: tiny blocks (1 byte: every line is
+  // longer than a block, so long comment lines are dropped as they stream; 7 and 64 bytes: lines cut
+  // at block ends) exercise the streaming, which must not change the result or the message.
+  for (const std::size_t block_bytes : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64}})
+    for (const int chunks : {1, 2, 5}) {
+      const Outcome par = parse(text, chunks, block_bytes);
+      if (par.ok != seq.ok) die("chunked and sequential parsers disagree on success");
+      if (!seq.ok && par.error != seq.error) die("different messages:\n" + seq.error + "\n" + par.error);
+      if (seq.ok && (!same(par.file.matrix, seq.file.matrix) || par.file.header.format != seq.file.header.format ||
+                     par.file.header.field != seq.file.header.field ||
+                     par.file.header.symmetry != seq.file.header.symmetry))
+        die("chunked and sequential parsers give different matrices");
+    }
   if (!seq.ok) {
     check_message(seq.error);
     return;

@@ -79,4 +79,10 @@ CsrMatrix<Value, Index> transpose(const CsrMatrix<Value, Index>& a);
 template <class Index>
 bool fits_index(std::int64_t rows, std::int64_t cols, std::int64_t nnz);
 
+namespace detail {
+// Unsupported naming the sizes when they do not fit Index (to_csr, convert, read_csr).
+template <class Index>
+void refuse_if_too_large(std::int64_t rows, std::int64_t cols, std::int64_t nnz);
+}  // namespace detail
+
 }  // namespace spmv

@@ -30,6 +30,13 @@ class Unsupported : public Error {
   using Error::Error;
 };
 
+// Reading a matrix would need more memory than is available or than the caller's max_memory allows;
+// the message names both sizes. Raised before the large allocations, from the file's size line.
+class MemoryLimitExceeded : public Unsupported {
+ public:
+  using Unsupported::Unsupported;
+};
+
 // A failing CUDA / cuSPARSE call; the message names the call, the error and the source location.
 class CudaError : public Error {
  public:

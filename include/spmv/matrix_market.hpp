@@ -17,13 +17,21 @@
 //   Integer-field values beyond 2^53 are rounded to double.
 // - Refused: complex fields, pattern arrays, skew-symmetric pattern files, non-square symmetric files,
 //   negative sizes, rows * cols beyond 2^63 - 1, nonzero diagonal entries in skew-symmetric files.
-// - Memory is reserved from the declared entry count only up to what the text could hold, so a small
-//   file declaring 10^18 entries fails with "file ends after ..." instead of exhausting memory.
+// - The text is streamed: read (and inflated) in blocks of a few MB of whole lines, each block parsed
+//   in parallel (OpenMP) and appended, so memory holds the entries and one block, never the whole text.
+//   read_csr keeps its intermediate entries in the result's value type and in 32-bit indices when the
+//   size allows, so that its peak stays within 2x the CSR it returns plus the block buffers (~64 MB).
+// - Before the large allocations the size line is checked against a memory budget: the bytes the read
+//   needs (row pointers, entries, and what ReadOptions says the caller adds) against
+//   ReadOptions::max_memory, or else the memory available (MemAvailable in /proc/meminfo, a cgroup
+//   limit, RLIMIT_AS); MemoryLimitExceeded names both sizes. The entry count used is the declared one,
+//   capped by what the text could hold when its size is known (plain files, memory), so a small file
+//   declaring 10^18 entries fails with "file ends after ..." instead of exhausting memory.
 // - Error messages read "FILE:LINE: message"; a missing entry is reported on the line after the last
 //   one. A read failure (missing file, permissions) is an Error naming the path and the OS reason; a
 //   corrupt gzip stream is a ParseError naming the file.
-// - Large coordinate files are parsed in parallel (OpenMP) in chunks split at newlines; the result
-//   and error messages are the same as those of the sequential parse.
+// - Each block of a coordinate file is split at newlines and parsed in parallel; the result and error
+//   messages are the same as those of the sequential parse.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -40,6 +48,16 @@ struct MatrixMarketHeader {
   std::string symmetry;  // "general", "symmetric", "skew-symmetric" or "hermitian"
 };
 
+struct ReadOptions {
+  // Refuse matrices whose read needs more than this many bytes; 0: the memory available.
+  std::uint64_t max_memory = 0;
+  // What the caller will allocate beside the result, counted in the same budget: e.g. the vectors of
+  // a product (8 bytes per row and per column in double), or the CSR built later from a COO result.
+  std::uint64_t extra_bytes_per_row = 0;
+  std::uint64_t extra_bytes_per_column = 0;
+  std::uint64_t extra_bytes_per_entry = 0;
+};
+
 struct MatrixMarketFile {
   MatrixMarketHeader header;
   CooMatrix<double, std::int64_t> matrix;  // expanded to general; pattern entries are 1.0
@@ -48,12 +66,14 @@ struct MatrixMarketFile {
 // `name` is used in error messages only.
 MatrixMarketFile parse_matrix_market(std::string_view text, std::string_view name = "<memory>");
 // Reads a file ("-" for standard input), gunzipping when it starts with the gzip magic bytes.
-MatrixMarketFile read_matrix_market(const std::string& path);
+MatrixMarketFile read_matrix_market(const std::string& path, const ReadOptions& options = {});
 
-// Convenience: read and convert to CSR (duplicates summed, columns sorted). Throws Unsupported when
-// the matrix does not fit Index.
+// Read straight into CSR (duplicates summed, columns sorted) without a 64-bit COO copy on the way.
+// Throws Unsupported when the matrix does not fit Index; `header`, when given, receives the header as
+// stored (e.g. "symmetric" before expansion).
 template <class Value, class Index>
-CsrMatrix<Value, Index> read_csr(const std::string& path);
+CsrMatrix<Value, Index> read_csr(const std::string& path, const ReadOptions& options = {},
+                                 MatrixMarketHeader* header = nullptr);
 
 // Writes "coordinate real general" with 17 significant digits (exact round trip for double; 9 for
 // float); gzip-compressed when path ends in ".gz"; "-" writes to standard output.
@@ -69,11 +89,13 @@ void write_vector(const std::string& path, std::span<const double> v);
 
 namespace detail {
 
-// parse_matrix_market with the data section of a coordinate file split into `chunks` pieces at
-// newlines, parsed in parallel under OpenMP (chunks <= 1: sequential). The result and any error are
-// identical for every `chunks`; parse_matrix_market picks it from the size and the thread count.
-// Exposed so that tests and the fuzzer can compare the two paths on small inputs.
-MatrixMarketFile parse_matrix_market_chunks(std::string_view text, std::string_view name, int chunks);
+// parse_matrix_market with each streamed block of a coordinate file split into `chunks` pieces at
+// newlines, parsed in parallel under OpenMP (chunks <= 1: sequential), and blocks of about
+// `block_bytes` (0: the reader's default). The result and any error are identical for every `chunks`
+// and `block_bytes`; parse_matrix_market picks them from the size and the thread count. Exposed so that
+// tests and the fuzzer can compare the paths on small inputs.
+MatrixMarketFile parse_matrix_market_chunks(std::string_view text, std::string_view name, int chunks,
+                                            std::size_t block_bytes = 0);
 
 // True when `data` starts with the gzip magic bytes 1f 8b.
 bool is_gzip(std::string_view data);

@@ -514,15 +514,19 @@ def as_matrix(a):
     return Matrix.from_scipy(a)
 
 
-def read_matrix_market(path, *, dtype=np.float64, device=None, algorithm="auto", options=None):
+def read_matrix_market(path, *, dtype=np.float64, device=None, algorithm="auto", options=None, max_memory=None):
     """Reads a Matrix Market file (.mtx, or gzip-compressed .mtx.gz; '-' for standard input).
 
     Symmetric files are expanded to both triangles, duplicates are summed, pattern entries are 1.
-    Malformed files raise spmv.ParseError naming the file and line.
+    Malformed files raise spmv.ParseError naming the file and line. The text is streamed; a matrix
+    whose size line asks for more than ``max_memory`` bytes (default: the memory available) raises
+    spmv.UnsupportedError naming both sizes, before anything large is allocated.
     """
     path = os.fspath(path)
     if path != "-" and not os.path.exists(path):
         raise FileNotFoundError(errno.ENOENT, "no such Matrix Market file", path)
     dt = value_dtype(dtype)
-    core, header = _core.read_matrix_market(path, dt == np.float64, dict(options or {}))
+    if max_memory is not None and (isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory <= 0):
+        raise ValueError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
+    core, header = _core.read_matrix_market(path, dt == np.float64, dict(options or {}), max_memory or 0)
     return Matrix._wrap(core, device, algorithm, options, header=header, source=path)

@@ -92,12 +92,14 @@ std::unique_ptr<MatrixCore> coo_to_core(const CooMatrix<double, std::int64_t>& c
 }
 
 std::pair<std::unique_ptr<MatrixCore>, nb::dict> read_matrix_market_file(const std::string& path, bool double_values,
-                                                                          const nb::dict& options) {
+                                                                          const nb::dict& options,
+                                                                          std::uint64_t max_memory) {
   const Options o = parse_options(options);
   MatrixMarketFile file;
   {
     nb::gil_scoped_release release;
-    file = read_matrix_market(path);
+    // The CSR built below (at most 16 bytes an entry, 8 a row) counts in the same budget.
+    file = read_matrix_market(path, ReadOptions{max_memory, 8, 0, 16});
   }
   const auto& coo = file.matrix;
   // The entry count before summing duplicates bounds nnz, so 32-bit indices are chosen only when safe.
@@ -220,7 +222,7 @@ void bind_library(nb::module_& m) {
   });
   m.def("generate", &generate, nb::arg("kind"), nb::arg("params"), nb::arg("double_values"), nb::arg("options"));
   m.def("read_matrix_market", &read_matrix_market_file, nb::arg("path"), nb::arg("double_values"),
-        nb::arg("options"));
+        nb::arg("options"), nb::arg("max_memory") = 0);
   m.def("stats", &stats_dict, nb::arg("core"));
   m.def("require_cuda_device", &require_cuda_device, nb::arg("ordinal"));
   m.def("current_device", &current_device);

@@ -188,6 +188,19 @@ def test_matrix_market_errors(tmp_path):
         spmv.read_matrix_market(tmp_path / "missing.mtx")
 
 
+def test_read_matrix_market_max_memory(tmp_path):
+    # Refused from the size line (2 * 10^6 rows: 8 bytes of CSR row pointers each), before the entries.
+    big = tmp_path / "big.mtx"
+    big.write_text("%%MatrixMarket matrix coordinate real general\n2000000 2000000 1\n1 1 1.0\n")
+    with pytest.raises(spmv.UnsupportedError, match=r"big.mtx:2: reading this 2000000 x 2000000 matrix .*"
+                       r"more than the max_memory limit of 1.0 MB"):
+        spmv.read_matrix_market(big, max_memory=10**6)
+    assert spmv.read_matrix_market(big, max_memory=10**9).nnz == 1
+    for bad in (0, -1, 1.5, True, "1G"):
+        with pytest.raises(ValueError, match="max_memory"):
+            spmv.read_matrix_market(big, max_memory=bad)
+
+
 def test_generator_errors():
     with pytest.raises(ValueError, match="unknown generator 'poisson4d'"):
         spmv.generate.generate("poisson4d")

@@ -1,23 +1,45 @@
 #include "cli_common.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "spmv/error.hpp"
 #include "spmv/operator.hpp"
 
 namespace spmv::cli {
 
-HostMatrix load_matrix(const std::string& path, MatrixMarketHeader* header) {
+HostMatrix load_matrix(const std::string& path, MatrixMarketHeader* header, const ReadOptions& options) {
   if (path != "-" && !std::filesystem::exists(path))
     throw UsageError(fmt::format("cannot open '{}': no such file", path));
-  MatrixMarketFile file = read_matrix_market(path);
-  if (header) *header = file.header;
-  // Duplicates are summed, as Matrix Market readers conventionally do (and read_csr does).
-  return to_csr<double, std::int64_t>(file.matrix, Duplicates::Sum);
+  // Duplicates are summed, as Matrix Market readers conventionally do.
+  return read_csr<double, std::int64_t>(path, options, header);
+}
+
+std::uint64_t parse_memory_size(std::string_view text) {
+  double number = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, number);
+  const std::string_view suffix(ptr, static_cast<std::size_t>(end - ptr));
+  constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"", 1},       {"B", 1},         {"k", 1e3},       {"K", 1e3},      {"kB", 1e3},       {"KB", 1e3},
+      {"M", 1e6},    {"MB", 1e6},      {"G", 1e9},       {"GB", 1e9},     {"T", 1e12},       {"TB", 1e12},
+      {"KiB", 1024}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 0x1p40}};
+  if (ec == std::errc() && ptr != text.data() && std::isfinite(number) && number > 0)
+    for (const auto& [unit, scale] : kUnits)
+      if (suffix == unit && number * scale < 0x1p63) return static_cast<std::uint64_t>(number * scale);
+  throw UsageError(fmt::format("--max-memory '{}': expected a positive size such as 2G, 512M or 1.5GiB", text));
+}
+
+void add_max_memory_option(CLI::App& sub, ReadOptions& options) {
+  sub.add_option_function<std::string>(
+      "--max-memory", [&options](const std::string& text) { options.max_memory = parse_memory_size(text); },
+      "Refuse matrices whose reading needs more memory than SIZE (e.g. 2G, 512M, 1.5GiB); default: the memory "
+      "available (MemAvailable, cgroup and ulimit -v limits)");
 }
 
 std::string matrix_name(const std::string& path) {

@@ -47,8 +47,13 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line);
 using HostMatrix = CsrMatrix<double, std::int64_t>;
 
 // Reads a Matrix Market file (plain or gzip, "-" for standard input); `header`, when given, receives
-// the header as stored (e.g. "symmetric" before expansion).
-HostMatrix load_matrix(const std::string& path, MatrixMarketHeader* header = nullptr);
+// the header as stored (e.g. "symmetric" before expansion). `options` carries --max-memory.
+HostMatrix load_matrix(const std::string& path, MatrixMarketHeader* header = nullptr, const ReadOptions& options = {});
+
+// Adds --max-memory SIZE to a subcommand that reads a matrix; it fills options.max_memory.
+void add_max_memory_option(CLI::App& sub, ReadOptions& options);
+// "2G", "512MB", "1.5GiB", "1000000": bytes (k/M/G/T count powers of 1000, KiB/MiB/GiB/TiB of 1024).
+std::uint64_t parse_memory_size(std::string_view text);
 
 // "dir/bcsstk13.mtx.gz" -> "bcsstk13".
 std::string matrix_name(const std::string& path);

@@ -14,12 +14,13 @@ namespace {
 struct ConvertOptions {
   std::string input;
   std::string output;
+  ReadOptions read;
 };
 
 int run_convert(const ConvertOptions& o) {
   MatrixMarketHeader header;
   // Read completely before writing, so IN and OUT may be the same file.
-  const HostMatrix a = load_matrix(o.input, &header);
+  const HostMatrix a = load_matrix(o.input, &header, o.read);
   write_matrix_market(o.output, a);
   std::FILE* summary = o.output == "-" ? stderr : stdout;
   fmt::print(summary, "{} ({} {} {}) -> {} (coordinate real general{}): {} x {}, {} nonzeros\n", o.input,
@@ -37,6 +38,7 @@ Command add_convert_command(CLI::App& parent) {
   sub->add_option("input", o->input, "Input Matrix Market file (plain or gzip, detected from the content; '-' for stdin)")
       ->required();
   sub->add_option("output", o->output, "Output file; gzip-compressed when it ends in .gz; '-' for stdout")->required();
+  add_max_memory_option(*sub, o->read);
   return {sub, [o] { return run_convert(*o); }};
 }
 

@@ -15,11 +15,12 @@ namespace {
 struct InfoOptions {
   std::string file;
   bool json = false;
+  ReadOptions read;
 };
 
 int run_info(const InfoOptions& o) {
   MatrixMarketHeader header;
-  const HostMatrix a = load_matrix(o.file, &header);
+  const HostMatrix a = load_matrix(o.file, &header, o.read);
   const MatrixStats s = compute_stats(a);
   const bool fits32 = fits_index<std::int32_t>(s.rows, s.cols, s.nnz);
 
@@ -60,6 +61,7 @@ Command add_info_command(CLI::App& parent) {
   auto o = std::make_shared<InfoOptions>();
   CLI::App* sub = parent.add_subcommand("info", "Print matrix statistics (rows, nnz, row lengths, symmetry, ...)");
   sub->add_option("file", o->file, "Matrix Market file (.mtx or .mtx.gz, '-' for stdin)")->required();
+  add_max_memory_option(*sub, o->read);
   sub->add_flag("--json", o->json,
                 "Machine-readable output; keys: rows, cols, nnz, row_mean, row_std, row_min, row_max, empty_rows, "
                 "diagonals, ell_padding, bandwidth, symmetric (numerically), structurally_symmetric, "

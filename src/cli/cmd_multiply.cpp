@@ -30,6 +30,7 @@ struct MultiplyOptions {
   int threads = 0;
   int device = 0;
   bool quiet = false;
+  ReadOptions read;
 };
 
 std::vector<double> load_vector(const std::string& path, std::string_view option) {
@@ -69,7 +70,10 @@ int run_multiply(const MultiplyOptions& o) {
   if (o.precision != "f32" && o.precision != "f64")
     throw UsageError(fmt::format("--precision '{}': expected f32 or f64", o.precision));
 
-  const HostMatrix a = load_matrix(o.file);
+  ReadOptions read = o.read;
+  // x and y in double, counted with the matrix in the memory check (before either is allocated).
+  read.extra_bytes_per_row = read.extra_bytes_per_column = sizeof(double);
+  const HostMatrix a = load_matrix(o.file, nullptr, read);
   const std::int64_t x_len = o.transpose ? a.rows : a.cols;
   const std::int64_t y_len = o.transpose ? a.cols : a.rows;
   const std::string role = fmt::format("op(A) = {} ({} x {})", o.transpose ? "A^T" : "A", y_len, x_len);
@@ -114,6 +118,7 @@ Command add_multiply_command(CLI::App& parent) {
   auto o = std::make_shared<MultiplyOptions>();
   CLI::App* sub = parent.add_subcommand("multiply", "Compute one product y = alpha*op(A)*x + beta*y0 and write y");
   sub->add_option("file", o->file, "Matrix Market file")->required();
+  add_max_memory_option(*sub, o->read);
   sub->add_option("--x", o->x_file,
                   "x as a Matrix Market array file or one number per line; default: all ones (y = row sums)");
   sub->add_option("-o,--output", o->output, "Where to write y (Matrix Market array); '-' (default) for stdout")

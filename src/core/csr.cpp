@@ -13,15 +13,15 @@ namespace {
 
 std::string at(const char* what, std::int64_t i) { return std::string(what) + "[" + std::to_string(i) + "]"; }
 
+}  // namespace
+
 template <class Index>
-void refuse_if_too_large(std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
+void detail::refuse_if_too_large(std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
   if (!fits_index<Index>(rows, cols, nnz))
     throw Unsupported("matrix of " + std::to_string(rows) + " x " + std::to_string(cols) + " with " +
                       std::to_string(nnz) + " nonzeros does not fit " +
                       std::to_string(8 * sizeof(Index)) + "-bit indices; use 64-bit indices");
 }
-
-}  // namespace
 
 template <class Index>
 bool fits_index(std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
@@ -115,7 +115,7 @@ template <class ToValue, class ToIndex, class Value, class Index>
 CsrMatrix<ToValue, ToIndex> to_csr(const CooMatrix<Value, Index>& coo, Duplicates duplicates) {
   validate(coo);
   const auto nnz = static_cast<std::int64_t>(coo.row_idx.size());
-  refuse_if_too_large<ToIndex>(coo.rows, coo.cols, nnz);
+  detail::refuse_if_too_large<ToIndex>(coo.rows, coo.cols, nnz);
   CsrMatrix<ToValue, ToIndex> a;
   a.rows = static_cast<ToIndex>(coo.rows);
   a.cols = static_cast<ToIndex>(coo.cols);
@@ -145,7 +145,7 @@ CooMatrix<Value, Index> to_coo(const CsrMatrix<Value, Index>& a) {
 
 template <class ToValue, class ToIndex, class Value, class Index>
 CsrMatrix<ToValue, ToIndex> convert(const CsrMatrix<Value, Index>& a) {
-  refuse_if_too_large<ToIndex>(a.rows, a.cols, a.nnz());
+  detail::refuse_if_too_large<ToIndex>(a.rows, a.cols, a.nnz());
   CsrMatrix<ToValue, ToIndex> b;
   b.rows = static_cast<ToIndex>(a.rows);
   b.cols = static_cast<ToIndex>(a.cols);
@@ -199,6 +199,8 @@ SPMV_INSTANTIATE_VI(double, std::int32_t)
 SPMV_INSTANTIATE_VI(double, std::int64_t)
 
 template bool fits_index<std::int32_t>(std::int64_t, std::int64_t, std::int64_t);
+template void detail::refuse_if_too_large<std::int32_t>(std::int64_t, std::int64_t, std::int64_t);
+template void detail::refuse_if_too_large<std::int64_t>(std::int64_t, std::int64_t, std::int64_t);
 template bool fits_index<std::int64_t>(std::int64_t, std::int64_t, std::int64_t);
 
 }  // namespace spmv

@@ -1,14 +1,19 @@
 // Matrix Market reader: banner and size line, then a tight per-line loop over the entries using
 // std::from_chars (no iostreams, no per-entry allocation), templated on field and symmetry so that the
-// hot loop carries no run-time switches. Large coordinate files are split at newlines and the chunks
-// parsed in parallel; any irregularity there (an error, a count mismatch) re-runs the sequential
-// parser, whose error message is the reference, so both paths report the same line.
+// hot loop carries no run-time switches. The text arrives in blocks of whole lines (TextBlocks over a
+// detail::InputStream); each block of a coordinate file is split at newlines and the pieces parsed in
+// parallel, then appended to the result. Any irregularity in a block (an error, too many entries)
+// re-runs the sequential parser on that block, whose error message is the reference, so both paths
+// report the same line.
 #include "spmv/matrix_market.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <exception>
+#include <numeric>
+#include <optional>
+#include <type_traits>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -18,6 +23,7 @@
 #endif
 
 #include "core/matrix_market_io.hpp"
+#include "core/memory_budget.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv {
@@ -33,6 +39,19 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 // (~400 MB/s measured on the 2-core dev VM), far above the fork/join and concatenation overhead, which
 // on a loaded machine reaches milliseconds per parallel region.
 constexpr std::size_t kMinBytesPerThread = std::size_t{2} << 20;
+
+// Text is streamed in blocks of whole lines of about this size per thread (and at least
+// kMinBlockBytes): a block and the entries parsed from it (24 bytes each, about one per 25 bytes of
+// typical text) are what the reader holds beside the result, so the largest block bounds the reader's
+// overhead at about 2 x kMaxBlockBytes (64 MB). Each block is one parallel parse and one parallel
+// append, whose joins cost a scheduler time slice when a thread is descheduled: on the loaded 2-core
+// dev VM, 8 MB blocks made the 2-thread parse of 68.6 MB in memory slower than one thread (best
+// 136-183 MB/s, against 317-325 for the former whole-text parse); 16 MB blocks halve the joins and
+// keep a 95 MB file's `spmv info` at 138 MB, within its 194 MB bound (docs/PERFORMANCE.md). Text
+// already in memory is not copied, so only the entries of a block are extra: it takes the largest.
+constexpr std::size_t kBytesPerThreadInABlock = std::size_t{8} << 20;
+constexpr std::size_t kMinBlockBytes = std::size_t{16} << 20;
+constexpr std::size_t kMaxBlockBytes = std::size_t{32} << 20;
 
 // The shortest possible lines ("1 1\n", "0\n") bound how many entries a text can hold; reservations
 // never exceed that bound, whatever the size line declares.
@@ -51,14 +70,20 @@ inline const char* find_line_end(const char* p, const char* end) {
   return q ? static_cast<const char*>(q) : end;
 }
 
-std::int64_t line_of(std::string_view text, const char* where) {
-  return 1 + std::count(text.data(), where, '\n');
-}
-// Where a missing entry was expected: the line after the last one.
-std::int64_t line_after_last(std::string_view text) {
-  std::int64_t lines = std::count(text.begin(), text.end(), '\n');
-  if (!text.empty() && text.back() != '\n') ++lines;
-  return lines + 1;
+// Past blank and comment lines to the first byte of the next entry (or end); both the coordinate and
+// the array loops read entries this way.
+inline const char* next_entry(const char* p, const char* end) {
+  while (true) {
+    p = skip_blanks(p, end);
+    if (p == end) return end;
+    if (*p == '\n') {
+      ++p;
+    } else if (*p == '%') {
+      p = find_line_end(p, end);
+    } else {
+      return p;
+    }
+  }
 }
 
 [[noreturn]] void fail(std::string_view name, std::int64_t line, const std::string& message) {
@@ -172,6 +197,11 @@ struct Entries {
     values.push_back(v);
   }
   std::size_t size() const { return rows.size(); }
+  void clear() {
+    rows.clear();
+    cols.clear();
+    values.clear();
+  }
 };
 
 // Outcome of parsing a run of entry lines; on error `at` points into the offending line.
@@ -179,6 +209,9 @@ struct RangeStatus {
   std::int64_t count = 0;  // entry lines read (before mirroring)
   const char* at = nullptr;
   std::string message;
+  // More entry lines than `limit`: the message is left to the caller, which knows the declared count
+  // (the limit of a later block is only what remains of it).
+  bool too_many = false;
 };
 
 std::string index_range_message(const char* what, std::int64_t index, std::int64_t size, const char* unit) {
@@ -196,19 +229,11 @@ RangeStatus parse_coordinate_range(const char* p, const char* end, std::int64_t 
     st.message = std::move(message);
     return st;
   };
-  while (p != end) {
-    p = skip_blanks(p, end);
-    if (p == end) break;
-    if (*p == '\n') {
-      ++p;
-      continue;
+  while ((p = next_entry(p, end)) != end) {
+    if (st.count == limit) [[unlikely]] {
+      st.too_many = true;
+      return error(p, {});
     }
-    if (*p == '%') {
-      p = find_line_end(p, end);
-      continue;
-    }
-    if (st.count == limit) [[unlikely]]
-      return error(p, "more entries than the " + std::to_string(limit) + " declared in the size line");
     const char* line = p;
     std::int64_t i = 0, j = 0;
     double v = 1.0;
@@ -251,10 +276,11 @@ RangeStatus parse_coordinate_range(const char* p, const char* end, std::int64_t 
 }
 
 // Array values, one per line, column-major; symmetric storage holds the lower triangle (strictly lower
-// for skew-symmetric), so column j starts at row j (j + 1).
+// for skew-symmetric), so column j starts at row j (j + 1). (i, j) is the position of the next value,
+// carried from block to block; i < 0 before the first.
 template <Field F, Symmetry S>
 RangeStatus parse_array_range(const char* p, const char* end, std::int64_t rows, std::int64_t limit,
-                              Entries& out) {
+                              Entries& out, std::int64_t& i, std::int64_t& j) {
   RangeStatus st;
   auto error = [&](const char* at, std::string message) {
     st.at = at;
@@ -264,20 +290,12 @@ RangeStatus parse_array_range(const char* p, const char* end, std::int64_t rows,
   auto first_row = [](std::int64_t col) -> std::int64_t {
     return S == Symmetry::General ? 0 : S == Symmetry::Symmetric ? col : col + 1;
   };
-  std::int64_t i = first_row(0), j = 0;
-  while (p != end) {
-    p = skip_blanks(p, end);
-    if (p == end) break;
-    if (*p == '\n') {
-      ++p;
-      continue;
+  if (i < 0) i = first_row(0);  // the first block
+  while ((p = next_entry(p, end)) != end) {
+    if (st.count == limit) [[unlikely]] {
+      st.too_many = true;
+      return error(p, {});
     }
-    if (*p == '%') {
-      p = find_line_end(p, end);
-      continue;
-    }
-    if (st.count == limit) [[unlikely]]
-      return error(p, "more values than the " + std::to_string(limit) + " the size line calls for");
     double v = 0.0;
     if constexpr (F == Field::Integer) {
       std::int64_t iv = 0;
@@ -299,7 +317,8 @@ RangeStatus parse_array_range(const char* p, const char* end, std::int64_t rows,
 }
 
 using CoordinateParser = RangeStatus (*)(const char*, const char*, std::int64_t, std::int64_t, std::int64_t, Entries&);
-using ArrayParser = RangeStatus (*)(const char*, const char*, std::int64_t, std::int64_t, Entries&);
+using ArrayParser = RangeStatus (*)(const char*, const char*, std::int64_t, std::int64_t, Entries&, std::int64_t&,
+                                    std::int64_t&);
 
 template <Symmetry S>
 CoordinateParser coordinate_parser(Field f) {
@@ -340,7 +359,110 @@ struct Preamble {
   std::int64_t rows = 0, cols = 0;
   std::int64_t entries = 0;  // entry lines the file must hold (declared nnz, or stored array values)
   std::int64_t size_line = 0;
-  const char* data = nullptr;  // first byte after the size line
+};
+
+// The text of an InputStream as lines (for the preamble) and then as blocks of whole lines (for the
+// entries), with the line number of any byte of the current block. Holds one block, never the whole
+// text; a comment line longer than a block is not kept either (only its '%').
+class TextBlocks {
+ public:
+  // Text already in memory is parsed in place; a stream is read into buf_.
+  TextBlocks(detail::InputStream& in, std::size_t block_bytes) : in_(in), block_bytes_(block_bytes) {
+    if (const std::optional<std::string_view> text = in.memory()) {
+      data_ = text->data();
+      size_ = text->size();
+      at_end_ = true;
+    }
+  }
+
+  // The next line without its '\n', and its number; false at the end of the text.
+  bool next_line(std::string_view& line, std::int64_t& number) {
+    const std::size_t length = first_line_length();
+    if (pos_ == size_) return false;
+    line = std::string_view(data_ + pos_, length);
+    number = line_;
+    consume(std::min(length + 1, size_ - pos_), length < size_ - pos_ ? 1 : 0);
+    return true;
+  }
+
+  // The next block of whole lines (the last one may lack its '\n'); empty at the end. finish_block
+  // must follow before the next call.
+  std::string_view next_block() {
+    fill(block_bytes_);
+    const std::size_t available = size_ - pos_;
+    if (available == 0) return {};
+    std::size_t length = available;
+    if (!at_end_ || available > block_bytes_) {
+      const char* begin = data_ + pos_;
+      const void* nl = ::memrchr(begin, '\n', std::min(available, block_bytes_));
+      length = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - begin) + 1
+                  : std::min(first_line_length() + 1, size_ - pos_);
+    }
+    block_ = std::string_view(data_ + pos_, length);
+    return block_;
+  }
+  void finish_block(std::int64_t newlines) { consume(block_.size(), newlines); }
+
+  // Line number of p, a byte of the current block.
+  std::int64_t line_of(const char* p) const { return line_ + std::count(block_.data(), p, '\n'); }
+  // Where a missing entry was expected once the text is consumed: the line after the last one.
+  std::int64_t line_after_last() const { return line_ + (ends_inside_line_ ? 1 : 0); }
+
+ private:
+  // Makes at least `want` bytes available after pos_, unless the text ends first.
+  void fill(std::size_t want) {
+    if (size_ - pos_ >= want || at_end_) return;
+    std::memmove(buf_.data(), buf_.data() + pos_, size_ - pos_);
+    size_ -= pos_;
+    pos_ = 0;
+    if (buf_.size() < want) buf_.resize(want);
+    data_ = buf_.data();
+    while (size_ < want) {
+      const std::size_t n = in_.read(buf_.data() + size_, buf_.size() - size_);
+      if (n == 0) {
+        at_end_ = true;
+        break;
+      }
+      size_ += n;
+    }
+  }
+
+  // Length of the line at pos_ without its '\n', reading on until the '\n' or the end.
+  std::size_t first_line_length() {
+    fill(1);
+    std::size_t scanned = 0;
+    while (true) {
+      const char* begin = data_ + pos_;
+      if (const void* nl = std::memchr(begin + scanned, '\n', size_ - pos_ - scanned))
+        return static_cast<std::size_t>(static_cast<const char*>(nl) - begin);
+      scanned = size_ - pos_;
+      if (at_end_) return scanned;
+      // A comment line longer than a block (1.5 GB of them inflate from 3 MB of gzip): drop what
+      // was read of it but its '%'. The banner (line 1) is always kept whole for its messages.
+      const char* first = skip_blanks(begin, begin + scanned);
+      if (scanned > block_bytes_ && line_ > 1 && first != begin + scanned && *first == '%') {
+        size_ = static_cast<std::size_t>(first - data_) + 1;
+        scanned = size_ - pos_;
+      }
+      fill(scanned + block_bytes_);
+    }
+  }
+
+  void consume(std::size_t bytes, std::int64_t newlines) {
+    if (bytes > 0) ends_inside_line_ = data_[pos_ + bytes - 1] != '\n';
+    pos_ += bytes;
+    line_ += newlines;
+  }
+
+  detail::InputStream& in_;
+  std::size_t block_bytes_;
+  std::string buf_;
+  const char* data_ = nullptr;  // the text: buf_.data(), or the caller's memory
+  std::size_t pos_ = 0, size_ = 0;
+  bool at_end_ = false;
+  std::int64_t line_ = 1;  // number of the line at pos_
+  bool ends_inside_line_ = false;
+  std::string_view block_;
 };
 
 std::string lower(std::string_view s) {
@@ -364,14 +486,13 @@ std::vector<std::string_view> split_blanks(const char* p, const char* end) {
 
 constexpr const char* kBannerForm = "'%%MatrixMarket matrix <format> <field> <symmetry>'";
 
-Preamble parse_preamble(std::string_view text, std::string_view name) {
+Preamble parse_preamble(TextBlocks& text, std::string_view name) {
   Preamble pre;
-  const char* begin = text.data();
-  const char* end = begin + text.size();
-  if (text.empty()) fail(name, 1, std::string("empty file, expected the banner ") + kBannerForm);
+  std::string_view line;
+  std::int64_t number = 0;
+  if (!text.next_line(line, number)) fail(name, 1, std::string("empty file, expected the banner ") + kBannerForm);
 
-  const char* banner_end = find_line_end(begin, end);
-  const auto words = split_blanks(begin, banner_end);
+  const auto words = split_blanks(line.data(), line.data() + line.size());
   if (words.empty() || lower(words[0]) != "%%matrixmarket")
     fail(name, 1,
          std::string("missing Matrix Market banner: expected ") + kBannerForm + ", found " +
@@ -407,19 +528,15 @@ Preamble parse_preamble(std::string_view text, std::string_view name) {
     fail(name, 1, "a pattern matrix cannot be skew-symmetric (there are no values to negate)");
 
   // Comment and blank lines, then the size line.
-  const char* p = banner_end;
+  const char* p = nullptr;
+  const char* end = nullptr;
   while (true) {
-    if (p != end) ++p;  // past '\n'
-    p = skip_blanks(p, end);
-    if (p == end) fail(name, line_after_last(text), "file ends before the size line");
-    if (*p == '\n') continue;
-    if (*p == '%') {
-      p = find_line_end(p, end);
-      continue;
-    }
-    break;
+    if (!text.next_line(line, number)) fail(name, text.line_after_last(), "file ends before the size line");
+    end = line.data() + line.size();
+    p = skip_blanks(line.data(), end);
+    if (p != end && *p != '%') break;
   }
-  pre.size_line = line_of(text, p);
+  pre.size_line = number;
   const bool coordinate = pre.format == Format::Coordinate;
   const char* expected = coordinate ? "size line 'rows columns entries'" : "size line 'rows columns'";
   auto read_size = [&](std::int64_t& v, const char* what) {
@@ -436,8 +553,7 @@ Preamble parse_preamble(std::string_view text, std::string_view name) {
   read_size(pre.cols, "number of columns");
   if (coordinate) read_size(pre.entries, "number of entries");
   p = skip_blanks(p, end);
-  if (p != end && *p != '\n') fail(name, pre.size_line, "unexpected " + quote_token(p, end) + " after the " + expected);
-  pre.data = p == end ? end : p + 1;
+  if (p != end) fail(name, pre.size_line, "unexpected " + quote_token(p, end) + " after the " + expected);
 
   std::int64_t product = 0;
   if (__builtin_mul_overflow(pre.rows, pre.cols, &product))
@@ -459,114 +575,260 @@ Preamble parse_preamble(std::string_view text, std::string_view name) {
   return pre;
 }
 
-// The data section split into `chunks` runs at newlines, parsed in parallel and concatenated in file
-// order. Returns false, leaving `out` empty, when anything is off; the caller then re-parses
-// sequentially to report the first problem exactly as the sequential parser would.
-bool parse_coordinate_chunks(const Preamble& pre, const char* begin, const char* end, int chunks, Entries& out) {
-  const auto bytes = static_cast<std::size_t>(end - begin);
-  std::vector<const char*> bounds(static_cast<std::size_t>(chunks) + 1, end);
-  bounds[0] = begin;
-  for (int k = 1; k < chunks; ++k) {
-    const char* target = std::max(begin + bytes / static_cast<std::size_t>(chunks) * static_cast<std::size_t>(k), bounds[k - 1]);
-    const char* nl = find_line_end(target, end);
-    bounds[k] = nl == end ? end : nl + 1;
+// Parsed entries kept for the result: indices in StoreIndex (32 bits whenever the size allows, even
+// for a 64-bit result), values already in the result's type, so that they cost no more than the CSR
+// entries built from them.
+template <class StoreIndex, class Value>
+struct EntryStore {
+  std::vector<StoreIndex> rows, cols;
+  std::vector<Value> values;
+
+  std::size_t size() const { return rows.size(); }
+  void reserve(std::size_t n) {
+    rows.reserve(n);
+    cols.reserve(n);
+    values.reserve(n);
   }
-  const CoordinateParser parser = coordinate_parser(pre.field, pre.symmetry);
-  const std::size_t mirror = pre.symmetry == Symmetry::General ? 1 : 2;
-  std::vector<Entries> parts(static_cast<std::size_t>(chunks));
-  std::vector<RangeStatus> status(static_cast<std::size_t>(chunks));
-  std::vector<std::exception_ptr> thrown(static_cast<std::size_t>(chunks));
-  // Chunks (and so results) do not depend on the thread count; small texts stay on one thread.
-  int threads = 1;
-#ifdef _OPENMP
-  const auto by_size = static_cast<int>(std::min<std::size_t>(bytes / kMinBytesPerThread, 1024));
-  threads = std::max(1, std::min({chunks, omp_get_max_threads(), by_size}));
-#endif
+  // Appends parts[0..count) in order, copying the parts in parallel.
+  void append(const std::vector<Entries>& parts, int count, int threads) {
+    std::vector<std::size_t> offset(static_cast<std::size_t>(count) + 1, size());
+    for (int k = 0; k < count; ++k) offset[k + 1] = offset[k] + parts[k].size();
+    rows.resize(offset[count]);
+    cols.resize(offset[count]);
+    values.resize(offset[count]);
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
-  for (int k = 0; k < chunks; ++k) {
-    try {
-      // Chunk 0 becomes the result, so it reserves room for all entries; the others reserve their
-      // share of the declared count. Never beyond what the bytes can hold.
-      const auto chunk_bytes = static_cast<std::size_t>(k == 0 ? bytes : bounds[k + 1] - bounds[k]);
-      const double share = static_cast<double>(pre.entries) * static_cast<double>(chunk_bytes) / static_cast<double>(bytes);
-      const auto cap = static_cast<double>(chunk_bytes / kMinCoordinateLineBytes + 1);
-      parts[k].reserve(static_cast<std::size_t>(std::min(share * 1.01 + 16, cap)) * mirror);
-      status[k] = parser(bounds[k], bounds[k + 1], pre.rows, pre.cols, kMaxInt64, parts[k]);
-    } catch (...) {
-      thrown[k] = std::current_exception();
+    for (int k = 0; k < count; ++k) {
+      const Entries& e = parts[k];
+      const auto at = static_cast<std::ptrdiff_t>(offset[k]);
+      std::transform(e.rows.begin(), e.rows.end(), rows.begin() + at, [](std::int64_t i) { return static_cast<StoreIndex>(i); });
+      std::transform(e.cols.begin(), e.cols.end(), cols.begin() + at, [](std::int64_t i) { return static_cast<StoreIndex>(i); });
+      std::transform(e.values.begin(), e.values.end(), values.begin() + at, [](double v) { return static_cast<Value>(v); });
     }
   }
-  for (auto& e : thrown)
-    if (e) std::rethrow_exception(e);
-  std::int64_t lines = 0;
-  std::vector<std::size_t> offset(static_cast<std::size_t>(chunks) + 1, 0);
-  for (int k = 0; k < chunks; ++k) {
-    if (status[k].at) return false;
-    lines += status[k].count;
-    offset[k + 1] = offset[k] + parts[k].size();
+};
+
+// Bytes per entry and per row that a read holds at its peak (result and intermediates).
+struct Footprint {
+  double per_entry = 0;
+  double per_row = 0;
+};
+
+// Reads the entries of one Matrix Market text block by block. `chunks`: pieces each block is split
+// into for the parallel parse (0: one per thread).
+class EntryReader {
+ public:
+  EntryReader(detail::InputStream& in, std::string_view name, int chunks, std::size_t block_bytes)
+      : in_(in),
+        name_(name),
+        chunks_(chunks),
+        text_(in, block_bytes ? block_bytes : default_block_bytes(in.memory().has_value())) {
+    pre_ = parse_preamble(text_, name_);
   }
-  if (lines != pre.entries) return false;
 
-  out = std::move(parts[0]);
-  out.rows.resize(offset[chunks]);
-  out.cols.resize(offset[chunks]);
-  out.values.resize(offset[chunks]);
-#pragma omp parallel for schedule(static, 1) num_threads(threads)
-  for (int k = 1; k < chunks; ++k) {
-    std::copy(parts[k].rows.begin(), parts[k].rows.end(), out.rows.begin() + static_cast<std::ptrdiff_t>(offset[k]));
-    std::copy(parts[k].cols.begin(), parts[k].cols.end(), out.cols.begin() + static_cast<std::ptrdiff_t>(offset[k]));
-    std::copy(parts[k].values.begin(), parts[k].values.end(), out.values.begin() + static_cast<std::ptrdiff_t>(offset[k]));
-    parts[k] = Entries{};
+  const Preamble& preamble() const { return pre_; }
+  std::size_t mirror() const { return pre_.symmetry == Symmetry::General ? 1 : 2; }
+
+  // Entry lines the text can really hold: the declared count, capped by the text's size when known.
+  std::int64_t entry_lines_bound() const {
+    const std::int64_t size = in_.known_size();
+    if (size < 0) return pre_.entries;
+    const auto min_line = static_cast<std::int64_t>(pre_.format == Format::Coordinate ? kMinCoordinateLineBytes
+                                                                                         : kMinArrayLineBytes);
+    return std::min(pre_.entries, size / min_line + 1);
   }
-  return true;
-}
 
-int automatic_chunks(std::size_t data_bytes) {
-#ifdef _OPENMP
-  if (!omp_in_parallel())
-    return static_cast<int>(std::clamp<std::size_t>(data_bytes / kMinBytesPerThread, 1,
-                                                     static_cast<std::size_t>(omp_get_max_threads())));
-#else
-  (void)data_bytes;
-#endif
-  return 1;
-}
+  // Refuses the read, before its large allocations, when the least it can need exceeds the budget;
+  // returns how many entries to reserve (the most the text can give, if that fits the budget too).
+  std::size_t check_memory(const Footprint& reader, const ReadOptions& options) const {
+    const auto lines = static_cast<double>(entry_lines_bound());
+    const auto rows = static_cast<double>(pre_.rows);
+    // Mirrored entries: all but the diagonal ones, of which there are at most `rows`.
+    const double least_entries = mirror() == 1 ? lines : std::max(lines, 2 * lines - rows);
+    const double most_entries = lines * static_cast<double>(mirror());
+    const double per_entry = reader.per_entry + static_cast<double>(options.extra_bytes_per_entry);
+    const double fixed = (rows + 1) * (reader.per_row + static_cast<double>(options.extra_bytes_per_row)) +
+                         static_cast<double>(pre_.cols) * static_cast<double>(options.extra_bytes_per_column);
+    const double need = least_entries * per_entry + fixed;
+    const detail::MemoryBudget budget = detail::memory_budget(options.max_memory);
+    if (need > static_cast<double>(budget.bytes))
+      throw MemoryLimitExceeded(
+          std::string(name_) + ":" + std::to_string(pre_.size_line) + ": reading this " + std::to_string(pre_.rows) +
+          " x " + std::to_string(pre_.cols) + " matrix with " + std::to_string(pre_.entries) +
+          (pre_.format == Format::Coordinate ? " entries" : " values") + " needs at least " +
+          detail::format_bytes(need) + ", more than " + budget.source + " of " +
+          detail::format_bytes(static_cast<double>(budget.bytes)) +
+          " (set a larger max_memory, spmv --max-memory, to try anyway)");
+    return static_cast<std::size_t>(most_entries * per_entry + fixed <= static_cast<double>(budget.bytes) ? most_entries
+                                                                                                          : least_entries);
+  }
 
-MatrixMarketFile parse(std::string_view text, std::string_view name, int chunks /* 0: automatic */) {
-  const Preamble pre = parse_preamble(text, name);
-  const char* end = text.data() + text.size();
-  const auto data_bytes = static_cast<std::size_t>(end - pre.data);
-  const bool coordinate = pre.format == Format::Coordinate;
-  const std::size_t mirror = pre.symmetry == Symmetry::General ? 1 : 2;
-  if (chunks == 0) chunks = automatic_chunks(data_bytes);
-
-  Entries entries;
-  bool done = false;
-  if (coordinate && chunks > 1 && data_bytes > 0)
-    done = parse_coordinate_chunks(pre, pre.data, end, chunks, entries);
-  if (!done) {
-    const std::size_t min_line = coordinate ? kMinCoordinateLineBytes : kMinArrayLineBytes;
-    entries.reserve(std::min(static_cast<std::size_t>(pre.entries), data_bytes / min_line + 1) * mirror);
-    const RangeStatus st = coordinate ? coordinate_parser(pre.field, pre.symmetry)(pre.data, end, pre.rows, pre.cols,
-                                                                                   pre.entries, entries)
-                                      : array_parser(pre.field, pre.symmetry)(pre.data, end, pre.rows, pre.entries,
-                                                                              entries);
-    if (st.at) fail(name, line_of(text, st.at), st.message);
-    if (st.count < pre.entries)
-      fail(name, line_after_last(text),
-           "file ends after " + std::to_string(st.count) + " of the " + std::to_string(pre.entries) +
+  // Parses every entry into `store`; errors name the file and line as the sequential parser does.
+  template <class Store>
+  void read_into(Store& store) {
+    const bool coordinate = pre_.format == Format::Coordinate;
+    const CoordinateParser coordinate_parse = coordinate_parser(pre_.field, pre_.symmetry);
+    const ArrayParser array_parse = array_parser(pre_.field, pre_.symmetry);
+    std::int64_t remaining = pre_.entries;
+    std::int64_t array_row = -1, array_col = 0;
+    for (std::string_view block = text_.next_block(); !block.empty(); block = text_.next_block()) {
+      const char* begin = block.data();
+      const char* end = begin + block.size();
+      int pieces = 0, threads = 1;
+      if (coordinate && parse_in_parallel(begin, end, remaining, pieces, threads)) {
+        store.append(parts_, pieces, threads);
+        text_.finish_block(newlines_);
+        continue;
+      }
+      parts_.resize(std::max<std::size_t>(parts_.size(), 1));
+      Entries& out = parts_[0];
+      out.clear();
+      const RangeStatus st = coordinate ? coordinate_parse(begin, end, pre_.rows, pre_.cols, remaining, out)
+                                        : array_parse(begin, end, pre_.rows, remaining, out, array_row, array_col);
+      if (st.at)
+        fail(name_, text_.line_of(st.at),
+             !st.too_many ? st.message
+             : coordinate ? "more entries than the " + std::to_string(pre_.entries) + " declared in the size line"
+                          : "more values than the " + std::to_string(pre_.entries) + " the size line calls for");
+      remaining -= st.count;
+      store.append(parts_, 1, 1);
+      text_.finish_block(std::count(begin, end, '\n'));
+    }
+    if (remaining > 0)
+      fail(name_, text_.line_after_last(),
+           "file ends after " + std::to_string(pre_.entries - remaining) + " of the " + std::to_string(pre_.entries) +
                (coordinate ? " entries declared on line " : " values called for by the size on line ") +
-               std::to_string(pre.size_line) + " (truncated file?)");
+               std::to_string(pre_.size_line) + " (truncated file?)");
   }
 
+ private:
+  static int max_threads() {
+#ifdef _OPENMP
+    if (!omp_in_parallel()) return omp_get_max_threads();
+#endif
+    return 1;
+  }
+  static std::size_t default_block_bytes(bool in_memory) {
+    if (in_memory) return kMaxBlockBytes;
+    return std::clamp(static_cast<std::size_t>(max_threads()) * kBytesPerThreadInABlock, kMinBlockBytes,
+                      kMaxBlockBytes);
+  }
+
+  // The block split at newlines into pieces parsed in parallel into parts_. False, when the block is
+  // too small to split or anything is off (an error, more entries than remain): the caller then parses
+  // it sequentially, which reports the first problem exactly.
+  bool parse_in_parallel(const char* begin, const char* end, std::int64_t& remaining, int& pieces, int& threads) {
+    const auto bytes = static_cast<std::size_t>(end - begin);
+    const int wanted = chunks_ > 0 ? chunks_ : max_threads();
+    pieces = chunks_ > 0 ? chunks_ : static_cast<int>(std::clamp<std::size_t>(bytes / kMinBytesPerThread, 1, static_cast<std::size_t>(wanted)));
+    if (pieces <= 1) return false;
+    // Pieces (and so results) do not depend on the thread count; small texts stay on one thread.
+    threads = std::max(1, std::min({pieces, max_threads(), static_cast<int>(std::min<std::size_t>(bytes / kMinBytesPerThread, 1024))}));
+    std::vector<const char*> bounds(static_cast<std::size_t>(pieces) + 1, end);
+    bounds[0] = begin;
+    for (int k = 1; k < pieces; ++k) {
+      const char* target = std::max(begin + bytes / static_cast<std::size_t>(pieces) * static_cast<std::size_t>(k), bounds[k - 1]);
+      const char* nl = find_line_end(target, end);
+      bounds[k] = nl == end ? end : nl + 1;
+    }
+    if (parts_.size() < static_cast<std::size_t>(pieces)) parts_.resize(static_cast<std::size_t>(pieces));
+    std::vector<RangeStatus> status(static_cast<std::size_t>(pieces));
+    std::vector<std::int64_t> newlines(static_cast<std::size_t>(pieces), 0);
+    std::vector<std::exception_ptr> thrown(static_cast<std::size_t>(pieces));
+    const CoordinateParser parser = coordinate_parser(pre_.field, pre_.symmetry);
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+    for (int k = 0; k < pieces; ++k) {
+      try {
+        parts_[k].clear();
+        status[k] = parser(bounds[k], bounds[k + 1], pre_.rows, pre_.cols, kMaxInt64, parts_[k]);
+        newlines[k] = std::count(bounds[k], bounds[k + 1], '\n');
+      } catch (...) {
+        thrown[k] = std::current_exception();
+      }
+    }
+    for (auto& e : thrown)
+      if (e) std::rethrow_exception(e);
+    std::int64_t lines = 0;
+    newlines_ = 0;
+    for (int k = 0; k < pieces; ++k) {
+      if (status[k].at) return false;
+      lines += status[k].count;
+      newlines_ += newlines[k];
+    }
+    if (lines > remaining) return false;
+    remaining -= lines;
+    return true;
+  }
+
+  detail::InputStream& in_;
+  std::string_view name_;
+  int chunks_;
+  TextBlocks text_;
+  Preamble pre_;
+  std::vector<Entries> parts_;  // kept from block to block so that their capacity is reused
+  std::int64_t newlines_ = 0;
+};
+
+MatrixMarketFile read_coo(detail::InputStream& in, std::string_view name, const ReadOptions& options, int chunks,
+                          std::size_t block_bytes) {
+  EntryReader reader(in, name, chunks, block_bytes);
+  const Preamble& pre = reader.preamble();
+  EntryStore<std::int64_t, double> store;
+  store.reserve(reader.check_memory({2 * sizeof(std::int64_t) + sizeof(double), 0}, options));
+  reader.read_into(store);
   MatrixMarketFile file;
   file.header = pre.header;
   file.matrix.rows = pre.rows;
   file.matrix.cols = pre.cols;
-  file.matrix.row_idx = std::move(entries.rows);
-  file.matrix.col_idx = std::move(entries.cols);
-  file.matrix.values = std::move(entries.values);
+  file.matrix.row_idx = std::move(store.rows);
+  file.matrix.col_idx = std::move(store.cols);
+  file.matrix.values = std::move(store.values);
   return file;
+}
+
+template <class T>
+void release(std::vector<T>& v) {
+  std::vector<T>().swap(v);
+}
+
+// CSR from the stored entries in file order, as to_csr builds it (stable by row, then canonicalize:
+// columns sorted, duplicates summed in file order), but freeing each stored array once it is copied:
+// values first, then column indices, so that the peak is the store plus one array of the result.
+template <class Value, class Index, class StoreIndex>
+CsrMatrix<Value, Index> csr_from_store(EntryStore<StoreIndex, Value>& store, std::int64_t rows, std::int64_t cols) {
+  const std::size_t nnz = store.size();
+  detail::refuse_if_too_large<Index>(rows, cols, static_cast<std::int64_t>(nnz));  // before summing, as to_csr
+  CsrMatrix<Value, Index> a;
+  a.rows = static_cast<Index>(rows);
+  a.cols = static_cast<Index>(cols);
+  a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+  for (const StoreIndex r : store.rows) ++a.row_ptr[static_cast<std::size_t>(r) + 1];
+  std::partial_sum(a.row_ptr.begin(), a.row_ptr.end(), a.row_ptr.begin());
+  std::vector<Index> cursor;
+  auto scatter = [&](auto& from, auto& to) {
+    cursor.assign(a.row_ptr.begin(), a.row_ptr.end() - 1);
+    to.resize(nnz);
+    for (std::size_t k = 0; k < nnz; ++k)
+      to[static_cast<std::size_t>(cursor[static_cast<std::size_t>(store.rows[k])]++)] =
+          static_cast<typename std::decay_t<decltype(to)>::value_type>(from[k]);
+    release(from);
+  };
+  scatter(store.values, a.values);
+  scatter(store.cols, a.col_idx);
+  release(cursor);
+  release(store.rows);
+  canonicalize(a);
+  return a;
+}
+
+template <class Value, class Index, class StoreIndex>
+CsrMatrix<Value, Index> read_csr_stored(EntryReader& reader, const ReadOptions& options) {
+  constexpr double per_entry = 2.0 * sizeof(StoreIndex) + sizeof(Value) +  // the store
+                               std::max(sizeof(Value), sizeof(Index));     // the result array being filled
+  const std::size_t reserve = reader.check_memory({per_entry, 2.0 * sizeof(Index)}, options);  // row_ptr, cursor
+  EntryStore<StoreIndex, Value> store;
+  store.reserve(reserve);
+  reader.read_into(store);
+  return csr_from_store<Value, Index>(store, reader.preamble().rows, reader.preamble().cols);
 }
 
 bool starts_with_banner(std::string_view text) {
@@ -597,30 +859,44 @@ std::vector<double> parse_plain_vector(std::string_view text, std::string_view n
 
 std::vector<double> parse_vector(std::string_view text, std::string_view name) {
   if (!starts_with_banner(text)) return parse_plain_vector(text, name);
-  const Preamble pre = parse_preamble(text, name);
+  detail::InputStream in(text, name, false);
+  EntryReader reader(in, name, 1, 0);
+  const Preamble& pre = reader.preamble();
   if (pre.format != Format::Array)
     fail(name, 1, "a vector must be a Matrix Market array with one column, this file is in coordinate format");
   if (pre.cols != 1)
     fail(name, pre.size_line, "a vector must have one column, this array has " + std::to_string(pre.cols));
-  const MatrixMarketFile file = parse(text, name, 1);
+  EntryStore<std::int64_t, double> store;
+  store.reserve(reader.check_memory({2 * sizeof(std::int64_t) + sizeof(double), sizeof(double)}, {}));
+  reader.read_into(store);
   std::vector<double> v(static_cast<std::size_t>(pre.rows), 0.0);
-  for (std::size_t k = 0; k < file.matrix.values.size(); ++k)
-    v[static_cast<std::size_t>(file.matrix.row_idx[k])] = file.matrix.values[k];
+  for (std::size_t k = 0; k < store.size(); ++k) v[static_cast<std::size_t>(store.rows[k])] = store.values[k];
   return v;
 }
 
 }  // namespace
 
-MatrixMarketFile parse_matrix_market(std::string_view text, std::string_view name) { return parse(text, name, 0); }
+MatrixMarketFile parse_matrix_market(std::string_view text, std::string_view name) {
+  return detail::parse_matrix_market_chunks(text, name, 0);
+}
 
-MatrixMarketFile read_matrix_market(const std::string& path) {
-  const std::string text = detail::read_text(path);
-  return parse(text, detail::display_name(path), 0);
+MatrixMarketFile read_matrix_market(const std::string& path, const ReadOptions& options) {
+  detail::InputStream in(path);
+  return read_coo(in, in.name(), options, 0, 0);
 }
 
 template <class Value, class Index>
-CsrMatrix<Value, Index> read_csr(const std::string& path) {
-  return to_csr<Value, Index>(read_matrix_market(path).matrix, Duplicates::Sum);
+CsrMatrix<Value, Index> read_csr(const std::string& path, const ReadOptions& options, MatrixMarketHeader* header) {
+  detail::InputStream in(path);
+  EntryReader reader(in, in.name(), 0, 0);
+  const Preamble& pre = reader.preamble();
+  detail::refuse_if_too_large<Index>(pre.rows, pre.cols, 0);  // before reading; nnz is checked after
+  if (header) *header = pre.header;
+  // 32-bit stored indices whenever rows and columns fit: a 64-bit result then costs no more to build.
+  CsrMatrix<Value, Index> a = fits_index<std::int32_t>(pre.rows, pre.cols, 0)
+                                  ? read_csr_stored<Value, Index, std::int32_t>(reader, options)
+                                  : read_csr_stored<Value, Index, std::int64_t>(reader, options);
+  return a;
 }
 
 std::vector<double> read_vector(const std::string& path) {
@@ -630,15 +906,20 @@ std::vector<double> read_vector(const std::string& path) {
 
 namespace detail {
 
-MatrixMarketFile parse_matrix_market_chunks(std::string_view text, std::string_view name, int chunks) {
-  return parse(text, name, std::max(chunks, 1));
+MatrixMarketFile parse_matrix_market_chunks(std::string_view text, std::string_view name, int chunks,
+                                            std::size_t block_bytes) {
+  InputStream in(text, name, false);
+  return read_coo(in, name, {}, std::max(chunks, 0), block_bytes);
 }
 
 }  // namespace detail
 
-template CsrMatrix<float, std::int32_t> read_csr(const std::string&);
-template CsrMatrix<float, std::int64_t> read_csr(const std::string&);
-template CsrMatrix<double, std::int32_t> read_csr(const std::string&);
-template CsrMatrix<double, std::int64_t> read_csr(const std::string&);
+#define SPMV_INSTANTIATE_READ_CSR(V, I) \
+  template CsrMatrix<V, I> read_csr(const std::string&, const ReadOptions&, MatrixMarketHeader*);
+
+SPMV_INSTANTIATE_READ_CSR(float, std::int32_t)
+SPMV_INSTANTIATE_READ_CSR(float, std::int64_t)
+SPMV_INSTANTIATE_READ_CSR(double, std::int32_t)
+SPMV_INSTANTIATE_READ_CSR(double, std::int64_t)
 
 }  // namespace spmv

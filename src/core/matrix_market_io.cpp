@@ -1,5 +1,5 @@
-// Whole-file reads (POSIX read into one buffer: the parser wants all the text in memory), gzip
-// inflate of single- and multi-member streams, and the Matrix Market writer.
+// Streamed reads (POSIX read in bounded pieces, gzip inflated on the fly, single- and multi-member),
+// and the Matrix Market writer.
 #include "core/matrix_market_io.hpp"
 
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <new>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "spmv/error.hpp"
 #include "spmv/matrix_market.hpp"
@@ -26,46 +27,13 @@ namespace {
 
 // zlib counts in uInt (32 bits): feed it at most this much at a time.
 constexpr std::size_t kZlibChunk = std::size_t{1} << 30;
-// The best deflate ratio is about 1032:1, so a stream's trailer size can never honestly exceed this
-// multiple of the compressed size; it caps the first allocation made from that (untrusted) field.
-constexpr std::size_t kMaxDeflateRatio = 1032;
+// Compressed or raw bytes are read from the file in pieces of this size: large enough that a read
+// call costs nothing next to parsing, small next to the reader's 64 MB budget.
+constexpr std::size_t kRawChunk = std::size_t{1} << 20;
 // Output is formatted into a buffer of this size and then written in one call.
 constexpr std::size_t kWriteBuffer = std::size_t{1} << 20;
 
 std::string os_reason() { return std::strerror(errno); }
-
-std::string read_file_bytes(const std::string& path) {
-  const bool from_stdin = path == "-";
-  const std::string name = display_name(path);
-  const int fd = from_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open '" + name + "': " + os_reason());
-  struct Closer {
-    int fd;
-    bool owned;
-    ~Closer() {
-      if (owned) ::close(fd);
-    }
-  } closer{fd, !from_stdin};
-
-  std::size_t capacity = std::size_t{1} << 16;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-    capacity = static_cast<std::size_t>(st.st_size) + 1;  // + 1: the read that sees EOF needs room
-  std::string data(capacity, '\0');
-  std::size_t size = 0;
-  while (true) {
-    if (size == data.size()) data.resize(2 * data.size());
-    const ssize_t n = ::read(fd, data.data() + size, std::min(data.size() - size, kZlibChunk));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error("cannot read '" + name + "': " + os_reason());
-    }
-    if (n == 0) break;
-    size += static_cast<std::size_t>(n);
-  }
-  data.resize(size);
-  return data;
-}
 
 }  // namespace
 
@@ -75,55 +43,182 @@ bool is_gzip(std::string_view data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-std::string gunzip(std::string_view data, std::string_view name) {
-  auto fail = [&](const std::string& message) -> void { throw ParseError(std::string(name) + ": " + message); };
+struct InputStream::State {
+  std::string name;
+  int fd = -1;  // -1: the bytes are in memory
+  bool owns_fd = false;
+  std::int64_t file_size = -1;
+  std::vector<char> storage;  // raw bytes read from fd
+  std::string_view raw;       // unread raw bytes: in `storage`, or the caller's memory
+  bool raw_end = false;       // nothing more to read from fd
+  std::uint64_t raw_consumed = 0;  // compressed bytes handed to zlib so far (for messages)
+  bool gzip = false;
+  bool gzip_done = false;
   z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw Error("zlib: inflateInit2 failed");  // 16: gzip only
-  struct End {
-    z_stream* zs;
-    ~End() { inflateEnd(zs); }
-  } end_guard{&zs};
 
-  // The last 4 bytes hold the last member's size mod 2^32: a hint for the first allocation only.
-  std::size_t capacity = std::max<std::size_t>(4 * data.size(), 1 << 12);
-  if (data.size() >= 18) {
-    const auto* t = reinterpret_cast<const unsigned char*>(data.data() + data.size() - 4);
-    const std::size_t isize = t[0] | (t[1] << 8) | (t[2] << 16) | (std::size_t{t[3]} << 24);
-    capacity = std::max(capacity, std::min(isize + 1, kMaxDeflateRatio * data.size()));
+  ~State() {
+    if (gzip) inflateEnd(&zs);
+    if (owns_fd) ::close(fd);
   }
-  std::string out(capacity, '\0');
-  const auto* in = reinterpret_cast<const Bytef*>(data.data());
-  std::size_t consumed = 0, produced = 0;
-  while (true) {
-    if (produced == out.size()) out.resize(2 * out.size());
-    zs.next_in = const_cast<Bytef*>(in + consumed);
-    zs.avail_in = static_cast<uInt>(std::min(data.size() - consumed, kZlibChunk));
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
-    zs.avail_out = static_cast<uInt>(std::min(out.size() - produced, kZlibChunk));
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    consumed = static_cast<std::size_t>(zs.next_in - in);
-    produced = static_cast<std::size_t>(reinterpret_cast<char*>(zs.next_out) - out.data());
-    if (rc == Z_STREAM_END) {
-      if (consumed == data.size()) break;
-      // Concatenated members (gzip a b > c; pigz; bgzip) decompress to the concatenated contents.
-      if (!is_gzip(data.substr(consumed)))
-        fail("unexpected bytes after the gzip data at offset " + std::to_string(consumed) + " (corrupt gzip file?)");
-      inflateReset(&zs);
-      continue;
+
+  [[noreturn]] void fail(const std::string& message) const { throw ParseError(name + ": " + message); }
+
+  // Moves the unread raw bytes to the front of `storage` and reads more behind them (file only).
+  void refill() {
+    if (fd < 0 || raw_end) {
+      raw_end = true;
+      return;
     }
-    if (rc == Z_OK) continue;
-    if (rc == Z_BUF_ERROR && consumed == data.size()) fail("truncated gzip data (the stream ends early)");
-    if (rc == Z_MEM_ERROR) throw std::bad_alloc();
-    fail(std::string("corrupt gzip data (zlib: ") + (zs.msg ? zs.msg : "no progress") + ")");
+    if (storage.size() < kRawChunk) storage.resize(kRawChunk);
+    std::memmove(storage.data(), raw.data(), raw.size());
+    std::size_t size = raw.size();
+    while (size < storage.size()) {
+      const ssize_t n = ::read(fd, storage.data() + size, storage.size() - size);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw Error("cannot read '" + name + "': " + os_reason());
+      }
+      if (n == 0) {
+        raw_end = true;
+        break;
+      }
+      size += static_cast<std::size_t>(n);
+    }
+    raw = std::string_view(storage.data(), size);
   }
-  out.resize(produced);
-  return out;
+
+  void start() {
+    if (raw.size() < 2) refill();
+    gzip = is_gzip(raw);
+    if (gzip && inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {  // 16: gzip only
+      gzip = false;
+      throw Error("zlib: inflateInit2 failed");
+    }
+  }
+
+  std::size_t read_plain(char* dst, std::size_t n) {
+    if (raw.empty()) {
+      // Large reads go straight to the caller's buffer.
+      if (fd < 0 || raw_end) return 0;
+      if (n < kRawChunk) refill();
+      else
+        while (true) {
+          const ssize_t got = ::read(fd, dst, std::min(n, kZlibChunk));
+          if (got >= 0) {
+            if (got == 0) raw_end = true;
+            return static_cast<std::size_t>(got);
+          }
+          if (errno != EINTR) throw Error("cannot read '" + name + "': " + os_reason());
+        }
+    }
+    const std::size_t k = std::min(n, raw.size());
+    std::memcpy(dst, raw.data(), k);
+    raw.remove_prefix(k);
+    return k;
+  }
+
+  std::size_t read_gzip(char* dst, std::size_t n) {
+    std::size_t produced = 0;
+    while (produced < n && !gzip_done) {
+      if (raw.empty() && !raw_end) refill();
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+      zs.avail_in = static_cast<uInt>(std::min(raw.size(), kZlibChunk));
+      zs.next_out = reinterpret_cast<Bytef*>(dst + produced);
+      zs.avail_out = static_cast<uInt>(std::min(n - produced, kZlibChunk));
+      const int rc = inflate(&zs, Z_NO_FLUSH);
+      const auto used = static_cast<std::size_t>(reinterpret_cast<const char*>(zs.next_in) - raw.data());
+      raw.remove_prefix(used);
+      raw_consumed += used;
+      produced = static_cast<std::size_t>(reinterpret_cast<char*>(zs.next_out) - dst);
+      if (rc == Z_STREAM_END) {
+        if (raw.size() < 2) refill();
+        if (raw.empty()) {
+          gzip_done = true;
+          break;
+        }
+        // Concatenated members (gzip a b > c; pigz; bgzip) decompress to the concatenated contents.
+        if (!is_gzip(raw))
+          fail("unexpected bytes after the gzip data at offset " + std::to_string(raw_consumed) +
+               " (corrupt gzip file?)");
+        inflateReset(&zs);
+        continue;
+      }
+      if (rc == Z_OK) continue;
+      if (rc == Z_BUF_ERROR && raw.empty()) {
+        if (raw_end) fail("truncated gzip data (the stream ends early)");
+        continue;
+      }
+      if (rc == Z_MEM_ERROR) throw std::bad_alloc();
+      fail(std::string("corrupt gzip data (zlib: ") + (zs.msg ? zs.msg : "no progress") + ")");
+    }
+    return produced;
+  }
+};
+
+InputStream::InputStream(const std::string& path) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.name = display_name(path);
+  const bool from_stdin = path == "-";
+  s.fd = from_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (s.fd < 0) throw Error("cannot open '" + s.name + "': " + os_reason());
+  s.owns_fd = !from_stdin;
+  struct stat st {};
+  if (::fstat(s.fd, &st) == 0 && S_ISREG(st.st_mode)) s.file_size = st.st_size;
+  s.start();
+}
+
+InputStream::InputStream(std::string_view bytes, std::string_view name, bool detect_gzip)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.name = name;
+  s.raw = bytes;
+  s.raw_end = true;
+  s.file_size = static_cast<std::int64_t>(bytes.size());
+  if (detect_gzip) s.start();
+}
+
+InputStream::~InputStream() = default;
+
+std::size_t InputStream::read(char* dst, std::size_t n) {
+  return state_->gzip ? state_->read_gzip(dst, n) : state_->read_plain(dst, n);
+}
+
+std::int64_t InputStream::known_size() const { return state_->gzip ? -1 : state_->file_size; }
+
+std::optional<std::string_view> InputStream::memory() const {
+  const State& s = *state_;
+  if (s.fd >= 0 || s.gzip || s.raw.size() != static_cast<std::size_t>(s.file_size)) return std::nullopt;
+  return s.raw;
+}
+
+const std::string& InputStream::name() const { return state_->name; }
+
+namespace {
+
+std::string read_all(InputStream& in) {
+  std::string text(std::size_t{1} << 16, '\0');
+  if (in.known_size() >= 0) text.resize(static_cast<std::size_t>(in.known_size()) + 1);  // + 1: the read that sees the end
+  std::size_t size = 0;
+  while (true) {
+    if (size == text.size()) text.resize(2 * text.size());
+    const std::size_t n = in.read(text.data() + size, text.size() - size);
+    if (n == 0) break;
+    size += n;
+  }
+  text.resize(size);
+  return text;
+}
+
+}  // namespace
+
+std::string gunzip(std::string_view data, std::string_view name) {
+  InputStream in(data, name, true);
+  return read_all(in);
 }
 
 std::string read_text(const std::string& path) {
-  std::string data = read_file_bytes(path);
-  if (is_gzip(data)) data = gunzip(data, display_name(path));
-  return data;
+  InputStream in(path);
+  return read_all(in);
 }
 
 OutputFile::OutputFile(const std::string& path) : path_(path) {

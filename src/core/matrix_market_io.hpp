@@ -1,7 +1,11 @@
 #pragma once
-// File plumbing shared by the Matrix Market reader and writer: whole-file reads (with gzip detection)
-// and buffered, optionally gzip-compressed output. Errors name the path and the OS reason.
+// File plumbing shared by the Matrix Market reader and writer: streamed reads (gzip detected and
+// inflated on the fly) and buffered, optionally gzip-compressed output. Errors name the path and the
+// OS reason.
+#include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -9,6 +13,34 @@ namespace spmv::detail {
 
 // The name used in messages: "<stdin>" for "-", else the path as given.
 std::string display_name(const std::string& path);
+
+// The text of a file ("-": standard input) or of bytes in memory, delivered in pieces so that a
+// reader never holds more than its own buffer: a stream that starts with the gzip magic is inflated
+// as it is read (one or more members). Corrupt gzip data is a ParseError naming the file, a failed
+// read an Error naming the path and the OS reason.
+class InputStream {
+ public:
+  explicit InputStream(const std::string& path);
+  // `bytes` must outlive the stream; `name` is used in messages. Gzip is detected only when asked:
+  // parse_matrix_market takes text.
+  InputStream(std::string_view bytes, std::string_view name, bool detect_gzip);
+  ~InputStream();
+  InputStream(const InputStream&) = delete;
+  InputStream& operator=(const InputStream&) = delete;
+
+  // Up to `n` bytes of text into `dst`; 0 only at the end.
+  std::size_t read(char* dst, std::size_t n);
+  // The text's size when known before reading (uncompressed regular files and memory), else -1.
+  std::int64_t known_size() const;
+  // The whole text when it already lies in memory (plain bytes given to the constructor, nothing read
+  // yet), so that a reader can parse it in place instead of copying it block by block; else nullopt.
+  std::optional<std::string_view> memory() const;
+  const std::string& name() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Whole contents of `path` ("-": standard input), gunzipped when they start with the gzip magic.
 std::string read_text(const std::string& path);

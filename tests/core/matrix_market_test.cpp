@@ -52,32 +52,42 @@ std::vector<Triplet> triplets(const CooMatrix<double, std::int64_t>& m) {
   return t;
 }
 
-// Parses sequentially and split into several chunks; the results must be identical.
+// Stream block sizes besides the reader's default (0, 8 MB and more): the hand-written texts here are
+// far smaller, so tiny blocks are what puts block ends inside them (1 byte: every line is longer than
+// a block; 5 and 16 bytes: lines cut at block ends).
+constexpr std::size_t kBlockBytes[] = {0, 1, 5, 16};
+
+// Parses sequentially and split into several chunks, in blocks of every size above; the results must
+// be identical.
 MatrixMarketFile parse(std::string_view text) {
   MatrixMarketFile seq = parse_matrix_market(text, "t.mtx");
-  for (int chunks : {2, 3, 7}) {
-    const MatrixMarketFile par = detail::parse_matrix_market_chunks(text, "t.mtx", chunks);
-    EXPECT_EQ(par.matrix.rows, seq.matrix.rows) << chunks << " chunks";
-    EXPECT_EQ(par.matrix.cols, seq.matrix.cols) << chunks << " chunks";
-    EXPECT_EQ(triplets(par.matrix), triplets(seq.matrix)) << chunks << " chunks";
-  }
+  for (std::size_t block_bytes : kBlockBytes)
+    for (int chunks : {1, 2, 3, 7}) {
+      const MatrixMarketFile par = detail::parse_matrix_market_chunks(text, "t.mtx", chunks, block_bytes);
+      EXPECT_EQ(par.matrix.rows, seq.matrix.rows) << chunks << " chunks, blocks of " << block_bytes;
+      EXPECT_EQ(par.matrix.cols, seq.matrix.cols) << chunks << " chunks, blocks of " << block_bytes;
+      EXPECT_EQ(triplets(par.matrix), triplets(seq.matrix)) << chunks << " chunks, blocks of " << block_bytes;
+    }
   EXPECT_NO_THROW(validate(seq.matrix));
   return seq;
 }
 
-// The ParseError must begin "bad.mtx:LINE: " and contain `part`, whatever the chunking.
+// The ParseError must begin "bad.mtx:LINE: " and contain `part`, whatever the chunking and blocks.
 void expect_parse_error(std::string_view text, std::int64_t line, std::string_view part) {
-  for (int chunks : {1, 2, 3, 7}) {
-    try {
-      detail::parse_matrix_market_chunks(text, "bad.mtx", chunks);
-      ADD_FAILURE() << "no error (" << chunks << " chunks) for:\n" << text;
-    } catch (const ParseError& e) {
-      const std::string message = e.what();
-      const std::string prefix = "bad.mtx:" + std::to_string(line) + ": ";
-      EXPECT_EQ(message.rfind(prefix, 0), 0u) << "expected prefix '" << prefix << "', got: " << message;
-      EXPECT_NE(message.find(part), std::string::npos) << "expected '" << part << "' in: " << message;
+  for (std::size_t block_bytes : kBlockBytes)
+    for (int chunks : {1, 2, 3, 7}) {
+      try {
+        detail::parse_matrix_market_chunks(text, "bad.mtx", chunks, block_bytes);
+        ADD_FAILURE() << "no error (" << chunks << " chunks, blocks of " << block_bytes << ") for:\n" << text;
+      } catch (const ParseError& e) {
+        const std::string message = e.what();
+        const std::string prefix = "bad.mtx:" + std::to_string(line) + ": ";
+        EXPECT_EQ(message.rfind(prefix, 0), 0u)
+            << "expected prefix '" << prefix << "', got: " << message << " (blocks of " << block_bytes << ")";
+        EXPECT_NE(message.find(part), std::string::npos)
+            << "expected '" << part << "' in: " << message << " (blocks of " << block_bytes << ")";
+      }
     }
-  }
 }
 
 const std::string kGeneral = "%%MatrixMarket matrix coordinate real general\n";
@@ -346,6 +356,9 @@ TEST(MatrixMarketErrors, Array) {
   const std::string banner = "%%MatrixMarket matrix array real general\n";
   expect_parse_error(banner + "2 2\n1\n2\n3\n", 6, "file ends after 3 of the 4 values");
   expect_parse_error(banner + "2 1\n1\n2\n3\n", 5, "more values than the 2");
+  // Found by the fuzzer (fuzz/corpus/regression-too-many-values-in-a-later-block.mtx): when the extra
+  // value is in a later stream block, the message named what remained of the count (0), not the count.
+  expect_parse_error(banner + "2 3\n1\n2\n3\n0\n5\n6\n7\n", 9, "more values than the 6 the size line calls for");
   expect_parse_error(banner + "2 1\n1 2\n", 3, "unexpected '2' after the value");
   expect_parse_error(banner + "2 1\n1\nabc\n", 4, "expected a real value, found 'abc'");
   expect_parse_error("%%MatrixMarket matrix array integer general\n2 1\n1\n2.5\n", 4, "expected an integer value");
@@ -401,6 +414,36 @@ TEST(MatrixMarketChunks, AgreeWithSequentialOnRandomText) {
     for (int chunks = 1; chunks <= 16; ++chunks) {
       const auto par = detail::parse_matrix_market_chunks(text, "t.mtx", chunks);
       EXPECT_EQ(triplets(par.matrix), triplets(seq.matrix)) << symmetry << ", " << chunks << " chunks";
+    }
+    // Streamed in blocks that end inside lines, inside comments and inside parallel pieces.
+    for (const std::size_t block_bytes : {std::size_t{1}, std::size_t{97}, std::size_t{4096}})
+      for (int chunks : {1, 3}) {
+        const auto par = detail::parse_matrix_market_chunks(text, "t.mtx", chunks, block_bytes);
+        EXPECT_EQ(triplets(par.matrix), triplets(seq.matrix))
+            << symmetry << ", " << chunks << " chunks, blocks of " << block_bytes;
+      }
+  }
+}
+
+// Comment lines longer than a block are dropped as they stream (a 3 MB .mtx.gz can inflate to 1.5 GB
+// of them); neither the entries nor the line numbers of later messages may change.
+TEST(MatrixMarketChunks, CommentLinesLongerThanABlock) {
+  const std::string comment = "%" + std::string(300, 'c') + "\n";
+  const std::string text = kGeneral + comment + "3 3 3\n" + comment + "1 1 1\n" + comment + comment + "2 2 2\n3 3 3\n";
+  const auto m = parse(text).matrix;
+  EXPECT_EQ(triplets(m), (std::vector<Triplet>{{0, 0, 1.0}, {1, 1, 2.0}, {2, 2, 3.0}}));
+  expect_parse_error(kGeneral + comment + "3 3 2\n" + comment + "1 1 1\n" + comment + "2 x 2\n", 7,
+                     "expected a column index, found 'x'");
+  expect_parse_error(kGeneral + comment + "3 3 3\n" + comment + "1 1 1\n" + comment, 7,
+                     "file ends after 1 of the 3 entries");
+  for (const std::size_t block_bytes : kBlockBytes) {
+    // The banner stays whole in messages, however small the block.
+    try {
+      detail::parse_matrix_market_chunks("%%MatrixMarket matrix coordinate real wrong\n1 1 0\n", "bad.mtx", 1,
+                                         block_bytes);
+      ADD_FAILURE() << "no error, blocks of " << block_bytes;
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find("unknown symmetry 'wrong'"), std::string::npos) << e.what();
     }
   }
 }
@@ -796,6 +839,76 @@ TEST_F(MatrixMarketFiles, ReadCsrSumsDuplicatesAndSortsColumns) {
   EXPECT_EQ(a.row_ptr, (std::vector<std::int32_t>{0, 2, 3}));
   EXPECT_EQ(a.col_idx, (std::vector<std::int32_t>{0, 2, 2}));
   EXPECT_EQ(a.values, (std::vector<float>{3.0f, 2.25f, 1.0f}));  // sums of dyadic numbers: exact
+}
+
+// read_csr builds the CSR from 32-bit stored entries (64-bit when the size needs them) and frees them
+// array by array: it must give what to_csr gives from read_matrix_market's COO, for every symmetry,
+// from plain and gzip files, for both index widths and both value types.
+TEST_F(MatrixMarketFiles, ReadCsrMatchesToCsrOfTheCoo) {
+  for (const char* symmetry : {"general", "symmetric", "skew-symmetric"}) {
+    SCOPED_TRACE(symmetry);
+    std::uint64_t seed = 5;
+    const int n = 300, entries = 20000;
+    std::string text = std::string("%%MatrixMarket matrix coordinate real ") + symmetry + "\n% c\n" +
+                       std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(entries) + "\n";
+    for (int k = 0; k < entries; ++k) {
+      auto i = static_cast<int>(splitmix(seed) % n) + 1, j = static_cast<int>(splitmix(seed) % n) + 1;
+      if (std::string(symmetry) == "skew-symmetric" && i == j) i = i % n + 1;
+      text += std::to_string(i) + " " + std::to_string(j) + " " + std::to_string(static_cast<int>(splitmix(seed) % 1000)) +
+              "e-3\n";
+    }
+    put(path("r.mtx"), text);
+    const auto coo = read_matrix_market(path("r.mtx")).matrix;
+    const auto expected = to_csr<double, std::int64_t>(coo, Duplicates::Sum);
+    const auto a = read_csr<double, std::int64_t>(path("r.mtx"));
+    EXPECT_EQ(a.row_ptr, expected.row_ptr);
+    EXPECT_EQ(a.col_idx, expected.col_idx);
+    ASSERT_EQ(a.values.size(), expected.values.size());
+    for (std::size_t k = 0; k < a.values.size(); ++k) EXPECT_TRUE(same_bits(a.values[k], expected.values[k])) << k;
+    const auto b = read_csr<float, std::int32_t>(path("r.mtx"));
+    const auto expected_b = to_csr<float, std::int32_t>(coo, Duplicates::Sum);
+    EXPECT_EQ(b.row_ptr, expected_b.row_ptr);
+    EXPECT_EQ(b.col_idx, expected_b.col_idx);
+    EXPECT_EQ(b.values, expected_b.values);
+    put(path("r.mtx.gz"), gzip_member(text));
+    const auto c = read_csr<double, std::int32_t>(path("r.mtx.gz"));
+    EXPECT_EQ(c.col_idx, std::vector<std::int32_t>(expected.col_idx.begin(), expected.col_idx.end()));
+  }
+}
+
+// ReadOptions::max_memory: refused from the size line, before reading the entries, naming both sizes;
+// a limit the matrix fits in changes nothing.
+TEST_F(MatrixMarketFiles, MaxMemoryRefusesFromTheSizeLine) {
+  put(path("m.mtx"), kGeneral + "% c\n1000000 1000000 2\n1 1 1\n");  // one entry missing: never reached
+  ReadOptions small;
+  small.max_memory = 1000000;  // 1 MB, less than the 8 MB of row pointers of read_csr<double, int64>
+  try {
+    read_csr<double, std::int64_t>(path("m.mtx"), small);
+    ADD_FAILURE() << "no MemoryLimitExceeded";
+  } catch (const MemoryLimitExceeded& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(path("m.mtx") + ":3: reading this 1000000 x 1000000 matrix with 2 entries needs at least ", 0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("more than the max_memory limit of 1.0 MB"), std::string::npos) << message;
+  }
+  // The COO has no per-row arrays: what the caller adds per row is what makes it too large here.
+  EXPECT_THROW(read_matrix_market(path("m.mtx"), small), ParseError);  // fits: reads on to the missing entry
+  ReadOptions with_vectors = small;
+  with_vectors.extra_bytes_per_row = 8;
+  EXPECT_THROW(read_matrix_market(path("m.mtx"), with_vectors), MemoryLimitExceeded);
+  ReadOptions per_column = small;
+  per_column.extra_bytes_per_column = 8;
+  EXPECT_THROW(read_matrix_market(path("m.mtx"), per_column), MemoryLimitExceeded);
+  // Entries count too: 10^5 declared entries need more than 1 MB, but a plain file's size caps them.
+  put(path("e.mtx"), kGeneral + "10 10 100000\n1 1 1\n");
+  EXPECT_THROW(read_matrix_market(path("e.mtx"), small), ParseError);  // capped by the 20-odd bytes
+  put(path("e.mtx.gz"), gzip_member(kGeneral + "10 10 100000\n1 1 1\n"));
+  EXPECT_THROW(read_matrix_market(path("e.mtx.gz"), small), MemoryLimitExceeded);  // size unknown
+  ReadOptions large;
+  large.max_memory = 100000000;
+  put(path("ok.mtx"), kGeneral + "1000000 1000000 1\n1 1 1\n");
+  EXPECT_EQ((read_csr<double, std::int64_t>(path("ok.mtx"), large).nnz()), 1);
 }
 
 TEST_F(MatrixMarketFiles, ReadCsrRefusesIndicesTooSmall) {
