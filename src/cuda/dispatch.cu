@@ -12,6 +12,7 @@
 #include "core/workspace_order.hpp"
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
+#include "cuda/common/format_common.cuh"
 #include "cuda/row_statistics.cuh"
 
 namespace spmv {
@@ -160,6 +161,18 @@ Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max
   return row_mean <= kScalarMaxMean ? Algorithm::CsrScalar : Algorithm::CsrVector;
 }
 
+// A x with the caller's hint of many products: DIA reads no column indices (8 B/nnz instead of 12 in
+// f64), and on the H200 suite it ran at 2.0-2.4x cuSPARSE on poisson2d/3d and stencil27 (126-150% of
+// copy bandwidth under the CSR byte model), its conversion (0.8-1.9 ms) repaid against Auto's CSR
+// choice after 29-59 products (docs/PERFORMANCE.md, 2026-11-23). Auto tries it from this many
+// expected products on ...
+constexpr std::int64_t kDiaMinApplies = 64;
+// ... and keeps it only when DIA stores at most this many slots per nonzero, so that it still reads
+// fewer bytes than CSR: (value + index) / value is 1.5 in f64 and 2 in f32; the margin keeps it clear
+// of the break-even, where the CSR kernels' better x reuse wins.
+constexpr double kDiaMaxPaddingF64 = 1.2;
+constexpr double kDiaMaxPaddingF32 = 1.5;
+
 namespace {
 // The explicit transpose's device memory: the CSC copy plus its build's scratch (keys, two
 // permutations, CUB's radix-sort storage, about as large again).
@@ -197,6 +210,8 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   impl_->op = op;
   const auto start = std::chrono::steady_clock::now();
   const bool degenerate = matrix.rows == 0 || matrix.cols == 0 || matrix.nnz == 0;
+  const bool auto_dia = algorithm == Algorithm::Auto && op == Operation::NonTranspose &&
+                        options.expected_applies >= kDiaMinApplies;
   if (algorithm == Algorithm::Auto) {
     if (degenerate) {
       algorithm = choose_algorithm(0, 0, 0, matrix.rows, 0, op);
@@ -214,13 +229,24 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
     throw Unsupported("the CUDA backend does not offer " + std::string(to_string(algorithm)) + " for op = " +
                       std::string(to_string(op)) + "; it offers: " + list);
   }
-  impl_->algorithm = algorithm;
   // Degenerate shapes never reach a kernel (STYLE.md §4): apply() only scales y.
-  if (!degenerate) {
+  if (!degenerate && auto_dia) {
+    Options dia = options;
+    dia.max_padding =
+        std::min(format::max_padding_of(options), sizeof(Value) == 8 ? kDiaMaxPaddingF64 : kDiaMaxPaddingF32);
+    try {
+      impl_->kernel = make_dia<Value, Index>(matrix, op, dia, stream);
+      algorithm = Algorithm::Dia;
+    } catch (const Unsupported& e) {  // not banded enough: the CSR choice stands (logged below)
+      if (debug_log()) std::fprintf(stderr, "[spmv] auto: DIA not taken: %s\n", e.what());
+    }
+  }
+  impl_->algorithm = algorithm;
+  if (!degenerate && !impl_->kernel) {
     for (const auto& entry : kTable<Value, Index>)
       if (entry.algorithm == algorithm) impl_->kernel = entry.factory(matrix, op, options, stream);
-    if (impl_->kernel->writes_workspace()) impl_->order.emplace(EventDriver());
   }
+  if (impl_->kernel && impl_->kernel->writes_workspace()) impl_->order.emplace(EventDriver());
   SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
   impl_->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (debug_log())

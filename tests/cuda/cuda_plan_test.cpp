@@ -157,6 +157,24 @@ TEST(CudaPlan, AutoTransposeHoldsNoCopyWithoutTheHint) {
   EXPECT_GE(copy.extra_bytes(), std::size_t(a.nnz()) * (sizeof(double) + sizeof(std::int32_t)));
 }
 
+TEST(CudaPlan, AutoTakesDiaForBandedMatricesOnlyWithTheHint) {
+  SKIP_WITHOUT_GPU();
+  spmv::Options hinted;
+  hinted.expected_applies = 1000;
+  const Matrix stencil = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(200));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_stencil(stencil);
+  EXPECT_NE(spmv::cuda::Plan<double, std::int32_t>(d_stencil.view()).algorithm(), Algorithm::Dia);
+  EXPECT_EQ(spmv::cuda::Plan<double, std::int32_t>(d_stencil.view(), Algorithm::Auto, Operation::NonTranspose, hinted)
+                .algorithm(),
+            Algorithm::Dia);
+  // Not banded: DIA would pad far beyond the rule, so the CSR choice stands.
+  const Matrix graph = spmv::convert<double, std::int32_t>(spmv::gen::rmat(14, 8, 2));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_graph(graph);
+  EXPECT_NE(spmv::cuda::Plan<double, std::int32_t>(d_graph.view(), Algorithm::Auto, Operation::NonTranspose, hinted)
+                .algorithm(),
+            Algorithm::Dia);
+}
+
 TEST(CudaErrors, FailedCallIsNamedAndOutOfMemoryLeavesNothing) {
   SKIP_WITHOUT_GPU();
   std::size_t free_before = 0, total = 0, free_after = 0;
