@@ -28,6 +28,8 @@ struct Options {
   int hyb_ell_width = -1;     // HYB ELL width, -1: Bell & Garland rule
   double max_padding = 3.0;   // padded formats refuse stored/nnz above this factor (plus a small slack)
   int device = 0;             // CUDA device ordinal
+  int cpu_simd = -1;          // CPU CSR kernels: 1 SIMD (Highway, run-time dispatch), 0 scalar loops,
+                              // -1: environment SPMV_CPU_SIMD ("0" = scalar), else SIMD
 };
 
 struct Timing {

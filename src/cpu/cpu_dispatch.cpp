@@ -10,6 +10,7 @@
 
 #include "core/backends.hpp"
 #include "cpu/cpu_operator.hpp"
+#include "cpu/csr_simd.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -68,15 +69,25 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
     case Algorithm::Reference:
     case Algorithm::RowLoop: {
       auto m = std::make_shared<const CsrMatrix<Value, Index>>(a);
+      // RowLoop's N product runs the SIMD row kernel when enabled (T scatters: scalar).
+      const bool simd = algorithm == Algorithm::RowLoop && op == Operation::NonTranspose &&
+                        cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(a.cols);
       if (algorithm == Algorithm::Reference)
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
           cpu::detail::reference_kernel(*m, op, alpha, x, beta, y);
+        };
+      else if (simd)
+        kernel.run = [m](Value alpha, const Value* x, Value beta, Value* y) {
+          if (alpha == 0) return cpu::detail::row_loop_kernel(*m, Operation::NonTranspose, alpha, x, beta, y);
+          cpu::detail::csr_rows_simd(m->row_ptr.data(), m->col_idx.data(), m->values.data(), x, Index{0}, m->rows,
+                                     alpha, beta, y);
         };
       else
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
           cpu::detail::row_loop_kernel(*m, op, alpha, x, beta, y);
         };
-      kernel.policy = algorithm == Algorithm::RowLoop ? "sequential"
+      kernel.policy = algorithm == Algorithm::RowLoop ? (simd ? "sequential simd=" + cpu::detail::simd_target()
+                                                              : std::string("sequential simd=off"))
                       : op == Operation::NonTranspose
                           ? "sequential, double accumulation"
                           // the oracle favours obviousness over the no-allocation rule of plans
@@ -93,7 +104,7 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
       return kernel;
     }
     case Algorithm::MergeParallel: {
-      auto plan = std::make_shared<cpu::MergeParallelPlan<Value, Index>>(a, op, options.threads);
+      auto plan = std::make_shared<cpu::MergeParallelPlan<Value, Index>>(a, op, options.threads, options.cpu_simd);
       kernel.run = [plan, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
         plan->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
       };

@@ -180,6 +180,19 @@ inline std::vector<ZooEntry> build() {
   add("mostly_empty", [] { return mostly_empty(5000, 5000, 0.02, 10, 114); });
   add("dense_rows", [] { return dense_rows(3000, 3, 0.6, 4, 115); });
   add("long_rows", [] { return long_rows(3000, 6000, 10, 3000, 5, 116); });
+  // Every row length 0..140 twice, in a mixed order: lengths around each SIMD width (2 to 16 lanes),
+  // rows shorter than one vector, the 4-accumulator step and the CPU SIMD kernel's direct-row
+  // threshold (8 vectors), so both of its row shapes meet every remainder.
+  add("simd_lengths", [] {
+    SplitMix64 rng(117);
+    std::vector<std::vector<std::pair<std::int64_t, double>>> rows(282);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const std::size_t len = (r * 97) % 141;  // gcd(97, 141) = 1: each length twice
+      for (std::size_t k = 0; k < len; ++k)
+        rows[r].emplace_back(static_cast<std::int64_t>(rng.below(700)), rng.symmetric());
+    }
+    return from_rows(700, rows);
+  }, true);
   // Every shared SuiteSparse file (duplicates summed, symmetric storage expanded by read_csr).
   for (const auto& path : shared_matrix_files()) {
     std::string stem = path.filename().string();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -180,6 +181,33 @@ TEST(CpuDispatch, ColumnChunkedDefaultSpanFillsTheChunkBytes) {
   auto oper = make_cpu_operator(a, Algorithm::ColumnChunked, Operation::NonTranspose);
   EXPECT_TRUE(contains(oper->policy(), "span=" + std::to_string(cpu::kColumnChunkBytes / sizeof(float)) + " chunks=4"))
       << oper->policy();
+}
+
+// ---- SIMD row kernels (Options::cpu_simd, environment SPMV_CPU_SIMD) ------------------------------
+
+TEST(CpuSimd, OptionChoosesTheKernelAndPolicySaysWhich) {
+  const auto a = convert<float, std::int32_t>(gen::poisson2d(30));
+  for (Algorithm algorithm : {Algorithm::RowLoop, Algorithm::MergeParallel}) {
+    Options options;
+    options.cpu_simd = 0;
+    EXPECT_TRUE(contains(make_cpu_operator(a, algorithm, Operation::NonTranspose, options)->policy(), "simd=off"))
+        << to_string(algorithm);
+    options.cpu_simd = 1;
+    const auto policy = make_cpu_operator(a, algorithm, Operation::NonTranspose, options)->policy();
+    EXPECT_TRUE(contains(policy, "simd=") && !contains(policy, "simd=off")) << to_string(algorithm) << ": " << policy;
+    // T scatters into y: always the scalar loop.
+    EXPECT_TRUE(contains(make_cpu_operator(a, algorithm, Operation::Transpose, options)->policy(), "simd=off"));
+  }
+}
+
+// Run twice by ctest: with the environment unset (SIMD) and by cpu_differential_scalar_fallback
+// with SPMV_CPU_SIMD=0, where every plan built with the default option must take the scalar loops.
+TEST(CpuSimd, EnvironmentDecidesTheDefault) {
+  const char* env = std::getenv("SPMV_CPU_SIMD");
+  const bool scalar = env != nullptr && std::string(env) == "0";
+  const auto a = convert<double, std::int64_t>(gen::poisson2d(30));
+  const auto policy = make_cpu_operator(a, Algorithm::MergeParallel, Operation::NonTranspose)->policy();
+  EXPECT_EQ(contains(policy, "simd=off"), scalar) << policy;
 }
 
 TEST(CpuDispatch, TimeRuns) {
