@@ -20,11 +20,21 @@ namespace detail {
 namespace {
 
 // Auto on the CPU: MergeParallel, whose merge-path split keeps threads balanced whatever the row
-// lengths, except below this many nonzeros, where RowLoop runs instead. Basis: RowLoop took
-// 0.7 ns per nonzero (best of 31 samples, poisson2d, double, the 2-core x86 development machine),
-// so 16k nonzeros last ~12 us, while opening and joining an OpenMP team costs a few us on an idle
-// machine and much more on a shared one; below that size threads cannot win back their start.
-constexpr std::int64_t kAutoSequentialMaxNnz = 16384;
+// lengths, with one thread per kAutoNnzPerThread nonzeros, at most the team OpenMP allows
+// (OMP_NUM_THREADS / omp_set_num_threads) and at least one; with one thread, RowLoop. A thread count
+// the user sets (Options::threads > 0) is used as given. Basis: the sequential SIMD row loop takes
+// ~0.5-1 ns per nonzero (2-core AMD EPYC development machine, poisson2d), so 64 k nonzeros last
+// ~30-60 us, while waking a sleeping OpenMP team and joining it costs ~5-50 us on a shared machine
+// (issue 12: a 10^4-row Poisson product, 50 k nonzeros, took 86 us with 2 threads against scipy's
+// sequential 66 us); below about one such share per thread, more threads cannot win back their start.
+constexpr std::int64_t kAutoNnzPerThread = 65536;
+
+// The thread count Auto uses for a matrix of `nnz` nonzeros (see kAutoNnzPerThread).
+int auto_threads(std::int64_t nnz, const Options& options) {
+  if (options.threads > 0) return options.threads;
+  const std::int64_t allowed = std::max(1, omp_get_max_threads());
+  return static_cast<int>(std::clamp<std::int64_t>(nnz / kAutoNnzPerThread, 1, allowed));
+}
 
 // Every algorithm offers both operations.
 constexpr Algorithm kCpuAlgorithms[] = {
@@ -132,19 +142,23 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
                                                           Operation op, const Options& options) {
   validate(a);
   Algorithm resolved = algorithm;
+  Options chosen = options;
   std::string why;
   if (algorithm == Algorithm::Auto) {
     const std::int64_t nnz = a.nnz();
-    resolved = nnz < detail::kAutoSequentialMaxNnz ? Algorithm::RowLoop : Algorithm::MergeParallel;
-    why = "auto(nnz=" + std::to_string(nnz) + (nnz < detail::kAutoSequentialMaxNnz ? " < " : " >= ") +
-          std::to_string(detail::kAutoSequentialMaxNnz) + ") ";
+    chosen.threads = detail::auto_threads(nnz, options);
+    resolved = chosen.threads == 1 ? Algorithm::RowLoop : Algorithm::MergeParallel;
+    why = "auto(nnz=" + std::to_string(nnz) + " threads=" + std::to_string(chosen.threads) +
+          (options.threads > 0 ? " as set" : " of " + std::to_string(std::max(1, omp_get_max_threads())) +
+                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread") +
+          ") ";
   }
   if (!detail::offered(resolved, op))
     throw Unsupported("the cpu backend does not offer algorithm " + std::string(to_string(resolved)) +
                       " (op " + std::string(to_string(op)) + "); it offers: " + detail::offered_list(op));
 
   const auto start = std::chrono::steady_clock::now();
-  detail::CpuKernel<Value, Index> kernel = detail::build_kernel(a, resolved, op, options);
+  detail::CpuKernel<Value, Index> kernel = detail::build_kernel(a, resolved, op, chosen);
   const double setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (options.threads > 0) detail::pin_threads(kernel, options.threads);
   kernel.policy = why + kernel.policy;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "spmv/formats.hpp"
 #include "spmv/operator.hpp"
 
 namespace spmv::detail {
@@ -26,6 +27,11 @@ std::unique_ptr<Operator<Value, Index>> wrap_cpu_kernel(CpuKernel<Value, Index> 
 template <class Value, class Index>
 CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
                                                Operation op, const Options& options);
+
+// Implemented in src/cpu/dia_simd.cpp: DIA's non-transposed product, parallel over row blocks and
+// vectorised along the diagonals (Options::threads, Options::cpu_simd).
+template <class Value, class Index>
+CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Options& options);
 
 #ifdef SPMV_HAS_EIGEN
 // Implemented in src/cpu/eigen_baseline.cpp (compiled only with Eigen): the vendor baseline.

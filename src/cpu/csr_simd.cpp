@@ -2,16 +2,14 @@
 // hwy/foreach_target.h and the best target for the running CPU is chosen at the first call
 // (HWY_DYNAMIC_DISPATCH), so one binary runs on any x86 or ARM CPU.
 //
-// Why not one running sum per row: the scalar loop spends ~5 instructions per nonzero and, for f32,
-// is bound by instruction throughput rather than memory (issue 17: f32 no faster than f64). Two
-// shapes replace it, chosen per row by its length:
-//  * short rows (fewer than kDirectRowVectors vectors; stencils, FEM, most power-law rows): a block
-//    of consecutive rows is processed as one flat run of nonzeros, products val[k] * x[col[k]] a
-//    whole vector at a time (vector loads of values and indices, one gather of x) into a buffer held
-//    in L1, then each row sums its slice of the buffer. No lane is wasted on row ends, whatever the
-//    row length, at the price of one store and reload per nonzero in L1.
-//  * long rows: a dot product with four independent vector accumulators (fused multiply-add), so
-//    the add latency is hidden, then a horizontal sum and a scalar tail.
+// Shape: rows of at least kDirectRowVectors vectors run a dot product with four independent vector
+// accumulators (fused multiply-add; vector loads of values and indices, one gather of x per vector),
+// so the add latency is hidden, then a horizontal sum and a scalar tail. Shorter rows keep the
+// scalar loop: a horizontal sum per row costs more than it saves there. A first version also ran
+// runs of short rows as one flat range of products into an L1 buffer, then per-row sums of the
+// buffer; on the 2-core Zen 3 (AVX2) it took 1.4-2x the CPU time of the scalar loop on poisson2d
+// (5 per row), since the buffer's per-row bookkeeping outweighs the vector products and Zen 3's
+// gathers load no faster than scalar loads; it was dropped (docs/algorithms/cpu_simd.md).
 // The summation order differs from the scalar loop's; the result stays within the error bound of
 // any order (tests/common/error_bound.hpp).
 #undef HWY_TARGET_INCLUDE
@@ -30,12 +28,12 @@ HWY_BEFORE_NAMESPACE();
 namespace spmv::cpu::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Tuning (measured on the 2-core AMD EPYC (Zen 3, AVX2) development machine, 2 threads, f32 and
-// f64, poisson2d n=1000, stencil27 n=60, rmat scale 18; see docs/PERFORMANCE.md):
-// products buffered per block of short rows: 2048 values (8-16 KB) stay in a 32 KB L1 with x and A
-// streaming past; rows of at least 8 vectors (64 f32 / 32 f64 on AVX2) gain nothing from the buffer.
-constexpr std::int64_t kBufferValues = 2048;
-constexpr std::int64_t kDirectRowVectors = 8;
+// Rows of at least this many vectors (32 f32 / 16 f64 on AVX2) take the vector dot product. Measured
+// on the 2-core AMD EPYC (Zen 3, AVX2) development machine, row-loop, CPU time, best of 4 under load
+// (bench/cpu_simd_speed.cpp): thresholds of 1, 2 and 4 vectors were within the machine's noise (about
+// +-15%) of the scalar loop on poisson2d n=1000, stencil27 n=60 and rmat scale 18; 4 keeps the
+// horizontal sum to rows long enough to amortise it on any target.
+constexpr std::int64_t kDirectRowVectors = 4;
 
 // The lanes of x gathered per step: a full vector of Value, or, when the index is wider than the
 // value (f32 with int64 indices), as many lanes as one vector of indices holds.
@@ -45,7 +43,7 @@ using GatherTag = std::conditional_t<(sizeof(Index) > sizeof(Value)), hn::Rebind
 
 // Loads Lanes(d) column indices as the signed integer lanes GatherIndex takes for d.
 template <class D, class Index>
-HWY_INLINE auto load_index(D d, const Index* p) {
+HWY_INLINE auto load_index(D /* tag */, const Index* p) {
   using Lane = hwy::MakeSigned<hn::TFromD<D>>;
   const hn::RebindToSigned<D> di;
   if constexpr (sizeof(Index) == sizeof(Lane)) {
@@ -78,60 +76,17 @@ HWY_INLINE Value dot_range(const Index* col, const Value* val, const Value* x, s
   return s;
 }
 
-// buf[k - begin] = val[k] * x[col[k]] for k in [begin, end).
-template <class Value, class Index>
-HWY_INLINE void products(const Index* col, const Value* val, const Value* x, std::int64_t begin, std::int64_t end,
-                         Value* HWY_RESTRICT buf) {
-  const GatherTag<Value, Index> d;
-  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
-  std::int64_t k = begin;
-  for (; k + 2 * n <= end; k += 2 * n) {
-    const auto p0 = hn::Mul(hn::LoadU(d, val + k), hn::GatherIndex(d, x, load_index(d, col + k)));
-    const auto p1 = hn::Mul(hn::LoadU(d, val + k + n), hn::GatherIndex(d, x, load_index(d, col + k + n)));
-    hn::StoreU(p0, d, buf + (k - begin));
-    hn::StoreU(p1, d, buf + (k - begin) + n);
-  }
-  for (; k + n <= end; k += n)
-    hn::StoreU(hn::Mul(hn::LoadU(d, val + k), hn::GatherIndex(d, x, load_index(d, col + k))), d, buf + (k - begin));
-  for (; k < end; ++k) buf[k - begin] = val[k] * x[col[k]];
-}
-
-// Sum of p[0..len): full vectors, then the remainder; rows shorter than one vector are a plain loop.
-template <class Value>
-HWY_INLINE Value buffer_sum(const Value* p, std::int64_t len) {
-  const hn::ScalableTag<Value> d;
-  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
-  Value s = 0;
-  std::int64_t k = 0;
-  if (len >= n) {
-    auto acc = hn::LoadU(d, p);
-    for (k = n; k + n <= len; k += n) acc = hn::Add(acc, hn::LoadU(d, p + k));
-    s = hn::GetLane(hn::SumOfLanes(d, acc));
-  }
-  for (; k < len; ++k) s += p[k];
-  return s;
-}
-
 template <class Value, class Index>
 void rows(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin, Index r_end,
           Value alpha, Value beta, Value* y) {
   const std::int64_t direct = kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));
-  static_assert(kBufferValues >= 16 * kDirectRowVectors, "a short row must fit the buffer (AVX-512 f32: 16 lanes)");
-  HWY_ALIGN Value buf[kBufferValues];
-  const auto finish = [&](Index r, Value s) { y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r]; };
-  Index r = r_begin;
-  while (r < r_end) {
-    const std::int64_t k0 = row_ptr[r];
-    if (row_ptr[r + 1] - k0 >= direct) {
-      finish(r, dot_range(col, val, x, k0, static_cast<std::int64_t>(row_ptr[r + 1])));
-      ++r;
-      continue;
-    }
-    // The longest run of short rows from r whose nonzeros fit the buffer (at least row r).
-    Index re = r + 1;
-    while (re < r_end && row_ptr[re + 1] - row_ptr[re] < direct && row_ptr[re + 1] - k0 <= kBufferValues) ++re;
-    products(col, val, x, k0, static_cast<std::int64_t>(row_ptr[re]), buf);
-    for (; r < re; ++r) finish(r, buffer_sum(buf + (row_ptr[r] - k0), static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r])));
+  for (Index r = r_begin; r < r_end; ++r) {
+    const std::int64_t k0 = row_ptr[r], k1 = row_ptr[r + 1];
+    Value s = 0;
+    if (k1 - k0 >= direct) s = dot_range(col, val, x, k0, k1);
+    else
+      for (std::int64_t k = k0; k < k1; ++k) s += val[k] * x[col[k]];
+    y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r];
   }
 }
 

@@ -1,6 +1,7 @@
 // CPU products on the converted formats: sequential loops that exist to check the conversions and to
 // give the CUDA format kernels a host counterpart, not to be fast (the column-major layouts are read with
-// a stride here). Each row is accumulated in Value; the transpose first scales y by beta, then scatters
+// a stride here); DIA's A·x is the exception, run by the parallel SIMD kernel of src/cpu/dia_simd.cpp.
+// Each row is accumulated in Value; the transpose first scales y by beta, then scatters
 // alpha * x_i * a_ij. alpha == 0 never reads A or x (BLAS convention); beta == 0 never reads y.
 #include <cstdint>
 #include <memory>
@@ -214,6 +215,7 @@ CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a,
     }
     case Algorithm::Dia: {
       auto m = to_dia(a, options);
+      if (op == Operation::NonTranspose) return make_dia_simd_kernel(std::move(m), options);
       const std::string policy = "dia diagonals=" + std::to_string(m.offsets.size());
       return make_kernel<Value, Index>(std::move(m), op, y_size, dia_apply<Value, Index>, policy);
     }

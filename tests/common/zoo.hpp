@@ -182,7 +182,7 @@ inline std::vector<ZooEntry> build() {
   add("long_rows", [] { return long_rows(3000, 6000, 10, 3000, 5, 116); });
   // Every row length 0..140 twice, in a mixed order: lengths around each SIMD width (2 to 16 lanes),
   // rows shorter than one vector, the 4-accumulator step and the CPU SIMD kernel's direct-row
-  // threshold (8 vectors), so both of its row shapes meet every remainder.
+  // threshold (4 vectors), so both of its row shapes meet every remainder.
   add("simd_lengths", [] {
     SplitMix64 rng(117);
     std::vector<std::vector<std::pair<std::int64_t, double>>> rows(282);
