@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "spmv/csr.hpp"
+#include "spmv/error.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
 
@@ -44,10 +45,16 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& m
   for (spmv::Algorithm algo : algos) {
     Best best[2];
     std::unique_ptr<spmv::Operator<Value, std::int32_t>> oper[2];
-    for (int simd : {0, 1}) {
-      spmv::Options options;
-      options.cpu_simd = simd;
-      oper[simd] = spmv::make_cpu_operator(a, algo, spmv::Operation::NonTranspose, options);
+    try {
+      for (int simd : {0, 1}) {
+        spmv::Options options;
+        options.cpu_simd = simd;
+        oper[simd] = spmv::make_cpu_operator(a, algo, spmv::Operation::NonTranspose, options);
+      }
+    } catch (const spmv::Unsupported& e) {  // e.g. DIA on a matrix of scattered diagonals
+      std::printf("%-28s %-4s %-15s refused: %s\n", name.c_str(), sizeof(Value) == 4 ? "f32" : "f64",
+                  std::string(spmv::to_string(algo)).c_str(), e.what());
+      continue;
     }
     // ~20 ms of products per sample.
     const int iterations = std::max<int>(1, static_cast<int>(2e7 / (static_cast<double>(a.nnz()) + 1)));

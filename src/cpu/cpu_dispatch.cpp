@@ -11,6 +11,7 @@
 #include "core/backends.hpp"
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
+#include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -168,10 +169,7 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
 #define SPMV_INSTANTIATE(V, I)                                                                                   \
   template std::unique_ptr<Operator<V, I>> make_cpu_operator(const CsrMatrix<V, I>&, Algorithm, Operation, \
                                                              const Options&);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv

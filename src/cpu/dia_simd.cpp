@@ -59,6 +59,7 @@ HWY_AFTER_NAMESPACE();
 
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
+#include "cpu/instantiate.hpp"
 
 namespace spmv::detail {
 
@@ -172,10 +173,7 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
 }
 
 #define SPMV_INSTANTIATE(V, I) template CpuKernel<V, I> make_dia_simd_kernel(DiaMatrix<V, I>, const Options&);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::detail

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cpu/cpu_operator.hpp"
+#include "cpu/instantiate.hpp"
 #include "spmv/error.hpp"
 #include "spmv/formats.hpp"
 
@@ -241,10 +242,7 @@ CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a,
 
 #define SPMV_INSTANTIATE(V, I)                                                                          \
   template CpuKernel<V, I> make_cpu_format_kernel(const CsrMatrix<V, I>&, Algorithm, Operation, const Options&);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::detail

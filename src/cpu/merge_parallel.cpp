@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu/csr_simd.hpp"
+#include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -166,10 +167,7 @@ void merge_parallel(const CsrMatrix<Value, Index>& a, Operation op, Value alpha,
   template class MergeParallelPlan<V, I>;                                                                  \
   template void merge_parallel(const CsrMatrix<V, I>&, Operation, V, std::span<const V>, V, std::span<V>, \
                                int);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::cpu
