@@ -45,6 +45,9 @@ constexpr Algorithm kCpuAlgorithms[] = {
 #ifdef SPMV_HAS_EIGEN
     Algorithm::Eigen,
 #endif
+#ifdef SPMV_HAS_MKL
+    Algorithm::Mkl,
+#endif
 };
 
 bool offered(Algorithm algorithm, Operation op) {
@@ -126,6 +129,10 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
 #ifdef SPMV_HAS_EIGEN
     case Algorithm::Eigen:
       return make_eigen_kernel(a, op);
+#endif
+#ifdef SPMV_HAS_MKL
+    case Algorithm::Mkl:
+      return make_mkl_kernel(a, op);
 #endif
     default:  // the format-backed algorithms (offered() has been checked)
       return make_cpu_format_kernel(a, algorithm, op, options);
