@@ -19,6 +19,7 @@ enum class Algorithm {
   RowLoop,          // naive row loop in the value type
   ColumnChunked,    // vector processed in chunks of `span` columns, a cursor per row
   MergeParallel,    // OpenMP, merge-path split of (rows, nonzeros)
+  Mkl,              // vendor baseline: Intel MKL inspector-executor mkl_sparse_?_mv; built with SPMV_WITH_MKL
   // CUDA backend, CSR
   CsrScalar,        // Bell & Garland: one thread per row
   CsrVector,        // Bell & Garland: a (sub-)warp per row

@@ -34,7 +34,8 @@ std::vector<double> reference_magnitude(const CsrMatrix<Value, Index>& a, Operat
 // ---- Row loop -------------------------------------------------------------------------------------
 
 // Naive sequential loop accumulating in Value: one running sum per row (N), or a scatter of
-// alpha*x_i*a_ij into y (T). The baseline every other algorithm has to beat.
+// alpha*x_i*a_ij into y (T). The baseline every other algorithm has to beat. (The CPU operator's
+// RowLoop runs the SIMD row kernels for N when they are enabled; this free function stays scalar.)
 template <class Value, class Index>
 void row_loop(const CsrMatrix<Value, Index>& a, Operation op, Value alpha, std::span<const Value> x, Value beta,
               std::span<Value> y);
@@ -98,8 +99,9 @@ void column_chunked(const CsrMatrix<Value, Index>& a, Operation op, Value alpha,
 template <class Value, class Index>
 class MergeParallelPlan {
  public:
-  // threads <= 0: omp_get_max_threads().
-  MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads = 0);
+  // threads <= 0: omp_get_max_threads(). simd: as Options::cpu_simd (-1: environment SPMV_CPU_SIMD);
+  // when on, the N product runs each segment's rows with the SIMD row kernels (src/cpu/csr_simd.cpp).
+  MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads = 0, int simd = -1);
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y);
   std::string policy() const;
   std::size_t extra_bytes() const;
@@ -108,6 +110,7 @@ class MergeParallelPlan {
   CsrMatrix<Value, Index> a_;
   Operation op_;
   int segments_;
+  bool simd_;
   std::vector<Index> start_row_;      // segments_ + 1 merge-path coordinates (row, nonzero)
   std::vector<Index> start_nz_;
   std::vector<Index> carry_row_;      // per segment (N)

@@ -33,6 +33,8 @@ struct Options {
   // explicit transpose's second copy for A^T x) only when a measured rule says the conversion is
   // repaid within this many products; without the hint it never holds a second copy of the matrix.
   std::int64_t expected_applies = 0;
+  int cpu_simd = -1;          // CPU CSR kernels: 1 SIMD (Highway, run-time dispatch), 0 scalar loops,
+                              // -1: environment SPMV_CPU_SIMD ("0" = scalar), else SIMD
 };
 
 struct Timing {

@@ -14,6 +14,7 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 28> kNames{{
     {Algorithm::RowLoop, "row-loop"},
     {Algorithm::ColumnChunked, "column-chunked"},
     {Algorithm::MergeParallel, "merge-parallel"},
+    {Algorithm::Mkl, "mkl"},
     {Algorithm::CsrScalar, "csr-scalar"},
     {Algorithm::CsrVector, "csr-vector"},
     {Algorithm::CsrCoop, "csr-coop"},
@@ -78,7 +79,7 @@ std::span<const Algorithm> all_algorithms() { return kAll; }
 
 bool is_vendor(Algorithm a) {
   return a == Algorithm::CusparseCsrAlg1 || a == Algorithm::CusparseCsrAlg2 || a == Algorithm::CusparseCooAlg1 ||
-         a == Algorithm::Eigen;
+         a == Algorithm::Eigen || a == Algorithm::Mkl;
 }
 
 }  // namespace spmv

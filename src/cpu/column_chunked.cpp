@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -179,10 +180,7 @@ void column_chunked(const CsrMatrix<Value, Index>& a, Operation op, Value alpha,
   template class ColumnChunkedPlan<V, I>;                                                                  \
   template void column_chunked(const CsrMatrix<V, I>&, Operation, V, std::span<const V>, V, std::span<V>, \
                                std::int64_t, int);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::cpu

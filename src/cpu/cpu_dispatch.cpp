@@ -10,6 +10,8 @@
 
 #include "core/backends.hpp"
 #include "cpu/cpu_operator.hpp"
+#include "cpu/csr_simd.hpp"
+#include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -19,11 +21,21 @@ namespace detail {
 namespace {
 
 // Auto on the CPU: MergeParallel, whose merge-path split keeps threads balanced whatever the row
-// lengths, except below this many nonzeros, where RowLoop runs instead. Basis: RowLoop took
-// 0.7 ns per nonzero (best of 31 samples, poisson2d, double, the 2-core x86 development machine),
-// so 16k nonzeros last ~12 us, while opening and joining an OpenMP team costs a few us on an idle
-// machine and much more on a shared one; below that size threads cannot win back their start.
-constexpr std::int64_t kAutoSequentialMaxNnz = 16384;
+// lengths, with one thread per kAutoNnzPerThread nonzeros, at most the team OpenMP allows
+// (OMP_NUM_THREADS / omp_set_num_threads) and at least one; with one thread, RowLoop. A thread count
+// the user sets (Options::threads > 0) is used as given. Basis: the sequential SIMD row loop takes
+// ~0.5-1 ns per nonzero (2-core AMD EPYC development machine, poisson2d), so 64 k nonzeros last
+// ~30-60 us, while waking a sleeping OpenMP team and joining it costs ~5-50 us on a shared machine
+// (issue 12: a 10^4-row Poisson product, 50 k nonzeros, took 86 us with 2 threads against scipy's
+// sequential 66 us); below about one such share per thread, more threads cannot win back their start.
+constexpr std::int64_t kAutoNnzPerThread = 65536;
+
+// The thread count Auto uses for a matrix of `nnz` nonzeros (see kAutoNnzPerThread).
+int auto_threads(std::int64_t nnz, const Options& options) {
+  if (options.threads > 0) return options.threads;
+  const std::int64_t allowed = std::max(1, omp_get_max_threads());
+  return static_cast<int>(std::clamp<std::int64_t>(nnz / kAutoNnzPerThread, 1, allowed));
+}
 
 // Every algorithm offers both operations.
 constexpr Algorithm kCpuAlgorithms[] = {
@@ -32,6 +44,9 @@ constexpr Algorithm kCpuAlgorithms[] = {
     Algorithm::Dia,       Algorithm::Hyb,     Algorithm::Sell,          Algorithm::CompressedCsr,
 #ifdef SPMV_HAS_EIGEN
     Algorithm::Eigen,
+#endif
+#ifdef SPMV_HAS_MKL
+    Algorithm::Mkl,
 #endif
 };
 
@@ -68,15 +83,25 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
     case Algorithm::Reference:
     case Algorithm::RowLoop: {
       auto m = std::make_shared<const CsrMatrix<Value, Index>>(a);
+      // RowLoop's N product runs the SIMD row kernel when enabled (T scatters: scalar).
+      const bool simd = algorithm == Algorithm::RowLoop && op == Operation::NonTranspose &&
+                        cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(a.cols);
       if (algorithm == Algorithm::Reference)
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
           cpu::detail::reference_kernel(*m, op, alpha, x, beta, y);
+        };
+      else if (simd)
+        kernel.run = [m](Value alpha, const Value* x, Value beta, Value* y) {
+          if (alpha == 0) return cpu::detail::row_loop_kernel(*m, Operation::NonTranspose, alpha, x, beta, y);
+          cpu::detail::csr_rows_simd(m->row_ptr.data(), m->col_idx.data(), m->values.data(), x, Index{0}, m->rows,
+                                     alpha, beta, y);
         };
       else
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
           cpu::detail::row_loop_kernel(*m, op, alpha, x, beta, y);
         };
-      kernel.policy = algorithm == Algorithm::RowLoop ? "sequential"
+      kernel.policy = algorithm == Algorithm::RowLoop ? (simd ? "sequential simd=" + cpu::detail::simd_target()
+                                                              : std::string("sequential simd=off"))
                       : op == Operation::NonTranspose
                           ? "sequential, double accumulation"
                           // the oracle favours obviousness over the no-allocation rule of plans
@@ -93,7 +118,7 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
       return kernel;
     }
     case Algorithm::MergeParallel: {
-      auto plan = std::make_shared<cpu::MergeParallelPlan<Value, Index>>(a, op, options.threads);
+      auto plan = std::make_shared<cpu::MergeParallelPlan<Value, Index>>(a, op, options.threads, options.cpu_simd);
       kernel.run = [plan, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
         plan->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
       };
@@ -104,6 +129,10 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
 #ifdef SPMV_HAS_EIGEN
     case Algorithm::Eigen:
       return make_eigen_kernel(a, op);
+#endif
+#ifdef SPMV_HAS_MKL
+    case Algorithm::Mkl:
+      return make_mkl_kernel(a, op);
 #endif
     default:  // the format-backed algorithms (offered() has been checked)
       return make_cpu_format_kernel(a, algorithm, op, options);
@@ -121,19 +150,23 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
                                                           Operation op, const Options& options) {
   validate(a);
   Algorithm resolved = algorithm;
+  Options chosen = options;
   std::string why;
   if (algorithm == Algorithm::Auto) {
     const std::int64_t nnz = a.nnz();
-    resolved = nnz < detail::kAutoSequentialMaxNnz ? Algorithm::RowLoop : Algorithm::MergeParallel;
-    why = "auto(nnz=" + std::to_string(nnz) + (nnz < detail::kAutoSequentialMaxNnz ? " < " : " >= ") +
-          std::to_string(detail::kAutoSequentialMaxNnz) + ") ";
+    chosen.threads = detail::auto_threads(nnz, options);
+    resolved = chosen.threads == 1 ? Algorithm::RowLoop : Algorithm::MergeParallel;
+    why = "auto(nnz=" + std::to_string(nnz) + " threads=" + std::to_string(chosen.threads) +
+          (options.threads > 0 ? " as set" : " of " + std::to_string(std::max(1, omp_get_max_threads())) +
+                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread") +
+          ") ";
   }
   if (!detail::offered(resolved, op))
     throw Unsupported("the cpu backend does not offer algorithm " + std::string(to_string(resolved)) +
                       " (op " + std::string(to_string(op)) + "); it offers: " + detail::offered_list(op));
 
   const auto start = std::chrono::steady_clock::now();
-  detail::CpuKernel<Value, Index> kernel = detail::build_kernel(a, resolved, op, options);
+  detail::CpuKernel<Value, Index> kernel = detail::build_kernel(a, resolved, op, chosen);
   const double setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (options.threads > 0) detail::pin_threads(kernel, options.threads);
   kernel.policy = why + kernel.policy;
@@ -143,10 +176,7 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
 #define SPMV_INSTANTIATE(V, I)                                                                                   \
   template std::unique_ptr<Operator<V, I>> make_cpu_operator(const CsrMatrix<V, I>&, Algorithm, Operation, \
                                                              const Options&);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv

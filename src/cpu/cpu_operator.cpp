@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/timing.hpp"
+#include "cpu/instantiate.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv::detail {
@@ -69,10 +70,7 @@ std::unique_ptr<Operator<Value, Index>> wrap_cpu_kernel(CpuKernel<Value, Index> 
 
 #define SPMV_INSTANTIATE(V, I)                                                                                  \
   template std::unique_ptr<Operator<V, I>> wrap_cpu_kernel(CpuKernel<V, I>, Algorithm, Operation, I, I, double);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::detail

@@ -32,6 +32,16 @@ CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a,
 template <class Value, class Index>
 void compressed_csr_apply(const CompressedCsrMatrix<Value, Index>& m, Operation op, Value alpha, const Value* x,
                           Value beta, Value* y);
+// Implemented in src/cpu/dia_simd.cpp: DIA's non-transposed product, parallel over row blocks and
+// vectorised along the diagonals (Options::threads, Options::cpu_simd).
+template <class Value, class Index>
+CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Options& options);
+
+#ifdef SPMV_HAS_MKL
+// Implemented in src/cpu/mkl_baseline.cpp (compiled only with SPMV_WITH_MKL): the MKL baseline.
+template <class Value, class Index>
+CpuKernel<Value, Index> make_mkl_kernel(const CsrMatrix<Value, Index>& a, Operation op);
+#endif
 
 #ifdef SPMV_HAS_EIGEN
 // Implemented in src/cpu/eigen_baseline.cpp (compiled only with Eigen): the vendor baseline.

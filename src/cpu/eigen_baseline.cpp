@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cpu/cpu_operator.hpp"
+#include "cpu/instantiate.hpp"
 
 namespace spmv::detail {
 
@@ -48,10 +49,7 @@ CpuKernel<Value, Index> make_eigen_kernel(const CsrMatrix<Value, Index>& a, Oper
 
 #define SPMV_INSTANTIATE(V, I) \
   template CpuKernel<V, I> make_eigen_kernel(const CsrMatrix<V, I>&, Operation);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::detail

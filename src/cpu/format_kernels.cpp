@@ -1,12 +1,14 @@
 // CPU products on the converted formats: sequential loops that exist to check the conversions and to
 // give the CUDA format kernels a host counterpart, not to be fast (the column-major layouts are read with
-// a stride here). Each row is accumulated in Value; the transpose first scales y by beta, then scatters
+// a stride here); DIA's A·x is the exception, run by the parallel SIMD kernel of src/cpu/dia_simd.cpp.
+// Each row is accumulated in Value; the transpose first scales y by beta, then scatters
 // alpha * x_i * a_ij. alpha == 0 never reads A or x (BLAS convention); beta == 0 never reads y.
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "cpu/cpu_operator.hpp"
+#include "cpu/instantiate.hpp"
 #include "spmv/error.hpp"
 #include "spmv/formats.hpp"
 
@@ -214,6 +216,7 @@ CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a,
     }
     case Algorithm::Dia: {
       auto m = to_dia(a, options);
+      if (op == Operation::NonTranspose) return make_dia_simd_kernel(std::move(m), options);
       const std::string policy = "dia diagonals=" + std::to_string(m.offsets.size());
       return make_kernel<Value, Index>(std::move(m), op, y_size, dia_apply<Value, Index>, policy);
     }
@@ -245,10 +248,7 @@ CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a,
 
 #define SPMV_INSTANTIATE(V, I)                                                                          \
   template CpuKernel<V, I> make_cpu_format_kernel(const CsrMatrix<V, I>&, Algorithm, Operation, const Options&);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::detail

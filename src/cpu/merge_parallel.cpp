@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cpu/csr_simd.hpp"
+#include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -35,9 +37,12 @@ void merge_path_search(std::int64_t diagonal, const Index* row_end, std::int64_t
 }  // namespace
 
 template <class Value, class Index>
-MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads)
+MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads,
+                                                   int simd)
     : a_(a), op_(op) {
   validate(a_);
+  // The SIMD kernels serve the N product; T scatters into y, where lanes would conflict.
+  simd_ = op_ == Operation::NonTranspose && detail::simd_enabled(simd) && detail::simd_fits<Value, Index>(a_.cols);
   segments_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
   const std::int64_t rows = a_.rows, nnz = a_.nnz();
   // rows + nnz may overflow a 32-bit Index; the diagonals are 64-bit.
@@ -80,6 +85,17 @@ void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
     for (int s = 0; s < segments; ++s) {
       Index r = start_row_[s], k = start_nz_[s];
       const Index r_end = start_row_[s + 1], k_end = start_nz_[s + 1];
+      if (simd_) {
+        if (r < r_end) {  // the row the segment starts inside (or at its first nonzero)
+          const Value acc = detail::csr_dot_simd(col, val, xp, k, row_ptr[r + 1]);
+          yp[r] = beta == 0 ? alpha * acc : alpha * acc + beta * yp[r];
+          detail::csr_rows_simd(row_ptr, col, val, xp, static_cast<Index>(r + 1), r_end, alpha, beta, yp);
+          k = row_ptr[r_end];
+        }
+        carry_row_[s] = r_end;
+        carry_value_[s] = detail::csr_dot_simd(col, val, xp, k, k_end);
+        continue;
+      }
       Value acc = 0;
       for (; r < r_end; ++r) {
         for (; k < row_ptr[r + 1]; ++k) acc += val[k] * xp[col[k]];
@@ -131,7 +147,8 @@ std::string MergeParallelPlan<Value, Index>::policy() const {
   const std::int64_t total = static_cast<std::int64_t>(a_.rows) + a_.nnz();
   return "threads=" + std::to_string(segments_) + " items_per_thread=" +
          std::to_string((total + segments_ - 1) / segments_) +
-         (op_ == Operation::Transpose ? " private-y-per-thread" : " carry-out-fixup");
+         (op_ == Operation::Transpose ? " private-y-per-thread" : " carry-out-fixup") +
+         (simd_ ? " simd=" + detail::simd_target() : " simd=off");
 }
 
 template <class Value, class Index>
@@ -150,10 +167,7 @@ void merge_parallel(const CsrMatrix<Value, Index>& a, Operation op, Value alpha,
   template class MergeParallelPlan<V, I>;                                                                  \
   template void merge_parallel(const CsrMatrix<V, I>&, Operation, V, std::span<const V>, V, std::span<V>, \
                                int);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::cpu

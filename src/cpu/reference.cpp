@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -92,10 +93,7 @@ std::vector<double> reference_magnitude(const CsrMatrix<Value, Index>& a, Operat
   template std::vector<double> reference_magnitude(const CsrMatrix<V, I>&, Operation, std::span<const V>); \
   template void detail::check_vectors(const CsrMatrix<V, I>&, Operation, std::size_t, std::size_t, const char*); \
   template void detail::reference_kernel(const CsrMatrix<V, I>&, Operation, V, const V*, V, V*);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::cpu

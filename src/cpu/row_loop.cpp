@@ -2,6 +2,7 @@
 // matrices too small to pay for starting threads.
 #include <cstdint>
 
+#include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 
 namespace spmv::cpu {
@@ -42,10 +43,7 @@ void row_loop(const CsrMatrix<Value, Index>& a, Operation op, Value alpha, std::
 #define SPMV_INSTANTIATE(V, I)                                                                        \
   template void row_loop(const CsrMatrix<V, I>&, Operation, V, std::span<const V>, V, std::span<V>); \
   template void detail::row_loop_kernel(const CsrMatrix<V, I>&, Operation, V, const V*, V, V*);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::cpu

@@ -187,7 +187,7 @@ void expect_exact(const CsrMatrix<Value, Index>& a, Operation op, Apply&& apply,
 const std::vector<std::string>& split_stress_matrices() {
   static const std::vector<std::string> names{"huge_row", "empty_rows", "one_row", "one_column", "tall_5000x37",
                                               "power_law_rmat12", "empty_0x7", "empty_7x0", "no_nonzeros_5x6",
-                                              "tiny_unsorted_duplicates", "unsorted_columns"};
+                                              "tiny_unsorted_duplicates", "unsorted_columns", "simd_lengths"};
   return names;
 }
 
@@ -197,11 +197,13 @@ TEST(MergeParallelExact, AnyThreadCount) {
   for (const auto& name : split_stress_matrices()) {
     const auto a = integer_valued<float, std::int32_t>(zoo_matrix(name), 1);
     for (Operation op : {Operation::NonTranspose, Operation::Transpose})
-      for (int threads : {1, 2, 3, 5, 8}) {
-        cpu::MergeParallelPlan<float, std::int32_t> plan(a, op, threads);
-        expect_exact(a, op, [&](auto alpha, auto x, auto beta, auto y) { plan.apply(alpha, x, beta, y); },
-                     "merge-parallel threads=" + std::to_string(threads) + " on " + name);
-      }
+      for (int threads : {1, 2, 3, 5, 8})
+        for (int simd : {0, 1}) {  // the scalar loops and the SIMD row kernels (same sums: integers)
+          cpu::MergeParallelPlan<float, std::int32_t> plan(a, op, threads, simd);
+          expect_exact(a, op, [&](auto alpha, auto x, auto beta, auto y) { plan.apply(alpha, x, beta, y); },
+                       "merge-parallel threads=" + std::to_string(threads) + " simd=" + std::to_string(simd) +
+                           " on " + name);
+        }
   }
 }
 

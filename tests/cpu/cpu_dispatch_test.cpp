@@ -4,7 +4,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,18 +47,35 @@ TEST(CpuDispatch, OffersTheCpuAlgorithmsForBothOperations) {
   }
 }
 
-TEST(CpuDispatch, AutoPicksRowLoopForTinyAndMergeParallelOtherwise) {
+TEST(CpuDispatch, AutoTakesThreadsFromTheMatrixSizeWithinTheAllowedTeam) {
   const auto tiny = convert<double, std::int32_t>(gen::poisson2d(8));     // 288 nonzeros
-  const auto large = convert<double, std::int32_t>(gen::poisson2d(100));  // 49,600 nonzeros
+  const auto small = convert<double, std::int32_t>(gen::poisson2d(100));  // 49,600: issue 12's 10^4 rows
+  const auto large = convert<double, std::int32_t>(gen::poisson2d(400));  // 798,400
+  const int allowed = omp_get_max_threads();
   for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
-    auto small_op = make_cpu_operator(tiny, Algorithm::Auto, op);
-    EXPECT_EQ(small_op->algorithm(), Algorithm::RowLoop);
-    EXPECT_TRUE(contains(small_op->policy(), "auto(nnz=288 < ")) << small_op->policy();
+    for (const auto* m : {&tiny, &small}) {
+      auto oper = make_cpu_operator(*m, Algorithm::Auto, op);
+      EXPECT_EQ(oper->algorithm(), Algorithm::RowLoop);
+      EXPECT_TRUE(contains(oper->policy(), "threads=1 of ")) << oper->policy();
+    }
     auto large_op = make_cpu_operator(large, Algorithm::Auto, op);
-    EXPECT_EQ(large_op->algorithm(), Algorithm::MergeParallel);
-    EXPECT_TRUE(contains(large_op->policy(), "auto(nnz=49600 >= ")) << large_op->policy();
+    EXPECT_EQ(large_op->algorithm(), allowed > 1 ? Algorithm::MergeParallel : Algorithm::RowLoop);
+    const int want = std::min(allowed, 798400 / 65536);
+    EXPECT_TRUE(contains(large_op->policy(), "auto(nnz=798400 threads=" + std::to_string(want) + " of ")) << large_op->policy();
     EXPECT_EQ(large_op->operation(), op);
     EXPECT_EQ(large_op->backend(), Backend::Cpu);
+    // The team size OpenMP allows caps Auto ...
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    EXPECT_EQ(make_cpu_operator(large, Algorithm::Auto, op)->algorithm(), Algorithm::RowLoop);
+    omp_set_num_threads(saved);
+    // ... and a thread count the user sets is used as given, whatever the size.
+    Options options;
+    options.threads = 3;
+    auto set_op = make_cpu_operator(tiny, Algorithm::Auto, op, options);
+    EXPECT_EQ(set_op->algorithm(), Algorithm::MergeParallel);
+    EXPECT_TRUE(contains(set_op->policy(), "threads=3 as set")) << set_op->policy();
+    EXPECT_TRUE(contains(set_op->policy(), "threads=3 items_per_thread")) << set_op->policy();
   }
 }
 
@@ -180,6 +201,63 @@ TEST(CpuDispatch, ColumnChunkedDefaultSpanFillsTheChunkBytes) {
   auto oper = make_cpu_operator(a, Algorithm::ColumnChunked, Operation::NonTranspose);
   EXPECT_TRUE(contains(oper->policy(), "span=" + std::to_string(cpu::kColumnChunkBytes / sizeof(float)) + " chunks=4"))
       << oper->policy();
+}
+
+// ---- SIMD row kernels (Options::cpu_simd, environment SPMV_CPU_SIMD) ------------------------------
+
+TEST(CpuSimd, OptionChoosesTheKernelAndPolicySaysWhich) {
+  const auto a = convert<float, std::int32_t>(gen::poisson2d(30));
+  for (Algorithm algorithm : {Algorithm::RowLoop, Algorithm::MergeParallel}) {
+    Options options;
+    options.cpu_simd = 0;
+    EXPECT_TRUE(contains(make_cpu_operator(a, algorithm, Operation::NonTranspose, options)->policy(), "simd=off"))
+        << to_string(algorithm);
+    options.cpu_simd = 1;
+    const auto policy = make_cpu_operator(a, algorithm, Operation::NonTranspose, options)->policy();
+    EXPECT_TRUE(contains(policy, "simd=") && !contains(policy, "simd=off")) << to_string(algorithm) << ": " << policy;
+    // T scatters into y: always the scalar loop.
+    EXPECT_TRUE(contains(make_cpu_operator(a, algorithm, Operation::Transpose, options)->policy(), "simd=off"));
+  }
+}
+
+// Run twice by ctest: with the environment unset (SIMD) and by cpu_differential_scalar_fallback
+// with SPMV_CPU_SIMD=0, where every plan built with the default option must take the scalar loops.
+TEST(CpuSimd, EnvironmentDecidesTheDefault) {
+  const char* env = std::getenv("SPMV_CPU_SIMD");
+  const bool scalar = env != nullptr && std::string(env) == "0";
+  const auto a = convert<double, std::int64_t>(gen::poisson2d(30));
+  const auto policy = make_cpu_operator(a, Algorithm::MergeParallel, Operation::NonTranspose)->policy();
+  EXPECT_EQ(contains(policy, "simd=off"), scalar) << policy;
+}
+
+// DIA's A·x skips padding slots instead of multiplying them: a row whose CSR entries never meet an
+// infinite x_j stays finite, though its diagonal slot for column j is in range (poisson2d's -1
+// diagonal has a gap at each grid-row start), for every thread count and both kernels.
+TEST(CpuSimd, DiaSkipsPaddingAndIgnoresThreadCount) {
+  const std::int64_t n = 6;
+  const auto a = convert<double, std::int32_t>(gen::poisson2d(n));
+  const std::int32_t inf_col = static_cast<std::int32_t>(n - 1);  // end of grid row 0; row n has a gap there
+  std::vector<double> x = random_vector(static_cast<std::size_t>(a.cols), 11);
+  x[static_cast<std::size_t>(inf_col)] = std::numeric_limits<double>::infinity();
+  std::vector<double> first;
+  for (int simd : {0, 1})
+    for (int threads : {1, 2, 3}) {
+      Options options;
+      options.cpu_simd = simd;
+      options.threads = threads;
+      auto oper = make_cpu_operator(a, Algorithm::Dia, Operation::NonTranspose, options);
+      EXPECT_TRUE(contains(oper->policy(), simd ? "runs=" : "simd=off")) << oper->policy();
+      std::vector<double> y(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
+      oper->apply(1.0, x, 0.0, y);
+      for (std::int32_t r = 0; r < a.rows; ++r) {
+        bool meets_inf = false;
+        for (auto k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) meets_inf |= a.col_idx[k] == inf_col;
+        if (!meets_inf) EXPECT_TRUE(std::isfinite(y[static_cast<std::size_t>(r)])) << "row " << r << " simd " << simd;
+      }
+      if (simd == 1 && threads == 1) first = y;
+      if (simd == 1 && threads > 1)  // same bits whatever the thread count (NaN rows compared as bits too)
+        EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << "threads " << threads;
+    }
 }
 
 TEST(CpuDispatch, TimeRuns) {

@@ -1,0 +1,153 @@
+// SIMD CSR rows on the CPU with Google Highway: the file is compiled once per target by
+// hwy/foreach_target.h and the best target for the running CPU is chosen at the first call
+// (HWY_DYNAMIC_DISPATCH), so one binary runs on any x86 or ARM CPU.
+//
+// Shape: rows of at least kDirectRowVectors vectors run a dot product with four independent vector
+// accumulators (fused multiply-add; vector loads of values and indices, one gather of x per vector),
+// so the add latency is hidden, then a horizontal sum and a scalar tail. Shorter rows keep the
+// scalar loop: a horizontal sum per row costs more than it saves there. A first version also ran
+// runs of short rows as one flat range of products into an L1 buffer, then per-row sums of the
+// buffer; on the 2-core Zen 3 (AVX2) it took 1.4-2x the CPU time of the scalar loop on poisson2d
+// (5 per row), since the buffer's per-row bookkeeping outweighs the vector products and Zen 3's
+// gathers load no faster than scalar loads; it was dropped (docs/algorithms/cpu_simd.md).
+// The summation order differs from the scalar loop's; the result stays within the error bound of
+// any order (tests/common/error_bound.hpp).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/csr_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "cpu/csr_simd.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace spmv::cpu::detail::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Rows of at least this many vectors (32 f32 / 16 f64 on AVX2) take the vector dot product. Measured
+// on the 2-core AMD EPYC (Zen 3, AVX2) development machine, row-loop, CPU time, best of 4 under load
+// (bench/cpu_simd_speed.cpp): thresholds of 1, 2 and 4 vectors were within the machine's noise (about
+// +-15%) of the scalar loop on poisson2d n=1000, stencil27 n=60 and rmat scale 18; 4 keeps the
+// horizontal sum to rows long enough to amortise it on any target.
+constexpr std::int64_t kDirectRowVectors = 4;
+
+// The lanes of x gathered per step: a full vector of Value, or, when the index is wider than the
+// value (f32 with int64 indices), as many lanes as one vector of indices holds.
+template <class Value, class Index>
+using GatherTag = std::conditional_t<(sizeof(Index) > sizeof(Value)), hn::Rebind<Value, hn::ScalableTag<Index>>,
+                                     hn::ScalableTag<Value>>;
+
+// Loads Lanes(d) column indices as the signed integer lanes GatherIndex takes for d.
+template <class D, class Index>
+HWY_INLINE auto load_index(D /* tag */, const Index* p) {
+  using Lane = hwy::MakeSigned<hn::TFromD<D>>;
+  const hn::RebindToSigned<D> di;
+  if constexpr (sizeof(Index) == sizeof(Lane)) {
+    return hn::LoadU(di, reinterpret_cast<const Lane*>(p));
+  } else if constexpr (sizeof(Index) < sizeof(Lane)) {  // int32 indices, f64 values
+    return hn::PromoteTo(di, hn::LoadU(hn::Rebind<Index, D>(), p));
+  } else {  // int64 indices, f32 values: the caller checked that every column fits in int32
+    const hn::Rebind<std::uint64_t, D> du64;
+    const hn::Rebind<std::uint32_t, D> du32;
+    const hn::Rebind<Index, D> dl;
+    return hn::BitCast(di, hn::TruncateTo(du32, hn::BitCast(du64, hn::LoadU(dl, p))));
+  }
+}
+
+template <class Value, class Index>
+HWY_INLINE Value dot_range(const Index* col, const Value* val, const Value* x, std::int64_t k, std::int64_t end) {
+  const GatherTag<Value, Index> d;
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  for (; k + 4 * n <= end; k += 4 * n) {
+    a0 = hn::MulAdd(hn::LoadU(d, val + k), hn::GatherIndex(d, x, load_index(d, col + k)), a0);
+    a1 = hn::MulAdd(hn::LoadU(d, val + k + n), hn::GatherIndex(d, x, load_index(d, col + k + n)), a1);
+    a2 = hn::MulAdd(hn::LoadU(d, val + k + 2 * n), hn::GatherIndex(d, x, load_index(d, col + k + 2 * n)), a2);
+    a3 = hn::MulAdd(hn::LoadU(d, val + k + 3 * n), hn::GatherIndex(d, x, load_index(d, col + k + 3 * n)), a3);
+  }
+  for (; k + n <= end; k += n)
+    a0 = hn::MulAdd(hn::LoadU(d, val + k), hn::GatherIndex(d, x, load_index(d, col + k)), a0);
+  Value s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+  for (; k < end; ++k) s += val[k] * x[col[k]];
+  return s;
+}
+
+template <class Value, class Index>
+void rows(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin, Index r_end,
+          Value alpha, Value beta, Value* y) {
+  const std::int64_t direct = kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));
+  for (Index r = r_begin; r < r_end; ++r) {
+    const std::int64_t k0 = row_ptr[r], k1 = row_ptr[r + 1];
+    Value s = 0;
+    if (k1 - k0 >= direct) s = dot_range(col, val, x, k0, k1);
+    else
+      for (std::int64_t k = k0; k < k1; ++k) s += val[k] * x[col[k]];
+    y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r];
+  }
+}
+
+// HWY_EXPORT takes plain function names: one per (value, index) combination.
+#define SPMV_SIMD_ENTRY(V, I, suffix)                                                                          \
+  void rows_##suffix(const I* row_ptr, const I* col, const V* val, const V* x, I r_begin, I r_end, V alpha,  \
+                     V beta, V* y) {                                                                           \
+    rows<V, I>(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);                                          \
+  }                                                                                                            \
+  V dot_##suffix(const I* col, const V* val, const V* x, std::int64_t k_begin, std::int64_t k_end) {          \
+    return dot_range<V, I>(col, val, x, k_begin, k_end);                                                       \
+  }
+SPMV_SIMD_ENTRY(float, std::int32_t, f32_i32)
+SPMV_SIMD_ENTRY(float, std::int64_t, f32_i64)
+SPMV_SIMD_ENTRY(double, std::int32_t, f64_i32)
+SPMV_SIMD_ENTRY(double, std::int64_t, f64_i64)
+#undef SPMV_SIMD_ENTRY
+
+}  // namespace spmv::cpu::detail::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace spmv::cpu::detail {
+
+HWY_EXPORT(rows_f32_i32);
+HWY_EXPORT(rows_f32_i64);
+HWY_EXPORT(rows_f64_i32);
+HWY_EXPORT(rows_f64_i64);
+HWY_EXPORT(dot_f32_i32);
+HWY_EXPORT(dot_f32_i64);
+HWY_EXPORT(dot_f64_i32);
+HWY_EXPORT(dot_f64_i64);
+
+bool simd_enabled(int requested) {
+  if (requested >= 0) return requested != 0;
+  const char* env = std::getenv("SPMV_CPU_SIMD");
+  return env == nullptr || std::string(env) != "0";
+}
+
+std::string simd_target() {
+  // The dispatcher's choice: the best (lowest bit) of the compiled targets this CPU supports.
+  const auto targets = static_cast<std::int64_t>(hwy::SupportedTargets()) & static_cast<std::int64_t>(HWY_TARGETS);
+  const std::int64_t best = targets & -targets;
+  return hwy::TargetName(best != 0 ? best : static_cast<std::int64_t>(HWY_STATIC_TARGET));
+}
+
+#define SPMV_SIMD_DISPATCH(V, I, suffix)                                                                       \
+  template <>                                                                                                  \
+  void csr_rows_simd<V, I>(const I* row_ptr, const I* col, const V* val, const V* x, I r_begin, I r_end,     \
+                           V alpha, V beta, V* y) {                                                            \
+    HWY_DYNAMIC_DISPATCH(rows_##suffix)(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);                \
+  }                                                                                                            \
+  template <>                                                                                                  \
+  V csr_dot_simd<V, I>(const I* col, const V* val, const V* x, std::int64_t k_begin, std::int64_t k_end) {    \
+    return HWY_DYNAMIC_DISPATCH(dot_##suffix)(col, val, x, k_begin, k_end);                                    \
+  }
+SPMV_SIMD_DISPATCH(float, std::int32_t, f32_i32)
+SPMV_SIMD_DISPATCH(float, std::int64_t, f32_i64)
+SPMV_SIMD_DISPATCH(double, std::int32_t, f64_i32)
+SPMV_SIMD_DISPATCH(double, std::int64_t, f64_i64)
+#undef SPMV_SIMD_DISPATCH
+
+}  // namespace spmv::cpu::detail
+#endif  // HWY_ONCE

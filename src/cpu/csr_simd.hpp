@@ -1,0 +1,36 @@
+#pragma once
+// Private: the SIMD CSR row kernels of the CPU backend (src/cpu/csr_simd.cpp), compiled by Google
+// Highway for every x86/ARM target it knows and chosen at run time (HWY_DYNAMIC_DISPATCH), so one
+// binary uses AVX-512, AVX2, SSE4, NEON or SVE where the CPU has them. MergeParallel and RowLoop call
+// these for the non-transposed product when simd_enabled(); the scalar loops stay as the fallback.
+#include <cstdint>
+#include <string>
+
+namespace spmv::cpu::detail {
+
+// Whether a plan built now uses the SIMD kernels: `requested` is Options::cpu_simd (1 on, 0 off);
+// -1 reads the environment variable SPMV_CPU_SIMD ("0" forces the scalar loops, anything else or
+// unset means on), so CI can run the whole test suite down both paths.
+bool simd_enabled(int requested);
+
+// Whether the kernels can take A: with int64 indices and f32 values the gather uses 32-bit lanes, so
+// every column index must fit in int32.
+template <class Value, class Index>
+bool simd_fits(std::int64_t cols) {
+  return sizeof(Index) <= sizeof(Value) || cols <= std::int64_t{INT32_MAX};
+}
+
+// The Highway target the dispatcher picks on this CPU, e.g. "AVX2" (for policy strings).
+std::string simd_target();
+
+// For r in [r_begin, r_end): s = sum_k val[k] * x[col[k]] over row r, then
+// y[r] = alpha * s (beta == 0: y is not read) or alpha * s + beta * y[r]. Rows may be empty.
+template <class Value, class Index>
+void csr_rows_simd(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
+                   Index r_end, Value alpha, Value beta, Value* y);
+
+// sum_{k in [k_begin, k_end)} val[k] * x[col[k]] (a piece of one row, for merge-path carries).
+template <class Value, class Index>
+Value csr_dot_simd(const Index* col, const Value* val, const Value* x, std::int64_t k_begin, std::int64_t k_end);
+
+}  // namespace spmv::cpu::detail

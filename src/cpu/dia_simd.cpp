@@ -1,0 +1,245 @@
+// DIA on the CPU, parallel and vectorised (y = alpha*A*x + beta*y; Aᵀ keeps the sequential loop of
+// format_kernels.cpp). Issue 17: the sequential DIA loop took 5.5 ms on poisson2d f32 where MKL takes
+// 0.8 ms. A diagonal is a contiguous stream of values against a contiguous, shifted piece of x, so a
+// DIA product needs no index and no gather: per vector of rows one load of values, one unaligned load
+// of x and one fused multiply-add, and it reads value bytes only (4 per entry in f32 against CSR's 8).
+//
+// Rows are cut into blocks of kBlockRows (sums in L1); threads take contiguous ranges of blocks (OpenMP
+// static schedule). A block is swept in segments on which the set of diagonals holding a stored slot is
+// constant, each segment summing its active diagonals in registers, kGroupDiagonals at a time (one
+// store per row and group, not one per diagonal: an earlier version that added diagonal by diagonal
+// into the L1 block ran at 0.88x MKL on poisson2d f32, one thread; this one at 1.23x). Padding slots
+// (outside [0, cols) or holding no entry) are skipped rather than multiplied, so 0 * Inf never enters
+// a sum and the result is that of the CSR kernels for any x. The runs (maximal ranges of consecutive
+// stored slots of one diagonal) are found once when the kernel is built. Each row sums its diagonals
+// in offset order, as the sequential loop does, so the result does not depend on the thread count.
+//
+// SIMD: Google Highway with run-time dispatch, as src/cpu/csr_simd.cpp; Options::cpu_simd = 0 or
+// SPMV_CPU_SIMD=0 runs the same blocks with a plain loop.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/dia_simd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstdint>
+
+HWY_BEFORE_NAMESPACE();
+namespace spmv::detail::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// acc[j] (+)= sum_t v[t][j] * xs[t][j] for j in [0, len), over the n diagonals active on these rows, in
+// offset order, in a register per vector of rows; `add` continues the sums already in acc.
+template <class Value>
+HWY_INLINE void sum_diagonals(Value* HWY_RESTRICT acc, const Value* const* v, const Value* const* xs, int n,
+                              std::int64_t len, bool add) {
+  const hn::ScalableTag<Value> d;
+  const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  std::int64_t j = 0;
+  for (; j + 2 * lanes <= len; j += 2 * lanes) {
+    auto s0 = add ? hn::LoadU(d, acc + j) : hn::Zero(d);
+    auto s1 = add ? hn::LoadU(d, acc + j + lanes) : hn::Zero(d);
+    for (int t = 0; t < n; ++t) {
+      s0 = hn::MulAdd(hn::LoadU(d, v[t] + j), hn::LoadU(d, xs[t] + j), s0);
+      s1 = hn::MulAdd(hn::LoadU(d, v[t] + j + lanes), hn::LoadU(d, xs[t] + j + lanes), s1);
+    }
+    hn::StoreU(s0, d, acc + j);
+    hn::StoreU(s1, d, acc + j + lanes);
+  }
+  for (; j < len; ++j) {
+    Value s = add ? acc[j] : Value(0);
+    for (int t = 0; t < n; ++t) s += v[t][j] * xs[t][j];
+    acc[j] = s;
+  }
+}
+
+void sum_diagonals_f32(float* acc, const float* const* v, const float* const* xs, int n, std::int64_t len,
+                       bool add) {
+  sum_diagonals(acc, v, xs, n, len, add);
+}
+void sum_diagonals_f64(double* acc, const double* const* v, const double* const* xs, int n, std::int64_t len,
+                       bool add) {
+  sum_diagonals(acc, v, xs, n, len, add);
+}
+
+}  // namespace spmv::detail::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <omp.h>
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cpu/cpu_operator.hpp"
+#include "cpu/csr_simd.hpp"
+#include "cpu/instantiate.hpp"
+
+namespace spmv::detail {
+
+HWY_EXPORT(sum_diagonals_f32);
+HWY_EXPORT(sum_diagonals_f64);
+
+namespace {
+
+// Rows per block: kBlockRows sums (4 KB in f32, 8 KB in f64) stay in a 32 KB L1 while the diagonals and
+// x stream past; blocks must also be long against a vector so that segment ends are rare. Chosen, not
+// swept, on the 2-core AMD EPYC (Zen 3, AVX2) development machine (poisson2d n=1000, stencil27 n=60).
+constexpr std::int64_t kBlockRows = 1024;
+// Diagonals summed in registers together: each is a stream of values (and of x) that the hardware
+// prefetchers must follow; all 27 of stencil27 at once ran 2.8x slower than 8 at a time on the Zen 3
+// machine (one thread, f32); 4 and 8 were within noise of each other there (stencil27 f32 0.89x / 0.85x
+// MKL, f64 1.0x / 1.08x), and 8 keeps poisson2d's 5 diagonals in one pass (f64 3.2 ms against 3.5).
+constexpr std::int64_t kGroupDiagonals = 8;
+
+template <class Value>
+void sum_diagonals_plain(Value* acc, const Value* const* v, const Value* const* xs, int n, std::int64_t len,
+                         bool add) {
+  for (std::int64_t j = 0; j < len; ++j) {
+    Value s = add ? acc[j] : Value(0);
+    for (int t = 0; t < n; ++t) s += v[t][j] * xs[t][j];
+    acc[j] = s;
+  }
+}
+
+template <class Value, class Index>
+struct DiaRuns {
+  DiaMatrix<Value, Index> m;
+  // Runs of diagonal d: run_begin/run_end[run_ptr[d] .. run_ptr[d + 1]), rows, increasing.
+  std::vector<std::int64_t> run_ptr, run_begin, run_end;
+};
+
+// Per-thread scratch of the sweep, sized once at plan time (apply allocates nothing): a run cursor and
+// the value / x pointers of the active diagonals, ndiag each.
+template <class Value>
+struct SweepScratch {
+  std::vector<std::int64_t> cursor;
+  std::vector<const Value*> v, xs;
+};
+
+template <class Value, class Index>
+std::shared_ptr<const DiaRuns<Value, Index>> find_runs(DiaMatrix<Value, Index> m) {
+  auto r = std::make_shared<DiaRuns<Value, Index>>();
+  const std::int64_t rows = m.rows, cols = m.cols;
+  r->run_ptr.push_back(0);
+  for (std::size_t d = 0; d < m.offsets.size(); ++d) {
+    const std::int64_t off = m.offsets[d];
+    const std::int64_t lo = std::max<std::int64_t>(0, -off), hi = std::min<std::int64_t>(rows, cols - off);
+    const std::int64_t base = static_cast<std::int64_t>(d) * rows;
+    for (std::int64_t i = lo; i < hi;) {
+      if (!m.is_stored(base + i)) {
+        ++i;
+        continue;
+      }
+      const std::int64_t begin = i;
+      while (i < hi && m.is_stored(base + i)) ++i;
+      r->run_begin.push_back(begin);
+      r->run_end.push_back(i);
+    }
+    r->run_ptr.push_back(static_cast<std::int64_t>(r->run_begin.size()));
+  }
+  r->m = std::move(m);
+  return r;
+}
+
+// Within a block, the rows are swept in segments on which the set of diagonals with a stored slot does
+// not change (a segment ends where any diagonal's run begins or ends); each segment is summed over its
+// active diagonals in one pass, the sums kept in registers; diagonals are taken kGroupDiagonals at a
+// time, each group after the first adding to the block's sums.
+template <class Value, class Index>
+void dia_blocks(const DiaRuns<Value, Index>& r, bool simd, int threads, std::vector<SweepScratch<Value>>& scratch,
+                Value alpha, const Value* x, Value beta, Value* y) {
+  using SumDiagonals = void (*)(Value*, const Value* const*, const Value* const*, int, std::int64_t, bool);
+  SumDiagonals sum = sum_diagonals_plain<Value>;
+  if (simd) {
+    if constexpr (std::is_same_v<Value, float>) sum = &HWY_DYNAMIC_DISPATCH(sum_diagonals_f32);
+    else sum = &HWY_DYNAMIC_DISPATCH(sum_diagonals_f64);
+  }
+  const std::int64_t rows = r.m.rows;
+  const std::int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+  const auto ndiag = static_cast<std::int64_t>(r.m.offsets.size());
+  const std::int64_t* begins = r.run_begin.data();
+  const std::int64_t* ends = r.run_end.data();
+#pragma omp parallel num_threads(threads)
+  {
+    SweepScratch<Value>& own = scratch[static_cast<std::size_t>(omp_get_thread_num())];
+    std::int64_t* cursor = own.cursor.data();
+    const Value** vp = own.v.data();
+    const Value** xp = own.xs.data();
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      alignas(64) Value acc[kBlockRows];
+      const std::int64_t i0 = b * kBlockRows, i1 = std::min(rows, i0 + kBlockRows);
+      for (std::int64_t d = 0; d < ndiag; ++d)  // first run of d that ends after i0
+        cursor[d] = std::upper_bound(ends + r.run_ptr[d], ends + r.run_ptr[d + 1], i0) - ends;
+      for (std::int64_t g0 = 0; g0 < std::max<std::int64_t>(ndiag, 1); g0 += kGroupDiagonals) {
+        const std::int64_t g1 = std::min(ndiag, g0 + kGroupDiagonals);
+        for (std::int64_t p = i0; p < i1;) {
+          std::int64_t q = i1;
+          int n = 0;
+          for (std::int64_t d = g0; d < g1; ++d) {
+            std::int64_t& k = cursor[d];
+            while (k < r.run_ptr[d + 1] && ends[k] <= p) ++k;
+            if (k == r.run_ptr[d + 1]) continue;
+            if (begins[k] <= p) {  // active on [p, end of run)
+              vp[n] = r.m.values.data() + d * rows + p;
+              xp[n] = x + p + r.m.offsets[static_cast<std::size_t>(d)];
+              ++n;
+              q = std::min(q, ends[k]);
+            } else {
+              q = std::min(q, begins[k]);
+            }
+          }
+          sum(acc + (p - i0), vp, xp, n, q - p, g0 > 0);
+          p = q;
+        }
+      }
+      if (beta == 0)
+        for (std::int64_t i = i0; i < i1; ++i) y[i] = alpha * acc[i - i0];
+      else
+        for (std::int64_t i = i0; i < i1; ++i) y[i] = alpha * acc[i - i0] + beta * y[i];
+    }
+  }
+}
+
+}  // namespace
+
+template <class Value, class Index>
+CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Options& options) {
+  const std::int64_t diagonals = static_cast<std::int64_t>(m.offsets.size());
+  const std::size_t extra = m.values.size() * sizeof(Value) + m.offsets.size() * sizeof(Index) +
+                            m.stored.size() * sizeof(std::uint32_t);
+  auto runs = find_runs(std::move(m));
+  const bool simd = cpu::detail::simd_enabled(options.cpu_simd);
+  const int threads = options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
+  CpuKernel<Value, Index> kernel;
+  kernel.extra_bytes =
+      extra + (runs->run_ptr.size() + runs->run_begin.size() + runs->run_end.size()) * sizeof(std::int64_t);
+  kernel.policy = "dia diagonals=" + std::to_string(diagonals) + " runs=" + std::to_string(runs->run_begin.size()) +
+                  " threads=" + std::to_string(threads) + " block_rows=" + std::to_string(kBlockRows) +
+                  (simd ? " simd=" + cpu::detail::simd_target() : std::string(" simd=off"));
+  auto scratch = std::make_shared<std::vector<SweepScratch<Value>>>(static_cast<std::size_t>(threads));
+  for (auto& s : *scratch) {
+    s.cursor.resize(static_cast<std::size_t>(diagonals));
+    s.v.resize(static_cast<std::size_t>(diagonals));
+    s.xs.resize(static_cast<std::size_t>(diagonals));
+  }
+  kernel.run = [runs, scratch, simd, threads](Value alpha, const Value* x, Value beta, Value* y) {
+    const std::int64_t rows = runs->m.rows;
+    if (alpha == 0) {  // y = beta * y without reading A or x; beta == 0 does not read y
+      for (std::int64_t i = 0; i < rows; ++i) y[i] = beta == 0 ? Value(0) : beta * y[i];
+      return;
+    }
+    dia_blocks(*runs, simd, threads, *scratch, alpha, x, beta, y);
+  };
+  return kernel;
+}
+
+#define SPMV_INSTANTIATE(V, I) template CpuKernel<V, I> make_dia_simd_kernel(DiaMatrix<V, I>, const Options&);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::detail
+#endif  // HWY_ONCE
