@@ -29,7 +29,12 @@ if [ -d .deps ] && [ ! -d $prefix/usr ]; then
   for f in .deps/*.deb; do dpkg -x "$f" $prefix; done
 fi
 cmake_extra=()
-[ -d $prefix/usr ] && cmake_extra+=("-DCMAKE_PREFIX_PATH=$prefix/usr")
+if [ -d $prefix/usr ]; then
+  cmake_extra+=("-DCMAKE_PREFIX_PATH=$prefix/usr")
+  # The Python build (scikit-build-core) reads the environment; libhwy.so.1 is loaded from there too.
+  export CMAKE_PREFIX_PATH=$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 # A snapshot (scripts/snapshot.sh) has no .git: its COMMIT file names the commit for the reports.
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
