@@ -8,7 +8,7 @@
 namespace spmv {
 namespace {
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 28> kNames{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 29> kNames{{
     {Algorithm::Auto, "auto"},
     {Algorithm::Reference, "reference"},
     {Algorithm::RowLoop, "row-loop"},
