@@ -159,20 +159,20 @@ TEST(CudaPlan, AutoTransposeHoldsNoCopyWithoutTheHint) {
 
 TEST(CudaPlan, AutoTakesDiaForBandedMatricesOnlyWithTheHint) {
   SKIP_WITHOUT_GPU();
+  using Plan = spmv::cuda::Plan<double, std::int32_t>;
   spmv::Options hinted;
   hinted.expected_applies = 1000;
   const Matrix stencil = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(200));
   spmv::cuda::DeviceCsr<double, std::int32_t> d_stencil(stencil);
-  EXPECT_NE(spmv::cuda::Plan<double, std::int32_t>(d_stencil.view()).algorithm(), Algorithm::Dia);
-  EXPECT_EQ(spmv::cuda::Plan<double, std::int32_t>(d_stencil.view(), Algorithm::Auto, Operation::NonTranspose, hinted)
-                .algorithm(),
-            Algorithm::Dia);
+  const Plan plain(d_stencil.view());
+  const Plan banded(d_stencil.view(), Algorithm::Auto, Operation::NonTranspose, hinted);
+  EXPECT_NE(plain.algorithm(), Algorithm::Dia);
+  EXPECT_EQ(banded.algorithm(), Algorithm::Dia);
   // Not banded: DIA would pad far beyond the rule, so the CSR choice stands.
   const Matrix graph = spmv::convert<double, std::int32_t>(spmv::gen::rmat(14, 8, 2));
   spmv::cuda::DeviceCsr<double, std::int32_t> d_graph(graph);
-  EXPECT_NE(spmv::cuda::Plan<double, std::int32_t>(d_graph.view(), Algorithm::Auto, Operation::NonTranspose, hinted)
-                .algorithm(),
-            Algorithm::Dia);
+  const Plan scattered(d_graph.view(), Algorithm::Auto, Operation::NonTranspose, hinted);
+  EXPECT_NE(scattered.algorithm(), Algorithm::Dia);
 }
 
 TEST(CudaErrors, FailedCallIsNamedAndOutOfMemoryLeavesNothing) {
