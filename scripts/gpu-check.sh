@@ -31,8 +31,9 @@ fi
 cmake_extra=()
 if [ -d $prefix/usr ]; then
   cmake_extra+=("-DCMAKE_PREFIX_PATH=$prefix/usr")
-  # The Python build (scikit-build-core) reads the environment; libhwy.so.1 is loaded from there too.
-  export CMAKE_PREFIX_PATH=$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  # The Python build (scikit-build-core) finds Highway through hwy_ROOT (not the whole prefix: its
+  # static, non-PIC libz.a must not reach the extension); libhwy.so.1 is loaded from there too.
+  export hwy_ROOT=$prefix/usr
   export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 # A snapshot (scripts/snapshot.sh) has no .git: its COMMIT file names the commit for the reports.
