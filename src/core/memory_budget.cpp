@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <limits>
 #include <string>
 
@@ -13,14 +14,18 @@ namespace {
 
 constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
 
-// "MemAvailable:   23795124 kB" -> bytes.
+// "MemAvailable:   23795124 kB" -> bytes, read line by line (some lines have no unit). A zero is not
+// believed: it was seen on a virtual machine whose memory grows on demand (a Firecracker guest), where
+// a running process plainly had memory to use; the other limits below still apply.
 std::uint64_t mem_available() {
   std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    std::uint64_t kib = 0;
+    if (fields >> key >> kib && key == "MemAvailable:") return kib > 0 ? kib * 1024 : kUnknown;
+  }
   return kUnknown;
 }
 
