@@ -1,4 +1,7 @@
-"""The matrices every backend is tested on (fixed seeds), and the (alpha, beta) sweep."""
+"""The matrices every backend is tested on (fixed seeds), the (alpha, beta) sweep, and a harness that
+runs products from several threads at once."""
+
+import threading
 
 import numpy as np
 import scipy.sparse as sp
@@ -52,3 +55,25 @@ CASES = _cases()
 def stored(a):
     """The values an spmv.Matrix holds, as a scipy matrix (already rounded to its dtype)."""
     return sp.csr_array((a.data.copy(), a.indices.copy(), a.indptr.copy()), shape=a.shape)
+
+
+def concurrently(count, work):
+    """Runs work(i) for i in range(count), each on its own thread, all at once; returns their results
+    in order and re-raises the first error any of them met."""
+    results = [None] * count
+    errors = []
+
+    def run(i):
+        try:
+            results[i] = work(i)
+        except Exception as e:  # pragma: no cover - re-raised below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import spmv
-from cases import CASES, COMBOS, NO_PADDING_LIMIT, stored
+from cases import CASES, COMBOS, NO_PADDING_LIMIT, concurrently, stored
 from oracle import assert_close, random_vector
 
 try:
@@ -238,8 +238,6 @@ def test_bench_on_the_gpu():
 def test_one_matrix_many_cupy_streams_and_threads(algorithm):
     """Issue 19: 8 Python threads, each on its own non-blocking CuPy stream, share one Matrix; every
     product is checked (the plan chains products of algorithms with a workspace on the device)."""
-    import threading
-
     n = 1 << 19
     rng = np.random.default_rng(19)
     cols = rng.integers(0, n, size=(n, 12))
@@ -247,26 +245,16 @@ def test_one_matrix_many_cupy_streams_and_threads(algorithm):
     s.sum_duplicates()
     a = spmv.Matrix.from_scipy(s, algorithm=algorithm, options=NO_PADDING_LIMIT)
     xs = [random_vector(n, np.float64, 700 + i) for i in range(8)]
-    results = [[] for _ in range(8)]
-    errors = []
 
     def work(i):
-        try:
-            stream = cupy.cuda.Stream(non_blocking=True)
-            with stream:
-                dx = cupy.asarray(xs[i])
-                ys = [a @ dx for _ in range(10)]  # enqueued back to back
-                stream.synchronize()
-            results[i] = [cupy.asnumpy(y) for y in ys]
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            dx = cupy.asarray(xs[i])
+            ys = [a @ dx for _ in range(10)]  # enqueued back to back
+            stream.synchronize()
+        return [cupy.asnumpy(y) for y in ys]
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    results = concurrently(8, work)
     for i in range(8):
         assert len(results[i]) == 10
         for y in results[i]:

@@ -1,13 +1,11 @@
 """Products on the CPU backend against scipy's own A @ x (oracle.py states the error bound)."""
 
-import threading
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import spmv
-from cases import CASES, COMBOS, NO_PADDING_LIMIT, stored
+from cases import CASES, COMBOS, NO_PADDING_LIMIT, concurrently, stored
 from oracle import assert_close, random_vector
 
 CPU_ALGORITHMS = ["auto"] + spmv.algorithms("cpu")
@@ -187,22 +185,7 @@ def test_concurrent_products_on_one_matrix(algorithm):
     s = CASES["random_2k_plus_97"]
     a = spmv.Matrix.from_scipy(s, algorithm=algorithm, options=NO_PADDING_LIMIT)
     xs = [random_vector(1121, np.float64, 100 + i) for i in range(8)]
-    results = [[] for _ in range(8)]
-    errors = []
-
-    def work(i):
-        try:
-            for _ in range(20):
-                results[i].append(a @ xs[i])
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    results = concurrently(8, lambda i: [a @ xs[i] for _ in range(20)])
     for i in range(8):
         assert len(results[i]) == 20
         for y in results[i]:

@@ -18,6 +18,7 @@ class CudaAlgorithm {
  public:
   virtual ~CudaAlgorithm() = default;
   // y = alpha * op(A) * x + beta * y; beta == 0 must not read y. No allocation, no synchronisation.
+  // Never called with alpha == 0: the plan computes y = beta * y itself then (BLAS: A and x unread).
   virtual void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) = 0;
   virtual std::string policy() const = 0;  // e.g. "block=256 subwarp=8"
   virtual std::size_t extra_bytes() const { return 0; }

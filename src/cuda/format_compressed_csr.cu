@@ -168,10 +168,6 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
   }
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
-    if (alpha == Value(0)) {  // BLAS convention: A and x are not read
-      scale_vector(beta, y, rows_, stream);
-      return;
-    }
     const CompressedView<Value, Index> m{rows_,          row_length_.data(), slice_ptr_.data(), col_start_.data(),
                                          col_base_.data(), wide_.data(),     col16_.data(),     col32_.data(),
                                          table_.data(),  code8_.data(),      code16_.data(),    values_.data()};
