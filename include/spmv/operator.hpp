@@ -11,6 +11,7 @@
 
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
+#include "spmv/linear_operator.hpp"
 
 namespace spmv {
 
@@ -52,10 +53,8 @@ struct TimingOptions {
 };
 
 template <class Value, class Index>
-class Operator {
+class Operator : public LinearOperator<Value> {
  public:
-  virtual ~Operator() = default;
-
   virtual Backend backend() const = 0;
   virtual Algorithm algorithm() const = 0;  // resolved: never Auto
   virtual Operation operation() const = 0;
@@ -68,7 +67,7 @@ class Operator {
   // neither A nor x (NaN or Inf in x does not reach y): y = beta * y. Safe to call from several
   // threads at once; calls on one operator are serialized (the operator owns its scratch and, on
   // CUDA, its device copies of x and y).
-  virtual void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) = 0;
+  void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override = 0;
 
   // Times repeated products on backend-resident copies of x and y; y's contents afterwards are
   // unspecified. Warm-up first, then the median of repetitions.

@@ -26,6 +26,8 @@ class CpuOperator final : public Operator<Value, Index> {
   std::string policy() const override { return kernel_.policy; }
   double setup_ms() const override { return setup_ms_; }
   std::size_t extra_bytes() const override { return kernel_.extra_bytes; }
+  std::int64_t rows() const override { return y_size_; }
+  std::int64_t cols() const override { return x_size_; }
 
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {
     check_sizes(x.size(), y.size());

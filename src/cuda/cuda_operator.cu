@@ -52,6 +52,8 @@ class CudaOperator final : public Operator<Value, Index> {
   std::string policy() const override { return plan_.policy(); }
   double setup_ms() const override { return plan_.setup_ms(); }
   std::size_t extra_bytes() const override { return plan_.extra_bytes(); }
+  std::int64_t rows() const override { return plan_.y_size(); }
+  std::int64_t cols() const override { return plan_.x_size(); }
 
   // One product at a time: x_ and y_ are the operator's single device copy of the vectors.
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {

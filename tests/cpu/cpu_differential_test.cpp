@@ -38,6 +38,8 @@ class FaultyOperator final : public Operator<Value, Index> {
   std::string policy() const override { return "faulty " + inner_->policy(); }
   double setup_ms() const override { return inner_->setup_ms(); }
   std::size_t extra_bytes() const override { return inner_->extra_bytes(); }
+  std::int64_t rows() const override { return inner_->rows(); }
+  std::int64_t cols() const override { return inner_->cols(); }
   Timing time(Value, std::span<const Value>, Value, std::span<Value>, const TimingOptions&) override { return {}; }
 
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {
