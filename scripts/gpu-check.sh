@@ -4,7 +4,9 @@
 #
 #   scripts/gpu-check.sh [all|build|tests|sanitize|stream-cost|bench|python] ...   (default: all)
 #
-#   (cpu-bench, not part of all: the CPU backend against Eigen on the GPU host's cores)
+#   (not part of all: cpu-bench, the CPU backend against Eigen on the GPU host's cores; families,
+#   Auto's cross-validation sweep, bench/auto_families.py, FAMILIES_BUDGET seconds, resumed from
+#   FAMILIES_CSV when given)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
@@ -20,7 +22,7 @@ export SPMV_MATRICES=${SPMV_MATRICES:-$root/.matrices}
 JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
-want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [ "$1" != cpu-bench ]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
+want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [ "$1" != cpu-bench ] && [ "$1" != families ]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
 
@@ -40,7 +42,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -105,6 +107,16 @@ if want cpu-bench; then
     --gen poisson2d:n=1000 --gen rmat:scale=18,edge_factor=16 --gen stencil27:n=60 > "$OUT/cpu_bench.log" 2>&1
   note "cpu bench rc=$?"
   python3 bench/summarize.py "$OUT/cpu.csv" >> "$OUT/summary_table.txt" 2>&1
+fi
+
+if want families; then
+  [ -n "${FAMILIES_CSV:-}" ] && cp "$FAMILIES_CSV" "$OUT/families.csv"
+  python3 bench/auto_families.py run --spmv $build/src/cli/spmv --out "$OUT" --budget "${FAMILIES_BUDGET:-420}" \
+    > "$OUT/families.log" 2>&1
+  note "families sweep rc=$? ($(grep -c ' ok$' "$OUT/families.log") matrices ok this call)"
+  grep -v ' ok$' "$OUT/families.log" | tail -5
+  python3 bench/auto_families.py fit "$OUT/families.csv" > "$OUT/families_fit.txt" 2>&1
+  tail -40 "$OUT/families_fit.txt"
 fi
 
 if want python; then
