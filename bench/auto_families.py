@@ -3,9 +3,11 @@
 
   run   times every CUDA kernel Auto may choose and the cuSPARSE baselines on each family member
         (spmv bench, one CSV), stopping early when --budget seconds are spent (rerun to resume);
-  fit   fits the constants of Auto's A*x rule (and which kernel each of its classes gets) on the even
-        members of each family and reports Auto against the best cuSPARSE algorithm and against the
-        per-matrix best of spmv's kernels on the odd members, which the fit never saw.
+  fit   reports Auto's A*x rule (before and after the fit, without and with expected products) against
+        the best cuSPARSE algorithm and against the per-matrix best of spmv's kernels, on the even
+        members of each family (the fit half) and on the odd members (the test half, which the fit
+        never saw); then refits the constants and class kernels on the fit half (grid search) so that
+        a drift between the data and the rule in the code shows.
 
   python3 bench/auto_families.py run --spmv build-gpu/src/cli/spmv --out DIR [--budget 500]
   python3 bench/auto_families.py fit DIR/families.csv [--markdown]
@@ -67,6 +69,12 @@ def families():
     return out
 
 
+def canonical(spec):
+    """spmv bench names a generated matrix KIND:key=value,... with the keys sorted."""
+    kind, _, params = spec.partition(":")
+    return kind + ":" + ",".join(sorted(params.split(","))) if params else spec
+
+
 def files(folder):
     if not os.path.isdir(folder):
         return []
@@ -79,7 +87,7 @@ def member_split(entries):
     seen = defaultdict(int)
     split = {}
     for family, spec in entries:
-        split[spec] = "fit" if seen[family] % 2 == 0 else "test"
+        split[canonical(spec)] = "fit" if seen[family] % 2 == 0 else "test"
         seen[family] += 1
     return split
 
@@ -95,8 +103,8 @@ def run(args):
     start = time.time()
     bandwidth = args.bandwidth
     for i, (family, spec) in enumerate(entries):
-        source = os.path.basename(spec) if family == "files" else spec
-        if spec in done or source in done or any(source in d for d in done):
+        source = os.path.basename(spec) if family == "files" else canonical(spec)
+        if source in done or any(d.endswith("/" + source) for d in done):
             continue
         if time.time() - start > args.budget:
             print(f"budget of {args.budget:.0f} s spent after {i} of {len(entries)} matrices; rerun to resume")
@@ -127,19 +135,28 @@ def load(path):
         for row in csv.DictReader(f):
             if row["op"] != "N" or row["backend"] != "cuda":
                 continue
-            entry = data[row["source"]].setdefault(row["precision"], {"times": {}, "resolved": {}})
-            entry["stats"] = {k: float(row[k]) for k in ("rows", "cols", "nnz", "row_mean", "row_std", "row_max",
-                                                         "empty_rows")}
+            entry = data[row["source"]].setdefault(row["precision"], {"times": {}, "resolved": {}, "setup": {}})
+            entry["stats"] = {k: float(row[k] or "nan") for k in ("rows", "cols", "nnz", "row_mean", "row_std",
+                                                                  "row_max", "empty_rows", "diagonals",
+                                                                  "ell_padding")}
             if row["verified"] == "ok" and row["median_ms"]:
                 name = row["algorithm"]
                 entry["times"][name] = min(float(row["median_ms"]), entry["times"].get(name, math.inf))
                 entry["resolved"][name] = row["resolved"]
+                entry["setup"][name] = float(row["setup_ms"] or 0)
     return data
 
 
-# Auto's A*x rule without a hint (src/cuda/dispatch.cu, choose_algorithm): classes from row statistics,
-# each mapped to one kernel. `constants` holds the thresholds, `leaves` the kernel of each class.
+# Auto's A*x rule without a hint (src/core/auto_rule.cpp): classes from row statistics, each mapped to
+# one kernel. `constants` holds the thresholds, `leaves` the kernel of each class. PREVIOUS is the rule
+# before this fit (for the report).
 CURRENT = {
+    "constants": {"long_row_factor": 128.0, "few_huge_rows_cv": 5.0, "irregular_cv": 0.5, "scalar_max_mean": 6.0,
+                  "small_nnz": 2 ** 16, "empty_fraction": 0.9},
+    "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "merge-path", "irregular": "csr-vector",
+               "empty": "merge-path", "short": "csr-scalar", "long": "csr-vector"},
+}
+PREVIOUS = {
     "constants": {"long_row_factor": 32.0, "few_huge_rows_cv": 20.0, "irregular_cv": 1.0, "scalar_max_mean": 8.0,
                   "small_nnz": 2 ** 18, "empty_fraction": 2.0},
     "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "hola", "irregular": "csr-adaptive",
@@ -182,6 +199,81 @@ def speedups(data, names, rule):
             else:
                 out.append((name, precision, cls, choice, vb / t, best / t if best else 1.0))
     return out
+
+
+# With Options::expected_applies >= FORMAT_MIN_APPLIES, Auto converts: DIA first when it stores few
+# slots per nonzero (the rule already in dispatch.cu), else the format its class names, when the ELL
+# padding (rows * longest row / nnz) allows it; a refusal leaves the CSR choice.
+FORMATS = ["ell", "ellr", "ellr-vector", "sell", "hyb"]
+ELL_FAMILY = {"ell", "ellr", "ellr-vector"}
+DIA_MAX_PADDING = {"f64": 1.2, "f32": 1.5}
+# The conversions in src/core/auto_rule.cpp: ELL for short rows whose ELL padding is at most 1.1.
+CURRENT_HINT = {"max_ell_padding": 1.1, "leaves": {"short": "ell"}}
+# The repayment model (src/cuda/auto_rule.hpp holds the same constants): a conversion is taken when
+# applies * (estimated CSR product time * the format's typical gain) >= its estimated setup. Measured
+# on this sweep (H200, all members, nnz > 1 M): Auto's CSR kernels ran at a median 1.34 / 1.68 TB/s
+# (f32 / f64) of CSR bytes; setup = 0.7 ms (the f64 fixed part, which includes a first use's module load; f32 0.2 ms) + a per-nonzero cost (least squares).
+LAUNCH_MS = 0.005
+CSR_RATE_BYTES_PER_MS = 1.5e9
+GAIN = {"dia": 0.4, "ell": 0.15, "ellr": 0.13, "ellr-vector": 0.0, "sell": 0.05, "hyb": 0.0}
+SETUP_MS = 0.7
+SETUP_MS_PER_MNNZ = {"dia": 0.035, "ell": 0.02, "ellr": 0.022, "ellr-vector": 0.032, "sell": 0.15, "hyb": 0.04}
+
+
+def repaid(fmt, s, precision, applies):
+    v = 4 if precision == "f32" else 8
+    csr_bytes = s["nnz"] * (v + 4) + (s["rows"] + 1) * 4 + s["cols"] * v + s["rows"] * v
+    t = LAUNCH_MS + csr_bytes / CSR_RATE_BYTES_PER_MS
+    return applies * t * GAIN[fmt] >= SETUP_MS + SETUP_MS_PER_MNNZ[fmt] * s["nnz"] / 1e6
+
+
+def hinted_choice(entry, precision, rule, hint, applies):
+    s, times = entry["stats"], entry["times"]
+    if (s["diagonals"] * s["rows"] <= DIA_MAX_PADDING[precision] * s["nnz"] and "dia" in times
+            and repaid("dia", s, precision, applies)):
+        return "dia"
+    fmt = hint["leaves"].get(classify(s, rule["constants"]))
+    if (fmt and fmt in times and (fmt not in ELL_FAMILY or s["ell_padding"] <= hint["max_ell_padding"])
+            and repaid(fmt, s, precision, applies)):
+        return fmt
+    return rule["leaves"][classify(s, rule["constants"])]
+
+
+def hinted_speedups(data, names, rule, hint, applies):
+    """Like speedups, the conversion's setup spread over `applies` products."""
+    out = []
+    for name in names:
+        for precision, entry in sorted(data[name].items()):
+            vb = vendor_best(entry)
+            if vb is None or "stats" not in entry:
+                continue
+            choice = hinted_choice(entry, precision, rule, hint, applies)
+            t = entry["times"].get(choice)
+            if t is None:
+                out.append((name, precision, "", choice, 0.1, 0.1))
+                continue
+            if choice in FORMATS or choice == "dia":
+                t += entry["setup"].get(choice, 0) / applies
+            best = min(entry["times"][k] + (entry["setup"].get(k, 0) / applies if k in FORMATS + ["dia"] else 0)
+                       for k in entry["times"] if k not in VENDOR and k != "auto")
+            out.append((name, precision, classify(entry["stats"], rule["constants"]), choice, vb / t, best / t))
+    return out
+
+
+def fit_hint(data, names, rule, applies):
+    best, best_score = None, -1
+    for pad in [1.1, 1.25, 1.5, 2.0, 3.0]:
+        hint = {"max_ell_padding": pad, "leaves": {}}
+        for cls in CURRENT["leaves"]:
+            def cls_score(fmt):
+                trial = {"max_ell_padding": pad, "leaves": dict(hint["leaves"], **{cls: fmt})}
+                res = [r for r in hinted_speedups(data, names, rule, trial, applies) if r[2] == cls]
+                return score(res) if res else 0
+            hint["leaves"][cls] = max([None] + FORMATS, key=cls_score)
+        sc = score(hinted_speedups(data, names, rule, hint, applies))
+        if sc > best_score:
+            best, best_score = hint, sc
+    return best
 
 
 def hmean(values):
@@ -238,13 +330,16 @@ def fit(data, names):
     return best_rule
 
 
-def report(data, split, rule, label, markdown):
+def report(data, split, rule, label, markdown, hint=None, applies=0):
     print(f"\n## {label}")
     print("constants: " + ", ".join(f"{k}={v:g}" for k, v in rule["constants"].items()))
     print("classes:   " + ", ".join(f"{k}->{v}" for k, v in rule["leaves"].items()))
+    if hint:
+        print(f"with {applies} expected products: max ELL padding {hint['max_ell_padding']}, formats: " +
+              ", ".join(f"{k}->{v}" for k, v in hint["leaves"].items() if v))
     for half in ("fit", "test"):
         names = [n for n in data if split.get(n) == half]
-        res = speedups(data, names, rule)
+        res = hinted_speedups(data, names, rule, hint, applies) if hint else speedups(data, names, rule)
         fams = defaultdict(list)
         for r in res:
             fams[family_of(r[0])].append(r)
@@ -287,18 +382,28 @@ def main():
     f.add_argument("table")
     f.add_argument("--matrices", default="")
     f.add_argument("--markdown", action="store_true")
+    f.add_argument("--applies", type=int, default=1000, help="expected products for the converting rule")
+    f.add_argument("--no-refit", action="store_true", help="only report the rules (the grid search takes ~30 s)")
     args = parser.parse_args()
     if args.command == "run":
         return run(args)
     data = load(args.table)
     entries = families() + [("files", n) for n in sorted(k for k in data if k.endswith((".mtx", ".mtx.gz")))]
     for family, spec in entries:
-        FAMILY[spec] = family
+        FAMILY[canonical(spec)] = family
     split = member_split(entries)
     names_fit = [n for n in data if split.get(n) == "fit"]
-    report(data, split, CURRENT, "current rule", args.markdown)
-    fitted = fit(data, names_fit)
-    report(data, split, fitted, "rule fitted on the fit half", args.markdown)
+    report(data, split, PREVIOUS, "the rule before this fit", args.markdown)
+    report(data, split, CURRENT, "the rule in src/core/auto_rule.cpp", args.markdown)
+    for applies in (args.applies, 100):
+        report(data, split, CURRENT, f"the rule in src/core/auto_rule.cpp with {applies} expected products",
+               args.markdown, CURRENT_HINT, applies)
+    if not args.no_refit:
+        fitted = fit(data, names_fit)
+        report(data, split, fitted, "refitted on the fit half (compare with the rule in the code)", args.markdown)
+        hint = fit_hint(data, names_fit, fitted, args.applies)
+        report(data, split, fitted, f"refitted, formats refitted for {args.applies} expected products",
+               args.markdown, hint, args.applies)
     return 0
 
 

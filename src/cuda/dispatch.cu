@@ -7,7 +7,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "core/auto_rule.hpp"
 #include "core/backends.hpp"
 #include "core/workspace_order.hpp"
 #include "cuda/algorithms.cuh"
@@ -104,31 +106,15 @@ bool debug_log() {
 
 }  // namespace
 
-// Thresholds of the Auto rule, from the H200 benchmark of 2026-11-21 (spmv bench, % of the 4264 GB/s
-// copy bandwidth, f64 / f32; docs/algorithms/csr_vector.md has the table).
-// A longest row above this multiple of the mean counts as a long row (long_rows, dense_rows, rmat).
-constexpr double kLongRowFactor = 32.0;
-// With long rows, a coefficient of variation above this means a few huge rows hold most nonzeros
-// (long_rows cv 56, dense_rows cv 97): CSR-vector splits them over warps (2048-nonzero chunks:
-// long_rows 47.3% / 38.4%, dense_rows 51.3% / 40.7%, vs cuSPARSE CSR_ALG1 46.9% / 38.1% and
-// 50.2% / 39.4%; CSR-adaptive 40.6% / 27.8% on long_rows). Below it the lengths follow a power law
-// (rmat cv 9): Hola with small blocks (hola_common.cuh), no preprocessing. rmat, 2026-11-21, run
-// alone / after other matrices: Hola 37.0-37.6% / 27.7% and 35.2% / 28.1%, merge-path 35.4-36.6% /
-// 26.8% and 36.6% / 27.4%, CSR-vector 36.9% / 27.8% and 35.9% / 27.6%, cuSPARSE COO_ALG1 37.2% /
-// 29.1%: a near tie of the three, Hola ahead on average; none beats cuSPARSE in float.
-constexpr double kFewHugeRowsCv = 20.0;
-// Without long rows, row lengths varying more than this relative to the mean (mostly_empty: mean 4,
-// std 12) go to CSR-adaptive (39.1% / 27.8%; CSR-vector 38.1% / 26.9%, merge-path 38.1% / 28.3%).
-constexpr double kIrregularCv = 1.0;
-// Regular rows this short go to CSR-scalar, a thread per row (poisson2d, 5 per row: 86% / 81%, vs
-// CSR-vector 69% / 59%); longer ones to CSR-vector (stencil27: 81% / 79% vs CSR-scalar 35% / 47%;
-// random_uniform 16 per row: 38.3% / 27.2% vs 26.6% / 24.4%).
-constexpr double kScalarMaxMean = 8.0;
-// Below this many nonzeros a product takes a few microseconds and launch latency dominates: the
-// one-launch CSR-vector (long rows split inside the same launch) beats the multi-launch kernels.
-// H200 suite of 2026-11-21 (commit cc6277a, 22 SuiteSparse files + 8 generated, f64 and f32): Auto
-// at least as fast as the best cuSPARSE on 55 of 60 (matrix, precision) with this cut, 45 without.
-constexpr std::int64_t kSmallMatrixNnz = std::int64_t(1) << 18;
+// A x: Auto's rule lives in src/core/auto_rule.{hpp,cpp} (CUDA-free, fitted and cross-validated on
+// matrix families). A^T x keeps its own measured thresholds here (H200 benchmark of 2026-11-21, % of
+// the 4264 GB/s copy bandwidth, f64 / f32):
+// a longest row above this multiple of the mean counts as a long row (long_rows, dense_rows, rmat) ...
+constexpr double kTransposeLongRowFactor = 32.0;
+// ... and rows varying more than this relative to the mean, or longer on average than this, are not
+// "short regular" rows (see transpose-atomic below).
+constexpr double kTransposeIrregularCv = 1.0;
+constexpr double kTransposeScalarMaxMean = 8.0;
 // A^T x: the explicit transpose (CSC built once on the GPU, then a non-transposed CSR kernel) was the
 // fastest per product on every matrix of that suite, 1.3x-2.6x the best cuSPARSE transpose (e.g.
 // stencil27 f64 86% of copy bandwidth vs 39%), and bit-reproducible, but it holds a second copy of the
@@ -146,32 +132,24 @@ constexpr double kTransposeCopyMemoryShare = 0.5;
 // 26.0% vs 12.8%, rmat 14.6% vs 0.7%, mostly_empty 24.8% vs 21.6%).
 
 Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
-                           std::int64_t nnz, Operation op, std::int64_t expected_applies, bool transpose_copy_fits) {
-  (void)rows;
-  const bool long_rows = double(row_max) > kLongRowFactor * (row_mean + 1);
+                           std::int64_t nnz, Operation op, std::int64_t expected_applies, bool transpose_copy_fits,
+                           std::int64_t empty_rows) {
   if (op == Operation::Transpose) {
     if (expected_applies >= kExplicitTransposeMinApplies && transpose_copy_fits) return Algorithm::ExplicitTranspose;
-    const bool short_regular = !long_rows && row_std <= kIrregularCv * row_mean && row_mean <= kScalarMaxMean;
+    const bool long_rows = double(row_max) > kTransposeLongRowFactor * (row_mean + 1);
+    const bool short_regular =
+        !long_rows && row_std <= kTransposeIrregularCv * row_mean && row_mean <= kTransposeScalarMaxMean;
     return short_regular ? Algorithm::TransposeAtomic : Algorithm::Hola;
   }
-  if (nnz < kSmallMatrixNnz) return Algorithm::CsrVector;
-  if (long_rows)
-    return row_std > kFewHugeRowsCv * row_mean ? Algorithm::CsrVector : Algorithm::Hola;
-  if (row_std > kIrregularCv * row_mean) return Algorithm::CsrAdaptive;
-  return row_mean <= kScalarMaxMean ? Algorithm::CsrScalar : Algorithm::CsrVector;
+  detail::RowShape shape;
+  shape.rows = rows;
+  shape.nnz = nnz;
+  shape.mean = row_mean;
+  shape.stddev = row_std;
+  shape.max = row_max;
+  shape.empty_rows = empty_rows;
+  return detail::csr_kernel_for(detail::classify_rows(shape));
 }
-
-// A x with the caller's hint of many products: DIA reads no column indices (8 B/nnz instead of 12 in
-// f64), and on the H200 suite it ran at 2.0-2.4x cuSPARSE on poisson2d/3d and stencil27 (126-150% of
-// copy bandwidth under the CSR byte model), its conversion (0.8-1.9 ms) repaid against Auto's CSR
-// choice after 29-59 products (docs/PERFORMANCE.md, 2026-11-23). Auto tries it from this many
-// expected products on ...
-constexpr std::int64_t kDiaMinApplies = 64;
-// ... and keeps it only when DIA stores at most this many slots per nonzero, so that it still reads
-// fewer bytes than CSR: (value + index) / value is 1.5 in f64 and 2 in f32; the margin keeps it clear
-// of the break-even, where the CSR kernels' better x reuse wins.
-constexpr double kDiaMaxPaddingF64 = 1.2;
-constexpr double kDiaMaxPaddingF32 = 1.5;
 
 namespace {
 // The explicit transpose's device memory: the CSC copy plus its build's scratch (keys, two
@@ -210,15 +188,25 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   impl_->op = op;
   const auto start = std::chrono::steady_clock::now();
   const bool degenerate = matrix.rows == 0 || matrix.cols == 0 || matrix.nnz == 0;
-  const bool auto_dia = algorithm == Algorithm::Auto && op == Operation::NonTranspose &&
-                        options.expected_applies >= kDiaMinApplies;
+  // Auto for A x may convert (DIA, then ELL) when the caller's expected_applies repays it
+  // (src/core/auto_rule.hpp); `conversions` lists what to try, in order, before the CSR choice.
+  std::vector<Algorithm> conversions;
   if (algorithm == Algorithm::Auto) {
     if (degenerate) {
       algorithm = choose_algorithm(0, 0, 0, matrix.rows, 0, op);
     } else {
       const RowStatistics s = row_statistics(matrix, stream);
       algorithm = choose_algorithm(s.mean, s.stddev, s.max, matrix.rows, matrix.nnz, op, options.expected_applies,
-                                   op == Operation::Transpose && explicit_transpose_fits(matrix));
+                                   op == Operation::Transpose && explicit_transpose_fits(matrix), s.empty_rows);
+      if (op == Operation::NonTranspose) {
+        const detail::RowShape shape{matrix.rows, matrix.cols, matrix.nnz, s.mean, s.stddev, s.max, s.empty_rows};
+        const int value_bytes = sizeof(Value);
+        if (detail::conversion_repaid(Algorithm::Dia, shape, value_bytes, options.expected_applies))
+          conversions.push_back(Algorithm::Dia);
+        const Algorithm format = detail::format_for(detail::classify_rows(shape), shape, value_bytes,
+                                                    options.expected_applies);
+        if (format != Algorithm::Auto) conversions.push_back(format);
+      }
     }
   }
   const auto& offered = op == Operation::NonTranspose ? std::span<const Algorithm>(kNonTranspose)
@@ -230,15 +218,19 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
                       std::string(to_string(op)) + "; it offers: " + list);
   }
   // Degenerate shapes never reach a kernel (STYLE.md §4): apply() only scales y.
-  if (!degenerate && auto_dia) {
-    Options dia = options;
-    dia.max_padding =
-        std::min(format::max_padding_of(options), sizeof(Value) == 8 ? kDiaMaxPaddingF64 : kDiaMaxPaddingF32);
+  for (Algorithm format : conversions) {
+    Options limited = options;
+    limited.max_padding = std::min(format::max_padding_of(options), format == Algorithm::Dia
+                                                                         ? detail::dia_max_padding(sizeof(Value))
+                                                                         : detail::kEllMaxPadding);
     try {
-      impl_->kernel = make_dia<Value, Index>(matrix, op, dia, stream);
-      algorithm = Algorithm::Dia;
-    } catch (const Unsupported& e) {  // not banded enough: the CSR choice stands (logged below)
-      if (debug_log()) std::fprintf(stderr, "[spmv] auto: DIA not taken: %s\n", e.what());
+      impl_->kernel = format == Algorithm::Dia ? make_dia<Value, Index>(matrix, op, limited, stream)
+                                               : make_ell<Value, Index>(matrix, op, limited, stream);
+      algorithm = format;
+      break;
+    } catch (const Unsupported& e) {  // too much padding: the next choice stands (logged)
+      if (debug_log())
+        std::fprintf(stderr, "[spmv] auto: %s not taken: %s\n", std::string(to_string(format)).c_str(), e.what());
     }
   }
   impl_->algorithm = algorithm;

@@ -173,6 +173,12 @@ TEST(CudaPlan, AutoTakesDiaForBandedMatricesOnlyWithTheHint) {
   spmv::cuda::DeviceCsr<double, std::int32_t> d_graph(graph);
   const Plan scattered(d_graph.view(), Algorithm::Auto, Operation::NonTranspose, hinted);
   EXPECT_NE(scattered.algorithm(), Algorithm::Dia);
+  // Short rows of equal length, not banded: ELL (no row pointers, no padding).
+  const Matrix uniform = spmv::convert<double, std::int32_t>(spmv::gen::random_uniform(400000, 400000, 4, 2));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_uniform(uniform);
+  const Plan ell(d_uniform.view(), Algorithm::Auto, Operation::NonTranspose, hinted);
+  EXPECT_EQ(ell.algorithm(), Algorithm::Ell);
+  EXPECT_EQ(Plan(d_uniform.view()).algorithm(), Algorithm::CsrScalar);
 }
 
 TEST(CudaErrors, FailedCallIsNamedAndOutOfMemoryLeavesNothing) {

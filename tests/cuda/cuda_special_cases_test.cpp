@@ -152,11 +152,16 @@ TEST(CudaAuto, MatchesReferenceAcrossTheZoo) {
       check_against_reference<double, std::int32_t>(Backend::Cuda, Algorithm::Auto, op, zoo_matrix(name), name,
                                                     many_products);
     }
-  // The large-matrix branches need more than kSmallMatrixNnz (2^18) nonzeros.
+  // The large-matrix branches need more than the small-matrix cut (src/core/auto_rule.cpp, 2^16).
   for (const auto& special : specials())
-    if (special.matrix.nnz() >= (std::int64_t(1) << 18))
+    if (special.matrix.nnz() >= (std::int64_t(1) << 16)) {
       check_against_reference<double, std::int32_t>(Backend::Cuda, Algorithm::Auto, Operation::NonTranspose,
                                                     special.matrix, special.name);
+      Options many_products;  // the DIA / ELL conversions
+      many_products.expected_applies = 100000;
+      check_against_reference<float, std::int32_t>(Backend::Cuda, Algorithm::Auto, Operation::NonTranspose,
+                                                   special.matrix, special.name, many_products);
+    }
 }
 
 }  // namespace

@@ -95,11 +95,12 @@ class Plan {
   std::unique_ptr<Impl> impl_;
 };
 
-// The rule Algorithm::Auto applies (documented in docs/ALGORITHMS.md); exposed for tests and logs.
-// expected_applies: Options::expected_applies; transpose_copy_fits: whether a second copy of the
-// matrix (the explicit transpose) fits the free device memory with room to spare.
+// The rule Algorithm::Auto applies before any conversion (documented in docs/ALGORITHMS.md); exposed
+// for tests and logs. expected_applies: Options::expected_applies; transpose_copy_fits: whether a
+// second copy of the matrix (the explicit transpose) fits the free device memory with room to spare;
+// empty_rows: rows without nonzeros.
 Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
                            std::int64_t nnz, Operation op, std::int64_t expected_applies = 0,
-                           bool transpose_copy_fits = true);
+                           bool transpose_copy_fits = true, std::int64_t empty_rows = 0);
 
 }  // namespace spmv::cuda

@@ -1,0 +1,76 @@
+// Auto's A*x rule (src/core/auto_rule.hpp) on the row statistics of generated matrices of each class,
+// and the repayment model's behaviour: conversions need enough expected products, more for smaller
+// matrices, and never happen without the hint.
+#include "core/auto_rule.hpp"
+
+#include <gtest/gtest.h>
+
+#include "spmv/generators.hpp"
+#include "spmv/stats.hpp"
+
+namespace spmv::detail {
+namespace {
+
+RowShape shape_of(const gen::Matrix& a) {
+  const MatrixStats s = compute_stats(a);
+  return {s.rows, s.cols, s.nnz, s.row_mean, s.row_std, s.row_max, s.empty_rows};
+}
+
+TEST(AutoRule, ClassesOfGeneratedMatrices) {
+  EXPECT_EQ(classify_rows(shape_of(gen::poisson2d(20))), RowClass::Small);
+  EXPECT_EQ(classify_rows(shape_of(gen::poisson2d(300))), RowClass::Short);
+  EXPECT_EQ(classify_rows(shape_of(gen::stencil27(30))), RowClass::Long);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(400000, 400000, 0.05, 16, 1))), RowClass::MostlyEmpty);
+  EXPECT_EQ(classify_rows(shape_of(gen::long_rows(100000, 100000, 4, 50000, 4, 1))), RowClass::FewHugeRows);
+  // R-MAT's default skew (a = 0.57) gives a coefficient of variation above 5: few huge rows.
+  EXPECT_EQ(classify_rows(shape_of(gen::rmat(16, 16, 1))), RowClass::FewHugeRows);
+  EXPECT_EQ(classify_rows(shape_of(gen::rmat(18, 8, 1, 0.5, 0.1667, 0.1667))), RowClass::PowerLaw);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.5, 8, 1))), RowClass::Irregular);
+}
+
+TEST(AutoRule, EveryClassHasACsrKernel) {
+  for (RowClass c : {RowClass::Small, RowClass::FewHugeRows, RowClass::PowerLaw, RowClass::MostlyEmpty,
+                     RowClass::Irregular, RowClass::Short, RowClass::Long}) {
+    const Algorithm a = csr_kernel_for(c);
+    EXPECT_TRUE(a == Algorithm::CsrScalar || a == Algorithm::CsrVector || a == Algorithm::MergePath)
+        << to_string(c);
+  }
+  EXPECT_EQ(csr_kernel_for(RowClass::Short), Algorithm::CsrScalar);
+}
+
+TEST(AutoRule, ConversionsNeedTheHintAndEnoughProducts) {
+  const RowShape big = shape_of(gen::poisson2d(1000));  // 5 M nonzeros
+  const RowShape small = shape_of(gen::poisson2d(40));  // 8 k nonzeros: launch-bound products
+  for (int bytes : {4, 8}) {
+    EXPECT_FALSE(conversion_repaid(Algorithm::Dia, big, bytes, 0));
+    EXPECT_FALSE(conversion_repaid(Algorithm::Dia, big, bytes, 1));
+    EXPECT_TRUE(conversion_repaid(Algorithm::Dia, big, bytes, 100));
+    EXPECT_FALSE(conversion_repaid(Algorithm::Dia, small, bytes, 100));
+    EXPECT_TRUE(conversion_repaid(Algorithm::Dia, small, bytes, 100000));
+    // Monotone in the number of products.
+    std::int64_t first = 0;
+    for (std::int64_t n = 1; n <= (1 << 20); n *= 2)
+      if (conversion_repaid(Algorithm::Ell, big, bytes, n)) {
+        if (first == 0) first = n;
+      } else {
+        EXPECT_EQ(first, 0) << "repaid at " << first << " but not at " << n;
+      }
+    EXPECT_GT(first, 1);
+    // Only DIA and ELL have a model.
+    EXPECT_FALSE(conversion_repaid(Algorithm::Sell, big, bytes, 1 << 30));
+  }
+}
+
+TEST(AutoRule, EllOnlyForShortRowsWithLittlePadding) {
+  const RowShape uniform = shape_of(gen::random_uniform(500000, 500000, 4, 1));  // every row 4 long
+  EXPECT_EQ(format_for(classify_rows(uniform), uniform, 8, 100000), Algorithm::Ell);
+  EXPECT_EQ(format_for(classify_rows(uniform), uniform, 8, 0), Algorithm::Auto);
+  const RowShape poisson = shape_of(gen::poisson2d(1000));  // boundary rows of 3-4: padding 1.0-1.25
+  EXPECT_EQ(format_for(classify_rows(poisson), poisson, 8, 100000),
+            double(poisson.rows) * poisson.max <= kEllMaxPadding * poisson.nnz ? Algorithm::Ell : Algorithm::Auto);
+  const RowShape stencil = shape_of(gen::stencil27(40));  // long rows: no ELL
+  EXPECT_EQ(format_for(classify_rows(stencil), stencil, 8, 100000), Algorithm::Auto);
+}
+
+}  // namespace
+}  // namespace spmv::detail
