@@ -110,10 +110,12 @@ def run(args):
             print(f"budget of {args.budget:.0f} s spent after {i} of {len(entries)} matrices; rerun to resume")
             return 3
         inp = [spec] if family == "files" else ["--gen", spec]
-        cmd = [args.spmv, "bench", *inp, "--backend", "cuda", "--precision", "both", "--algo", ALGORITHMS,
+        cmd = [args.spmv, "bench", *inp, "--backend", "cuda", "--precision", "both", "--algo", args.algo,
                "--csv", table, "--reps", "7", "--warmup", "2", "--min-sample-ms", "0.5", "--quiet"]
         if bandwidth:
             cmd += ["--bandwidth", str(bandwidth)]
+        if args.expected_applies:
+            cmd += ["--expected-applies", str(args.expected_applies)]
         t0 = time.time()
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if not bandwidth:
@@ -375,6 +377,9 @@ def main():
     r.add_argument("--out", required=True)
     r.add_argument("--budget", type=float, default=500, help="seconds; stops before the next matrix after it")
     r.add_argument("--bandwidth", type=float, default=None)
+    r.add_argument("--algo", default=ALGORITHMS, help="spmv bench --algo (default: the kernels Auto may pick, the "
+                                                       "formats and cuSPARSE)")
+    r.add_argument("--expected-applies", type=int, default=0, help="passed to spmv bench (Auto's conversions)")
     here = os.path.dirname(os.path.abspath(__file__))
     r.add_argument("--matrices", default=os.environ.get("SPMV_MATRICES", os.path.join(here, "..", "..", "shared",
                                                                                       "matrices")))
