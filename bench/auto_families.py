@@ -332,7 +332,18 @@ def fit(data, names):
     return best_rule
 
 
-def report(data, split, rule, label, markdown, hint=None, applies=0):
+def measured_speedups(data, names):
+    """Auto as it ran (the `auto` rows), against the best cuSPARSE algorithm."""
+    out = []
+    for name in names:
+        for precision, entry in sorted(data[name].items()):
+            vb, t = vendor_best(entry), entry["times"].get("auto")
+            if vb is not None and t is not None:
+                out.append((name, precision, entry["resolved"]["auto"], "auto", vb / t, 1.0))
+    return out
+
+
+def report(data, split, rule, label, markdown, hint=None, applies=0, measured=False):
     print(f"\n## {label}")
     print("constants: " + ", ".join(f"{k}={v:g}" for k, v in rule["constants"].items()))
     print("classes:   " + ", ".join(f"{k}->{v}" for k, v in rule["leaves"].items()))
@@ -341,7 +352,12 @@ def report(data, split, rule, label, markdown, hint=None, applies=0):
               ", ".join(f"{k}->{v}" for k, v in hint["leaves"].items() if v))
     for half in ("fit", "test"):
         names = [n for n in data if split.get(n) == half]
-        res = hinted_speedups(data, names, rule, hint, applies) if hint else speedups(data, names, rule)
+        if measured:
+            res = measured_speedups(data, names)
+        else:
+            res = hinted_speedups(data, names, rule, hint, applies) if hint else speedups(data, names, rule)
+        if not res:
+            continue
         fams = defaultdict(list)
         for r in res:
             fams[family_of(r[0])].append(r)
@@ -388,6 +404,7 @@ def main():
     f.add_argument("--matrices", default="")
     f.add_argument("--markdown", action="store_true")
     f.add_argument("--applies", type=int, default=1000, help="expected products for the converting rule")
+    f.add_argument("--measured", action="store_true", help="only report Auto's measured rows against cuSPARSE")
     f.add_argument("--no-refit", action="store_true", help="only report the rules (the grid search takes ~30 s)")
     args = parser.parse_args()
     if args.command == "run":
@@ -398,6 +415,9 @@ def main():
         FAMILY[canonical(spec)] = family
     split = member_split(entries)
     names_fit = [n for n in data if split.get(n) == "fit"]
+    if args.measured:
+        report(data, split, CURRENT, "Auto as measured", args.markdown, measured=True)
+        return 0
     report(data, split, PREVIOUS, "the rule before this fit", args.markdown)
     report(data, split, CURRENT, "the rule in src/core/auto_rule.cpp", args.markdown)
     for applies in (args.applies, 100):

@@ -22,7 +22,7 @@ export SPMV_MATRICES=${SPMV_MATRICES:-$root/.matrices}
 JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
-want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [ "$1" != cpu-bench ] && [ "$1" != families ]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
+want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [ "$1" != cpu-bench ] && [ "$1" != families ] && [ "$1" != auto-confirm ]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
 
@@ -42,7 +42,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -117,6 +117,20 @@ if want families; then
   grep -v ' ok$' "$OUT/families.log" | tail -5
   python3 bench/auto_families.py fit "$OUT/families.csv" > "$OUT/families_fit.txt" 2>&1
   tail -40 "$OUT/families_fit.txt"
+fi
+
+if want auto-confirm; then
+  # Auto as it runs (not looked up from kernel times) on the families, without and with the hint.
+  for applies in 0 1000; do
+    mkdir -p "$OUT/confirm_$applies"
+    python3 bench/auto_families.py run --spmv $build/src/cli/spmv --out "$OUT/confirm_$applies" \
+      --algo auto,cusparse-csr-alg1,cusparse-csr-alg2,cusparse-coo-alg1 --expected-applies $applies \
+      --budget "${FAMILIES_BUDGET:-200}" > "$OUT/confirm_$applies.log" 2>&1
+    note "auto-confirm applies=$applies rc=$? ($(grep -c ' ok$' "$OUT/confirm_$applies.log") matrices ok)"
+    python3 bench/auto_families.py fit "$OUT/confirm_$applies/families.csv" --measured --markdown \
+      > "$OUT/confirm_$applies.md" 2>&1
+    grep "| all" "$OUT/confirm_$applies.md"
+  done
 fi
 
 if want python; then
