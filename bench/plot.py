@@ -8,6 +8,10 @@ Only verified rows count ("verified" == "ok"). When a matrix/algorithm pair appe
 plot answers is how fast each algorithm can go on each kind of matrix. Points are not joined: the
 matrices are unrelated, and a line between them would suggest an interpolation that does not exist.
 
+With profiler columns (spmv bench --profile), also one PNG per metric and (backend, precision, op):
+    profile_<metric>_<backend>_<precision>_<N|T>.png
+the metric (y, percent) per algorithm (x), one marker per matrix.
+
 usage: bench/plot.py results/suite.csv [--out DIR] [--device SUBSTRING]
 """
 import argparse
@@ -36,6 +40,48 @@ def read_rows(path, device_filter):
             if device_filter and device_filter not in row.get("device", ""):
                 continue
             yield row
+
+
+PROFILE_METRICS = {
+    "achieved_occupancy": "achieved occupancy (% of peak warps)",
+    "warp_efficiency": "warp execution efficiency (% active lanes)",
+    "global_load_efficiency": "global load efficiency (% of sector bytes used)",
+    "l2_hit_rate": "L2 hit rate (% of sectors)",
+    "dram_throughput": "DRAM throughput (% of peak)",
+}
+
+
+def plot_profiles(path, device_filter, out):
+    """One PNG per profiler metric: the metric per algorithm, a marker per matrix."""
+    # (backend, precision, op) -> metric -> algorithm -> matrix -> value
+    groups = defaultdict(lambda: defaultdict(lambda: defaultdict(dict)))
+    for row in read_rows(path, device_filter):
+        for metric in PROFILE_METRICS:
+            value = row.get(metric, "")
+            if value:
+                groups[(row["backend"], row["precision"], row["op"])][metric][row["algorithm"]][row["matrix"]] = \
+                    float(value)
+    for (backend, precision, op), metrics in sorted(groups.items()):
+        for metric, algorithms in sorted(metrics.items()):
+            names = sorted(algorithms)
+            matrices = sorted({m for values in algorithms.values() for m in values})
+            fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(names) + 3), 5))
+            for j, matrix in enumerate(matrices):
+                xs = [i for i, a in enumerate(names) if matrix in algorithms[a]]
+                ys = [algorithms[names[i]][matrix] for i in xs]
+                ax.scatter(xs, ys, label=matrix[:40], marker="osD^v<>phX*P"[j % 11], color=f"C{j % 10}", s=30)
+            ax.set_xticks(range(len(names)))
+            ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
+            ax.set_ylabel(PROFILE_METRICS[metric])
+            ax.set_ylim(0, 105)
+            ax.set_title(f"{backend} {precision} {op}: {metric}")
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=7, loc="best")
+            fig.tight_layout()
+            file = os.path.join(out, f"profile_{metric}_{backend}_{precision}_{op}.png")
+            fig.savefig(file, dpi=120)
+            plt.close(fig)
+            print(file)
 
 
 def main():
@@ -87,6 +133,7 @@ def main():
         fig.savefig(path, dpi=120)
         plt.close(fig)
         print(path)
+    plot_profiles(args.csv, args.device, out)
 
 
 if __name__ == "__main__":

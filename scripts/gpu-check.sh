@@ -6,7 +6,8 @@
 #
 #   (not part of all: cpu-bench, the CPU backend against Eigen on the GPU host's cores; families,
 #   Auto's cross-validation sweep, bench/auto_families.py, FAMILIES_BUDGET seconds, resumed from
-#   FAMILIES_CSV when given)
+#   FAMILIES_CSV when given; auto-confirm, Auto as it runs on the families; profile, the Nsight
+#   Compute counters of `spmv bench --profile`)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
@@ -22,7 +23,7 @@ export SPMV_MATRICES=${SPMV_MATRICES:-$root/.matrices}
 JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
-want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [ "$1" != cpu-bench ] && [ "$1" != families ] && [ "$1" != auto-confirm ]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
+want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [ "$1" != cpu-bench ] && [ "$1" != families ] && [ "$1" != auto-confirm ] && [ "$1" != profile ]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
 
@@ -42,7 +43,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -117,6 +118,18 @@ if want families; then
   grep -v ' ok$' "$OUT/families.log" | tail -5
   python3 bench/auto_families.py fit "$OUT/families.csv" > "$OUT/families_fit.txt" 2>&1
   tail -40 "$OUT/families_fit.txt"
+fi
+
+if want profile; then
+  # Nsight Compute counters per algorithm (issue 13 section 5) on one matrix of each gather class.
+  $build/src/cli/spmv bench --backend cuda --precision f64 --profile --quiet --csv "$OUT/profile.csv" \
+    --algo auto,csr-scalar,csr-vector,merge-path,hola,sell,cusparse-csr-alg1,cusparse-coo-alg1 \
+    --gen poisson3d:n=100 --gen random_uniform:rows=500000,cols=500000,per_row=16,seed=1 \
+    --gen rmat:scale=19,edge_factor=16,seed=1 \
+    --gen mostly_empty:rows=2000000,cols=2000000,nonempty_fraction=0.05,per_row=64,seed=1 > "$OUT/profile.log" 2>&1
+  note "profile rc=$?"
+  grep -E "^  profile|^\[" "$OUT/profile.log" | head -60
+  python3 bench/plot.py "$OUT/profile.csv" --out "$OUT" > /dev/null 2>&1
 fi
 
 if want auto-confirm; then

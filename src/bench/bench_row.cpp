@@ -52,6 +52,11 @@ std::vector<std::pair<std::string_view, FieldValue>> row_fields(const BenchRow& 
       {"extra_bytes_per_nnz", r.extra_bytes_per_nnz},
       {"model_bytes", r.model_bytes},
       {"break_even_products", r.break_even_products},
+      {"achieved_occupancy", r.achieved_occupancy},
+      {"warp_efficiency", r.warp_efficiency},
+      {"global_load_efficiency", r.global_load_efficiency},
+      {"l2_hit_rate", r.l2_hit_rate},
+      {"dram_throughput", r.dram_throughput},
   };
 }
 

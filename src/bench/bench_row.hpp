@@ -50,6 +50,13 @@ struct BenchRow {
   // setup is repaid against the fastest algorithm that works on CSR directly; +inf when never, NaN
   // for algorithms that convert nothing (see add_break_even).
   double break_even_products = kNaN;
+  // `spmv bench --profile` (Nsight Compute, one more product; src/cli/bench_profile.hpp), in percent,
+  // averaged over the product's kernels weighted by their duration; NaN when not profiled.
+  double achieved_occupancy = kNaN;      // sm__warps_active.avg.pct_of_peak_sustained_active
+  double warp_efficiency = kNaN;         // active threads per executed instruction / 32
+  double global_load_efficiency = kNaN;  // bytes used per 32-byte sector of global loads
+  double l2_hit_rate = kNaN;             // lts__t_sector_hit_rate.pct
+  double dram_throughput = kNaN;         // dram__throughput.avg.pct_of_peak_sustained_elapsed
 
   std::string display_name() const;  // "auto=merge-parallel", "csr-vector/bs=128"
 };

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "bench_engine.hpp"
+#include "ncu_profile.hpp"
 #include "bench_report.hpp"
 #include "byte_model.hpp"
 #include "cli_common.hpp"
@@ -55,6 +57,7 @@ struct BenchOptions {
   double bandwidth = 0;
   bool quiet = false;
   bool inject_fault = false;
+  bool profile = false;
 };
 
 // A matrix to run on: a file or a generator call, loaded only when its turn comes.
@@ -99,6 +102,46 @@ Source generator_source(const std::string& kind, const std::map<std::string, dou
       throw UsageError(fmt::format("generator '{}' has no parameter '{}'; its parameters: {}", kind, key, keys));
     }
   return {generator_label(kind, params), "", kind, params};
+}
+
+// --profile: each verified row once more in a child `spmv bench` under Nsight Compute (src/bench/ncu_profile.hpp).
+void profile_rows(const BenchOptions& o, const Source& source, Precision p, const std::string& ncu,
+                  std::vector<BenchRow>& rows) {
+  std::vector<std::string> input;
+  if (source.path.empty()) {
+    std::string spec = source.kind;
+    char sep = ':';
+    for (const auto& [key, value] : source.params) {
+      spec += fmt::format("{}{}={}", sep, key, value);
+      sep = ',';
+    }
+    input = {"--gen", spec};
+  } else {
+    input = {source.path};
+  }
+  for (BenchRow& row : rows) {
+    if (row.status != RowStatus::Ok) continue;
+    std::vector<std::string> args = input;
+    args.insert(args.end(), {"--backend", "cuda", "--precision", std::string(to_string(p)), "--algo", row.algorithm,
+                             "--reps", "7", "--warmup", "0", "--min-sample-ms", "0.001", "--quiet",
+                             "--device", std::to_string(o.device), "--alpha", fmt::format("{}", o.alpha), "--beta",
+                             fmt::format("{}", o.beta)});
+    if (o.transpose) args.push_back("--transpose");
+    if (o.expected_applies) args.insert(args.end(), {"--expected-applies", std::to_string(o.expected_applies)});
+    if (row.block_size) args.insert(args.end(), {"--block-size", std::to_string(row.block_size)});
+    else if (o.block_size) args.insert(args.end(), {"--block-size", std::to_string(o.block_size)});
+    const bench::ProfileOutcome outcome =
+        bench::run_profile(ncu, std::filesystem::read_symlink("/proc/self/exe").string(), args);
+    if (!outcome.metrics) {
+      fmt::print("  profile {}: {}\n", row.display_name(), outcome.message);
+      continue;
+    }
+    bench::apply_profile(*outcome.metrics, row);
+    fmt::print("  profile {:<28} occupancy {:5.1f}%  warp eff {:5.1f}%  gld eff {:5.1f}%  L2 hit {:5.1f}%  "
+               "DRAM {:5.1f}%  ({} kernels)\n",
+               row.display_name(), row.achieved_occupancy, row.warp_efficiency, row.global_load_efficiency,
+               row.l2_hit_rate, row.dram_throughput, outcome.metrics->kernels);
+  }
 }
 
 std::string iso_date_utc() {
@@ -217,6 +260,14 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   progress.total = static_cast<int>(sources.size() * precisions.size()) * planned_rows(settings);
   settings.bandwidth_gbs = run.bandwidth_gbs;
 
+  std::string ncu;
+  if (o.profile) {
+    if (backend != Backend::Cuda) throw UsageError("--profile reads GPU counters: it needs --backend cuda");
+    const char* path = std::getenv("PATH");
+    ncu = bench::find_ncu(path ? path : "");
+    if (ncu.empty()) fmt::print("--profile: {}; the profile columns stay empty\n", bench::run_profile("", "", {}).message);
+  }
+
   int ok = 0, skipped = 0, errors = 0;
   std::vector<std::string> failed;
   for (const Source& source : sources) {
@@ -240,6 +291,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
       bench::print_table_header();
       std::vector<BenchRow> rows = bench_matrix(a, p, settings, source.label, progress);
       add_break_even(rows);
+      if (!ncu.empty()) profile_rows(o, source, p, ncu, rows);
       for (BenchRow& row : rows) {
         switch (row.status) {
           case RowStatus::Ok: ++ok; break;
@@ -322,6 +374,9 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                   "Use this copy bandwidth in GB/s for '% bw' instead of measuring it")
       ->check(CLI::PositiveNumber);
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  sub->add_flag("--profile", o->profile,
+                "CUDA: run each verified algorithm once more under Nsight Compute (ncu) and add achieved occupancy, "
+                "warp execution efficiency, global load efficiency, L2 hit rate and DRAM throughput to the rows");
   sub->add_flag("--inject-fault", o->inject_fault,
                 "Testing aid: corrupt the first entry of every verified product, so every row must fail "
                 "verification (proves the check and the exit code work)")

@@ -332,6 +332,13 @@ TEST_F(Cli, BenchTransposeBothPrecisionsJson) {
   EXPECT_NE(twice.find("poisson2d:n=8"), std::string::npos);
 }
 
+// --profile reads GPU counters: on the CPU backend it is a usage error, not silently empty columns.
+TEST_F(Cli, BenchProfileNeedsTheCudaBackend) {
+  const CliResult r = run("bench --gen poisson2d:n=8 --backend cpu --profile --reps 7 --bandwidth 10 --quiet");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("--profile reads GPU counters"), std::string::npos) << r.err;
+}
+
 TEST_F(Cli, BenchVerificationFailureIsLoudAndFails) {
   const CliResult r = run("bench --gen poisson2d:n=8 --backend cpu --algo reference,row-loop --reps 7 "
                           "--bandwidth 10 --quiet --inject-fault --csv " + arg("out.csv"));
