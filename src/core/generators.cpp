@@ -750,8 +750,9 @@ CsrMatrix<Value, Index> build_rmat(const RmatJob& job, const GenerateOptions& op
     }
   });
   for (std::int64_t r = 0; r < n; ++r)  // memmove: the ranges may overlap (the target never lies right)
-    std::memmove(a.col_idx.data() + cursor[r], a.col_idx.data() + a.row_ptr[r],
-                 static_cast<std::size_t>(cursor[r + 1] - cursor[r]) * sizeof(Index));
+    if (cursor[r + 1] > cursor[r])
+      std::memmove(a.col_idx.data() + cursor[r], a.col_idx.data() + a.row_ptr[r],
+                   static_cast<std::size_t>(cursor[r + 1] - cursor[r]) * sizeof(Index));
   a.row_ptr.swap(cursor);
   a.col_idx.resize(static_cast<std::size_t>(nnz));
   return a;
