@@ -7,7 +7,8 @@
 #   (not part of all: cpu-bench, the CPU backend against Eigen on the GPU host's cores; families,
 #   Auto's cross-validation sweep, bench/auto_families.py, FAMILIES_BUDGET seconds, resumed from
 #   FAMILIES_CSV when given; auto-confirm, Auto as it runs on the families; profile, the Nsight
-#   Compute counters of `spmv bench --profile`)
+#   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
+#   to end, peak host RSS by /usr/bin/time -v)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
@@ -23,7 +24,9 @@ export SPMV_MATRICES=${SPMV_MATRICES:-$root/.matrices}
 JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
-want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [ "$1" != cpu-bench ] && [ "$1" != families ] && [ "$1" != auto-confirm ] && [ "$1" != profile ]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
+# Steps that `all` leaves out: long runs, or runs for one issue.
+opt_in=" cpu-bench families auto-confirm profile huge "
+want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
 
@@ -43,7 +46,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile || want huge; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -143,6 +146,24 @@ if want auto-confirm; then
     python3 bench/auto_families.py fit "$OUT/confirm_$applies/families.csv" --measured --markdown \
       > "$OUT/confirm_$applies.md" 2>&1
     grep "| all" "$OUT/confirm_$applies.md"
+  done
+fi
+
+if want huge; then
+  # Issue 18: billions of nonzeros through `spmv bench` on one GPU, generated in the type they run in.
+  # Targets: poisson3d n=700 (343 M rows, 2.40 G nonzeros, 64-bit indices) f32 <= 48 GB host peak and
+  # <= 60 s wall, f64 <= 58 GB; R-MAT scale 27 x 16 (2^31 edges) verified. Auto, the cuSPARSE
+  # baselines and merge-path; SPMV_DEBUG_LOG shows the plans (and any format Auto skipped).
+  free -g > "$OUT/huge_free.txt"
+  for run in "poisson3d:n=700 f32" "poisson3d:n=700 f64" "rmat:scale=27,edge_factor=16 f32"; do
+    set -- $run
+    name=huge_$(echo "$1_$2" | tr ':=,' '___')
+    SPMV_DEBUG_LOG=1 /usr/bin/time -v $build/src/cli/spmv bench --gen "$1" --backend cuda --precision "$2" \
+      --algo auto,merge-path,cusparse-csr-alg1,cusparse-csr-alg2,cusparse-coo-alg1 --reps 7 --json "$OUT/$name.json" \
+      > "$OUT/$name.log" 2>&1
+    rc=$?
+    note "$1 $2 rc=$rc: peak host RSS $(awk '/Maximum resident set size/ {printf "%.1f GB", $6 / 1e6}' "$OUT/$name.log"), wall $(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$OUT/$name.log")"
+    grep -E "^matrix|verified and timed|skipped|error" "$OUT/$name.log" | head -12
   done
 fi
 

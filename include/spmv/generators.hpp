@@ -1,10 +1,13 @@
 #pragma once
 // Deterministic, seeded matrix generators for tests, benchmarks and the CLI. Every generator returns a
-// canonical CSR matrix (columns sorted, no duplicates) in double / 64-bit indices; convert<V, I>()
-// narrows it. The same arguments always give the same matrix on every platform (own RNG, no
-// std::uniform_*_distribution, whose output is implementation-defined).
+// canonical CSR matrix (columns sorted, no duplicates). The named functions return double / 64-bit
+// indices; generate<Value, Index>() writes any of the four value/index types directly, with no master
+// copy, in parallel (OpenMP over blocks of rows). The same arguments always give the same matrix, for
+// any number of threads, on every platform (own RNG, no std::uniform_*_distribution, whose output is
+// implementation-defined): each row draws from its own stream, derived from (seed, row).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,5 +53,33 @@ struct GeneratorInfo {
 const std::vector<GeneratorInfo>& generators();
 // Unknown kinds or parameter names throw InvalidArgument listing the valid ones.
 Matrix generate(std::string_view kind, const std::map<std::string, double>& params = {});
+
+// Limits of one typed generator call.
+struct GenerateOptions {
+  // Bytes the matrix may take; 0: what the system has available (MemAvailable, cgroup, ulimit -v). A
+  // request above it throws MemoryLimitExceeded naming both sizes, before the large arrays exist.
+  std::uint64_t max_memory = 0;
+  int threads = 0;  // OpenMP threads, 0: the OpenMP default; the matrix never depends on it
+};
+
+// The matrix in Value / Index, written directly (two passes: row lengths, then the entries in place).
+// Throws Unsupported when the size does not fit Index (before the large arrays exist; size_bound tells
+// in advance), MemoryLimitExceeded as above. Instantiated for float/double x int32_t/int64_t. A kind
+// registered without a typed path (none today) is built in double / int64 and converted, which holds
+// two copies for a moment; SPMV_DEBUG_LOG=1 says so.
+template <class Value, class Index>
+CsrMatrix<Value, Index> generate(std::string_view kind, const std::map<std::string, double>& params = {},
+                                 const GenerateOptions& options = {});
+
+// Sizes a generator call will produce, from its parameters alone: rows and columns exactly, nnz as an
+// upper bound (exact for every kind but rmat, where it counts the edges before duplicates are summed,
+// and mostly_empty). Lets callers pick 32- or 64-bit indices before generating. nullopt for a kind
+// registered without a typed path. Same errors as generate.
+struct SizeBound {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+};
+std::optional<SizeBound> size_bound(std::string_view kind, const std::map<std::string, double>& params = {});
 
 }  // namespace spmv::gen

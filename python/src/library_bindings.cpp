@@ -74,10 +74,32 @@ nb::dict stats_dict(const MatrixCore& core) {
   return d;
 }
 
+// A generated matrix is built in the type the Matrix holds (issue 18): no double / int64 master copy.
+template <class Value, class Index>
+std::unique_ptr<MatrixCore> generate_typed(const std::string& kind, const std::map<std::string, double>& params,
+                                           const Options& o) {
+  CsrMatrix<Value, Index> a;
+  {
+    nb::gil_scoped_release release;
+    a = gen::generate<Value, Index>(kind, params);
+  }
+  return make_matrix_core(std::move(a), o);
+}
+
+template <class Value>
+std::unique_ptr<MatrixCore> generate_typed(const std::string& kind, const std::map<std::string, double>& params,
+                                           const gen::SizeBound& bound, const Options& o) {
+  if (fits_index<std::int32_t>(bound.rows, bound.cols, bound.nnz))
+    return generate_typed<Value, std::int32_t>(kind, params, o);
+  return generate_typed<Value, std::int64_t>(kind, params, o);
+}
+
 std::unique_ptr<MatrixCore> generate(const std::string& kind, const std::map<std::string, double>& params,
                                      bool double_values, const nb::dict& options) {
   const Options o = parse_options(options);
-  gen::Matrix a;
+  if (const auto bound = gen::size_bound(kind, params))
+    return double_values ? generate_typed<double>(kind, params, *bound, o) : generate_typed<float>(kind, params, *bound, o);
+  gen::Matrix a;  // a kind without a typed path: built in double / int64, then narrowed
   {
     nb::gil_scoped_release release;
     a = gen::generate(kind, params);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <span>
 #include <type_traits>
 
 #include "byte_model.hpp"
@@ -44,18 +45,29 @@ std::vector<Algorithm> select_algorithms(const std::vector<std::string>& names, 
   return chosen;
 }
 
-std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed) {
-  std::vector<double> v(n);
+namespace {
+
+// Deterministic values in [-1, 1) rounded to Value (pseudo_random_vector for double), with no double
+// vector in between.
+template <class Value>
+std::vector<Value> pseudo_random_values(std::size_t n, std::uint64_t seed) {
+  std::vector<Value> v(n);
   std::uint64_t state = seed;
-  for (double& x : v) {
+  for (Value& x : v) {
     // splitmix64 (Steele, Lea & Flood 2014): cheap, full-period, identical on every platform.
     std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
-    x = static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;  // 53 random bits -> [0, 2) -> [-1, 1)
+    x = static_cast<Value>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0);  // 53 random bits -> [0, 2) -> [-1, 1)
   }
   return v;
+}
+
+}  // namespace
+
+std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed) {
+  return pseudo_random_values<double>(n, seed);
 }
 
 bool has_block_size(Backend backend, Algorithm algorithm) {
@@ -71,11 +83,55 @@ int planned_rows(const BenchSettings& s) {
 
 namespace {
 
+// The double-precision reference over the stored values, widened entry by entry: y_i = beta*y0_i +
+// alpha*sum_j a_ij*x_j and m_i = sum_j |a_ij*x_j| in double, with no widened copy of the matrix (a
+// float matrix of 2^31 nonzeros would need another 25 GB). The products are those of
+// convert<double, I>(a) (every float is a double), so this equals cpu::reference on the widened
+// matrix. A x: rows in parallel (each row summed in order, so the result does not depend on the
+// threads); A^T x: one sequential scatter, as in cpu::reference.
+template <class Value, class Index>
+void widened_reference(const CsrMatrix<Value, Index>& a, Operation op, double alpha, std::span<const Value> x,
+                       double beta, std::span<const Value> y0, std::vector<double>& expected,
+                       std::vector<double>& magnitude) {
+  validate(a);
+  const std::size_t y_len = y0.size();
+  expected.resize(y_len);
+  magnitude.assign(y_len, 0.0);
+  const auto combine = [&](std::size_t i, double s) {
+    return beta == 0 ? alpha * s : alpha * s + beta * static_cast<double>(y0[i]);
+  };
+  if (op == Operation::NonTranspose) {
+    const auto rows = static_cast<std::int64_t>(a.rows);
+#pragma omp parallel for schedule(dynamic, 4096)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double s = 0, m = 0;
+      for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+        const double p = static_cast<double>(a.values[k]) * static_cast<double>(x[a.col_idx[k]]);
+        s += p;
+        m += std::abs(p);
+      }
+      expected[r] = combine(r, s);
+      magnitude[r] = m;
+    }
+    return;
+  }
+  std::vector<double>& s = expected;  // column sums, combined in place below
+  std::fill(s.begin(), s.end(), 0.0);
+  for (Index r = 0; r < a.rows; ++r)
+    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const double p = static_cast<double>(a.values[k]) * static_cast<double>(x[r]);
+      s[a.col_idx[k]] += p;
+      magnitude[a.col_idx[k]] += std::abs(p);
+    }
+  for (std::size_t i = 0; i < y_len; ++i) s[i] = combine(i, s[i]);
+}
+
 // One product's inputs and the per-entry acceptance bound, built once per matrix and precision.
 // The reference runs on the Value-rounded data widened to double, so the only error measured is the
 // algorithm's own summation error, bounded per entry i of op(A) (Higham §3.1, with slack for
 // reordered and split sums): |y_i - ref_i| <= c*eps*(|beta|*|y0_i| + |alpha|*sum_j |a_ij*x_j|),
-// c = 2*(longest row of op(A) + 2), eps = machine epsilon of Value.
+// c = 2*(longest row of op(A) + 2), eps = machine epsilon of Value. Host memory beyond the matrix:
+// x and y0 in Value, expected and bound in double (the magnitudes become the bound in place).
 template <class Value, class Index>
 struct Problem {
   Value alpha, beta;
@@ -87,21 +143,11 @@ struct Problem {
     const bool transpose = op == Operation::Transpose;
     const auto x_len = static_cast<std::size_t>(transpose ? a.rows : a.cols);
     const auto y_len = static_cast<std::size_t>(transpose ? a.cols : a.rows);
-    for (double v : pseudo_random_vector(x_len, 0x5eed0001)) x.push_back(static_cast<Value>(v));
-    for (double v : pseudo_random_vector(y_len, 0x5eed0002)) y0.push_back(static_cast<Value>(v));
+    x = pseudo_random_values<Value>(x_len, 0x5eed0001);
+    y0 = pseudo_random_values<Value>(y_len, 0x5eed0002);
 
-    std::vector<double> xd(x.begin(), x.end());
-    expected.assign(y0.begin(), y0.end());
     const double ad = static_cast<double>(alpha), bd = static_cast<double>(beta);
-    std::vector<double> magnitude;
-    if constexpr (std::is_same_v<Value, double>) {
-      cpu::reference(a, op, ad, std::span<const double>(xd), bd, std::span<double>(expected));
-      magnitude = cpu::reference_magnitude(a, op, std::span<const double>(xd));
-    } else {
-      const auto wide = convert<double, Index>(a);  // exact: every float is a double
-      cpu::reference(wide, op, ad, std::span<const double>(xd), bd, std::span<double>(expected));
-      magnitude = cpu::reference_magnitude(wide, op, std::span<const double>(xd));
-    }
+    widened_reference(a, op, ad, std::span<const Value>(x), bd, std::span<const Value>(y0), expected, bound);
 
     std::int64_t longest = 0;
     if (!transpose) {
@@ -112,10 +158,9 @@ struct Problem {
     }
     const double c = 2.0 * static_cast<double>(longest + 2);
     const double eps = std::numeric_limits<Value>::epsilon();
-    bound.resize(y_len);
     for (std::size_t i = 0; i < y_len; ++i) {
       const double y_term = bd == 0 ? 0.0 : std::abs(bd) * std::abs(static_cast<double>(y0[i]));
-      bound[i] = c * eps * (y_term + std::abs(ad) * magnitude[i]);
+      bound[i] = c * eps * (y_term + std::abs(ad) * bound[i]);
     }
   }
 };
@@ -155,10 +200,12 @@ struct Step {
   int block_size;  // 0: the algorithm's own
 };
 
+}  // namespace
+
 template <class Value, class Index>
-std::vector<BenchRow> bench_typed(const HostMatrix& master, Precision precision, const BenchSettings& s,
-                                  const std::string& label, Progress& progress) {
-  const auto a = convert<Value, Index>(master);
+std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const BenchSettings& s, const std::string& label,
+                                   Progress& progress) {
+  const Precision precision = sizeof(Value) == 4 ? Precision::F32 : Precision::F64;
   const Problem<Value, Index> problem(a, s.op, s.alpha, s.beta);
   const std::int64_t nnz = a.nnz();
   const std::uint64_t bytes =
@@ -224,8 +271,8 @@ std::vector<BenchRow> bench_typed(const HostMatrix& master, Precision precision,
           fmt::print(stderr, "\n*** VERIFICATION FAILED: {} on {} ({}, {}-bit indices, op {}): {} ***\n\n",
                    row.display_name(), label, row.precision, 8 * sizeof(Index), row.op, row.message);
       } else {
-        std::vector<Value> y_time = problem.y0;
-        const Timing t = plan->time(problem.alpha, problem.x, problem.beta, y_time, s.timing);
+        y.assign(problem.y0.begin(), problem.y0.end());  // the verified y is done with: no second vector
+        const Timing t = plan->time(problem.alpha, problem.x, problem.beta, y, s.timing);
         row.median_ms = t.median_ms;
         row.min_ms = t.min_ms;
         row.max_ms = t.max_ms;
@@ -271,16 +318,23 @@ std::vector<BenchRow> bench_typed(const HostMatrix& master, Precision precision,
   return rows;
 }
 
-}  // namespace
-
 std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, const BenchSettings& settings,
                                    const std::string& label, Progress& progress) {
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
   if (precision == Precision::F64)
-    return fits32 ? bench_typed<double, std::int32_t>(a, precision, settings, label, progress)
-                  : bench_typed<double, std::int64_t>(a, precision, settings, label, progress);
-  return fits32 ? bench_typed<float, std::int32_t>(a, precision, settings, label, progress)
-                : bench_typed<float, std::int64_t>(a, precision, settings, label, progress);
+    return fits32 ? bench_matrix(convert<double, std::int32_t>(a), settings, label, progress)
+                  : bench_matrix(a, settings, label, progress);  // already the type it runs in: no copy
+  return fits32 ? bench_matrix(convert<float, std::int32_t>(a), settings, label, progress)
+                : bench_matrix(convert<float, std::int64_t>(a), settings, label, progress);
 }
+
+#define SPMV_INSTANTIATE(V, I)                                                                           \
+  template std::vector<BenchRow> bench_matrix(const CsrMatrix<V, I>&, const BenchSettings&, const std::string&, \
+                                              Progress&);
+SPMV_INSTANTIATE(float, std::int32_t)
+SPMV_INSTANTIATE(float, std::int64_t)
+SPMV_INSTANTIATE(double, std::int32_t)
+SPMV_INSTANTIATE(double, std::int64_t)
+#undef SPMV_INSTANTIATE
 
 }  // namespace spmv::bench

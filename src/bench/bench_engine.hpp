@@ -14,7 +14,9 @@
 
 namespace spmv::bench {
 
-// The matrix the engine takes: double values, 64-bit indices; each precision is converted from it.
+// A matrix held in double values and 64-bit indices (Python, Matrix Market files); the engine converts
+// it to each precision it runs. Callers that can build the matrix in the type it runs in (the CLI's
+// generators) pass that directly to the typed bench_matrix, which holds no other copy.
 using HostMatrix = CsrMatrix<double, std::int64_t>;
 
 enum class Precision { F32, F64 };
@@ -58,6 +60,14 @@ std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed);
 
 // Prints the rows as they complete (vendor rows once all vendors ran, so that the speed-up column is
 // final) and returns them. Never throws for a failing algorithm: such rows carry their status.
+// The matrix is used as given (precision from Value, f32 or f64): verification widens its values on
+// the fly (no double copy) and every backend reads it in place. Instantiated for float/double x
+// int32_t/int64_t.
+template <class Value, class Index>
+std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const BenchSettings& settings,
+                                   const std::string& label, Progress& progress);
+// The same from a double / 64-bit matrix: converted to `precision` with 32-bit indices where the sizes
+// fit them (one converted copy; none for f64 with 64-bit indices).
 std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, const BenchSettings& settings,
                                    const std::string& label, Progress& progress);
 

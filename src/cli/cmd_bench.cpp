@@ -58,6 +58,7 @@ struct BenchOptions {
   bool quiet = false;
   bool inject_fault = false;
   bool profile = false;
+  ReadOptions read;  // --max-memory, for files and generators alike
 };
 
 // A matrix to run on: a file or a generator call, loaded only when its turn comes.
@@ -197,6 +198,33 @@ void print_matrix_header(const MatrixInfo& m, bool fits32) {
   if (!fits32) fmt::print("the matrix does not fit 32-bit indices: using 64-bit indices\n");
 }
 
+// A generated matrix is built in each precision's value type, with 32-bit indices when the
+// generator's size bound fits them, and benchmarked as built: one copy of the matrix at a time, in the
+// type it runs in (issue 18). The statistics header is printed from the first precision's copy.
+template <class Value, class Index>
+std::vector<BenchRow> bench_generated(const Source& source, const BenchSettings& settings,
+                                      const gen::GenerateOptions& options, MatrixInfo& info, bool& header_printed,
+                                      Progress& progress) {
+  const CsrMatrix<Value, Index> a = gen::generate<Value, Index>(source.kind, source.params, options);
+  if (!header_printed) {
+    info.stats = compute_stats(a);
+    print_matrix_header(info, sizeof(Index) == 4);
+    header_printed = true;
+  }
+  fmt::print("\n[{}, {}]\n", source.label, sizeof(Value) == 4 ? "f32" : "f64");
+  bench::print_table_header();
+  return bench::bench_matrix(a, settings, source.label, progress);
+}
+
+template <class Value>
+std::vector<BenchRow> bench_generated(const Source& source, const gen::SizeBound& bound, const BenchSettings& settings,
+                                      const gen::GenerateOptions& options, MatrixInfo& info, bool& header_printed,
+                                      Progress& progress) {
+  if (fits_index<std::int32_t>(bound.rows, bound.cols, bound.nnz))
+    return bench_generated<Value, std::int32_t>(source, settings, options, info, header_printed, progress);
+  return bench_generated<Value, std::int64_t>(source, settings, options, info, header_printed, progress);
+}
+
 int run_bench(const BenchOptions& o, const std::string& command_line) {
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);
@@ -270,26 +298,53 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
 
   int ok = 0, skipped = 0, errors = 0;
   std::vector<std::string> failed;
+  const gen::GenerateOptions generate_options{o.read.max_memory, o.threads};
   for (const Source& source : sources) {
     MatrixInfo info{source.label, source.path.empty() ? source.label : source.path, {}};
-    HostMatrix a;
+    // Files (and generators registered without a typed path) arrive in double / int64 and are
+    // converted per precision; typed generators build each precision's matrix directly.
+    std::optional<HostMatrix> host;
+    std::optional<gen::SizeBound> bound;
+    bool header_printed = false;
+    const int rows_per_precision = planned_rows(settings);
     try {
-      a = source.path.empty() ? gen::generate(source.kind, source.params) : load_matrix(source.path);
+      if (!source.path.empty())
+        host = load_matrix(source.path, nullptr, o.read);
+      else if (!(bound = gen::size_bound(source.kind, source.params)))
+        host = gen::generate(source.kind, source.params);
     } catch (const Error& e) {
       // One unreadable file should not cost the rest of a suite; the exit code still reports it.
       fmt::print(stderr, "spmv: error: {}: {}\n", source.label, e.what());
       ++errors;
-      progress.done += static_cast<int>(precisions.size()) * planned_rows(settings);
+      progress.done += static_cast<int>(precisions.size()) * rows_per_precision;
       continue;
     }
-    info.stats = compute_stats(a);
-    print_matrix_header(info, fits_index<std::int32_t>(a.rows, a.cols, a.nnz()));
+    if (host) {
+      info.stats = compute_stats(*host);
+      print_matrix_header(info, fits_index<std::int32_t>(host->rows, host->cols, host->nnz()));
+      header_printed = true;
+    }
 
     std::vector<BenchRow> all_rows;
     for (Precision p : precisions) {
-      fmt::print("\n[{}, {}]\n", source.label, to_string(p));
-      bench::print_table_header();
-      std::vector<BenchRow> rows = bench_matrix(a, p, settings, source.label, progress);
+      std::vector<BenchRow> rows;
+      try {
+        if (host) {
+          fmt::print("\n[{}, {}]\n", source.label, to_string(p));
+          bench::print_table_header();
+          rows = bench_matrix(*host, p, settings, source.label, progress);
+        } else {
+          rows = p == Precision::F64 ? bench_generated<double>(source, *bound, settings, generate_options, info,
+                                                               header_printed, progress)
+                                     : bench_generated<float>(source, *bound, settings, generate_options, info,
+                                                              header_printed, progress);
+        }
+      } catch (const Error& e) {  // the matrix could not be built in this precision (memory, index size)
+        fmt::print(stderr, "spmv: error: {} ({}): {}\n", source.label, to_string(p), e.what());
+        ++errors;
+        progress.done += rows_per_precision;
+        continue;
+      }
       add_break_even(rows);
       if (!ncu.empty()) profile_rows(o, source, p, ncu, rows);
       for (BenchRow& row : rows) {
@@ -373,6 +428,7 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_option("--bandwidth", o->bandwidth,
                   "Use this copy bandwidth in GB/s for '% bw' instead of measuring it")
       ->check(CLI::PositiveNumber);
+  add_max_memory_option(*sub, o->read);
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
   sub->add_flag("--profile", o->profile,
                 "CUDA: run each verified algorithm once more under Nsight Compute (ncu) and add achieved occupancy, "

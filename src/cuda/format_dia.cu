@@ -132,7 +132,8 @@ class Dia final : public CudaAlgorithm<Value, Index> {
 
     // Refuse before the values are allocated.
     format::check_padded_size<Index>("DIA", static_cast<long double>(ndiag) * static_cast<long double>(a.rows), a.nnz,
-                                     options, "ell, hyb, sell or a CSR algorithm (the nonzeros lie on too many diagonals)");
+                                     options, "ell, hyb, sell or a CSR algorithm (the nonzeros lie on too many diagonals)",
+                                     sizeof(Value));
     ndiag_ = static_cast<Index>(ndiag);
 
     offsets_ = DeviceBuffer<Index>(static_cast<std::size_t>(ndiag));

@@ -48,7 +48,7 @@ Index checked_ell_width(const CsrView<Value, Index>& a, const char* format, Inde
   const RowStatistics stats = row_statistics(a, stream);
   const std::int64_t width = (stats.max + group - 1) / group * group;  // a multiple of the group
   format::check_padded_size<Index>(format, static_cast<long double>(a.rows) * static_cast<long double>(width),
-                                   a.nnz, options, kEllAlternatives);
+                                   a.nnz, options, kEllAlternatives, sizeof(Index) + sizeof(Value));
   return static_cast<Index>(width);
 }
 
@@ -126,7 +126,7 @@ class EllRVector final : public CudaAlgorithm<Value, Index> {
     const Index group = threads_per_row_;
     const std::int64_t width = (stats.max + group - 1) / group * group;
     format::check_padded_size<Index>("ELLR-T", static_cast<long double>(a.rows) * static_cast<long double>(width),
-                                     a.nnz, options, kEllAlternatives);
+                                     a.nnz, options, kEllAlternatives, sizeof(Index) + sizeof(Value));
     ell_ = format::build_ell(a, static_cast<Index>(width), threads_per_row_, stream);
     row_length_ = format::row_lengths(a.row_ptr, a.rows, stream);
   }

@@ -123,7 +123,8 @@ class Hyb final : public CudaAlgorithm<Value, Index> {
     const Index width = width_from_rule_ ? bell_garland_width(a, stats.max, stream)
                                          : static_cast<Index>(std::min<std::int64_t>(options.hyb_ell_width, stats.max));
     format::check_padded_size<Index>("HYB's ELL part", static_cast<long double>(a.rows) * static_cast<long double>(width),
-                                     a.nnz, options, "a smaller hyb_ell_width, or -1 for the Bell & Garland rule");
+                                     a.nnz, options, "a smaller hyb_ell_width, or -1 for the Bell & Garland rule",
+                                     sizeof(Index) + sizeof(Value));
     ell_ = format::build_ell(a, width, 1, stream);
 
     DeviceBuffer<Index> coo_ptr(static_cast<std::size_t>(a.rows) + 1);

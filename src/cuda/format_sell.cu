@@ -151,7 +151,8 @@ class Sell final : public CudaAlgorithm<Value, Index> {
         stream);
     const long long slots = format::read_device_value(slice_ptr_.data() + slices_, stream);
     format::check_padded_size<Index>("SELL", static_cast<long double>(slots), a.nnz, options,
-                                     "a smaller sell_c, a larger sell_sigma, hyb or a CSR algorithm");
+                                     "a smaller sell_c, a larger sell_sigma, hyb or a CSR algorithm",
+                                     sizeof(Index) + sizeof(Value));
 
     col_idx_ = DeviceBuffer<Index>(static_cast<std::size_t>(slots));
     values_ = DeviceBuffer<Value>(static_cast<std::size_t>(slots));

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/memory_budget.hpp"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/launch.cuh"
 #include "spmv/cuda/plan.hpp"
@@ -16,6 +17,17 @@ namespace cuda {
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
   throw CudaError(std::string(call) + " failed: " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status) +
                   " (" + file + ":" + std::to_string(line) + ")");
+}
+
+void require_device_memory(const std::string& what, double bytes) {
+  std::size_t free = 0, total = 0;
+  SPMV_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (bytes <= static_cast<double>(free)) return;
+  int device = 0;
+  SPMV_CUDA_CHECK(cudaGetDevice(&device));
+  throw MemoryLimitExceeded(what + " needs " + detail::format_bytes(bytes) + " of device memory, more than the " +
+                            detail::format_bytes(static_cast<double>(free)) + " free on CUDA device " +
+                            std::to_string(device) + " (of " + detail::format_bytes(static_cast<double>(total)) + ")");
 }
 
 int device_multiprocessors() {
@@ -32,7 +44,15 @@ template <class Value, class Index>
 DeviceCsr<Value, Index>::DeviceCsr(const CsrMatrix<Value, Index>& host, cudaStream_t stream)
     : rows_(host.rows), cols_(host.cols), nnz_(host.nnz()) {
   validate(host);
-  // Members are assigned one by one: if a later allocation throws, the earlier buffers are freed by
+  require_device_memory("uploading the " + std::to_string(host.rows) + " x " + std::to_string(host.cols) +
+                            " matrix with " + std::to_string(host.nnz()) + " nonzeros (" +
+                            (sizeof(Value) == 4 ? "float" : "double") + " values, " +
+                            std::to_string(8 * sizeof(Index)) + "-bit indices)",
+                        static_cast<double>(host.row_ptr.size()) * sizeof(Index) +
+                            static_cast<double>(host.col_idx.size()) * sizeof(Index) +
+                            static_cast<double>(host.values.size()) * sizeof(Value));
+  // The upload reads the host arrays in place (pageable memory, staged by the driver): no second
+  // host copy. Members are assigned one by one: if a later allocation throws, the earlier buffers are freed by
   // their destructors, so nothing stays allocated.
   row_ptr_ = DeviceBuffer<Index>(std::span<const Index>(host.row_ptr), stream);
   col_idx_ = DeviceBuffer<Index>(std::span<const Index>(host.col_idx), stream);

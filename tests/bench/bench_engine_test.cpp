@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,56 @@ TEST(BenchEngine, VerifiesTimesAndCatchesAFault) {
   rows = bench_matrix(a, Precision::F32, s, "poisson2d", progress);
   EXPECT_EQ(rows[0].status, RowStatus::Failed);
   EXPECT_TRUE(std::isnan(rows[0].median_ms));
+}
+
+// The typed entry point runs the matrix as given: 64-bit indices forced on a small matrix (the
+// front-ends would pick 32) through every CPU algorithm, verified by the blocked double reference over
+// the stored float or double values, both operations.
+template <class Value>
+void expect_every_cpu_algorithm_verifies_with_int64(Operation op) {
+  const auto a = gen::generate<Value, std::int64_t>("rmat", {{"scale", 9}, {"edge_factor", 6}, {"seed", 4}});
+  BenchSettings s;
+  s.op = op;
+  s.beta = 0.5;
+  s.algorithms = select_algorithms({"all"}, Backend::Cpu, op);
+  s.timing = TimingOptions{0, 1, 0.0};
+  s.quiet = true;
+  s.print_rows = false;
+  Progress progress{0, planned_rows(s)};
+  const auto rows = bench_matrix(a, s, "rmat", progress);
+  ASSERT_EQ(rows.size(), s.algorithms.size());
+  int verified = 0;
+  for (const BenchRow& r : rows) {
+    SCOPED_TRACE(r.algorithm);
+    EXPECT_EQ(r.index_type, "int64");
+    EXPECT_EQ(r.precision, sizeof(Value) == 4 ? "f32" : "f64");
+    EXPECT_NE(r.status, RowStatus::Failed) << r.message;
+    EXPECT_NE(r.status, RowStatus::Error) << r.message;
+    verified += r.status == RowStatus::Ok;
+  }
+  EXPECT_GE(verified, 3);
+}
+
+TEST(BenchEngine, TypedMatrixWithForcedInt64IndicesVerifiesEveryCpuAlgorithm) {
+  expect_every_cpu_algorithm_verifies_with_int64<float>(Operation::NonTranspose);
+  expect_every_cpu_algorithm_verifies_with_int64<float>(Operation::Transpose);
+  expect_every_cpu_algorithm_verifies_with_int64<double>(Operation::NonTranspose);
+  expect_every_cpu_algorithm_verifies_with_int64<double>(Operation::Transpose);
+}
+
+// The blocked reference must still catch a wrong product in float with 64-bit indices.
+TEST(BenchEngine, TypedMatrixCatchesAFault) {
+  const auto a = gen::generate<float, std::int64_t>("poisson3d", {{"n", 7}});
+  BenchSettings s;
+  s.algorithms = {Algorithm::RowLoop};
+  s.timing = TimingOptions{0, 1, 0.0};
+  s.quiet = true;
+  s.print_rows = false;
+  s.inject_fault = true;
+  Progress progress{0, planned_rows(s)};
+  const auto rows = bench_matrix(a, s, "poisson3d", progress);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, RowStatus::Failed);
 }
 
 }  // namespace

@@ -362,6 +362,22 @@ TEST_F(Cli, BenchSkipsRefusedFormats) {
   EXPECT_EQ(rows[1].at("verified"), "ok");
 }
 
+// A generated matrix beyond --max-memory is refused before it exists, naming both sizes; the run
+// goes on with the next matrix and exits 1.
+TEST_F(Cli, BenchRefusesAGeneratorBeyondMaxMemory) {
+  const CliResult r = run("bench --gen poisson3d:n=60 --gen poisson2d:n=8 --backend cpu --algo row-loop "
+                          "--precision both --max-memory 2M --reps 7 --bandwidth 10 --quiet --csv " + arg("out.csv"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("poisson3d: the 216000 x 216000 matrix with 1490400 nonzeros (double values, 32-bit indices) "
+                       "needs 18.7 MB, more than the max_memory limit of 2.0 MB"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("(float values, 32-bit indices) needs 12.8 MB"), std::string::npos) << r.err;
+  const auto rows = read_csv(file("out.csv"));
+  ASSERT_EQ(rows.size(), 2u);  // poisson2d in f64 and f32
+  for (const auto& row : rows) EXPECT_EQ(row.at("verified"), "ok");
+}
+
 TEST_F(Cli, BadInputsFailWithAMessage) {
   struct Case {
     std::string args, expected_in_stderr;

@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "spmv/csr.hpp"
 #include "spmv/error.hpp"
@@ -351,3 +355,116 @@ TEST(Generators, RegistryErrors) {
 }
 
 }  // namespace
+
+// --- typed, parallel generation (issue 18) -----------------------------------------------------------
+
+using Params = std::map<std::string, double>;
+
+// Every kind with parameters large enough to span several row blocks (4096 rows) and R-MAT chunks
+// (2^14 edges), so that 2 and 3 threads really share the work.
+std::vector<std::pair<std::string, Params>> multi_block_cases() {
+  return {{"poisson2d", {{"n", 150}}},
+          {"poisson3d", {{"n", 25}}},
+          {"stencil27", {{"n", 20}}},
+          {"random_uniform", {{"rows", 20000}, {"cols", 3000}, {"per_row", 9}, {"seed", 3}}},
+          {"rmat", {{"scale", 14}, {"edge_factor", 8}, {"seed", 5}}},
+          {"banded", {{"n", 12000}, {"half_bandwidth", 3}, {"seed", 2}}},
+          {"long_rows", {{"rows", 15000}, {"cols", 9000}, {"long_rows", 7}, {"long_length", 5000}, {"short_length", 3}}},
+          {"mostly_empty", {{"rows", 30000}, {"cols", 500}, {"nonempty_fraction", 0.2}, {"per_row", 4}}},
+          {"dense_rows", {{"n", 10000}, {"dense_rows", 5}, {"dense_fraction", 0.3}, {"per_row", 3}}}};
+}
+
+template <class Value, class Index>
+bool same_typed(const spmv::CsrMatrix<Value, Index>& a, const spmv::CsrMatrix<Value, Index>& b) {
+  // Exact equality is the claim here (the same draws rounded once), not a numerical tolerance.
+  return a.rows == b.rows && a.cols == b.cols && a.row_ptr == b.row_ptr && a.col_idx == b.col_idx &&
+         a.values == b.values;
+}
+
+TEST(GeneratorsTyped, IdenticalForOneTwoAndThreeThreads) {
+  for (const auto& [kind, params] : multi_block_cases()) {
+    SCOPED_TRACE(kind);
+    const auto one = spmv::gen::generate<double, std::int64_t>(kind, params, {0, 1});
+    expect_canonical(one);
+    EXPECT_GT(one.rows, 4096);
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE(threads);
+      EXPECT_TRUE(same_typed(one, spmv::gen::generate<double, std::int64_t>(kind, params, {0, threads})));
+    }
+    EXPECT_TRUE(same_typed(spmv::gen::generate<float, std::int32_t>(kind, params, {0, 1}),
+                           spmv::gen::generate<float, std::int32_t>(kind, params, {0, 3})));
+  }
+}
+
+// Values are computed in double and rounded once when stored, so every typed matrix equals the
+// conversion of the double / int64 one.
+TEST(GeneratorsTyped, EqualTheConversionOfTheDoubleMatrix) {
+  for (const auto& [kind, params] : multi_block_cases()) {
+    SCOPED_TRACE(kind);
+    const Matrix wide = spmv::gen::generate(kind, params);
+    EXPECT_TRUE(same_typed(wide, spmv::gen::generate<double, std::int64_t>(kind, params)));
+    EXPECT_TRUE(same_typed(spmv::convert<float, std::int32_t>(wide), spmv::gen::generate<float, std::int32_t>(kind, params)));
+    EXPECT_TRUE(same_typed(spmv::convert<float, std::int64_t>(wide), spmv::gen::generate<float, std::int64_t>(kind, params)));
+    EXPECT_TRUE(same_typed(spmv::convert<double, std::int32_t>(wide), spmv::gen::generate<double, std::int32_t>(kind, params)));
+  }
+}
+
+TEST(GeneratorsTyped, SizeBoundIsExactOrAnUpperBound) {
+  for (const auto& [kind, params] : multi_block_cases()) {
+    SCOPED_TRACE(kind);
+    const auto bound = spmv::gen::size_bound(kind, params);
+    ASSERT_TRUE(bound.has_value());
+    const Matrix a = spmv::gen::generate(kind, params);
+    EXPECT_EQ(bound->rows, a.rows);
+    EXPECT_EQ(bound->cols, a.cols);
+    if (kind == "rmat" || kind == "mostly_empty") {
+      EXPECT_GE(bound->nnz, a.nnz());
+    } else {
+      EXPECT_EQ(bound->nnz, a.nnz());
+    }
+  }
+  EXPECT_EQ(spmv::gen::size_bound("rmat", {{"scale", 27}, {"edge_factor", 16}})->nnz, std::int64_t{1} << 31);
+  EXPECT_EQ(spmv::gen::size_bound("poisson3d", {{"n", 700}})->nnz, 7LL * 700 * 700 * 700 - 6LL * 700 * 700);
+  EXPECT_THROW(spmv::gen::size_bound("poisson4d"), spmv::InvalidArgument);
+}
+
+std::string refusal(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const spmv::MemoryLimitExceeded& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A limit below the need is refused before the arrays exist, naming both sizes.
+TEST(GeneratorsTyped, RefusesMoreThanTheMemoryLimit) {
+  // poisson3d n = 50: 125,000 rows, 860,000 nonzeros: 0.5 MB of row pointers + 12 bytes a nonzero in
+  // float / int64.
+  const std::string message = refusal([] { spmv::gen::generate<float, std::int64_t>("poisson3d", {{"n", 50}}, {2000000, 0}); });
+  EXPECT_NE(message.find("poisson3d: the 125000 x 125000 matrix with 860000 nonzeros (float values, 64-bit indices) "
+                         "needs 11.3 MB"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the max_memory limit of 2.0 MB"), std::string::npos) << message;
+  EXPECT_NO_THROW((spmv::gen::generate<float, std::int64_t>("poisson3d", {{"n", 50}}, {12000000, 0})));
+  // The row pointers alone, before pass 1: 10^9 rows of 8 bytes.
+  EXPECT_NE(refusal([] { spmv::gen::generate<double, std::int64_t>("random_uniform", {{"rows", 1e9}, {"per_row", 0}},
+                                                                    {1000000, 0}); })
+                .find("for its row pointers alone"),
+            std::string::npos);
+  // R-MAT counts its edges before duplicates are summed: 2^20 edges of 8 + 8 bytes, 2^16 + 1 rows twice.
+  const std::string rmat = refusal([] {
+    spmv::gen::generate<double, std::int64_t>("rmat", {{"scale", 16}, {"edge_factor", 16}}, {10000000, 0});
+  });
+  EXPECT_NE(rmat.find("needs 17.8 MB at most while its edges are drawn"), std::string::npos) << rmat;
+}
+
+TEST(GeneratorsTyped, RefusesSizesBeyondTheIndexTypeBeforeAllocating) {
+  // 3e9 rows do not fit int32: refused at once (a 24 GB row pointer array would otherwise be built).
+  EXPECT_THROW((spmv::gen::generate<float, std::int32_t>("random_uniform", {{"rows", 3e9}, {"per_row", 0}})),
+               spmv::Unsupported);
+  // 2^31 R-MAT edges do not fit int32 before their duplicates are summed.
+  EXPECT_THROW((spmv::gen::generate<float, std::int32_t>("rmat", {{"scale", 27}, {"edge_factor", 16}})),
+               spmv::Unsupported);
+}

@@ -23,6 +23,12 @@ void throw_cuda_error(cudaError_t status, const char* call, const char* file, in
       ::spmv::cuda::throw_cuda_error(spmv_status_, #call, __FILE__, __LINE__);            \
   } while (0)
 
+// Throws MemoryLimitExceeded naming `what`, the bytes it needs and the bytes free on the current device
+// (cudaMemGetInfo) when they do not fit: called before the large device allocations (the matrix upload,
+// the padded formats), so that a matrix too large fails with both sizes instead of a CUDA error deep in
+// a plan's setup.
+void require_device_memory(const std::string& what, double bytes);
+
 template <class T>
 class DeviceBuffer {
  public:

@@ -52,12 +52,13 @@ inline double max_padding_of(const Options& options) {
 }
 
 // The refusal rule of every padded format, checked BEFORE the format's arrays are allocated: more than
-// max_padding * nnz + kPaddingSlack stored slots (the slack lets tiny matrices through), or more slots
-// than Index can address (kernels compute slot positions in Index). `slots` is long double because
-// rows * width can overflow int64 for absurd inputs.
+// max_padding * nnz + kPaddingSlack stored slots (the slack lets tiny matrices through), more slots
+// than Index can address (kernels compute slot positions in Index), or slots * bytes_per_slot beyond
+// the device memory free now (MemoryLimitExceeded, an Unsupported, so Auto's tries skip the format and
+// log why). `slots` is long double because rows * width can overflow int64 for absurd inputs.
 template <class Index>
 void check_padded_size(const char* format, long double slots, std::int64_t nnz, const Options& options,
-                       const char* alternatives) {
+                       const char* alternatives, std::size_t bytes_per_slot) {
   const double allowed = max_padding_of(options);
   const long double limit = static_cast<long double>(allowed) * static_cast<long double>(nnz) + kPaddingSlack;
   if (slots > limit)
@@ -71,6 +72,9 @@ void check_padded_size(const char* format, long double slots, std::int64_t nnz, 
     throw Unsupported(std::string(format) + " would store " + format_number("%.3g", static_cast<double>(slots)) +
                       " slots, more than a " + std::to_string(8 * sizeof(Index)) +
                       "-bit index can address; use 64-bit indices or choose " + alternatives);
+  require_device_memory(std::string(format) + "'s padded arrays (" + format_number("%.3g", static_cast<double>(slots)) +
+                            " slots)",
+                        static_cast<double>(slots) * static_cast<double>(bytes_per_slot));
 }
 
 // Plan time only: copies one value from the device and waits for it.
