@@ -197,3 +197,16 @@ def test_repr_and_properties():
     assert a.shape == (9, 9) and a.nnz == 33 and a.ndim == 2
     assert a.dtype == np.float32 and a.index_dtype == np.int32
     assert "9x9" in repr(a) and "row-loop" in repr(a)
+
+
+@pytest.mark.parametrize("cpu_simd", [0, 1])
+@pytest.mark.parametrize("algorithm", ["row-loop", "merge-parallel", "dia"])
+def test_cpu_simd_option_selects_kernels_with_the_same_result(algorithm, cpu_simd):
+    # options={"cpu_simd": 0} forces the scalar loops, 1 the SIMD kernels; both match scipy.
+    s = CASES["poisson2d"]
+    a = spmv.Matrix.from_scipy(s, dtype=np.float64, algorithm=algorithm,
+                               options=dict(NO_PADDING_LIMIT, cpu_simd=cpu_simd))
+    x = random_vector(a.shape[1], np.float64, 3)
+    assert_close(a @ x, stored(a), x)
+    with pytest.raises(TypeError):
+        spmv.Matrix.from_scipy(s, options={"cpu_simd": "on"})
