@@ -36,6 +36,9 @@ struct Options {
   std::int64_t expected_applies = 0;
   int cpu_simd = -1;          // CPU CSR kernels: 1 SIMD (Highway, run-time dispatch), 0 scalar loops,
                               // -1: environment SPMV_CPU_SIMD ("0" = scalar), else SIMD
+  // Algorithm::Tune: a JSON file of settled choices to start from and to add to (docs/algorithms/
+  // tuning.md); empty: the environment's SPMV_TUNING_WISDOM, else none.
+  std::string tuning_wisdom;
 };
 
 struct Timing {
