@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/linear_operator.hpp"
+#include "spmv/tuning.hpp"
 
 namespace spmv {
 
@@ -76,6 +78,9 @@ class Operator : public LinearOperator<Value> {
   // unspecified. Warm-up first, then the median of repetitions.
   virtual Timing time(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y,
                       const TimingOptions& options) = 0;
+
+  // Operators made with Algorithm::Tune report their search; the others report nothing.
+  virtual std::optional<TuningReport> tuning() const { return std::nullopt; }
 };
 
 template <class Value, class Index>

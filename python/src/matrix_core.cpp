@@ -320,7 +320,7 @@ std::unique_ptr<MatrixCore> from_arrays(std::int64_t rows, std::int64_t cols, Co
 
 Algorithm algorithm_from_name(const std::string& name) {
   if (auto a = parse_algorithm(name)) return *a;
-  std::string valid = "auto";
+  std::string valid = "auto, tune";
   for (Algorithm a : all_algorithms()) valid += ", " + std::string(to_string(a));
   throw InvalidArgument("unknown algorithm '" + name + "'; valid names: " + valid);
 }

@@ -246,10 +246,55 @@ std::string Tuner::label(int c) const {
   return s;
 }
 
-void Tuner::log(int c, double ms, std::string decision) {
-  trajectory_.push_back({c, c >= 0 ? label(c) : std::string(), ms, decision});
+void Tuner::log(int c, double ms, std::string decision, double warmup_ms) {
+  trajectory_.push_back({c, c >= 0 ? label(c) : std::string(), ms, warmup_ms, decision});
   if (tuning_debug_log())
-    std::fprintf(stderr, "[spmv] tune %s: %.6f ms -> %s\n", c >= 0 ? label(c).c_str() : "-", ms, decision.c_str());
+    std::fprintf(stderr, "[spmv] tune %s: %.6f ms (warm-up %.6f ms) -> %s\n", c >= 0 ? label(c).c_str() : "-", ms,
+                 warmup_ms, decision.c_str());
+}
+
+std::vector<TuningStep> Tuner::steps() const {
+  std::vector<TuningStep> out;
+  for (const TunerEvent& e : trajectory_) out.push_back({e.label, e.ms, e.warmup_ms, e.decision});
+  return out;
+}
+
+std::vector<TuningCandidate> Tuner::exhaustive_space() const {
+  std::vector<TuningCandidate> out;
+  for (int f = 0; f < static_cast<int>(space_.families.size()); ++f) {
+    const Family& fam = space_.families[f];
+    std::vector<int> pos(fam.axes.size(), -1);  // odometer over {-1, 0, .., n-1} per axis
+    while (true) {
+      TuningCandidate c;
+      c.algorithm = fam.algorithm;
+      c.label = std::string(spmv::to_string(fam.algorithm));
+      bool policy_point = true;
+      Options o;
+      for (std::size_t i = 0; i < fam.axes.size(); ++i)
+        if (pos[i] >= 0) {
+          policy_point = false;
+          knob_field(o, fam.axes[i].knob) = fam.axes[i].values[pos[i]];
+          c.label += " " + std::string(to_string(fam.axes[i].knob)) + "=" + std::to_string(fam.axes[i].values[pos[i]]);
+        }
+      if (f == 0 && policy_point) {
+        c.algorithm = Algorithm::Auto;
+        c.label += " (auto)";
+      }
+      c.block_size = o.block_size;
+      c.coop = o.coop;
+      c.repeat = o.repeat;
+      c.subwarp = o.subwarp;
+      c.threads = o.threads;
+      out.push_back(c);
+      std::size_t i = 0;
+      for (; i < pos.size(); ++i) {
+        if (++pos[i] < static_cast<int>(fam.axes[i].values.size())) break;
+        pos[i] = -1;
+      }
+      if (i == pos.size()) break;
+    }
+  }
+  return out;
 }
 
 void Tuner::queue_neighbours(int c) {
@@ -337,7 +382,7 @@ Tuner::Next Tuner::next() {
   return {Next::Settled, best_};
 }
 
-void Tuner::record(int c, double ms) {
+void Tuner::record(int c, double ms, double warmup_ms) {
   const auto it = std::find(in_flight_.begin(), in_flight_.end(), c);
   if (it == in_flight_.end()) throw std::logic_error("Tuner::record: point " + std::to_string(c) + " is not running");
   in_flight_.erase(it);
@@ -348,22 +393,22 @@ void Tuner::record(int c, double ms) {
   char ratio[64];
   if (best_ < 0) {
     best_ = c;
-    return log(c, ms, "best (first)");
+    return log(c, ms, "best (first)", warmup_ms);
   }
-  if (c == best_) return log(c, ms, "best (again)");
+  if (c == best_) return log(c, ms, "best (again)", warmup_ms);
   const double r = p.estimate / points_[best_].estimate;
   std::snprintf(ratio, sizeof ratio, "%.3f of the best", r);
   if (p.estimate < points_[best_].estimate * (1 - kMinGain)) {
     best_ = c;
-    log(c, ms, std::string("best (") + ratio + ")");
+    log(c, ms, std::string("best (") + ratio + ")", warmup_ms);
     if (searching_ && !confirming_) queue_neighbours(c);
     return;
   }
   if (r > kPruneRatio) {
     p.state = State::Pruned;
-    return log(c, ms, std::string("pruned (") + ratio + ")");
+    return log(c, ms, std::string("pruned (") + ratio + ")", warmup_ms);
   }
-  log(c, ms, std::string("kept (") + ratio + ")");
+  log(c, ms, std::string("kept (") + ratio + ")", warmup_ms);
 }
 
 void Tuner::refuse(int c, const std::string& why) {
@@ -397,3 +442,15 @@ bool Tuner::settle_on(const Candidate& c, const std::string& why) {
 }
 
 }  // namespace spmv::detail
+
+namespace spmv {
+Options with_knobs(const Options& user, const TuningCandidate& c) {
+  Options o = user;
+  if (c.block_size > 0) o.block_size = c.block_size;
+  if (c.coop > 0) o.coop = c.coop;
+  if (c.repeat > 0) o.repeat = c.repeat;
+  if (c.subwarp > 0) o.subwarp = c.subwarp;
+  if (c.threads > 0) o.threads = c.threads;
+  return o;
+}
+}  // namespace spmv

@@ -27,6 +27,7 @@
 
 #include "spmv/algorithm.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/tuning.hpp"
 
 namespace spmv::detail {
 
@@ -106,11 +107,12 @@ struct Candidate {
   bool operator==(const Candidate&) const = default;
 };
 
-struct TuningStep {
+struct TunerEvent {
   int candidate = -1;
   std::string label;
   double ms = 0;         // the sample (0 where none)
-  std::string decision;  // "best", "kept", "pruned", "refused: ...", "same as #k", "settled", ...
+  double warmup_ms = 0;  // the untimed first product of the point, if the backend ran one
+  std::string decision;  // "best", "kept", "pruned", "refused: ...", "same plan as #k", "settled", ...
 };
 
 class Tuner {
@@ -124,7 +126,7 @@ class Tuner {
   // The point to run for the next product. Run: time it and record(); Wait: earlier times are
   // outstanding, run the returned point untimed; Settled: the search is over.
   Next next();
-  void record(int candidate, double ms);
+  void record(int candidate, double ms, double warmup_ms = 0);
   // The point could not be built (the algorithm refused the matrix): no sample spent.
   void refuse(int candidate, const std::string& why);
   // The point resolved to the same plan as `earlier` (the backend compares their policies).
@@ -143,8 +145,11 @@ class Tuner {
   Options options(int c, const Options& user) const;
   std::string label(int c) const;
   double estimate(int c) const { return points_[c].estimate; }  // min of samples, 0 if none
-  const std::vector<TuningStep>& trajectory() const { return trajectory_; }
+  const std::vector<TunerEvent>& trajectory() const { return trajectory_; }
   int point_count() const { return static_cast<int>(points_.size()); }
+  // The public report's trajectory and space (include/spmv/tuning.hpp).
+  std::vector<TuningStep> steps() const;
+  std::vector<TuningCandidate> exhaustive_space() const;  // every family x every axis value (and policy)
 
  private:
   enum class State { New, InFlight, Sampled, Pruned, Refused, Duplicate };
@@ -157,7 +162,7 @@ class Tuner {
   int find_or_add(const Candidate& c);
   void queue_neighbours(int c);
   void finish(const std::string& why);
-  void log(int c, double ms, std::string decision);
+  void log(int c, double ms, std::string decision, double warmup_ms = 0);
 
   TuningSpace space_;
   int max_samples_;
@@ -172,7 +177,7 @@ class Tuner {
   int best_ = -1;
   int samples_ = 0;
   bool settled_ = false;
-  std::vector<TuningStep> trajectory_;
+  std::vector<TunerEvent> trajectory_;
 };
 
 // Wisdom: the settled choice of earlier runs, in a small JSON file (format in docs/algorithms/tuning.md).
