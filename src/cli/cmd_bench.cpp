@@ -13,6 +13,7 @@
 
 #include "bench_engine.hpp"
 #include "bench_report.hpp"
+#include "bench_tune.hpp"
 #include "byte_model.hpp"
 #include "cli_common.hpp"
 #include "host_bandwidth.hpp"
@@ -55,6 +56,7 @@ struct BenchOptions {
   double bandwidth = 0;
   bool quiet = false;
   bool inject_fault = false;
+  bool tune = false;
 };
 
 // A matrix to run on: a file or a generator call, loaded only when its turn comes.
@@ -238,6 +240,15 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     for (Precision p : precisions) {
       fmt::print("\n[{}, {}]\n", source.label, to_string(p));
       bench::print_table_header();
+      if (o.tune) {
+        fmt::print("tuning study (Algorithm::Tune against an exhaustive sweep of its candidate space):\n");
+        try {
+          bench_tune(a, p, settings, !o.quiet);
+        } catch (const Error& e) {
+          fmt::print(stderr, "spmv: error: --tune on {}: {}\n", source.label, e.what());
+          ++errors;
+        }
+      }
       std::vector<BenchRow> rows = bench_matrix(a, p, settings, source.label, progress);
       add_break_even(rows);
       for (BenchRow& row : rows) {
@@ -321,7 +332,10 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_option("--bandwidth", o->bandwidth,
                   "Use this copy bandwidth in GB/s for '% bw' instead of measuring it")
       ->check(CLI::PositiveNumber);
-  sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  sub->add_flag("--tune", o->tune,
+                "Also run the tuned operator (algorithm 'tune') and compare its settled choice with an exhaustive "
+                "sweep of its candidate space: trajectory, products to settle, % of the sweep's best, tuning cost");
+  sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr (with --tune: no line per sweep point)");
   sub->add_flag("--inject-fault", o->inject_fault,
                 "Testing aid: corrupt the first entry of every verified product, so every row must fail "
                 "verification (proves the check and the exit code work)")

@@ -46,4 +46,11 @@ SPMV_DECLARE_FACTORY(make_cusparse_coo_alg1)   // cusparse_baseline.cu
   template AlgorithmPtr<double, std::int64_t> name(const CsrView<double, std::int64_t>&, Operation,       \
                                                    const Options&, cudaStream_t);
 
+// Facts of the Auto rule that the tuner (tuned_plan.cu) needs, defined in dispatch.cu beside the rule.
+// Whether Auto tries DIA for this operation and hint (and so a CSR choice means DIA refused).
+bool auto_tries_dia(Operation op, std::int64_t expected_applies);
+// Whether the explicit transpose's copy and build scratch fit the device memory share Auto allows.
+template <class Value, class Index>
+bool explicit_transpose_fits(const CsrView<Value, Index>& a);
+
 }  // namespace spmv::cuda

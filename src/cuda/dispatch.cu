@@ -173,7 +173,6 @@ constexpr std::int64_t kDiaMinApplies = 64;
 constexpr double kDiaMaxPaddingF64 = 1.2;
 constexpr double kDiaMaxPaddingF32 = 1.5;
 
-namespace {
 // The explicit transpose's device memory: the CSC copy plus its build's scratch (keys, two
 // permutations, CUB's radix-sort storage, about as large again).
 template <class Value, class Index>
@@ -184,7 +183,14 @@ bool explicit_transpose_fits(const CsrView<Value, Index>& a) {
   SPMV_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   return copy + scratch <= kTransposeCopyMemoryShare * double(free);
 }
-}  // namespace
+template bool explicit_transpose_fits(const CsrView<float, std::int32_t>&);
+template bool explicit_transpose_fits(const CsrView<float, std::int64_t>&);
+template bool explicit_transpose_fits(const CsrView<double, std::int32_t>&);
+template bool explicit_transpose_fits(const CsrView<double, std::int64_t>&);
+
+bool auto_tries_dia(Operation op, std::int64_t expected_applies) {
+  return op == Operation::NonTranspose && expected_applies >= kDiaMinApplies;
+}
 
 template <class Value, class Index>
 struct Plan<Value, Index>::Impl {
@@ -210,8 +216,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   impl_->op = op;
   const auto start = std::chrono::steady_clock::now();
   const bool degenerate = matrix.rows == 0 || matrix.cols == 0 || matrix.nnz == 0;
-  const bool auto_dia = algorithm == Algorithm::Auto && op == Operation::NonTranspose &&
-                        options.expected_applies >= kDiaMinApplies;
+  const bool auto_dia = algorithm == Algorithm::Auto && auto_tries_dia(op, options.expected_applies);
   if (algorithm == Algorithm::Auto) {
     if (degenerate) {
       algorithm = choose_algorithm(0, 0, 0, matrix.rows, 0, op);
