@@ -14,6 +14,7 @@ enum class Backend { Cpu, Cuda };
 
 enum class Algorithm {
   Auto,  // the selector picks one of the others from row statistics
+  Tune,  // run-time tuning: the first products try candidates (Auto's choice first), then settle
   // CPU backend
   Reference,        // sequential oracle, double accumulation
   RowLoop,          // naive row loop in the value type
@@ -57,7 +58,7 @@ std::string_view to_string(Operation op);
 std::string_view to_string(Backend b);
 // Accepts the names printed by to_string (case-insensitive, '-' and '_' ignored).
 std::optional<Algorithm> parse_algorithm(std::string_view name);
-// Every enumerator except Auto, in declaration order.
+// Every enumerator except Auto and Tune, in declaration order.
 std::span<const Algorithm> all_algorithms();
 
 }  // namespace spmv

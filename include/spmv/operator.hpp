@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/linear_operator.hpp"
+#include "spmv/tuning.hpp"
 
 namespace spmv {
 
@@ -36,6 +38,9 @@ struct Options {
   std::int64_t expected_applies = 0;
   int cpu_simd = -1;          // CPU CSR kernels: 1 SIMD (Highway, run-time dispatch), 0 scalar loops,
                               // -1: environment SPMV_CPU_SIMD ("0" = scalar), else SIMD
+  // Algorithm::Tune: a JSON file of settled choices to start from and to add to (docs/algorithms/
+  // tuning.md); empty: the environment's SPMV_TUNING_WISDOM, else none.
+  std::string tuning_wisdom;
 };
 
 struct Timing {
@@ -73,6 +78,9 @@ class Operator : public LinearOperator<Value> {
   // unspecified. Warm-up first, then the median of repetitions.
   virtual Timing time(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y,
                       const TimingOptions& options) = 0;
+
+  // Operators made with Algorithm::Tune report their search; the others report nothing.
+  virtual std::optional<TuningReport> tuning() const { return std::nullopt; }
 };
 
 template <class Value, class Index>

@@ -98,7 +98,7 @@ class Matrix:
     ``index_dtype``: None picks int32 when rows, cols and nnz fit it, else int64; int32 or int64 forces.
     ``device``: None (default) follows the data -- CUDA arrays run on the GPU holding them, anything
     else on the CPU; ``'cpu'``; ``'cuda'`` (CUDA arrays: their GPU; NumPy arrays: the current GPU);
-    ``'cuda:N'``. ``algorithm``: ``'auto'`` or a name from :func:`spmv.algorithms`. Both can be
+    ``'cuda:N'``. ``algorithm``: ``'auto'``, ``'tune'`` (run-time tuning: docs/algorithms/tuning.md) or a name from :func:`spmv.algorithms`. Both can be
     overridden per call. ``options``: tuning knobs of the C++ ``spmv::Options`` by field name
     (``threads``, ``block_size``, ``sell_c``, ...); they never change results beyond rounding.
 

@@ -233,7 +233,7 @@ void bind_library(nb::module_& m) {
   m.def("algorithm_names", &algorithm_names, nb::arg("device"), nb::arg("transpose") = false,
         "Names of the algorithms a backend ('cpu' or 'cuda') offers for A*x (or A^T*x), Auto excluded.");
   m.def("all_algorithm_names", [] {
-    std::vector<std::string> names{"auto"};
+    std::vector<std::string> names{"auto", "tune"};
     for (Algorithm a : all_algorithms()) names.emplace_back(to_string(a));
     return names;
   });

@@ -17,6 +17,7 @@
 
 #if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
 #include "spmv/cuda/plan.hpp"
+#include "spmv/cuda/tuned_plan.hpp"
 #define SPMV_PYTHON_CUDA 1
 #else
 #define SPMV_PYTHON_CUDA 0
@@ -137,7 +138,7 @@ class TypedMatrix final : public MatrixCore {
       return;
     }
 #if SPMV_PYTHON_CUDA
-    cuda::Plan<Value, Index>& plan = cuda_entry(target.ordinal, algorithm, op, nullptr);
+    DevicePlan& plan = cuda_entry(target.ordinal, algorithm, op, nullptr);
     nb::gil_scoped_release release;
     DeviceGuard guard(target.ordinal);
     // One upload of x (and of y when it is read) and one download of y per call; the matrix and the
@@ -164,7 +165,7 @@ class TypedMatrix final : public MatrixCore {
     const auto s = reinterpret_cast<cudaStream_t>(stream);
     // The plan is safe on any number of streams and threads (plan.hpp): products of algorithms with
     // a workspace are chained on the device, the others run concurrently.
-    cuda::Plan<Value, Index>& plan = cuda_entry(ordinal, algorithm, op, s);
+    DevicePlan& plan = cuda_entry(ordinal, algorithm, op, s);
     nb::gil_scoped_release release;
     if (x.stream) stream_wait(stream, x.stream);
     if (y.stream) stream_wait(stream, y.stream);
@@ -182,7 +183,7 @@ class TypedMatrix final : public MatrixCore {
       return {o.algorithm(), o.policy(), o.setup_ms(), o.extra_bytes()};
     }
 #if SPMV_PYTHON_CUDA
-    const cuda::Plan<Value, Index>& p = cuda_entry(target.ordinal, algorithm, op, nullptr);
+    const DevicePlan& p = cuda_entry(target.ordinal, algorithm, op, nullptr);
     return {p.algorithm(), p.policy(), p.setup_ms(), p.extra_bytes()};
 #else
     require_cuda_device(target.ordinal);
@@ -210,12 +211,26 @@ class TypedMatrix final : public MatrixCore {
   }
 
 #if SPMV_PYTHON_CUDA
-  struct DeviceState {
-    cuda::DeviceCsr<Value, Index> csr;  // uploaded once per device
-    std::map<Key, std::unique_ptr<cuda::Plan<Value, Index>>> plans;  // declared after csr: destroyed before it
+  // A Plan, or a TunedPlan for algorithm "tune" (include/spmv/cuda/tuned_plan.hpp).
+  struct DevicePlan {
+    std::unique_ptr<cuda::Plan<Value, Index>> plan;
+    std::unique_ptr<cuda::TunedPlan<Value, Index>> tuned;
+    void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) {
+      if (tuned) tuned->apply(alpha, x, beta, y, stream);
+      else plan->apply(alpha, x, beta, y, stream);
+    }
+    Algorithm algorithm() const { return tuned ? tuned->algorithm() : plan->algorithm(); }
+    std::string policy() const { return tuned ? tuned->policy() : plan->policy(); }
+    double setup_ms() const { return tuned ? tuned->setup_ms() : plan->setup_ms(); }
+    std::size_t extra_bytes() const { return tuned ? tuned->extra_bytes() : plan->extra_bytes(); }
   };
 
-  cuda::Plan<Value, Index>& cuda_entry(int ordinal, Algorithm algorithm, Operation op, cudaStream_t stream) {
+  struct DeviceState {
+    cuda::DeviceCsr<Value, Index> csr;  // uploaded once per device
+    std::map<Key, std::unique_ptr<DevicePlan>> plans;  // declared after csr: destroyed before it
+  };
+
+  DevicePlan& cuda_entry(int ordinal, Algorithm algorithm, Operation op, cudaStream_t stream) {
     require_cuda_device(ordinal);
     DeviceGuard guard(ordinal);
     auto device = devices_.find(ordinal);
@@ -229,7 +244,11 @@ class TypedMatrix final : public MatrixCore {
     if (it == plans.end()) {
       Options options = options_;
       options.device = ordinal;
-      auto plan = std::make_unique<cuda::Plan<Value, Index>>(device->second->csr.view(), algorithm, op, options, stream);
+      auto plan = std::make_unique<DevicePlan>();
+      if (algorithm == Algorithm::Tune)
+        plan->tuned = std::make_unique<cuda::TunedPlan<Value, Index>>(device->second->csr.view(), op, options, stream);
+      else
+        plan->plan = std::make_unique<cuda::Plan<Value, Index>>(device->second->csr.view(), algorithm, op, options, stream);
       it = plans.emplace(Key{algorithm, op}, std::move(plan)).first;
     }
     return *it->second;
@@ -320,7 +339,7 @@ std::unique_ptr<MatrixCore> from_arrays(std::int64_t rows, std::int64_t cols, Co
 
 Algorithm algorithm_from_name(const std::string& name) {
   if (auto a = parse_algorithm(name)) return *a;
-  std::string valid = "auto";
+  std::string valid = "auto, tune";
   for (Algorithm a : all_algorithms()) valid += ", " + std::string(to_string(a));
   throw InvalidArgument("unknown algorithm '" + name + "'; valid names: " + valid);
 }
@@ -377,8 +396,13 @@ Options parse_options(const nb::dict& given) {
       o.expected_applies = nb::cast<std::int64_t>(value);
       found = true;
     }
+    if (name == "tuning_wisdom") {  // algorithm "tune": the wisdom file (docs/algorithms/tuning.md)
+      if (!nb::isinstance<nb::str>(value)) throw nb::type_error("options['tuning_wisdom'] must be a str (a path)");
+      o.tuning_wisdom = nb::cast<std::string>(value);
+      found = true;
+    }
     if (!found) {
-      std::string valid = "max_padding, expected_applies";
+      std::string valid = "max_padding, expected_applies, tuning_wisdom";
       for (auto& [field, member] : ints) valid += std::string(", ") + field;
       throw InvalidArgument("unknown option '" + name + "'; valid options: " + valid);
     }

@@ -35,7 +35,7 @@ std::vector<Algorithm> select_algorithms(const std::vector<std::string>& names, 
     }
     const auto a = parse_algorithm(name);
     if (!a) {
-      std::string valid = "all, auto";
+      std::string valid = "all, auto, tune";
       for (Algorithm b : all_algorithms()) valid += ", " + std::string(to_string(b));
       throw InvalidArgument("unknown algorithm '" + name + "'; valid names: " + valid);
     }

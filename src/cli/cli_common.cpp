@@ -111,7 +111,7 @@ std::string algorithm_names() {
 
 Algorithm parse_algorithm_name(std::string_view name) {
   if (auto a = parse_algorithm(name)) return *a;
-  throw UsageError(fmt::format("unknown algorithm '{}'; valid names: auto, {}", name, algorithm_names()));
+  throw UsageError(fmt::format("unknown algorithm '{}'; valid names: auto, tune, {}", name, algorithm_names()));
 }
 
 Backend resolve_backend(std::string_view name, std::string* note) {

@@ -15,6 +15,7 @@
 #include "bench_engine.hpp"
 #include "ncu_profile.hpp"
 #include "bench_report.hpp"
+#include "bench_tune.hpp"
 #include "byte_model.hpp"
 #include "cli_common.hpp"
 #include "host_bandwidth.hpp"
@@ -59,6 +60,7 @@ struct BenchOptions {
   bool inject_fault = false;
   bool profile = false;
   ReadOptions read;  // --max-memory, for files and generators alike
+  bool tune = false;
 };
 
 // A matrix to run on: a file or a generator call, loaded only when its turn comes.
@@ -310,7 +312,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     try {
       if (!source.path.empty())
         host = load_matrix(source.path, nullptr, o.read);
-      else if (!(bound = gen::size_bound(source.kind, source.params)))
+      else if (o.tune || !(bound = gen::size_bound(source.kind, source.params)))  // --tune studies a host matrix
         host = gen::generate(source.kind, source.params);
     } catch (const Error& e) {
       // One unreadable file should not cost the rest of a suite; the exit code still reports it.
@@ -332,6 +334,15 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
         if (host) {
           fmt::print("\n[{}, {}]\n", source.label, to_string(p));
           bench::print_table_header();
+          if (o.tune) {
+            fmt::print("tuning study (Algorithm::Tune against an exhaustive sweep of its candidate space):\n");
+            try {
+              bench_tune(*host, p, settings, !o.quiet);
+            } catch (const Error& e) {
+              fmt::print(stderr, "spmv: error: --tune on {}: {}\n", source.label, e.what());
+              ++errors;
+            }
+          }
           rows = bench_matrix(*host, p, settings, source.label, progress);
         } else {
           rows = p == Precision::F64 ? bench_generated<double>(source, *bound, settings, generate_options, info,
@@ -429,10 +440,13 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                   "Use this copy bandwidth in GB/s for '% bw' instead of measuring it")
       ->check(CLI::PositiveNumber);
   add_max_memory_option(*sub, o->read);
-  sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
   sub->add_flag("--profile", o->profile,
                 "CUDA: run each verified algorithm once more under Nsight Compute (ncu) and add achieved occupancy, "
                 "warp execution efficiency, global load efficiency, L2 hit rate and DRAM throughput to the rows");
+  sub->add_flag("--tune", o->tune,
+                "Also run the tuned operator (algorithm 'tune') and compare its settled choice with an exhaustive "
+                "sweep of its candidate space: trajectory, products to settle, % of the sweep's best, tuning cost");
+  sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr (with --tune: no line per sweep point)");
   sub->add_flag("--inject-fault", o->inject_fault,
                 "Testing aid: corrupt the first entry of every verified product, so every row must fail "
                 "verification (proves the check and the exit code work)")

@@ -8,8 +8,11 @@
 namespace spmv {
 namespace {
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 29> kNames{{
+// Intent-level names first (kIntents of them), then the algorithms in declaration order.
+constexpr std::size_t kIntents = 2;
+constexpr std::array<std::pair<Algorithm, std::string_view>, 30> kNames{{
     {Algorithm::Auto, "auto"},
+    {Algorithm::Tune, "tune"},
     {Algorithm::Reference, "reference"},
     {Algorithm::RowLoop, "row-loop"},
     {Algorithm::ColumnChunked, "column-chunked"},
@@ -41,8 +44,8 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 29> kNames{{
 }};
 
 constexpr auto make_all() {
-  std::array<Algorithm, kNames.size() - 1> all{};
-  for (std::size_t i = 1; i < kNames.size(); ++i) all[i - 1] = kNames[i].first;
+  std::array<Algorithm, kNames.size() - kIntents> all{};
+  for (std::size_t i = kIntents; i < kNames.size(); ++i) all[i - kIntents] = kNames[i].first;
   return all;
 }
 constexpr auto kAll = make_all();

@@ -37,6 +37,9 @@ int auto_threads(std::int64_t nnz, const Options& options) {
   return static_cast<int>(std::clamp<std::int64_t>(nnz / kAutoNnzPerThread, 1, allowed));
 }
 
+// The algorithm Auto runs with `threads` threads.
+Algorithm auto_algorithm(int threads) { return threads == 1 ? Algorithm::RowLoop : Algorithm::MergeParallel; }
+
 // Every algorithm offers both operations.
 constexpr Algorithm kCpuAlgorithms[] = {
     Algorithm::Reference, Algorithm::RowLoop, Algorithm::ColumnChunked, Algorithm::MergeParallel,
@@ -152,10 +155,16 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
   Algorithm resolved = algorithm;
   Options chosen = options;
   std::string why;
+  if (algorithm == Algorithm::Tune) {
+    // Nothing to tune on degenerate shapes: Auto only scales y there.
+    if (a.rows == 0 || a.cols == 0 || a.nnz() == 0) return make_cpu_operator(a, Algorithm::Auto, op, options);
+    const int threads = detail::auto_threads(a.nnz(), options);
+    return detail::make_tuned_cpu_operator(a, op, options, detail::auto_algorithm(threads), threads);
+  }
   if (algorithm == Algorithm::Auto) {
     const std::int64_t nnz = a.nnz();
     chosen.threads = detail::auto_threads(nnz, options);
-    resolved = chosen.threads == 1 ? Algorithm::RowLoop : Algorithm::MergeParallel;
+    resolved = detail::auto_algorithm(chosen.threads);
     why = "auto(nnz=" + std::to_string(nnz) + " threads=" + std::to_string(chosen.threads) +
           (options.threads > 0 ? " as set" : " of " + std::to_string(std::max(1, omp_get_max_threads())) +
                                                  " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread") +

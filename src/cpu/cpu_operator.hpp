@@ -37,6 +37,13 @@ void compressed_csr_apply(const CompressedCsrMatrix<Value, Index>& m, Operation 
 template <class Value, class Index>
 CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Options& options);
 
+// Implemented in src/cpu/tuned_operator.cpp: Algorithm::Tune (docs/algorithms/tuning.md), starting
+// from Auto's choice (`auto_choice` with `auto_threads`).
+template <class Value, class Index>
+std::unique_ptr<Operator<Value, Index>> make_tuned_cpu_operator(const CsrMatrix<Value, Index>& a, Operation op,
+                                                                const Options& options, Algorithm auto_choice,
+                                                                int auto_threads);
+
 #ifdef SPMV_HAS_MKL
 // Implemented in src/cpu/mkl_baseline.cpp (compiled only with SPMV_WITH_MKL): the MKL baseline.
 template <class Value, class Index>

@@ -1,6 +1,7 @@
 #pragma once
 // Every CUDA algorithm's factory; each is defined (and explicitly instantiated for float/double x
 // int32_t/int64_t) in the file named beside it. dispatch.cu maps Algorithm -> factory.
+#include "core/auto_rule.hpp"
 #include "cuda/algorithm_base.cuh"
 
 namespace spmv::cuda {
@@ -45,5 +46,12 @@ SPMV_DECLARE_FACTORY(make_cusparse_coo_alg1)   // cusparse_baseline.cu
                                                    const Options&, cudaStream_t);                          \
   template AlgorithmPtr<double, std::int64_t> name(const CsrView<double, std::int64_t>&, Operation,       \
                                                    const Options&, cudaStream_t);
+
+// Facts of the Auto rule that the tuner (tuned_plan.cu) needs, defined in dispatch.cu beside the rule.
+// Whether Auto tries DIA for this operation, shape and hint (and so a CSR choice means DIA refused).
+bool auto_tries_dia(Operation op, const detail::RowShape& shape, int value_bytes, std::int64_t expected_applies);
+// Whether the explicit transpose's copy and build scratch fit the device memory share Auto allows.
+template <class Value, class Index>
+bool explicit_transpose_fits(const CsrView<Value, Index>& a);
 
 }  // namespace spmv::cuda

@@ -4,10 +4,15 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <type_traits>
+
+#include "core/tuner.hpp"
 
 #include "core/timing.hpp"
 #include "spmv/cuda/plan.hpp"
+#include "spmv/cuda/tuned_plan.hpp"
 
 namespace spmv {
 namespace {
@@ -38,12 +43,15 @@ class EventPair {
   cudaEvent_t start_{}, stop_{};
 };
 
-template <class Value, class Index>
+// PlanT: cuda::Plan, or cuda::TunedPlan for Algorithm::Tune.
+template <class Value, class Index, class PlanT>
 class CudaOperator final : public Operator<Value, Index> {
  public:
+  static constexpr bool kTuned = std::is_same_v<PlanT, cuda::TunedPlan<Value, Index>>;
+
   CudaOperator(const CsrMatrix<Value, Index>& a, Algorithm algorithm, Operation op, const Options& options)
       : matrix_(a, set_device(options.device)),
-        plan_(matrix_.view(), algorithm, op, options),
+        plan_(make_plan(matrix_.view(), algorithm, op, options)),
         x_(static_cast<std::size_t>(plan_.x_size())),
         y_(static_cast<std::size_t>(plan_.y_size())) {}
 
@@ -52,6 +60,10 @@ class CudaOperator final : public Operator<Value, Index> {
   Operation operation() const override { return plan_.operation(); }
   std::string policy() const override { return plan_.policy(); }
   double setup_ms() const override { return plan_.setup_ms(); }
+  std::optional<TuningReport> tuning() const override {
+    if constexpr (kTuned) return plan_.report();
+    else return std::nullopt;
+  }
   std::size_t extra_bytes() const override { return plan_.extra_bytes(); }
   std::int64_t rows() const override { return plan_.y_size(); }
   std::int64_t cols() const override { return plan_.x_size(); }
@@ -73,6 +85,13 @@ class CudaOperator final : public Operator<Value, Index> {
               const TimingOptions& options) override {
     std::lock_guard lock(mutex_);
     load(x, y);
+    if constexpr (kTuned) {  // tune first (y_ is scratch here), then time the settled choice
+      const Value a = alpha == Value(0) ? Value(1) : alpha;
+      for (int i = 0; i < 20 * detail::kMaxTuningSamples && !plan_.settled(); ++i) {
+        plan_.apply(a, x_.data(), beta, y_.data());
+        SPMV_CUDA_CHECK(cudaDeviceSynchronize());  // the samples' events are ready at the next product
+      }
+    }
     EventPair events;
     const Timing t = detail::measure(
         [&](int n) {
@@ -88,6 +107,10 @@ class CudaOperator final : public Operator<Value, Index> {
   }
 
  private:
+  static PlanT make_plan(cuda::CsrView<Value, Index> view, Algorithm algorithm, Operation op, const Options& options) {
+    if constexpr (kTuned) return PlanT(view, op, options);
+    else return PlanT(view, algorithm, op, options);
+  }
   // Runs before the members are built so that they live on the requested device.
   static cudaStream_t set_device(int device) {
     SPMV_CUDA_CHECK(cudaSetDevice(device));
@@ -103,7 +126,7 @@ class CudaOperator final : public Operator<Value, Index> {
   }
 
   cuda::DeviceCsr<Value, Index> matrix_;
-  cuda::Plan<Value, Index> plan_;
+  PlanT plan_;
   cuda::DeviceBuffer<Value> x_, y_;
   std::mutex mutex_;
 };
@@ -114,7 +137,9 @@ template <class Value, class Index>
 std::unique_ptr<Operator<Value, Index>> make_cuda_operator(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
                                                            Operation op, const Options& options) {
   if (!cuda_available()) throw Unsupported("no CUDA device is available");
-  return std::make_unique<CudaOperator<Value, Index>>(a, algorithm, op, options);
+  if (algorithm == Algorithm::Tune)
+    return std::make_unique<CudaOperator<Value, Index, cuda::TunedPlan<Value, Index>>>(a, algorithm, op, options);
+  return std::make_unique<CudaOperator<Value, Index, cuda::Plan<Value, Index>>>(a, algorithm, op, options);
 }
 
 #define SPMV_INSTANTIATE(V, I)                                                                                   \

@@ -151,7 +151,6 @@ Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max
   return detail::csr_kernel_for(detail::classify_rows(shape));
 }
 
-namespace {
 // The explicit transpose's device memory: the CSC copy plus its build's scratch (keys, two
 // permutations, CUB's radix-sort storage, about as large again).
 template <class Value, class Index>
@@ -162,7 +161,14 @@ bool explicit_transpose_fits(const CsrView<Value, Index>& a) {
   SPMV_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   return copy + scratch <= kTransposeCopyMemoryShare * double(free);
 }
-}  // namespace
+template bool explicit_transpose_fits(const CsrView<float, std::int32_t>&);
+template bool explicit_transpose_fits(const CsrView<float, std::int64_t>&);
+template bool explicit_transpose_fits(const CsrView<double, std::int32_t>&);
+template bool explicit_transpose_fits(const CsrView<double, std::int64_t>&);
+
+bool auto_tries_dia(Operation op, const detail::RowShape& shape, int value_bytes, std::int64_t expected_applies) {
+  return op == Operation::NonTranspose && detail::conversion_repaid(Algorithm::Dia, shape, value_bytes, expected_applies);
+}
 
 template <class Value, class Index>
 struct Plan<Value, Index>::Impl {
@@ -201,8 +207,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
       if (op == Operation::NonTranspose) {
         const detail::RowShape shape{matrix.rows, matrix.cols, matrix.nnz, s.mean, s.stddev, s.max, s.empty_rows};
         const int value_bytes = sizeof(Value);
-        if (detail::conversion_repaid(Algorithm::Dia, shape, value_bytes, options.expected_applies))
-          conversions.push_back(Algorithm::Dia);
+        if (auto_tries_dia(op, shape, value_bytes, options.expected_applies)) conversions.push_back(Algorithm::Dia);
         const Algorithm format = detail::format_for(detail::classify_rows(shape), shape, value_bytes,
                                                     options.expected_applies);
         if (format != Algorithm::Auto) conversions.push_back(format);

@@ -136,7 +136,7 @@ void check_against_reference(Backend backend, Algorithm algorithm, Operation op,
   }
   ASSERT_NE(oper, nullptr);
   EXPECT_EQ(oper->backend(), backend);
-  if (algorithm != Algorithm::Auto) EXPECT_EQ(oper->algorithm(), algorithm);
+  if (algorithm != Algorithm::Auto && algorithm != Algorithm::Tune) EXPECT_EQ(oper->algorithm(), algorithm);
   EXPECT_EQ(oper->operation(), op);
   ::testing::Test::RecordProperty("policy", oper->policy());
 
