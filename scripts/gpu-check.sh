@@ -8,7 +8,8 @@
 #   Auto's cross-validation sweep, bench/auto_families.py, FAMILIES_BUDGET seconds, resumed from
 #   FAMILIES_CSV when given; auto-confirm, Auto as it runs on the families; profile, the Nsight
 #   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
-#   to end, peak host RSS by /usr/bin/time -v)
+#   to end, peak host RSS by /usr/bin/time -v; tune-study, Algorithm::Tune against an exhaustive sweep;
+#   lma, the FEM local-matrix-assembly operator against CSR)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
@@ -25,7 +26,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-bench families auto-confirm profile huge "
+opt_in=" cpu-bench families auto-confirm profile huge tune-study lma "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -46,7 +47,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile || want huge; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile || want huge || want tune-study || want lma; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -147,6 +148,27 @@ if want auto-confirm; then
       > "$OUT/confirm_$applies.md" 2>&1
     grep "| all" "$OUT/confirm_$applies.md"
   done
+fi
+
+if want tune-study; then
+  # Issue 9: Algorithm::Tune against an exhaustive sweep of its space, without and with the hint.
+  for hint in 0 1000; do
+    $build/src/cli/spmv bench --backend cuda --tune --algo auto,tune --precision both --expected-applies $hint \
+      --gen poisson2d:n=2000 --gen poisson3d:n=140 --gen stencil27:n=90 \
+      --gen random_uniform:rows=1000000,cols=1000000,per_row=16 --gen rmat:scale=20,edge_factor=16 -q \
+      --csv "$OUT/tune_$hint.csv" > "$OUT/tune_$hint.log" 2>&1
+    note "tune study (expected applies $hint) rc=$?"
+    grep -E "^\[|settled|of the sweep|cost" "$OUT/tune_$hint.log" | head -40
+  done
+fi
+
+if want lma; then
+  # Issue 9: the local-matrix-assembly operator against the CSR algorithms on the same FEM problems.
+  $build/src/cli/spmv bench --gen fem3d:n=160 --gen fem2d:n=2001 --lma --backend cuda \
+    --algo auto,csr-scalar,csr-vector,merge-path,sell,dia,cusparse-csr-alg1,cusparse-coo-alg1 --precision both \
+    --csv "$OUT/lma.csv" > "$OUT/lma.log" 2>&1
+  note "lma bench rc=$?"
+  grep -E "^\[|^(auto|csr|merge|sell|dia|cusparse|lma)" "$OUT/lma.log" | cut -c1-150 | head -50
 fi
 
 if want huge; then

@@ -58,5 +58,13 @@ def dense_rows(
     seed: _Number = ..., dtype: npt.DTypeLike = ..., device: Device = ..., algorithm: str = ...,
     options: Optional[Mapping[str, int]] = ...,
 ) -> Matrix: ...
+def fem2d(
+    *, distortion: _Number = ..., kappa_amplitude: _Number = ..., n: _Number = ..., dtype: npt.DTypeLike = ...,
+    device: Device = ..., algorithm: str = ..., options: Optional[Mapping[str, int]] = ...,
+) -> Matrix: ...
+def fem3d(
+    *, distortion: _Number = ..., kappa_amplitude: _Number = ..., n: _Number = ..., dtype: npt.DTypeLike = ...,
+    device: Device = ..., algorithm: str = ..., options: Optional[Mapping[str, int]] = ...,
+) -> Matrix: ...
 
 __all__: list[str]

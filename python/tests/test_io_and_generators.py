@@ -97,6 +97,8 @@ SMALL = {
     "long_rows": {"rows": 60, "cols": 80, "long_rows": 2, "long_length": 70, "short_length": 3, "seed": 5},
     "mostly_empty": {"rows": 100, "cols": 50, "nonempty_fraction": 0.1, "per_row": 4, "seed": 6},
     "dense_rows": {"n": 60, "dense_rows": 2, "dense_fraction": 0.5, "per_row": 2, "seed": 7},
+    "fem2d": {"n": 6, "kappa_amplitude": 0.25, "distortion": 0.05},
+    "fem3d": {"n": 4, "kappa_amplitude": 0.5, "distortion": 0.0},
 }
 
 

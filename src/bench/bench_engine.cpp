@@ -78,7 +78,7 @@ int planned_rows(const BenchSettings& s) {
   int rows = 0;
   for (Algorithm a : s.algorithms)
     rows += s.sweep && has_block_size(s.backend, a) ? static_cast<int>(s.block_sizes.size()) : 1;
-  return rows;
+  return rows + (s.lma ? 1 : 0);
 }
 
 namespace {
@@ -318,6 +318,105 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
   return rows;
 }
 
+namespace {
+
+// The LMA row of bench_fem. The reference is the assembled matrix's (Problem), the bound that of the
+// element sums: c*eps*(|beta||y0_i| + |alpha| M_i) with M_i = sum_{e,b} |K_e[a][b] x_b| and c =
+// 2*(terms_i + 2), which also covers the difference between rounding the assembled sums and rounding
+// each K_e (tests/common/lma_check.hpp gives the argument).
+template <class Value, class Index>
+BenchRow lma_row(const fem::FemProblem<Value, Index>& p, const BenchSettings& s, const std::string& label) {
+  const Precision precision = sizeof(Value) == 4 ? Precision::F32 : Precision::F64;
+  BenchRow row;
+  row.precision = std::string(to_string(precision));
+  row.index_type = sizeof(Index) == 4 ? "int32" : "int64";
+  row.op = std::string(to_string(s.op));  // the matrix is symmetric: A^T x = A x
+  row.alpha = s.alpha;
+  row.beta = s.beta;
+  row.algorithm = row.resolved = "lma";
+  row.model_bytes = lma_minimal_bytes(p.elements, p.nodes_per_element, p.unknowns, sizeof(Value), sizeof(Index),
+                                      s.beta != 0.0);
+  try {
+    const Problem<Value, Index> problem(p.matrix, s.op, s.alpha, s.beta);
+    const fem::LmaReference lma = fem::lma_reference(p, static_cast<double>(problem.alpha), std::span<const Value>(problem.x),
+                                                     static_cast<double>(problem.beta), std::span<const Value>(problem.y0));
+    std::vector<double> bound(lma.magnitude.size());
+    const double eps = std::numeric_limits<Value>::epsilon();
+    for (std::size_t i = 0; i < bound.size(); ++i) {
+      const double y_term = s.beta == 0 ? 0.0 : std::abs(s.beta) * std::abs(static_cast<double>(problem.y0[i]));
+      bound[i] = 2.0 * static_cast<double>(lma.terms[i] + 2) * eps * (y_term + std::abs(s.alpha) * lma.magnitude[i]);
+    }
+    auto op = fem::make_lma_operator(s.backend, p, s.options);
+    row.policy = op->policy();
+    row.setup_ms = op->setup_ms();
+    std::vector<Value> y = s.beta == 0.0 ? std::vector<Value>(problem.y0.size(), std::numeric_limits<Value>::quiet_NaN())
+                                         : problem.y0;
+    op->apply(problem.alpha, problem.x, problem.beta, y);
+    if (s.inject_fault && !y.empty()) y[0] += Value(1) + std::abs(y[0]);
+    const Check check = check_result(y, problem.expected, bound);
+    row.error_ratio = check.ratio;
+    row.max_abs_error = check.max_abs_error;
+    if (!check.ok) {
+      row.status = RowStatus::Failed;
+      row.message = fmt::format("entry {}: got {:.17g}, expected {:.17g}, bound {:.3g}", check.worst,
+                                static_cast<double>(y[check.worst]), problem.expected[check.worst], bound[check.worst]);
+      if (s.print_rows)
+        fmt::print(stderr, "\n*** VERIFICATION FAILED: lma on {} ({}): {} ***\n\n", label, row.precision, row.message);
+      return row;
+    }
+    y.assign(problem.y0.begin(), problem.y0.end());
+    const Timing t = op->time(problem.alpha, problem.x, problem.beta, y, s.timing);
+    row.median_ms = t.median_ms;
+    row.min_ms = t.min_ms;
+    row.max_ms = t.max_ms;
+    row.repetitions = t.repetitions;
+    row.iterations = t.iterations;
+    const double seconds = t.median_ms * 1e-3;
+    if (seconds > 0) {
+      row.gflops = 2.0 * static_cast<double>(fem::lma_multiply_adds(p)) / seconds / 1e9;
+      row.gbs = static_cast<double>(row.model_bytes) / seconds / 1e9;
+      if (s.bandwidth_gbs > 0) row.pct_bandwidth = 100.0 * row.gbs / s.bandwidth_gbs;
+    }
+  } catch (const Unsupported& e) {
+    row.status = RowStatus::Skipped;
+    row.message = e.what();
+  } catch (const Error& e) {
+    row.status = RowStatus::Error;
+    row.message = e.what();
+    if (s.print_rows) fmt::print(stderr, "error: lma on {}: {}\n", label, e.what());
+  } catch (const std::bad_alloc&) {
+    row.status = RowStatus::Error;
+    row.message = "out of memory";
+    if (s.print_rows) fmt::print(stderr, "error: lma on {}: out of memory\n", label);
+  }
+  return row;
+}
+
+}  // namespace
+
+template <class Value, class Index>
+std::vector<BenchRow> bench_fem(const fem::FemProblem<Value, Index>& p, const BenchSettings& settings,
+                                const std::string& label, Progress& progress) {
+  BenchSettings csr = settings;
+  csr.lma = false;
+  std::vector<BenchRow> rows = bench_matrix(p.matrix, csr, label, progress);
+  if (!settings.lma) return rows;
+  ++progress.done;
+  if (!settings.quiet)
+    fmt::print(stderr, "[{}/{}] lma ({}, {}) ...\n", progress.done, progress.total, label, sizeof(Value) == 4 ? "f32" : "f64");
+  BenchRow row = lma_row(p, settings, label);
+  const BenchRow* best_vendor = nullptr;
+  for (const BenchRow& r : rows)
+    if (r.vendor && r.status == RowStatus::Ok && (!best_vendor || r.median_ms < best_vendor->median_ms)) best_vendor = &r;
+  if (best_vendor && row.status == RowStatus::Ok && row.median_ms > 0) {
+    row.speedup_vs_vendor = best_vendor->median_ms / row.median_ms;
+    row.vendor_baseline = best_vendor->display_name();
+  }
+  if (settings.print_rows) print_table_row(row);
+  rows.push_back(std::move(row));
+  return rows;
+}
+
 std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, const BenchSettings& settings,
                                    const std::string& label, Progress& progress) {
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
@@ -331,6 +430,15 @@ std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, con
 #define SPMV_INSTANTIATE(V, I)                                                                           \
   template std::vector<BenchRow> bench_matrix(const CsrMatrix<V, I>&, const BenchSettings&, const std::string&, \
                                               Progress&);
+SPMV_INSTANTIATE(float, std::int32_t)
+SPMV_INSTANTIATE(float, std::int64_t)
+SPMV_INSTANTIATE(double, std::int32_t)
+SPMV_INSTANTIATE(double, std::int64_t)
+#undef SPMV_INSTANTIATE
+
+#define SPMV_INSTANTIATE(V, I)                                                                            \
+  template std::vector<BenchRow> bench_fem(const fem::FemProblem<V, I>&, const BenchSettings&, const std::string&, \
+                                           Progress&);
 SPMV_INSTANTIATE(float, std::int32_t)
 SPMV_INSTANTIATE(float, std::int64_t)
 SPMV_INSTANTIATE(double, std::int32_t)

@@ -10,6 +10,7 @@
 
 #include "bench_row.hpp"
 #include "spmv/csr.hpp"
+#include "spmv/fem.hpp"
 #include "spmv/operator.hpp"
 
 namespace spmv::bench {
@@ -35,6 +36,7 @@ struct BenchSettings {
   bool quiet = false;       // no progress lines on stderr
   bool print_rows = true;   // table rows on stdout, failures on stderr (false for library callers)
   bool inject_fault = false;  // testing aid: corrupt each verified product, which must then fail
+  bool lma = false;  // FEM problems: one more row per matrix and precision, the LMA operator (bench_fem)
 };
 
 // The algorithm list of a run: no names -> auto plus the backend's vendor baselines; "all" -> every
@@ -66,6 +68,14 @@ std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed);
 template <class Value, class Index>
 std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const BenchSettings& settings,
                                    const std::string& label, Progress& progress);
+// A FEM problem: the rows of bench_matrix on its assembled matrix, then one row "lma" for the local
+// matrix assembly operator on the same backend, verified against the same reference (the assembled
+// matrix's product; bound over the LMA's own terms, fem::lma_reference) and timed the same way, with its
+// own byte model and FLOPs (byte_model.hpp: lma_minimal_bytes) and its speed-up over the best vendor row.
+template <class Value, class Index>
+std::vector<BenchRow> bench_fem(const fem::FemProblem<Value, Index>& p, const BenchSettings& settings,
+                                const std::string& label, Progress& progress);
+
 // The same from a double / 64-bit matrix: converted to `precision` with 32-bit indices where the sizes
 // fit them (one converted copy; none for f64 with 64-bit indices).
 std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, const BenchSettings& settings,

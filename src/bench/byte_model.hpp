@@ -27,4 +27,20 @@ inline std::uint64_t minimal_bytes(std::int64_t rows, std::int64_t cols, std::in
   return bytes;
 }
 
+// The FEM local-matrix-assembly operator (`spmv bench --lma`, docs/algorithms/lma.md): every element's
+// dense matrix and unknown map once, x and y once (the gathers of x and the scatters into y are counted
+// once per entry, as the CSR model counts x once).
+inline constexpr std::string_view kLmaByteModelDescription =
+    "lma: bytes = elements*npe^2*sizeof value + elements*npe*sizeof index + 2*unknowns*sizeof value "
+    "[+ unknowns*sizeof value when beta != 0]; GFLOP/s = 2*(sum over elements of its unknowns^2)/time";
+
+inline std::uint64_t lma_minimal_bytes(std::int64_t elements, int nodes_per_element, std::int64_t unknowns,
+                                       std::size_t value_size, std::size_t index_size, bool beta_nonzero) {
+  const auto n = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  const auto npe = static_cast<std::uint64_t>(nodes_per_element);
+  std::uint64_t bytes = n(elements) * npe * (npe * value_size + index_size) + 2 * n(unknowns) * value_size;
+  if (beta_nonzero) bytes += n(unknowns) * value_size;
+  return bytes;
+}
+
 }  // namespace spmv::bench

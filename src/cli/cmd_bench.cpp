@@ -20,6 +20,7 @@
 #include "cli_common.hpp"
 #include "host_bandwidth.hpp"
 #include "spmv/error.hpp"
+#include "spmv/fem.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/stats.hpp"
 #if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
@@ -59,6 +60,7 @@ struct BenchOptions {
   bool quiet = false;
   bool inject_fault = false;
   bool profile = false;
+  bool lma = false;
   ReadOptions read;  // --max-memory, for files and generators alike
   bool tune = false;
 };
@@ -227,6 +229,31 @@ std::vector<BenchRow> bench_generated(const Source& source, const gen::SizeBound
   return bench_generated<Value, std::int64_t>(source, settings, options, info, header_printed, progress);
 }
 
+// --lma: the FEM problem (assembled matrix and element data) in the precision's value type, with 32-bit
+// indices when its sizes fit them; the CSR algorithms run on the assembled matrix, then the LMA operator.
+template <class Value>
+std::vector<BenchRow> bench_fem_source(const Source& source, const BenchSettings& settings,
+                                       const gen::GenerateOptions& options, MatrixInfo& info, bool& header_printed,
+                                       Progress& progress) {
+  const fem::MeshParams mesh = fem::mesh_params(source.kind, source.params);
+  const fem::Sizes sizes = fem::sizes(mesh);
+  const fem::BuildOptions build{.element_data = true, .threads = options.threads, .max_memory = options.max_memory};
+  const auto run = [&](const auto& p) {
+    if (!header_printed) {
+      info.stats = compute_stats(p.matrix);
+      print_matrix_header(info, sizeof(p.matrix.row_ptr[0]) == 4);
+      fmt::print("LMA data: {} elements of {} nodes ({} unknowns)\n", p.elements, p.nodes_per_element, p.unknowns);
+      header_printed = true;
+    }
+    fmt::print("\n[{}, {}]\n", source.label, sizeof(Value) == 4 ? "f32" : "f64");
+    bench::print_table_header();
+    return bench::bench_fem(p, settings, source.label, progress);
+  };
+  if (fits_index<std::int32_t>(sizes.unknowns, sizes.unknowns, sizes.nnz))
+    return run(fem::build<Value, std::int32_t>(mesh, build));
+  return run(fem::build<Value, std::int64_t>(mesh, build));
+}
+
 int run_bench(const BenchOptions& o, const std::string& command_line) {
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);
@@ -248,6 +275,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.block_sizes = o.block_sizes;
   settings.quiet = o.quiet;
   settings.inject_fault = o.inject_fault;
+  settings.lma = o.lma;
 
   std::vector<Precision> precisions;
   if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
@@ -263,6 +291,10 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     auto [kind, params] = parse_generator_spec(spec);
     sources.push_back(generator_source(kind, params));
   }
+  if (o.lma)
+    for (const Source& source : sources)
+      if (!fem::is_fem_kind(source.kind))
+        throw UsageError(fmt::format("--lma runs on FEM problems: '{}' is not --gen fem2d or fem3d", source.label));
   if (sources.empty()) {
     const std::int64_t n = backend == Backend::Cuda ? kDefaultPoissonCuda : kDefaultPoissonCpu;
     sources.push_back(generator_source("poisson2d", {{"n", static_cast<double>(n)}}));
@@ -285,6 +317,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     fmt::print("--sweep: the CPU algorithms have no block size; each runs once\n");
   fmt::print("op: y = {}*{}*x + {}*y; timing: median of {} samples after {} warm-up products; byte model: {}\n",
              o.alpha, o.transpose ? "A^T" : "A", o.beta, o.reps, o.warmup, bench::kByteModelDescription);
+  if (o.lma) fmt::print("{}\n", bench::kLmaByteModelDescription);
 
   Progress progress;
   progress.total = static_cast<int>(sources.size() * precisions.size()) * planned_rows(settings);
@@ -312,6 +345,8 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     try {
       if (!source.path.empty())
         host = load_matrix(source.path, nullptr, o.read);
+      else if (o.lma)
+        fem::sizes(fem::mesh_params(source.kind, source.params));  // checks the parameters; built per precision
       else if (o.tune || !(bound = gen::size_bound(source.kind, source.params)))  // --tune studies a host matrix
         host = gen::generate(source.kind, source.params);
     } catch (const Error& e) {
@@ -331,7 +366,11 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     for (Precision p : precisions) {
       std::vector<BenchRow> rows;
       try {
-        if (host) {
+        if (o.lma) {
+          rows = p == Precision::F64
+                     ? bench_fem_source<double>(source, settings, generate_options, info, header_printed, progress)
+                     : bench_fem_source<float>(source, settings, generate_options, info, header_printed, progress);
+        } else if (host) {
           fmt::print("\n[{}, {}]\n", source.label, to_string(p));
           bench::print_table_header();
           if (o.tune) {
@@ -447,6 +486,10 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                 "Also run the tuned operator (algorithm 'tune') and compare its settled choice with an exhaustive "
                 "sweep of its candidate space: trajectory, products to settle, % of the sweep's best, tuning cost");
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr (with --tune: no line per sweep point)");
+  sub->add_flag("--lma", o->lma,
+                "FEM problems (--gen fem2d|fem3d): after the CSR algorithms on the assembled matrix, one row 'lma' for "
+                "the local-matrix-assembly operator on the same problem, with its own byte model and FLOPs "
+                "(docs/algorithms/lma.md)");
   sub->add_flag("--inject-fault", o->inject_fault,
                 "Testing aid: corrupt the first entry of every verified product, so every row must fail "
                 "verification (proves the check and the exit code work)")

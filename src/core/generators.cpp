@@ -33,6 +33,7 @@
 
 #include "core/memory_budget.hpp"
 #include "spmv/error.hpp"
+#include "spmv/fem.hpp"
 
 namespace spmv::gen {
 namespace {
@@ -887,6 +888,17 @@ const std::vector<Entry>& registry() {
                                      real_param(k, p, "dense_fraction"), int_param(k, p, "per_row"),
                                      seed_param(k, p, "seed"));
                  }});
+    // FEM stiffness matrices (src/core/fem.cpp; the LMA element data comes from fem::build directly).
+    for (const char* kind : {"fem2d", "fem3d"}) {
+      const fem::MeshParams d = fem::mesh_params(kind, {});
+      e.push_back({{kind, std::string("P1 FEM -div(kappa grad u), Dirichlet, on a distorted ") +
+                              (d.dim == 2 ? "n^2-cell triangle" : "n^3-cell tetrahedron") + " mesh: (n-1)^" +
+                              std::to_string(d.dim) + " rows (docs/algorithms/lma.md)",
+                    {{"n", static_cast<double>(d.n)}, {"kappa_amplitude", d.kappa_amplitude}, {"distortion", d.distortion}}},
+                   [](const char* k, const Params& p) {
+                     return fem::build<double, std::int64_t>(fem::mesh_params(k, p), {.element_data = false}).matrix;
+                   }});
+    }
     return e;
   }();
   return entries;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "spmv/fem.hpp"
 #include "spmv/matrix_market.hpp"
 #include "spmv/operator.hpp"
 
@@ -347,6 +348,36 @@ TEST_F(Cli, BenchVerificationFailureIsLoudAndFails) {
   const auto rows = read_csv(file("out.csv"));
   ASSERT_EQ(rows.size(), 2u);  // the second row still ran after the first failed
   for (const auto& row : rows) EXPECT_EQ(row.at("verified"), "FAILED");
+}
+
+// --lma: the CSR rows on the assembled matrix, then one verified and timed LMA row with its own byte
+// model; a broken product fails it; a matrix that is not a FEM problem is refused.
+TEST_F(Cli, BenchLmaRowNextToTheCsrRows) {
+  const CliResult r = run("bench --gen fem2d:n=9 --gen fem3d:n=4 --lma --backend cpu --algo row-loop --precision both "
+                          "--beta 0.5 --reps 7 --warmup 1 --min-sample-ms 0.2 --bandwidth 10 --quiet --csv " +
+                          arg("out.csv"));
+  EXPECT_OK(r);
+  const auto rows = read_csv(file("out.csv"));
+  ASSERT_EQ(rows.size(), 8u);  // 2 problems x 2 precisions x (row-loop, lma)
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.at("matrix") + " " + row.at("precision") + " " + row.at("algorithm"));
+    EXPECT_EQ(row.at("verified"), "ok") << row.at("message");
+    EXPECT_GT(std::stod(row.at("gflops")), 0.0);
+  }
+  // fem2d n=9: 64 unknowns; the byte model of the f64 / int32 row:
+  // elements * (9 * 8 + 3 * 4) + 3 * 64 * 8 (x, y written, y read for beta != 0).
+  const auto elements = spmv::fem::sizes({2, 9, 0.5, 0.05}).elements;
+  EXPECT_EQ(rows[1].at("algorithm"), "lma");
+  EXPECT_EQ(rows[1].at("model_bytes"), std::to_string(elements * (9 * 8 + 3 * 4) + 3 * 64 * 8));
+
+  const CliResult fault = run("bench --gen fem2d:n=6 --lma --backend cpu --algo row-loop --reps 7 --bandwidth 10 "
+                              "--quiet --inject-fault");
+  EXPECT_EQ(fault.exit_code, 2) << fault.out << fault.err;
+  EXPECT_NE(fault.err.find("VERIFICATION FAILED: lma"), std::string::npos) << fault.err;
+
+  const CliResult refused = run("bench --gen poisson2d:n=6 --lma --backend cpu");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("--lma runs on FEM problems"), std::string::npos) << refused.err;
 }
 
 TEST_F(Cli, BenchSkipsRefusedFormats) {

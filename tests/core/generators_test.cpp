@@ -271,7 +271,8 @@ TEST(Generators, RegistryCoversEveryGenerator) {
     EXPECT_FALSE(g.defaults.empty());
   }
   const std::set<std::string> expected{"poisson2d", "poisson3d", "stencil27", "random_uniform", "rmat",
-                                       "banded",    "long_rows", "mostly_empty", "dense_rows"};
+                                       "banded",    "long_rows", "mostly_empty", "dense_rows",
+                                       "fem2d",     "fem3d"};
   EXPECT_EQ(names, expected);
   const auto& rmat = *std::find_if(spmv::gen::generators().begin(), spmv::gen::generators().end(),
                                    [](auto& g) { return g.name == "rmat"; });

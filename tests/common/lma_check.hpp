@@ -1,0 +1,48 @@
+#pragma once
+// The LMA operator's oracle, shared by the CPU and CUDA tests: the product of the assembled matrix
+// (GMA, built in double) compared with the operator's result under the error bound of
+// error_bound.hpp, taken over the LMA's own terms.
+//
+// Why the LMA's terms: y_i = sum_{e at i} sum_b K_e[a][b] x_b is not a reordering of sum_j a_ij x_j
+// (a_ij = sum_e K_e[a][b] is summed first in the GMA), and with cancellation sum_e sum_b |K_e x| can
+// exceed sum_j |a_ij x_j|. Against the exact product the LMA's error is at most gamma_{n+2} times
+// M_i = sum |K_e[a][b] x_b| (n = terms of row i), its stored K_e in Value are within eps/2 of the
+// double ones (one more eps * M_i), and the double GMA's own assembly and product add
+// gamma_{24 + 15} * M_i in double. check_error_bound allows 2 * (n + 2) * eps(Value) * (|beta y0_i| +
+// |alpha| M_i) (plus underflow), which covers all of them (n >= 3 for every row with an element).
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/error_bound.hpp"
+#include "spmv/csr.hpp"
+#include "spmv/fem.hpp"
+
+namespace spmv::test {
+
+// y_ref = alpha * A x + beta * y0 in double; alpha == 0 reads no x, beta == 0 no y0 (both may be NaN).
+template <class Value>
+std::vector<double> gma_product(const CsrMatrix<double, std::int64_t>& a, double alpha, std::span<const Value> x,
+                                double beta, std::span<const Value> y0) {
+  std::vector<double> y(static_cast<std::size_t>(a.rows), 0.0);
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    double s = 0;
+    if (alpha != 0)
+      for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) s += a.values[k] * static_cast<double>(x[a.col_idx[k]]);
+    y[i] = (alpha == 0 ? 0.0 : alpha * s) + (beta == 0 ? 0.0 : beta * static_cast<double>(y0[i]));
+  }
+  return y;
+}
+
+template <class Value, class Index>
+BoundReport check_lma(const fem::FemProblem<Value, Index>& p, const CsrMatrix<double, std::int64_t>& gma,
+                      double alpha, std::span<const Value> x, double beta, std::span<const Value> y0,
+                      std::span<const Value> y) {
+  const std::vector<double> ref = gma_product(gma, alpha, x, beta, y0);
+  const fem::LmaReference lma = fem::lma_reference(p, alpha, x, beta, y0);
+  return check_error_bound(y, std::span<const double>(ref), y0, std::span<const double>(lma.magnitude),
+                           std::span<const std::int64_t>(lma.terms), alpha, beta);
+}
+
+}  // namespace spmv::test
