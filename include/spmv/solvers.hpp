@@ -23,8 +23,10 @@
 #include <string_view>
 #include <vector>
 
+#include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/linear_operator.hpp"
+#include "spmv/operator.hpp"
 
 namespace spmv {
 
@@ -71,6 +73,7 @@ struct SolverResult {
   double ms_per_iteration = 0;    // time of the iteration loop / iterations
   double apply_share = 0;         // share of the loop's time spent in the operator's apply (0..1)
   std::string breakdown;          // empty unless the method stopped on a breakdown: which quantity
+  std::string algorithm;          // solve_csr: the SpMV algorithm and policy that ran (empty otherwise)
 };
 
 // The diagonal of a square CSR matrix (duplicates summed, absent entries 0), for Jacobi.
@@ -86,5 +89,17 @@ std::vector<Value> matrix_diagonal(const CsrMatrix<Value, Index>& a);
 template <class Value>
 SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::span<Value> x,
                    const SolverOptions& options = {}, std::span<const Value> diagonal = {});
+
+// "merge-path <policy>": an algorithm and its policy as SolverResult::algorithm holds them.
+std::string algorithm_label(Algorithm algorithm, const std::string& policy);
+
+// A CSR matrix on a backend, vectors on the host: builds the operator (`algorithm`, Auto resolved
+// by its rule, with `options`: pass options.expected_applies to let Auto convert formats), takes the
+// diagonal from the matrix when Jacobi is asked for, and solves. On CUDA, A, b, x0 and the diagonal
+// are uploaded once, the solve runs on the device (spmv::cuda::solve) and x is downloaded at the end.
+// result.algorithm names what ran. Without the CUDA backend, Backend::Cuda throws Unsupported.
+template <class Value, class Index>
+SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algorithm algorithm, const Options& options,
+                       std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options = {});
 
 }  // namespace spmv

@@ -68,8 +68,7 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
     } else if (!std::isfinite(beta)) {
       run.stopped_on_breakdown(kBreakdownNonFinite);
       return;
-    } else if (beta <= run.stop_norm()) {
-      run.step(k, beta);  // records the converged residual (the iteration count is unchanged)
+    } else if (run.replace_last_residual(beta)) {
       return;
     }
     const auto inv_beta = static_cast<Value>(1.0 / beta);

@@ -44,6 +44,15 @@ std::optional<Preconditioner> parse_preconditioner(std::string_view name) {
   return std::nullopt;
 }
 
+std::string algorithm_label(Algorithm algorithm, const std::string& policy) {
+  std::string label(to_string(algorithm));
+  if (!policy.empty()) {
+    label += ' ';
+    label += policy;
+  }
+  return label;
+}
+
 template <class Value, class Index>
 std::vector<Value> matrix_diagonal(const CsrMatrix<Value, Index>& a) {
   if (a.rows != a.cols)

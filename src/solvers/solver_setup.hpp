@@ -67,6 +67,16 @@ class CpuRun {
     return record(k, residual_norm);
   }
 
+  // GMRES at a restart: the true residual norm replaces the last iteration's Givens estimate (the
+  // iteration count is unchanged). True when it meets the tolerance.
+  bool replace_last_residual(double residual_norm) {
+    const double relative = residual_norm / b_norm_;
+    result_.recurrence_residual = relative;
+    if (options_.record_history && !result_.history.empty()) result_.history.back() = relative;
+    result_.converged = residual_norm <= stop_norm();
+    return result_.converged;
+  }
+
   bool stopped_on_breakdown(const char* reason) {
     result_.breakdown = reason;
     return true;
