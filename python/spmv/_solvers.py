@@ -40,7 +40,7 @@ def _as_matrix(A, algorithm):
     except ImportError:  # pragma: no cover - SciPy is a dependency of the tests only
         sp = None
     if sp is not None and sp.issparse(A):
-        return Matrix.from_scipy(A, algorithm=algorithm)
+        return Matrix.from_scipy(A, algorithm=algorithm or "auto")
     raise TypeError(f"A must be an spmv.Matrix or a SciPy sparse matrix, got {type(A).__name__}")
 
 
