@@ -160,7 +160,7 @@ TEST(CudaSolversDevice, PlanOperatorBadInputAndZeroRhs) {
   const std::size_t n = a.rows;
   std::vector<double> b(n, 1.0), zero(n, 0.0);
   b[7] = std::numeric_limits<double>::quiet_NaN();
-  cuda::DeviceBuffer<double> db(std::span<const double>(b)), dx(std::span<const double>(zero));
+  cuda::DeviceBuffer<double> db{std::span<const double>(b)}, dx{std::span<const double>(zero)};
   try {
     cuda::solve<double>(op, db.data(), dx.data());
     ADD_FAILURE() << "NaN in b accepted";
@@ -171,7 +171,7 @@ TEST(CudaSolversDevice, PlanOperatorBadInputAndZeroRhs) {
   diagonal[11] = 0;
   b[7] = 1.0;
   db.upload(b);
-  cuda::DeviceBuffer<double> dd(std::span<const double>(diagonal));
+  cuda::DeviceBuffer<double> dd{std::span<const double>(diagonal)};
   SolverOptions o;
   o.preconditioner = Preconditioner::Jacobi;
   try {
