@@ -6,6 +6,7 @@
     y = A @ cupy_x                                    # CuPy in, CuPy out (GPU, no host copies)
     A.apply(x, y, alpha=2.0, beta=1.0)                # in place
     scipy.sparse.linalg.cg(A.aslinearoperator(), b)
+    x, info = spmv.cg(A, b, M="jacobi", tol=1e-8)     # spmv's own solvers (also bicgstab, gmres)
 
 Errors: ValueError for bad arguments, spmv.ParseError (a ValueError) for malformed Matrix Market
 files, spmv.UnsupportedError (a RuntimeError) for requests the library cannot honour (an algorithm a
@@ -15,6 +16,7 @@ backend does not offer, no CUDA device), spmv.CudaError (a RuntimeError) for fai
 from . import _core
 from ._core import CudaError, ParseError, UnsupportedError
 from ._matrix import Matrix, read_matrix_market
+from ._solvers import SolveInfo, bicgstab, cg, gmres
 from ._tools import algorithms, bench, cuda_available, info
 from . import generate
 
@@ -32,6 +34,10 @@ __all__ = [
     "bench",
     "algorithms",
     "cuda_available",
+    "cg",
+    "bicgstab",
+    "gmres",
+    "SolveInfo",
     "ParseError",
     "UnsupportedError",
     "CudaError",

@@ -5,6 +5,10 @@ from ._core import ParseError as ParseError
 from ._core import UnsupportedError as UnsupportedError
 from ._matrix import Matrix as Matrix
 from ._matrix import read_matrix_market as read_matrix_market
+from ._solvers import SolveInfo as SolveInfo
+from ._solvers import bicgstab as bicgstab
+from ._solvers import cg as cg
+from ._solvers import gmres as gmres
 from ._tools import algorithms as algorithms
 from ._tools import bench as bench
 from ._tools import cuda_available as cuda_available

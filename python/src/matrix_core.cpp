@@ -2,6 +2,7 @@
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <limits>
@@ -16,7 +17,9 @@
 #include "spmv/error.hpp"
 
 #if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
+#include "spmv/cuda/linear_operator.hpp"
 #include "spmv/cuda/plan.hpp"
+#include "spmv/cuda/solvers.hpp"
 #include "spmv/cuda/tuned_plan.hpp"
 #define SPMV_PYTHON_CUDA 1
 #else
@@ -174,6 +177,72 @@ class TypedMatrix final : public MatrixCore {
 #else
     (void)algorithm, (void)alpha, (void)beta, (void)stream;
     require_cuda_device(ordinal);
+#endif
+  }
+
+  SolverResult solve_host(Target target, Algorithm algorithm, const SolverOptions& options, ConstHostVector b,
+                          HostVector x) override {
+    require_dtype<Value>(b.dtype(), "b");
+    require_dtype<Value>(x.dtype(), "x");
+    const std::span<const Value> bs(static_cast<const Value*>(b.data()), b.shape(0));
+    const std::span<Value> xs(static_cast<Value*>(x.data()), x.shape(0));
+    std::vector<Value> diagonal;
+    if (options.preconditioner == Preconditioner::Jacobi && a_.rows == a_.cols) diagonal = matrix_diagonal(a_);
+    if (target.backend == Backend::Cpu) {
+      Operator<Value, Index>& oper = cpu_entry(algorithm, Operation::NonTranspose);
+      SolverResult r;
+      {
+        nb::gil_scoped_release release;  // the progress callback takes the GIL back when it runs
+        r = solve<Value>(oper, bs, xs, options, diagonal);
+      }
+      r.algorithm = algorithm_label(oper.algorithm(), oper.policy());
+      return r;
+    }
+#if SPMV_PYTHON_CUDA
+    check_sizes(a_.rows, a_.cols, Operation::NonTranspose, xs.size(), bs.size());
+    cuda::Plan<Value, Index>& plan = cuda_entry(target.ordinal, algorithm, Operation::NonTranspose, nullptr);
+    nb::gil_scoped_release release;
+    DeviceGuard guard(target.ordinal);
+    cuda::PlanOperator<Value, Index> op(plan);
+    cuda::DeviceBuffer<Value> db(bs), dx(std::span<const Value>(xs.data(), xs.size())), dd;
+    if (!diagonal.empty()) dd = cuda::DeviceBuffer<Value>(std::span<const Value>(diagonal));
+    SolverResult r = cuda::solve<Value>(op, db.data(), dx.data(), options, dd.size() ? dd.data() : nullptr, nullptr);
+    dx.download(xs);
+    r.algorithm = algorithm_label(plan.algorithm(), plan.policy());
+    return r;
+#else
+    require_cuda_device(target.ordinal);
+    return {};
+#endif
+  }
+
+  SolverResult solve_device(int ordinal, Algorithm algorithm, const SolverOptions& options, DeviceVector b,
+                            DeviceVector x, std::uintptr_t stream) override {
+    check_sizes(a_.rows, a_.cols, Operation::NonTranspose, x.size, b.size);
+#if SPMV_PYTHON_CUDA
+    require_cuda_device(ordinal);
+    DeviceGuard guard(ordinal);
+    check_device_vector(b.address, b.size, sizeof(Value), ordinal, "b");
+    check_device_vector(x.address, x.size, sizeof(Value), ordinal, "x");
+    check_no_overlap(b.address, b.size * sizeof(Value), x.address, x.size * sizeof(Value));
+    std::vector<Value> diagonal;
+    if (options.preconditioner == Preconditioner::Jacobi && a_.rows == a_.cols) diagonal = matrix_diagonal(a_);
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
+    cuda::Plan<Value, Index>& plan = cuda_entry(ordinal, algorithm, Operation::NonTranspose, s);
+    nb::gil_scoped_release release;
+    if (b.stream) stream_wait(stream, b.stream);
+    if (x.stream) stream_wait(stream, x.stream);
+    cuda::PlanOperator<Value, Index> op(plan);
+    cuda::DeviceBuffer<Value> dd;
+    if (!diagonal.empty()) dd = cuda::DeviceBuffer<Value>(std::span<const Value>(diagonal), s);
+    SolverResult r = cuda::solve<Value>(op, reinterpret_cast<const Value*>(b.address), reinterpret_cast<Value*>(x.address),
+                                        options, dd.size() ? dd.data() : nullptr, s);
+    r.algorithm = algorithm_label(plan.algorithm(), plan.policy());
+    return r;
+#else
+    (void)algorithm, (void)options, (void)stream;
+    require_cuda_device(ordinal);
+    return {};
 #endif
   }
 
@@ -355,6 +424,50 @@ Target target_from(const std::string& backend, int ordinal) {
   throw InvalidArgument("unknown device '" + backend + "'; expected 'cpu' or 'cuda'");
 }
 
+// The solver settings spmv/_solvers.py passes: method, preconditioner, tol, maxiter, restart,
+// history, progress_every, callback (None or callable(iteration, residual)), check_every.
+SolverOptions solver_options_from(const nb::dict& d) {
+  SolverOptions o;
+  const auto method = nb::cast<std::string>(d["method"]);
+  const auto precond = nb::cast<std::string>(d["preconditioner"]);
+  if (auto m = parse_solver_method(method)) o.method = *m;
+  else throw InvalidArgument("unknown method '" + method + "'; expected cg, bicgstab or gmres");
+  if (auto p = parse_preconditioner(precond)) o.preconditioner = *p;
+  else throw InvalidArgument("unknown preconditioner '" + precond + "'; expected 'jacobi' or None");
+  o.tolerance = nb::cast<double>(d["tol"]);
+  o.max_iterations = nb::cast<int>(d["maxiter"]);
+  o.restart = nb::cast<int>(d["restart"]);
+  o.record_history = nb::cast<bool>(d["history"]);
+  o.progress_every = nb::cast<int>(d["progress_every"]);
+  o.check_every = nb::cast<int>(d["check_every"]);
+  nb::object callback = d["callback"];
+  if (!callback.is_none()) {
+    // Called from the solver with the GIL released around the solve: take it for the call. A Python
+    // exception in the callback propagates out of the solve.
+    o.progress = [callback](const SolverProgress& p) {
+      nb::gil_scoped_acquire acquire;
+      callback(p.iteration, p.relative_residual);
+    };
+  }
+  return o;
+}
+
+nb::dict result_dict(const SolverResult& r) {
+  nb::dict d;
+  d["converged"] = r.converged;
+  d["iterations"] = r.iterations;
+  d["applies"] = r.applies;
+  d["residual"] = r.residual;
+  d["recurrence_residual"] = r.recurrence_residual;
+  d["history"] = r.history;
+  d["total_ms"] = r.total_ms;
+  d["ms_per_iteration"] = r.ms_per_iteration;
+  d["apply_share"] = r.apply_share;
+  d["breakdown"] = r.breakdown;
+  d["algorithm"] = r.algorithm;
+  return d;
+}
+
 nb::object array_view(nb::handle self, CsrArray which) {
   const ArrayView v = nb::cast<const MatrixCore&>(self).array(which);
   const std::size_t shape[1] = {v.size};
@@ -475,6 +588,26 @@ void bind_matrix(nb::module_& m) {
             return d;
           },
           nb::arg("backend"), nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("transpose"))
+      .def(
+          "solve_host",
+          [](MatrixCore& self, const std::string& backend, int ordinal, const std::string& algorithm,
+             const nb::dict& settings, ConstHostVector b, HostVector x) {
+            const SolverOptions o = solver_options_from(settings);
+            return result_dict(self.solve_host(target_from(backend, ordinal), algorithm_from_name(algorithm), o, b, x));
+          },
+          nb::arg("backend"), nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("settings"), nb::arg("b").noconvert(),
+          nb::arg("x").noconvert())
+      .def(
+          "solve_device",
+          [](MatrixCore& self, int ordinal, const std::string& algorithm, const nb::dict& settings, std::uintptr_t b,
+             std::size_t b_size, std::uintptr_t b_stream, std::uintptr_t x, std::size_t x_size, std::uintptr_t x_stream,
+             std::uintptr_t stream) {
+            const SolverOptions o = solver_options_from(settings);
+            return result_dict(self.solve_device(ordinal, algorithm_from_name(algorithm), o, {b, b_size, b_stream},
+                                                 {x, x_size, x_stream}, stream));
+          },
+          nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("settings"), nb::arg("b"), nb::arg("b_size"),
+          nb::arg("b_stream"), nb::arg("x"), nb::arg("x_size"), nb::arg("x_stream"), nb::arg("stream"))
       .def_prop_ro("cached_plans", &MatrixCore::cached_plans);
 
   m.def("matrix_from_arrays", &from_arrays, nb::arg("rows"), nb::arg("cols"), nb::arg("indptr").noconvert(),

@@ -15,6 +15,7 @@
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/solvers.hpp"
 #include "spmv/stats.hpp"
 
 namespace spmv::python {
@@ -80,6 +81,14 @@ class MatrixCore {
   // streams; nothing is copied and nothing waits for the result.
   virtual void apply_device(int ordinal, Algorithm algorithm, Operation op, double alpha, DeviceVector x,
                             double beta, DeviceVector y, std::uintptr_t stream) = 0;
+  // Solves A x = b (x holds x0) with the cached plan of (algorithm, non-transposed); Jacobi takes the
+  // matrix's diagonal. Host arrays: the CPU operator, or on CUDA one upload of b, x0 and the diagonal
+  // and one download of x. Device arrays: in place on `stream`, after the producers' streams; returns
+  // when x is final (the solver reads its stopping state back).
+  virtual SolverResult solve_host(Target target, Algorithm algorithm, const SolverOptions& options,
+                                  ConstHostVector b, HostVector x) = 0;
+  virtual SolverResult solve_device(int ordinal, Algorithm algorithm, const SolverOptions& options, DeviceVector b,
+                                    DeviceVector x, std::uintptr_t stream) = 0;
   // Builds (or finds) the cached plan and describes it.
   virtual PlanInfo plan_info(Target target, Algorithm algorithm, Operation op) = 0;
   // Number of cached plans (CPU operators and CUDA plans), for tests of the cache.

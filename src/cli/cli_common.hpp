@@ -29,6 +29,7 @@ class UsageError : public std::runtime_error {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;         // bad input, I/O failure, library error
 inline constexpr int kExitVerifyFailed = 2;  // `spmv bench`: a product disagreed with the reference
+inline constexpr int kExitNotConverged = 3;  // `spmv solve`: max iterations or breakdown before the tolerance
 
 // A parsed subcommand: its CLI11 node and what to run when it was chosen.
 struct Command {
@@ -41,6 +42,7 @@ Command add_gen_command(CLI::App& parent);
 Command add_convert_command(CLI::App& parent);
 Command add_multiply_command(CLI::App& parent);
 Command add_bench_command(CLI::App& parent, const std::string& command_line);
+Command add_solve_command(CLI::App& parent);
 
 // The matrix every subcommand works on: double values, 64-bit indices, duplicates summed, columns
 // sorted. Narrower types are derived from it with spmv::convert.

@@ -46,11 +46,13 @@ int main(int argc, char** argv) {
   app.footer(
       "Matrices are Matrix Market files (.mtx, or gzip-compressed .mtx.gz; '-' reads standard input).\n"
       "Run 'spmv COMMAND --help' for the options of each command; docs/CLI.md has examples.\n"
-      "Exit codes: 0 success, 1 error (message on stderr), 2 a benchmarked product failed verification.");
+      "Exit codes: 0 success, 1 error (message on stderr), 2 a benchmarked product failed verification,\n"
+      "3 `spmv solve` did not converge.");
 
   std::vector<cli::Command> commands{cli::add_info_command(app), cli::add_gen_command(app),
                                      cli::add_convert_command(app), cli::add_multiply_command(app),
-                                     cli::add_bench_command(app, quoted_command_line(argc, argv))};
+                                     cli::add_bench_command(app, quoted_command_line(argc, argv)),
+                                     cli::add_solve_command(app)};
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
     const bool known = std::any_of(commands.begin(), commands.end(),

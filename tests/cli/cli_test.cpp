@@ -248,6 +248,41 @@ TEST_F(Cli, MultiplyRejectsWrongVectorLength) {
   EXPECT_NE(beta.err.find("--y0"), std::string::npos) << beta.err;
 }
 
+TEST_F(Cli, SolveWithKnownSolutionProgressAndExitCodes) {
+  // b = A*1: the summary prints the max error against the known solution.
+  CliResult r = run("solve --gen poisson2d:n=20 --precond jacobi --tol 1e-10 --progress 10 --backend cpu -o " +
+                    arg("x.mtx"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cg: converged after"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("iteration     10  residual"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max error |x - 1|_inf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SpMV share"), std::string::npos) << r.out;
+  for (double v : spmv::read_vector(file("x.mtx").string())) EXPECT_NEAR(v, 1.0, 1e-7);
+
+  // Not converged within --maxit: exit code 3, x still written.
+  r = run("solve --gen poisson2d:n=20 --method gmres --restart 5 --maxit 4 --backend cpu -o " + arg("x4.mtx"));
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("NOT converged"), std::string::npos) << r.out;
+  EXPECT_EQ(spmv::read_vector(file("x4.mtx").string()).size(), 400u);
+
+  // A breakdown (CG on an indefinite matrix) is exit code 3 with its reason.
+  write("indef.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 -1\n");
+  write("b2.txt", "1\n1\n");
+  r = run("solve " + arg("indef.mtx") + " --rhs " + arg("b2.txt") + " --backend cpu");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("p.Ap <= 0"), std::string::npos) << r.out;
+
+  // Bad input: an error (exit 1) naming the problem.
+  write("nan.txt", "1\nnan\n");
+  r = run("solve " + arg("indef.mtx") + " --rhs " + arg("nan.txt") + " --backend cpu");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("b holds NaN or Inf at row 1"), std::string::npos) << r.err;
+  write("rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
+  r = run("solve " + arg("rect.mtx") + " --backend cpu");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("square"), std::string::npos) << r.err;
+}
+
 TEST_F(Cli, BenchAllAlgorithmsWritesVerifiedCsv) {
   EXPECT_OK(run("gen poisson2d n=20 -o " + arg("p.mtx")));
   const CliResult r =

@@ -1,0 +1,105 @@
+#pragma once
+// Krylov solvers for A x = b over any spmv::LinearOperator (an Operator bound to a CSR matrix, or a
+// matrix-free operator): Conjugate Gradient, BiCGStab and restarted GMRES(m), each with an optional
+// Jacobi (diagonal) preconditioner. The CPU path here runs on host vectors with OpenMP; the CUDA path
+// (spmv/cuda/solvers.hpp) runs the same recurrences on device vectors with the scalars on the device.
+// docs/SOLVERS.md gives the methods, the stopping rule and what is fused.
+//
+// Conventions shared by every method and backend:
+// - x holds the initial guess x0 on entry and the approximate solution on return.
+// - Stopping rule: the recurrence residual ||r_k|| <= tolerance * ||b|| (unpreconditioned 2-norms: CG's
+//   updated r, BiCGStab's r (or its half-step s), GMRES's Givens estimate of ||b - A x_k|| with right
+//   preconditioning), or max_iterations reached, or a breakdown.
+// - One iteration is one step of the method: CG and GMRES apply the operator once per iteration
+//   (GMRES once more per restart), BiCGStab twice.
+// - After the loop one more apply computes the true relative residual ||b - A x|| / ||b||.
+// - ||b|| = 0: x = 0, converged at iteration 0 (the exact solution), whatever x0 was.
+// - Dot products and norms accumulate in double for both value types; vector updates are in Value.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spmv/algorithm.hpp"
+#include "spmv/csr.hpp"
+#include "spmv/linear_operator.hpp"
+#include "spmv/operator.hpp"
+
+namespace spmv {
+
+enum class SolverMethod { Cg, BiCgStab, Gmres };
+enum class Preconditioner { None, Jacobi };
+
+std::string_view to_string(SolverMethod m);
+std::string_view to_string(Preconditioner p);
+// "cg", "bicgstab", "gmres" / "none", "jacobi" (case-insensitive); nullopt otherwise.
+std::optional<SolverMethod> parse_solver_method(std::string_view name);
+std::optional<Preconditioner> parse_preconditioner(std::string_view name);
+
+// What the progress callback sees: the iteration just finished and its recurrence residual / ||b||.
+struct SolverProgress {
+  int iteration = 0;
+  double relative_residual = 0;
+};
+
+struct SolverOptions {
+  SolverMethod method = SolverMethod::Cg;
+  Preconditioner preconditioner = Preconditioner::None;
+  double tolerance = 1e-8;   // relative: stop when ||r|| <= tolerance * ||b||; must be >= 0
+  int max_iterations = 1000;  // >= 0; 0 only computes the initial residual
+  int restart = 30;           // GMRES: Krylov vectors per cycle (m of GMRES(m)), >= 1
+  bool record_history = false;  // fill SolverResult::history
+  // Called every `progress_every` iterations (0: never). The CUDA path calls it when it reads the
+  // residual back, so possibly a few iterations late but with the values of that iteration.
+  int progress_every = 0;
+  std::function<void(const SolverProgress&)> progress;
+  // CUDA: the host reads the device's stopping state every `check_every` iterations, one read behind
+  // (docs/SOLVERS.md). The iterate and the iteration count do not depend on it (the device stops
+  // itself); up to 2*check_every iterations' kernels may be enqueued after the stop and do nothing.
+  int check_every = 1;
+};
+
+struct SolverResult {
+  bool converged = false;   // the stopping rule was met (by the recurrence residual)
+  int iterations = 0;
+  std::int64_t applies = 0;  // operator applies, including the initial and the final residual
+  double residual = 0;            // true ||b - A x|| / ||b|| after the last iteration (0 when b = 0)
+  double recurrence_residual = 0; // the method's own estimate at the last iteration, / ||b||
+  std::vector<double> history;    // recurrence residual / ||b||, entry k after iteration k (entry 0: x0)
+  double total_ms = 0;            // wall time of the solve, setup and final residual included
+  double ms_per_iteration = 0;    // time of the iteration loop / iterations
+  double apply_share = 0;         // share of the loop's time spent in the operator's apply (0..1)
+  std::string breakdown;          // empty unless the method stopped on a breakdown: which quantity
+  std::string algorithm;          // solve_csr: the SpMV algorithm and policy that ran (empty otherwise)
+};
+
+// The diagonal of a square CSR matrix (duplicates summed, absent entries 0), for Jacobi.
+template <class Value, class Index>
+std::vector<Value> matrix_diagonal(const CsrMatrix<Value, Index>& a);
+
+// Solves op x = b on host vectors. `diagonal` is required for Preconditioner::Jacobi (the operator's
+// diagonal: matrix_diagonal(A) for a CSR matrix, the operator's own for matrix-free ones) and ignored
+// otherwise. Throws InvalidArgument for: a non-square operator, b or x of the wrong length, NaN or Inf
+// in b or x0, a diagonal of the wrong length or with a zero / non-finite entry (named by row), bad
+// options. Breakdowns (rho = 0, p.Ap <= 0 for CG, omega = 0 ...) end the solve with
+// result.breakdown set and converged false; a NaN produced by the operator is reported the same way.
+template <class Value>
+SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::span<Value> x,
+                   const SolverOptions& options = {}, std::span<const Value> diagonal = {});
+
+// "merge-path <policy>": an algorithm and its policy as SolverResult::algorithm holds them.
+std::string algorithm_label(Algorithm algorithm, const std::string& policy);
+
+// A CSR matrix on a backend, vectors on the host: builds the operator (`algorithm`, Auto resolved
+// by its rule, with `options`: pass options.expected_applies to let Auto convert formats), takes the
+// diagonal from the matrix when Jacobi is asked for, and solves. On CUDA, A, b, x0 and the diagonal
+// are uploaded once, the solve runs on the device (spmv::cuda::solve) and x is downloaded at the end.
+// result.algorithm names what ran. Without the CUDA backend, Backend::Cuda throws Unsupported.
+template <class Value, class Index>
+SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algorithm algorithm, const Options& options,
+                       std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options = {});
+
+}  // namespace spmv

@@ -1,0 +1,52 @@
+"""spmv.cg / bicgstab / gmres on CuPy arrays (in place on the GPU) against the CPU solve.
+
+Skipped when CuPy, a GPU or the extension's CUDA backend is missing. Iteration counts may differ from
+the CPU's by the summation order of the device reductions: 3 + 5% (tests/common/solver_problems.hpp).
+"""
+
+import numpy as np
+import pytest
+
+import spmv
+
+try:
+    import cupy
+
+    _devices = cupy.cuda.runtime.getDeviceCount()
+except Exception as e:  # ImportError, or a CuPy that cannot reach the driver
+    pytest.skip(f"CuPy is not usable: {e}", allow_module_level=True)
+
+if _devices == 0:
+    pytest.skip("no CUDA device", allow_module_level=True)
+if not spmv.cuda_available():
+    pytest.skip("the spmv extension was built without CUDA", allow_module_level=True)
+
+
+@pytest.mark.parametrize("method", ["cg", "bicgstab", "gmres"])
+@pytest.mark.parametrize("jacobi", [False, True])
+@pytest.mark.parametrize("algorithm", ["auto", "csr-vector", "merge-path"])
+def test_cupy_solve_matches_the_cpu(method, jacobi, algorithm):
+    A = spmv.generate.poisson2d(40)
+    b = np.random.default_rng(3).uniform(-1, 1, A.shape[0])
+    solver = getattr(spmv, method)
+    M = "jacobi" if jacobi else None
+    x_cpu, info_cpu = solver(A, b, tol=1e-10, maxiter=3000, M=M)
+    x_gpu, info = solver(A, cupy.asarray(b), tol=1e-10, maxiter=3000, M=M, algorithm=algorithm)
+    assert isinstance(x_gpu, cupy.ndarray)
+    assert info.converged, info
+    assert abs(info.iterations - info_cpu.iterations) <= 3 + info_cpu.iterations // 20
+    assert info.residual <= 100 * 1e-10
+    assert np.linalg.norm(cupy.asnumpy(x_gpu) - x_cpu) / np.linalg.norm(x_cpu) <= 1e-6  # kappa(poisson2d 40) ~ 700
+    if algorithm != "auto":
+        assert info.algorithm.startswith(algorithm)
+
+
+def test_host_arrays_on_the_cuda_backend_and_bad_input():
+    A = spmv.generate.poisson2d(10)
+    b = A @ np.ones(100)
+    x, info = spmv.cg(A, b, backend="cuda", tol=1e-12)
+    assert isinstance(x, np.ndarray) and info.converged and np.allclose(x, 1.0, atol=1e-9)
+    bad = cupy.ones(100)
+    bad[9] = cupy.nan
+    with pytest.raises(ValueError, match="row 9"):
+        spmv.cg(A, bad)

@@ -1,0 +1,126 @@
+"""spmv.cg / spmv.bicgstab / spmv.gmres against scipy.sparse.linalg on the same problems (CPU)."""
+
+import inspect
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import spmv
+
+
+def _convection_diffusion(n, wind=0.5):
+    lap = spmv.generate.poisson2d(n).to_scipy().tocsr()
+    upwind = sp.diags([-wind], [-n], shape=lap.shape) + sp.eye(lap.shape[0]) * wind
+    return (lap + upwind).tocsr()
+
+
+def _scipy_solve(method, a, b, tol, maxiter, restart, jacobi):
+    kw = "rtol" if "rtol" in inspect.signature(spla.cg).parameters else "tol"
+    count = [0]
+
+    def callback(_):
+        count[0] += 1
+
+    m = None
+    if jacobi:
+        m = sp.diags(1.0 / a.diagonal())
+    if method == "cg":
+        x, info = spla.cg(a, b, M=m, maxiter=maxiter, callback=callback, **{kw: tol, "atol": 0.0})
+    elif method == "bicgstab":
+        x, info = spla.bicgstab(a, b, M=m, maxiter=maxiter, callback=callback, **{kw: tol, "atol": 0.0})
+    else:
+        x, info = spla.gmres(a, b, M=m, restart=restart, maxiter=maxiter, callback=callback,
+                             callback_type="pr_norm", **{kw: tol, "atol": 0.0})
+    return x, info, count[0]
+
+
+CASES = [(m, j, dt) for m in ("cg", "bicgstab", "gmres") for j in (False, True) for dt in (np.float64, np.float32)]
+
+
+@pytest.mark.parametrize("method,jacobi,dtype", CASES)
+def test_agrees_with_scipy(method, jacobi, dtype):
+    a = spmv.generate.poisson2d(24).to_scipy().tocsr() if method == "cg" else _convection_diffusion(20)
+    rng = np.random.default_rng(42)
+    b = rng.uniform(-1, 1, a.shape[0])
+    tol = 1e-10 if dtype == np.float64 else 1e-5
+    A = spmv.Matrix.from_scipy(a, dtype=dtype)
+    solver = getattr(spmv, method)
+    kwargs = {"restart": 20} if method == "gmres" else {}
+    x, info = solver(A, b, tol=tol, maxiter=2000, M="jacobi" if jacobi else None, history=True, **kwargs)
+    assert info.converged, info
+    assert x.dtype == dtype
+    assert info.breakdown == ""
+    assert len(info.history) == info.iterations + 1
+    # The true residual, recomputed here in double, matches the reported one and the tolerance (with
+    # the attainable-accuracy allowance of tests/common/solver_problems.hpp: 20 eps k |A| |x| / |b|).
+    r = np.linalg.norm(b - a @ x.astype(np.float64)) / np.linalg.norm(b)
+    eps = float(np.finfo(dtype).eps)
+    scale = abs(a).sum(axis=1).max() * np.linalg.norm(x) / np.linalg.norm(b)  # |A| |x| / |b|
+    bound = tol + 20 * eps * (info.iterations + 1) * scale
+    assert r <= bound
+    # The reported residual was computed in the value type: one product's rounding apart.
+    assert info.residual == pytest.approx(r, rel=0, abs=10 * eps * scale)
+    # SciPy on the same problem: its solution within kappa * (both residuals) (kappa < 1000 here) and
+    # about the same number of iterations (different orthogonalisation / summation order: 3 + 5%;
+    # SciPy's GMRES callback counts inner iterations as we do).
+    xs, status, its = _scipy_solve(method, a, b, tol if dtype == np.float64 else 1e-5, 2000, 20, jacobi)
+    assert status == 0
+    assert np.linalg.norm(x - xs) / np.linalg.norm(xs) <= 1000 * 2 * bound
+    if dtype == np.float64:
+        assert abs(info.iterations - its) <= 3 + its // 20, (info.iterations, its)
+
+
+def test_scipy_input_x0_callback_and_info():
+    a = spmv.generate.poisson2d(15).to_scipy().tocsr()
+    b = a @ np.ones(a.shape[0])
+    seen = []
+    x, info = spmv.cg(a, b, x0=np.zeros(a.shape[0]), tol=1e-12, callback=lambda k, r: seen.append((k, r)),
+                      callback_every=5)
+    assert info.converged and np.allclose(x, 1.0, atol=1e-9)
+    assert [k for k, _ in seen] == list(range(5, info.iterations + 1, 5))
+    assert all(r > 0 for _, r in seen)
+    assert info.ms_per_iteration > 0 and 0 <= info.apply_share <= 1 and info.applies == info.iterations + 2
+    assert info.algorithm
+    # x0 is the exact solution: converged at iteration 0, and x0 itself is not modified.
+    x0 = np.ones(a.shape[0])
+    x, info = spmv.gmres(a, b, x0=x0)
+    assert info.iterations == 0 and info.converged
+    assert np.array_equal(x0, np.ones(a.shape[0]))
+
+
+def test_zero_rhs_and_bad_input():
+    A = spmv.generate.poisson2d(5)
+    x, info = spmv.bicgstab(A, np.zeros(25), x0=np.full(25, 3.0))
+    assert info.converged and info.iterations == 0 and not x.any()
+    b = np.ones(25)
+    b[4] = np.nan
+    with pytest.raises(ValueError, match="b holds NaN or Inf at row 4"):
+        spmv.cg(A, b)
+    with pytest.raises(ValueError, match="square"):
+        spmv.cg(sp.random(4, 5, density=0.5, format="csr", random_state=1), np.ones(4))
+    with pytest.raises(ValueError, match="x0 has shape"):
+        spmv.cg(A, np.ones(25), x0=np.ones(24))
+    with pytest.raises(ValueError, match="b has 24 entries"):
+        spmv.cg(A, np.ones(24))
+    with pytest.raises(ValueError, match="M must be"):
+        spmv.cg(A, np.ones(25), M="ilu")
+    no_diagonal = sp.csr_matrix(np.array([[2.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 2.0]]))
+    with pytest.raises(ValueError, match=r"row 1 \(0-based\) has 0"):
+        spmv.gmres(no_diagonal, np.ones(3), M="jacobi")
+
+
+def test_breakdown_is_reported():
+    indefinite = sp.csr_matrix(np.diag([1.0, -1.0]))
+    x, info = spmv.cg(indefinite, np.ones(2))
+    assert not info.converged and "p.Ap <= 0" in info.breakdown
+    rho_zero = sp.csr_matrix(np.array([[1.0, 0, 1], [2, 1, -1], [0, -1, -2]]))
+    x, info = spmv.bicgstab(rho_zero, np.array([1.0, 0, 0]))
+    assert "rho = 0" in info.breakdown and info.iterations == 1
+
+
+def test_maxiter_not_converged():
+    A = spmv.generate.poisson2d(20)
+    x, info = spmv.gmres(A, np.ones(400), tol=1e-14, maxiter=7, restart=3)
+    assert not info.converged and info.iterations == 7 and info.breakdown == ""

@@ -1,0 +1,195 @@
+// spmv solve [FILE | --gen KIND:k=v,...] [--rhs B] [--method cg|bicgstab|gmres] [--restart M]
+// [--precond jacobi|none] [--tol T] [--maxit N] [--algo NAME|auto] [--backend cpu|cuda|auto]
+// [--precision f32|f64] [--expected-applies N] [--progress N] [-o X]: solves A x = b with a Krylov
+// method (spmv/solvers.hpp) and prints progress lines and a summary. Without --rhs, b = A * 1, so the
+// exact solution is known and max |x_i - 1| is printed. Exit codes: 0 converged, 3 not converged
+// (max iterations or breakdown; x is still written), 1 errors.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "spmv/generators.hpp"
+#include "spmv/operator.hpp"
+#include "spmv/solvers.hpp"
+
+namespace spmv::cli {
+namespace {
+
+struct SolveOptions {
+  std::string file;
+  std::string gen;
+  std::string rhs_file;
+  std::string output;
+  std::string method = "cg";
+  std::string precond = "none";
+  double tol = 1e-8;
+  int maxit = 1000;
+  int restart = 30;
+  std::string algo = "auto";
+  std::string backend = "auto";
+  std::string precision = "f64";
+  std::int64_t expected_applies = 0;
+  int progress = 0;
+  int threads = 0;
+  int device = 0;
+  bool history = false;
+  ReadOptions read;
+};
+
+// What `spmv solve` hands to the solver: the assembled matrix today. Matrix-free operators of the same
+// problem (the FEM local-matrix-assembly operator of issue 9) plug in at solve_problem(): build their
+// LinearOperator (host) or cuda::LinearOperator (device) there and call spmv::solve / spmv::cuda::solve
+// with their own diagonal, instead of solve_csr.
+struct Problem {
+  HostMatrix a;
+  std::string label;
+  std::vector<double> b;
+  bool known_solution = false;  // b = A * 1
+};
+
+template <class Value, class Index>
+SolverResult solve_problem(const Problem& p, Backend backend, Algorithm algorithm, const Options& options,
+                           const SolverOptions& so, std::vector<double>& x_out) {
+  const auto a = convert<Value, Index>(p.a);
+  std::vector<Value> b(p.b.begin(), p.b.end()), x(b.size(), Value(0));
+  SolverResult r = solve_csr<Value, Index>(backend, a, algorithm, options, b, x, so);
+  x_out.assign(x.begin(), x.end());
+  return r;
+}
+
+int run_solve(const SolveOptions& o) {
+  std::string note;
+  const Backend backend = resolve_backend(o.backend, &note);
+  if (!note.empty()) fmt::print(stderr, "{}\n", note);
+  const Algorithm algorithm = parse_algorithm_name(o.algo);
+  SolverOptions so;
+  so.method = *parse_solver_method(o.method);  // CLI11 checked the names
+  so.preconditioner = *parse_preconditioner(o.precond);
+  so.tolerance = o.tol;
+  so.max_iterations = o.maxit;
+  so.restart = o.restart;
+  so.record_history = o.history;
+  so.progress_every = o.progress;
+  so.progress = [](const SolverProgress& p) {
+    fmt::print("  iteration {:>6}  residual {:.3e}\n", p.iteration, p.relative_residual);
+    std::fflush(stdout);
+  };
+
+  if (o.file.empty() == o.gen.empty()) throw UsageError("give a matrix: FILE or --gen KIND:k=v,... (not both)");
+  Problem p;
+  if (!o.gen.empty()) {
+    auto [kind, params] = parse_generator_spec(o.gen);
+    p.a = gen::generate(kind, params);
+    p.label = generator_label(kind, params);
+  } else {
+    ReadOptions read = o.read;
+    read.extra_bytes_per_row = 4 * sizeof(double);  // b, x and their copies in the value type
+    p.a = load_matrix(o.file, nullptr, read);
+    p.label = matrix_name(o.file);
+  }
+  if (p.a.rows != p.a.cols)
+    throw UsageError(fmt::format("{} is {} x {}: spmv solve needs a square matrix", p.label, p.a.rows, p.a.cols));
+  if (!o.rhs_file.empty()) {
+    if (o.rhs_file != "-" && !std::filesystem::exists(o.rhs_file))
+      throw UsageError(fmt::format("--rhs '{}': no such file", o.rhs_file));
+    p.b = read_vector(o.rhs_file);
+    if (static_cast<std::int64_t>(p.b.size()) != p.a.rows)
+      throw UsageError(fmt::format("--rhs '{}' has {} entries, the matrix has {} rows", o.rhs_file, p.b.size(), p.a.rows));
+  } else {  // b = A * 1, summed in double
+    p.b.assign(p.a.rows, 0.0);
+    for (std::int64_t i = 0; i < p.a.rows; ++i)
+      for (auto k = p.a.row_ptr[i]; k < p.a.row_ptr[i + 1]; ++k) p.b[i] += p.a.values[k];
+    p.known_solution = true;
+  }
+
+  Options options;
+  options.expected_applies = o.expected_applies;
+  options.threads = o.threads;
+  options.device = o.device;
+  fmt::print("solve: {} ({} rows, {} nonzeros), {}{}, {} backend, {}, tol {:g}, maxit {}{}\n", p.label,
+             p.a.rows, p.a.nnz(), to_string(so.method),
+             so.method == SolverMethod::Gmres ? fmt::format("({})", so.restart) : "",
+             to_string(backend), o.precision, so.tolerance, so.max_iterations,
+             so.preconditioner == Preconditioner::Jacobi ? ", Jacobi" : "");
+  const bool fits32 = fits_index<std::int32_t>(p.a.rows, p.a.cols, p.a.nnz());
+  std::vector<double> x;
+  SolverResult r;
+  if (o.precision == "f64")
+    r = fits32 ? solve_problem<double, std::int32_t>(p, backend, algorithm, options, so, x)
+               : solve_problem<double, std::int64_t>(p, backend, algorithm, options, so, x);
+  else
+    r = fits32 ? solve_problem<float, std::int32_t>(p, backend, algorithm, options, so, x)
+               : solve_problem<float, std::int64_t>(p, backend, algorithm, options, so, x);
+
+  fmt::print("{}: {} after {} iterations{}\n", to_string(so.method),
+             r.converged ? "converged" : (r.breakdown.empty() ? "NOT converged (max iterations)" : "BREAKDOWN"),
+             r.iterations, r.breakdown.empty() ? "" : ": " + r.breakdown);
+  fmt::print("  true residual |b - Ax|/|b|  {:.3e}   (recurrence {:.3e})\n", r.residual, r.recurrence_residual);
+  if (p.known_solution) {
+    double err = 0;
+    for (double v : x) err = std::max(err, std::abs(v - 1.0));
+    fmt::print("  max error |x - 1|_inf       {:.3e}   (b = A*1)\n", err);
+  }
+  fmt::print("  time {:.3f} ms total, {:.4f} ms/iteration, SpMV share {:.0f}%, {} applies\n", r.total_ms,
+             r.ms_per_iteration, 100.0 * r.apply_share, r.applies);
+  fmt::print("  algorithm {}\n", r.algorithm);
+  if (o.history) {
+    fmt::print("  history:");
+    for (double h : r.history) fmt::print(" {:.3e}", h);
+    fmt::print("\n");
+  }
+  if (!o.output.empty()) write_vector(o.output, x);
+  return r.converged ? kExitOk : kExitNotConverged;
+}
+
+}  // namespace
+
+Command add_solve_command(CLI::App& parent) {
+  auto o = std::make_shared<SolveOptions>();
+  CLI::App* sub = parent.add_subcommand("solve", "Solve A x = b with CG, BiCGStab or GMRES (Jacobi optional)");
+  sub->add_option("file", o->file, "Matrix Market file (square)");
+  sub->add_option("--gen", o->gen, "Generated matrix KIND[:key=value,...], e.g. poisson3d:n=50 (spmv gen --list)");
+  add_max_memory_option(*sub, o->read);
+  sub->add_option("--rhs", o->rhs_file, "b as a Matrix Market array file or one number per line; default b = A*1");
+  sub->add_option("-o,--output", o->output, "Write x (Matrix Market array; '-' for stdout)");
+  sub->add_option("--method", o->method, "Krylov method")
+      ->check(CLI::IsMember({"cg", "bicgstab", "gmres"}, CLI::ignore_case))
+      ->capture_default_str();
+  sub->add_option("--restart", o->restart, "GMRES: Krylov vectors per cycle (m of GMRES(m))")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--precond", o->precond, "Preconditioner")
+      ->check(CLI::IsMember({"none", "jacobi"}, CLI::ignore_case))
+      ->capture_default_str();
+  sub->add_option("--tol", o->tol, "Relative tolerance: stop when |r| <= tol*|b|")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--maxit", o->maxit, "Maximum iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--algo", o->algo, "SpMV algorithm: auto or one of " + algorithm_names())->capture_default_str();
+  sub->add_option("--backend", o->backend, "cpu, cuda, or auto (CUDA when a device is present)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  sub->add_option("--precision", o->precision, "Value type of the solve: f32 or f64")
+      ->check(CLI::IsMember({"f32", "f64"}))
+      ->capture_default_str();
+  sub->add_option("--expected-applies", o->expected_applies,
+                  "Products the solve will run (e.g. maxit): lets Auto convert formats when repaid (0: unknown)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--progress", o->progress, "Print the residual every N iterations (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--history", o->history, "Print the recurrence residual of every iteration");
+  sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->footer(
+      "Exit codes: 0 converged, 3 not converged (max iterations or breakdown; x is still written), 1 error.\n"
+      "Example: spmv solve --gen poisson2d:n=500 --method cg --precond jacobi --tol 1e-8 --progress 100");
+  return {sub, [o] { return run_solve(*o); }};
+}
+
+}  // namespace spmv::cli

@@ -1,0 +1,196 @@
+#pragma once
+// Private: what the CUDA solvers share: the device-side solver state and stopping rule, the launch
+// policy of the vector kernels, block reductions into per-block partial sums (finished by the small
+// scalar kernels, deterministic for a given n), and the host driver (DeviceRun) that enqueues, times
+// applies with events and reads the state back one check behind.
+#include <cuda_runtime.h>
+
+#include <cub/block/block_reduce.cuh>
+
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "cuda/common/launch.cuh"
+#include "solvers/solver_setup.hpp"
+#include "spmv/cuda/device_buffer.hpp"
+#include "spmv/cuda/solvers.hpp"
+
+namespace spmv::cuda::solvers {
+
+// Launch policy of every solver vector kernel. 256 threads: the vector sweeps are bandwidth-bound
+// and insensitive to the block size between 128 and 512; the grid is capped so that a reduction has at
+// most kMaxReductionBlocks partial sums, which one block of kSolverThreads finishes. 1024 blocks of
+// 256 threads keep an H100/H200 (132 SMs, 2048 threads each) fully occupied with grid-stride loops.
+inline constexpr int kSolverThreads = 256;
+inline constexpr int kMaxReductionBlocks = 1024;
+inline constexpr int kMaxDotsPerKernel = 4;  // partial-sum rows in the shared workspace
+
+inline int reduction_blocks(std::int64_t n) {
+  return static_cast<int>(std::min<std::int64_t>(kMaxReductionBlocks, std::max<std::int64_t>(1, (n + kSolverThreads - 1) / kSolverThreads)));
+}
+
+enum Status : int { kRunning = 0, kConverged = 1, kMaxIterations = 2, kBreakdown = 3 };
+enum Breakdown : int { kNone = 0, kNonFinite, kCgCurvature, kRho, kCgRho, kBicgAlpha, kOmega, kGmresSingular };
+
+inline const char* breakdown_text(int code) {
+  using namespace spmv::solvers;
+  switch (code) {
+    case kNonFinite: return kBreakdownNonFinite;
+    case kCgCurvature: return kBreakdownCgCurvature;
+    case kRho: return kBreakdownRho;
+    case kCgRho: return kBreakdownCgRho;
+    case kBicgAlpha: return kBreakdownBicgAlpha;
+    case kOmega: return kBreakdownOmega;
+    case kGmresSingular: return kBreakdownGmresSingular;
+    default: return "";
+  }
+}
+
+// Device-resident state every method shares; the host reads snapshots of it. Plain data.
+struct SolverState {
+  int status = kRunning;
+  int breakdown = kNone;
+  int iterations = 0;
+  int max_iterations = 0;
+  double residual = 0;   // the recurrence residual norm of the last iteration
+  double stop_norm = 0;  // tolerance * ||b||
+  double b_norm = 0;
+};
+
+__device__ inline bool running(const SolverState* s) { return s->status == kRunning; }
+
+__device__ inline void stop_on_breakdown(SolverState* s, int code) {
+  s->status = kBreakdown;
+  s->breakdown = code;
+}
+
+// The stopping rule of solver_setup.hpp's CpuRun::record, on the device (one thread).
+__device__ inline void record_residual(SolverState* s, double residual, double* history) {
+  s->residual = residual;
+  if (history) history[s->iterations] = residual / s->b_norm;
+  if (!isfinite(residual)) stop_on_breakdown(s, kNonFinite);
+  else if (residual <= s->stop_norm) s->status = kConverged;
+  else if (s->iterations >= s->max_iterations) s->status = kMaxIterations;
+}
+
+__device__ inline void record_iteration(SolverState* s, double residual, double* history) {
+  ++s->iterations;
+  record_residual(s, residual, history);
+}
+
+// Sums `values` over the block and writes them to partials[d * kMaxReductionBlocks + blockIdx.x].
+template <int kDots>
+__device__ inline void store_block_sums(const double (&values)[kDots], double* partials) {
+  using BlockReduce = cub::BlockReduce<double, kSolverThreads>;
+  __shared__ typename BlockReduce::TempStorage storage;
+#pragma unroll
+  for (int d = 0; d < kDots; ++d) {
+    const double sum = BlockReduce(storage).Sum(values[d]);
+    if (threadIdx.x == 0) partials[d * kMaxReductionBlocks + blockIdx.x] = sum;
+    __syncthreads();
+  }
+}
+
+// In a one-block kernel of kSolverThreads: the sum of `count` partials of row d (valid in thread 0).
+__device__ inline double finish_sum(const double* partials, int d, int count) {
+  using BlockReduce = cub::BlockReduce<double, kSolverThreads>;
+  __shared__ typename BlockReduce::TempStorage storage;
+  double v = 0;
+  for (int i = threadIdx.x; i < count; i += kSolverThreads) v += partials[d * kMaxReductionBlocks + i];
+  const double sum = BlockReduce(storage).Sum(v);
+  __syncthreads();  // storage is reused by the next call
+  return sum;
+}
+
+// Grid-stride loop over [0, n).
+#define SPMV_SOLVER_LOOP(i, n) \
+  for (std::int64_t i = blockIdx.x * std::int64_t(kSolverThreads) + threadIdx.x; i < (n); i += std::int64_t(gridDim.x) * kSolverThreads)
+
+// ----- Generic vector kernels (each a separate kernel so that issue 15's fusion can replace them). -----
+
+// partials row 0 = a . b (a may equal b).
+template <class Value>
+__global__ void __launch_bounds__(kSolverThreads) dot_kernel(const SolverState* state, const Value* a, const Value* b,
+                                                             std::int64_t n, double* partials) {
+  if (!running(state)) return;
+  double v[1] = {0};
+  SPMV_SOLVER_LOOP(i, n) v[0] += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  store_block_sums<1>(v, partials);
+}
+
+// y = d .* x (d null: y = x).
+template <class Value>
+__global__ void __launch_bounds__(kSolverThreads) scale_kernel(const SolverState* state, const Value* d, const Value* x,
+                                                               Value* y, std::int64_t n) {
+  if (!running(state)) return;
+  SPMV_SOLVER_LOOP(i, n) y[i] = d ? d[i] * x[i] : x[i];
+}
+
+// ----- The host driver. -----
+
+template <class Value>
+class DeviceRun {
+ public:
+  DeviceRun(LinearOperator<Value>& op, const SolverOptions& options, cudaStream_t stream, std::int64_t n,
+            SolverResult& result);
+  ~DeviceRun();
+  DeviceRun(const DeviceRun&) = delete;
+  DeviceRun& operator=(const DeviceRun&) = delete;
+
+  // Validates b, x0 and the diagonal (one synchronous read), fills state's norms, builds 1/diag in
+  // inverse_diagonal() when Jacobi. Returns ||b||.
+  double setup(const Value* b, const Value* x, const Value* diagonal);
+
+  void apply(Value alpha, const Value* x, Value beta, Value* y);  // enqueued, timed with events
+  void start_loop();  // after the initial residual: the loop's timing starts here
+  // After the host enqueued iteration k: snapshot every check_every iterations and inspect the
+  // previous one. True when the host should stop enqueuing (the device stopped, or k reached the max).
+  bool after_iteration(int k);
+  void finish();  // waits, fills the result (status, iterations, history, timing)
+
+  SolverState* state() { return state_.data(); }
+  double* history() { return history_.size() ? history_.data() : nullptr; }
+  double* partials() { return partials_.data(); }
+  const Value* inverse_diagonal() const { return dinv_.size() ? dinv_.data() : nullptr; }
+  int blocks() const { return blocks_; }
+  std::int64_t n() const { return n_; }
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  void inspect(const SolverState& snapshot);
+  void harvest_apply_events(bool wait);
+
+  LinearOperator<Value>& op_;
+  const SolverOptions& options_;
+  cudaStream_t stream_;
+  std::int64_t n_;
+  SolverResult& result_;
+  int blocks_;
+  DeviceBuffer<SolverState> state_{1};
+  DeviceBuffer<double> partials_{static_cast<std::size_t>(kMaxDotsPerKernel) * kMaxReductionBlocks};
+  DeviceBuffer<double> history_;
+  DeviceBuffer<Value> dinv_;
+  SolverState* pinned_ = nullptr;  // two snapshot slots
+  cudaEvent_t snapshot_done_[2] = {nullptr, nullptr};
+  int pending_slot_ = -1;          // slot whose snapshot is enqueued but not yet inspected
+  int last_progress_ = 0;
+  bool device_stopped_ = false;
+  cudaEvent_t loop_begin_ = nullptr, loop_end_ = nullptr;
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> apply_events_;  // in flight, in order
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> spare_events_;
+  double apply_ms_ = 0;
+  bool loop_started_ = false;
+  int enqueued_iterations_ = 0;
+};
+
+// The three methods; on entry setup() has run (||b|| > 0) and x holds x0.
+template <class Value>
+void cg_device(DeviceRun<Value>& run, const Value* b, Value* x);
+template <class Value>
+void bicgstab_device(DeviceRun<Value>& run, const Value* b, Value* x);
+template <class Value>
+void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int restart);
+
+}  // namespace spmv::cuda::solvers

@@ -1,0 +1,164 @@
+// The public entry of the CPU solvers: validates the problem, handles b = 0, builds the Jacobi
+// inverse diagonal, dispatches to the method, then computes the true residual with one more apply.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "solvers/cpu_vector_ops.hpp"
+#include "solvers/solver_setup.hpp"
+
+namespace spmv {
+
+std::string_view to_string(SolverMethod m) {
+  switch (m) {
+    case SolverMethod::Cg: return "cg";
+    case SolverMethod::BiCgStab: return "bicgstab";
+    case SolverMethod::Gmres: return "gmres";
+  }
+  return "?";
+}
+
+std::string_view to_string(Preconditioner p) { return p == Preconditioner::Jacobi ? "jacobi" : "none"; }
+
+namespace {
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+}  // namespace
+
+std::optional<SolverMethod> parse_solver_method(std::string_view name) {
+  const std::string n = lower(name);
+  for (SolverMethod m : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres})
+    if (n == to_string(m)) return m;
+  return std::nullopt;
+}
+
+std::optional<Preconditioner> parse_preconditioner(std::string_view name) {
+  const std::string n = lower(name);
+  for (Preconditioner p : {Preconditioner::None, Preconditioner::Jacobi})
+    if (n == to_string(p)) return p;
+  return std::nullopt;
+}
+
+std::string algorithm_label(Algorithm algorithm, const std::string& policy) {
+  std::string label(to_string(algorithm));
+  if (!policy.empty()) {
+    label += ' ';
+    label += policy;
+  }
+  return label;
+}
+
+template <class Value, class Index>
+std::vector<Value> matrix_diagonal(const CsrMatrix<Value, Index>& a) {
+  if (a.rows != a.cols)
+    throw InvalidArgument("matrix_diagonal: the matrix is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+                          ", not square");
+  std::vector<Value> d(static_cast<std::size_t>(a.rows), Value(0));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(a.rows); ++i)
+    for (Index k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) d[i] += a.values[k];
+  return d;
+}
+
+template std::vector<float> matrix_diagonal(const CsrMatrix<float, std::int32_t>&);
+template std::vector<float> matrix_diagonal(const CsrMatrix<float, std::int64_t>&);
+template std::vector<double> matrix_diagonal(const CsrMatrix<double, std::int32_t>&);
+template std::vector<double> matrix_diagonal(const CsrMatrix<double, std::int64_t>&);
+
+namespace solvers {
+
+std::string row_name(std::int64_t row) { return "row " + std::to_string(row) + " (0-based)"; }
+
+void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std::size_t x_size,
+                   const SolverOptions& o) {
+  const std::string method(to_string(o.method));
+  if (rows != cols)
+    throw InvalidArgument(method + ": the operator is " + std::to_string(rows) + " x " + std::to_string(cols) +
+                          "; Krylov solvers need a square operator");
+  if (static_cast<std::int64_t>(b_size) != rows)
+    throw InvalidArgument(method + ": b has " + std::to_string(b_size) + " entries, the operator has " +
+                          std::to_string(rows) + " rows");
+  if (static_cast<std::int64_t>(x_size) != cols)
+    throw InvalidArgument(method + ": x (the initial guess x0) has " + std::to_string(x_size) +
+                          " entries, the operator has " + std::to_string(cols) + " columns");
+  if (!(o.tolerance >= 0) || !std::isfinite(o.tolerance))
+    throw InvalidArgument(method + ": tolerance must be finite and >= 0, got " + std::to_string(o.tolerance));
+  if (o.max_iterations < 0)
+    throw InvalidArgument(method + ": max_iterations must be >= 0, got " + std::to_string(o.max_iterations));
+  if (o.method == SolverMethod::Gmres && o.restart < 1)
+    throw InvalidArgument("gmres: restart must be >= 1, got " + std::to_string(o.restart));
+  if (o.progress_every < 0)
+    throw InvalidArgument(method + ": progress_every must be >= 0, got " + std::to_string(o.progress_every));
+  if (o.check_every < 1)
+    throw InvalidArgument(method + ": check_every must be >= 1, got " + std::to_string(o.check_every));
+}
+
+}  // namespace solvers
+
+template <class Value>
+SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::span<Value> x,
+                   const SolverOptions& options, std::span<const Value> diagonal) {
+  using namespace solvers;
+  const auto t0 = Clock::now();
+  check_problem(op.rows(), op.cols(), b.size(), x.size(), options);
+  const std::string method(to_string(options.method));
+  if (const auto i = cpu::first_non_finite(b); i >= 0)
+    throw InvalidArgument(method + ": b holds NaN or Inf at " + row_name(i));
+  if (const auto i = cpu::first_non_finite<Value>(x); i >= 0)
+    throw InvalidArgument(method + ": the initial guess x0 holds NaN or Inf at " + row_name(i));
+
+  std::vector<Value> inverse_diagonal;
+  if (options.preconditioner == Preconditioner::Jacobi) {
+    if (static_cast<std::int64_t>(diagonal.size()) != op.rows())
+      throw InvalidArgument(method + ": the Jacobi preconditioner needs the operator's diagonal (" +
+                            std::to_string(op.rows()) + " entries; matrix_diagonal(A) for a CSR matrix), got " +
+                            std::to_string(diagonal.size()));
+    inverse_diagonal.resize(diagonal.size());
+    for (std::size_t i = 0; i < diagonal.size(); ++i) {
+      if (diagonal[i] == Value(0) || !std::isfinite(diagonal[i]))
+        throw InvalidArgument(method + ": the Jacobi preconditioner needs a nonzero finite diagonal; " +
+                              row_name(static_cast<std::int64_t>(i)) + " has " +
+                              (diagonal[i] == Value(0) ? std::string("0") : std::string("NaN or Inf")));
+      inverse_diagonal[i] = Value(1) / diagonal[i];
+    }
+  }
+
+  SolverResult result;
+  const double b_norm = cpu::norm(b);
+  if (b_norm == 0) {  // the exact solution is 0, whatever x0 was
+    std::fill(x.begin(), x.end(), Value(0));
+    result.converged = true;
+    if (options.record_history) result.history.push_back(0.0);
+    result.total_ms = ms_since(t0);
+    return result;
+  }
+
+  CpuRun<Value> run(op, options, b_norm, result);
+  const std::span<const Value> dinv(inverse_diagonal);
+  switch (options.method) {
+    case SolverMethod::Cg: cg_cpu<Value>(run, b, x, dinv); break;
+    case SolverMethod::BiCgStab: bicgstab_cpu<Value>(run, b, x, dinv); break;
+    case SolverMethod::Gmres: gmres_cpu<Value>(run, b, x, dinv, options.restart); break;
+  }
+  run.finish();
+
+  std::vector<Value> r(b.begin(), b.end());  // the true residual, one more apply
+  op.apply(Value(-1), x, Value(1), r);
+  ++result.applies;
+  result.residual = cpu::norm<Value>(r) / b_norm;
+  result.total_ms = ms_since(t0);
+  return result;
+}
+
+template SolverResult solve(LinearOperator<float>&, std::span<const float>, std::span<float>, const SolverOptions&,
+                            std::span<const float>);
+template SolverResult solve(LinearOperator<double>&, std::span<const double>, std::span<double>,
+                            const SolverOptions&, std::span<const double>);
+
+}  // namespace spmv

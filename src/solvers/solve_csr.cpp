@@ -1,0 +1,46 @@
+// solve_csr: the host-vector front door used by `spmv solve` and the Python package. The CPU path
+// builds an Operator; the CUDA path lives in the CUDA backend (src/cuda/solvers/solve_csr.cu).
+#include <string>
+
+#include "solvers/solver_setup.hpp"
+
+namespace spmv {
+
+namespace detail {
+template <class Value, class Index>
+SolverResult solve_csr_cuda(const CsrMatrix<Value, Index>& a, Algorithm algorithm, const Options& options,
+                            std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options);
+}  // namespace detail
+
+template <class Value, class Index>
+SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algorithm algorithm, const Options& options,
+                       std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options) {
+  solvers::check_problem(a.rows, a.cols, b.size(), x.size(), solver_options);
+  if (backend == Backend::Cuda) return detail::solve_csr_cuda(a, algorithm, options, b, x, solver_options);
+  auto op = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
+  std::vector<Value> diagonal;
+  if (solver_options.preconditioner == Preconditioner::Jacobi) diagonal = matrix_diagonal(a);
+  SolverResult result = solve<Value>(*op, b, x, solver_options, diagonal);
+  result.algorithm = algorithm_label(op->algorithm(), op->policy());
+  return result;
+}
+
+#ifndef SPMV_HAS_CUDA
+namespace detail {
+template <class Value, class Index>
+SolverResult solve_csr_cuda(const CsrMatrix<Value, Index>&, Algorithm, const Options&, std::span<const Value>,
+                            std::span<Value>, const SolverOptions&) {
+  throw Unsupported("spmv was built without the CUDA backend (configure with -DSPMV_ENABLE_CUDA=ON)");
+}
+}  // namespace detail
+#endif
+
+#define SPMV_INSTANTIATE_SOLVE_CSR(V, I)                                                                         \
+  template SolverResult solve_csr(Backend, const CsrMatrix<V, I>&, Algorithm, const Options&, std::span<const V>, \
+                                  std::span<V>, const SolverOptions&);
+SPMV_INSTANTIATE_SOLVE_CSR(float, std::int32_t)
+SPMV_INSTANTIATE_SOLVE_CSR(float, std::int64_t)
+SPMV_INSTANTIATE_SOLVE_CSR(double, std::int32_t)
+SPMV_INSTANTIATE_SOLVE_CSR(double, std::int64_t)
+
+}  // namespace spmv

@@ -1,0 +1,131 @@
+#pragma once
+// Private: what every solver shares on both backends: option and shape checks, the stopping rule, the
+// breakdown wording and the bookkeeping of one CPU solve (timing of applies, history, progress).
+// Never includes CUDA headers (the CUDA solvers include it too).
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "spmv/error.hpp"
+#include "spmv/solvers.hpp"
+
+namespace spmv::solvers {
+
+// Throws InvalidArgument for a non-square operator, vectors of the wrong length or bad options.
+void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std::size_t x_size,
+                   const SolverOptions& options);
+
+// The row named in an error: "row 17 (0-based)".
+std::string row_name(std::int64_t row);
+
+// Breakdown texts, one wording for both backends (tests compare them).
+inline constexpr const char* kBreakdownNonFinite =
+    "the residual became NaN or Inf (the operator produced a non-finite value, or the iteration overflowed)";
+inline constexpr const char* kBreakdownCgCurvature =
+    "p.Ap <= 0: the operator is not symmetric positive definite (CG needs SPD)";
+inline constexpr const char* kBreakdownRho = "rho = 0: the residual became orthogonal to the shadow residual";
+inline constexpr const char* kBreakdownCgRho =
+    "rho = r.z = 0 with r != 0: the preconditioner is not positive definite";
+inline constexpr const char* kBreakdownBicgAlpha = "r0.v = 0: BiCGStab cannot take its alpha step";
+inline constexpr const char* kBreakdownOmega = "omega = 0: the stabilising step stalled (t.s = 0 or t = 0)";
+inline constexpr const char* kBreakdownGmresSingular =
+    "the Hessenberg matrix is singular: the operator maps a Krylov vector to 0 (singular operator)";
+
+using Clock = std::chrono::steady_clock;
+inline double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// One CPU solve's bookkeeping: applies the operator (timed), records residuals, decides whether to
+// stop. The methods (cg.cpp, bicgstab.cpp, gmres.cpp) hold the algorithms and call these.
+template <class Value>
+class CpuRun {
+ public:
+  CpuRun(LinearOperator<Value>& op, const SolverOptions& options, double b_norm, SolverResult& result)
+      : op_(op), options_(options), b_norm_(b_norm), result_(result) {}
+
+  void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) {
+    const auto t0 = Clock::now();
+    op_.apply(alpha, x, beta, y);
+    apply_ms_ += ms_since(t0);
+    ++result_.applies;
+  }
+
+  // The residual of x0 (iteration 0). True when there is nothing more to do.
+  bool start(double residual_norm) {
+    loop_start_ = Clock::now();
+    apply_ms_ = 0;  // the share is of the loop's time; the initial residual is setup
+    return record(0, residual_norm);
+  }
+
+  // Iteration `k` ended with recurrence residual norm `residual_norm`. True when the solve stops:
+  // converged, max_iterations reached, or a non-finite residual (breakdown).
+  bool step(int k, double residual_norm) {
+    result_.iterations = k;
+    return record(k, residual_norm);
+  }
+
+  // GMRES at a restart: the true residual norm replaces the last iteration's Givens estimate (the
+  // iteration count is unchanged). True when it meets the tolerance.
+  bool replace_last_residual(double residual_norm) {
+    const double relative = residual_norm / b_norm_;
+    result_.recurrence_residual = relative;
+    if (options_.record_history && !result_.history.empty()) result_.history.back() = relative;
+    result_.converged = residual_norm <= stop_norm();
+    return result_.converged;
+  }
+
+  bool stopped_on_breakdown(const char* reason) {
+    result_.breakdown = reason;
+    return true;
+  }
+
+  bool broken() const { return !result_.breakdown.empty(); }
+
+  double stop_norm() const { return options_.tolerance * b_norm_; }
+
+  // Loop timing into the result.
+  void finish() {
+    const double loop_ms = ms_since(loop_start_);
+    result_.ms_per_iteration = result_.iterations > 0 ? loop_ms / result_.iterations : 0;
+    result_.apply_share = loop_ms > 0 ? std::min(1.0, apply_ms_ / loop_ms) : 0;
+  }
+
+ private:
+  bool record(int k, double residual_norm) {
+    const double relative = residual_norm / b_norm_;
+    result_.recurrence_residual = relative;
+    if (options_.record_history) result_.history.push_back(relative);
+    if (!std::isfinite(residual_norm)) return stopped_on_breakdown(kBreakdownNonFinite);
+    if (options_.progress && options_.progress_every > 0 && k > 0 && k % options_.progress_every == 0)
+      options_.progress({k, relative});
+    if (residual_norm <= stop_norm()) {
+      result_.converged = true;
+      return true;
+    }
+    return k >= options_.max_iterations;
+  }
+
+  LinearOperator<Value>& op_;
+  const SolverOptions& options_;
+  double b_norm_;
+  SolverResult& result_;
+  Clock::time_point loop_start_ = Clock::now();
+  double apply_ms_ = 0;
+};
+
+// The three methods on the CPU. On entry x is x0 (finite), b is finite with ||b|| = b_norm > 0, and
+// inverse_diagonal is empty (no preconditioner) or holds 1/diag(A).
+template <class Value>
+void cg_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
+            std::span<const Value> inverse_diagonal);
+template <class Value>
+void bicgstab_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
+                  std::span<const Value> inverse_diagonal);
+template <class Value>
+void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
+               std::span<const Value> inverse_diagonal, int restart);
+
+}  // namespace spmv::solvers

@@ -1,0 +1,240 @@
+// The CUDA Krylov solvers (spmv/cuda/solvers.hpp) against the CPU solvers on the problems of
+// tests/common/solver_problems.hpp: convergence, iteration counts within a stated slack (the device
+// sums dots in a different order, so counts may drift by a few iterations), the true residual bound,
+// several SpMV algorithms, the device API with a PlanOperator, bad input, breakdowns, and that the
+// host's check interval changes nothing but the number of wasted kernels. Skipped without a device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/solver_problems.hpp"
+#include "spmv/cuda/linear_operator.hpp"
+#include "spmv/cuda/plan.hpp"
+#include "spmv/cuda/solvers.hpp"
+#include "spmv/error.hpp"
+#include "spmv/operator.hpp"
+#include "spmv/solvers.hpp"
+
+namespace spmv::test {
+namespace {
+
+#define SKIP_WITHOUT_CUDA() \
+  if (!spmv::cuda_available()) GTEST_SKIP() << "no CUDA device"
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+SolverMatrix problem_matrix(const std::string& name) {
+  if (name == "poisson2d") return gen::poisson2d(24);
+  if (name == "poisson3d") return gen::poisson3d(9);
+  return convection_diffusion(20, 0.5);
+}
+
+template <class Value>
+SolverResult run(Backend backend, const SolverMatrix& a64, const std::vector<double>& b64, std::vector<double>& x64,
+                 const SolverOptions& o, Algorithm algorithm = Algorithm::Auto) {
+  const auto a = convert<Value, std::int32_t>(a64);
+  std::vector<Value> b(b64.begin(), b64.end()), x(b.size(), Value(0));
+  SolverResult r = solve_csr<Value, std::int32_t>(backend, a, algorithm, Options{}, b, x, o);
+  x64.assign(x.begin(), x.end());
+  return r;
+}
+
+struct Case {
+  std::string matrix;
+  SolverMethod method;
+  bool jacobi;
+  bool single;
+};
+
+class CudaSolvers : public testing::TestWithParam<Case> {};
+
+TEST_P(CudaSolvers, AgreeWithTheCpuSolver) {
+  SKIP_WITHOUT_CUDA();
+  const Case& c = GetParam();
+  const SolverMatrix a = problem_matrix(c.matrix);
+  const auto b = random_rhs(a.rows, 42);
+  SolverOptions o;
+  o.method = c.method;
+  o.preconditioner = c.jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+  o.tolerance = c.single ? 1e-5 : 1e-10;
+  o.max_iterations = 2000;
+  o.restart = 20;
+  o.record_history = true;
+  std::vector<double> x_cpu, x_gpu;
+  const auto r_cpu = c.single ? run<float>(Backend::Cpu, a, b, x_cpu, o) : run<double>(Backend::Cpu, a, b, x_cpu, o);
+  const auto r_gpu = c.single ? run<float>(Backend::Cuda, a, b, x_gpu, o) : run<double>(Backend::Cuda, a, b, x_gpu, o);
+  ASSERT_TRUE(r_cpu.converged);
+  ASSERT_TRUE(r_gpu.converged) << r_gpu.breakdown << " after " << r_gpu.iterations;
+  EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, iteration_slack(r_cpu.iterations));
+  EXPECT_EQ(r_gpu.history.size(), static_cast<std::size_t>(r_gpu.iterations) + 1);
+  EXPECT_DOUBLE_EQ(r_gpu.history.front(), 1.0);
+  EXPECT_LE(r_gpu.recurrence_residual, o.tolerance);
+  double xx = 0;
+  for (double v : x_gpu) xx += v * v;
+  const double eps = c.single ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  const double bound = true_residual_bound(o.tolerance, eps, r_gpu.iterations, norm_inf_matrix(a), std::sqrt(xx),
+                                           std::sqrt(reference_dot(b, b)));
+  EXPECT_LE(r_gpu.residual, bound);
+  // Both solutions meet the bound; kappa <= 1000 for these matrices (as in the CPU test).
+  double dx = 0;
+  for (std::size_t i = 0; i < x_gpu.size(); ++i) dx += (x_gpu[i] - x_cpu[i]) * (x_gpu[i] - x_cpu[i]);
+  EXPECT_LE(std::sqrt(dx / xx), 1000.0 * 2.0 * bound);
+  EXPECT_GT(r_gpu.ms_per_iteration, 0);
+  EXPECT_GT(r_gpu.apply_share, 0);
+  EXPECT_LE(r_gpu.apply_share, 1);
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (bool single : {false, true})
+    for (bool jacobi : {false, true}) {
+      for (const char* m : {"poisson2d", "poisson3d"})
+        for (SolverMethod method : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres})
+          cases.push_back({m, method, jacobi, single});
+      for (SolverMethod method : {SolverMethod::BiCgStab, SolverMethod::Gmres})
+        cases.push_back({"convdiff", method, jacobi, single});
+    }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaSolvers, testing::ValuesIn(all_cases()),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           const Case& c = info.param;
+                           return c.matrix + "_" + std::string(to_string(c.method)) +
+                                  (c.jacobi ? "_jacobi" : "_none") + (c.single ? "_f32" : "_f64");
+                         });
+
+TEST(CudaSolversAlgorithms, SeveralSpmvAlgorithmsGiveTheSameSolve) {
+  SKIP_WITHOUT_CUDA();
+  const SolverMatrix a = gen::poisson2d(40);
+  const auto b = random_rhs(a.rows, 9);
+  SolverOptions o;
+  o.tolerance = 1e-10;
+  o.max_iterations = 3000;
+  std::vector<double> x_cpu, x;
+  const auto r_cpu = run<double>(Backend::Cpu, a, b, x_cpu, o);
+  for (Algorithm alg : {Algorithm::Auto, Algorithm::CsrVector, Algorithm::MergePath}) {
+    for (SolverMethod m : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres}) {
+      o.method = m;
+      const auto ref = run<double>(Backend::Cpu, a, b, x_cpu, o);
+      const auto r = run<double>(Backend::Cuda, a, b, x, o, alg);
+      ASSERT_TRUE(r.converged) << to_string(alg) << " " << to_string(m);
+      EXPECT_NEAR(r.iterations, ref.iterations, iteration_slack(ref.iterations)) << to_string(alg);
+      EXPECT_LE(r.residual, 100 * o.tolerance) << to_string(alg);
+      if (alg != Algorithm::Auto) EXPECT_TRUE(contains(r.algorithm, std::string(to_string(alg)))) << r.algorithm;
+    }
+  }
+  (void)r_cpu;
+}
+
+// The device stops itself: the host's check interval changes neither the iterate nor the count.
+TEST(CudaSolversDevice, CheckIntervalDoesNotChangeTheResult) {
+  SKIP_WITHOUT_CUDA();
+  const SolverMatrix a = gen::poisson3d(12);
+  const auto b = random_rhs(a.rows, 4);
+  for (SolverMethod m : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres}) {
+    SolverOptions o;
+    o.method = m;
+    o.tolerance = 1e-9;
+    o.restart = 15;
+    std::vector<double> x1, x7;
+    const auto r1 = run<double>(Backend::Cuda, a, b, x1, o);
+    o.check_every = 7;
+    const auto r7 = run<double>(Backend::Cuda, a, b, x7, o);
+    EXPECT_EQ(r1.iterations, r7.iterations) << to_string(m);
+    EXPECT_EQ(x1, x7) << to_string(m);  // the same kernels in the same order: bitwise equal
+    EXPECT_GE(r7.applies, r1.applies) << to_string(m);
+  }
+}
+
+TEST(CudaSolversDevice, PlanOperatorBadInputAndZeroRhs) {
+  SKIP_WITHOUT_CUDA();
+  const auto a = convert<double, std::int32_t>(gen::poisson2d(6));
+  cuda::DeviceCsr<double, std::int32_t> csr(a);
+  cuda::Plan<double, std::int32_t> plan(csr.view());
+  cuda::PlanOperator<double, std::int32_t> op(plan);
+  const std::size_t n = a.rows;
+  std::vector<double> b(n, 1.0), zero(n, 0.0);
+  b[7] = std::numeric_limits<double>::quiet_NaN();
+  cuda::DeviceBuffer<double> db{std::span<const double>(b)}, dx{std::span<const double>(zero)};
+  try {
+    cuda::solve<double>(op, db.data(), dx.data());
+    ADD_FAILURE() << "NaN in b accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "b holds NaN or Inf at row 7")) << e.what();
+  }
+  auto diagonal = matrix_diagonal(a);
+  diagonal[11] = 0;
+  b[7] = 1.0;
+  db.upload(b);
+  cuda::DeviceBuffer<double> dd{std::span<const double>(diagonal)};
+  SolverOptions o;
+  o.preconditioner = Preconditioner::Jacobi;
+  try {
+    cuda::solve<double>(op, db.data(), dx.data(), o, dd.data());
+    ADD_FAILURE() << "zero diagonal accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "row 11 (0-based) has 0")) << e.what();
+  }
+  // b = 0: x = 0 at iteration 0 whatever x0 was.
+  std::vector<double> threes(n, 3.0);
+  dx.upload(threes);
+  db.upload(zero);
+  const SolverResult r = cuda::solve<double>(op, db.data(), dx.data());
+  EXPECT_TRUE(r.converged);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_EQ(dx.to_host(), zero);
+}
+
+TEST(CudaSolversDevice, BreakdownsAreReported) {
+  SKIP_WITHOUT_CUDA();
+  auto dense = [](std::int64_t n, std::vector<double> v) {
+    CooMatrix<double, std::int64_t> coo;
+    coo.rows = coo.cols = n;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        if (v[i * n + j] != 0) coo.row_idx.push_back(i), coo.col_idx.push_back(j), coo.values.push_back(v[i * n + j]);
+    return to_csr<double, std::int64_t>(coo);
+  };
+  std::vector<double> x;
+  SolverOptions o;
+  auto r = run<double>(Backend::Cuda, dense(2, {1, 0, 0, -1}), {1, 1}, x, o);
+  EXPECT_TRUE(contains(r.breakdown, "p.Ap <= 0")) << r.breakdown;
+  o.method = SolverMethod::BiCgStab;
+  r = run<double>(Backend::Cuda, dense(3, {1, 0, 1, 2, 1, -1, 0, -1, -2}), {1, 0, 0}, x, o);
+  EXPECT_TRUE(contains(r.breakdown, "rho = 0")) << r.breakdown;
+  EXPECT_EQ(r.iterations, 1);
+  EXPECT_EQ(x, (std::vector<double>{1, -1, 0}));
+  o.method = SolverMethod::Gmres;
+  r = run<double>(Backend::Cuda, dense(2, {0, 0, 0, 1}), {1, 0}, x, o);
+  EXPECT_TRUE(contains(r.breakdown, "singular")) << r.breakdown;
+  EXPECT_FALSE(r.converged);
+}
+
+TEST(CudaSolversDevice, ProgressAndMaxIterations) {
+  SKIP_WITHOUT_CUDA();
+  const SolverMatrix a = gen::poisson2d(20);
+  const auto b = random_rhs(a.rows, 5);
+  for (SolverMethod m : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres}) {
+    std::vector<int> seen;
+    SolverOptions o;
+    o.method = m;
+    o.tolerance = 1e-14;
+    o.max_iterations = 12;
+    o.restart = 5;
+    o.progress_every = 4;
+    o.progress = [&](const SolverProgress& p) { seen.push_back(p.iteration); };
+    std::vector<double> x;
+    const auto r = run<double>(Backend::Cuda, a, b, x, o);
+    EXPECT_FALSE(r.converged);
+    EXPECT_EQ(r.iterations, 12);
+    EXPECT_EQ(seen, (std::vector<int>{4, 8, 12})) << to_string(m);
+  }
+}
+
+}  // namespace
+}  // namespace spmv::test
