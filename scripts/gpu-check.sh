@@ -9,7 +9,8 @@
 #   FAMILIES_CSV when given; auto-confirm, Auto as it runs on the families; profile, the Nsight
 #   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
 #   to end, peak host RSS by /usr/bin/time -v; tune-study, Algorithm::Tune against an exhaustive sweep;
-#   lma, the FEM local-matrix-assembly operator against CSR)
+#   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
+#   assembled vs tuned vs LMA)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
@@ -26,7 +27,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-bench families auto-confirm profile huge tune-study lma "
+opt_in=" cpu-bench families auto-confirm profile huge tune-study lma solve-study "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -47,7 +48,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile || want huge || want tune-study || want lma; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile || want huge || want tune-study || want lma || want solve-study; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -169,6 +170,22 @@ if want lma; then
     --csv "$OUT/lma.csv" > "$OUT/lma.log" 2>&1
   note "lma bench rc=$?"
   grep -E "^\[|^(auto|csr|merge|sell|dia|cusparse|lma)" "$OUT/lma.log" | cut -c1-150 | head -50
+fi
+
+if want solve-study; then
+  # Issue 9: time per CG iteration on ~4 M-unknown FEM problems, assembled (Auto, tuned) vs matrix-free LMA.
+  for mesh in fem3d:n=160 fem2d:n=2001; do
+    for prec in f64 f32; do
+      for variant in "--algo auto" "--algo tune" "--lma"; do
+        $build/src/cli/spmv solve --gen $mesh --backend cuda --precision $prec --tol 1e-6 --maxit 3000 $variant \
+          > "$OUT/solve.log" 2>&1
+        echo "$mesh $prec $variant: $(grep -E 'converged|BREAKDOWN' "$OUT/solve.log" | head -1) |" \
+          "$(grep -E 'ms/iteration' "$OUT/solve.log") | $(grep -E '^  algorithm' "$OUT/solve.log" | cut -c1-70)" \
+          | tee -a "$OUT/solve_study.txt"
+      done
+    done
+  done
+  note "solve study done"
 fi
 
 if want huge; then

@@ -25,6 +25,7 @@
 
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
+#include "spmv/fem.hpp"
 #include "spmv/linear_operator.hpp"
 #include "spmv/operator.hpp"
 
@@ -100,6 +101,13 @@ std::string algorithm_label(Algorithm algorithm, const std::string& policy);
 // result.algorithm names what ran. Without the CUDA backend, Backend::Cuda throws Unsupported.
 template <class Value, class Index>
 SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algorithm algorithm, const Options& options,
+                       std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options = {});
+
+// The same FEM problem matrix-free: the local-matrix-assembly operator (fem::make_lma_operator) with
+// the problem's own diagonal for Jacobi. On CUDA the element data, b, x0 and the diagonal are uploaded
+// once and the solve runs on the device. result.algorithm names the operator ("lma ...").
+template <class Value, class Index>
+SolverResult solve_lma(Backend backend, const fem::FemProblem<Value, Index>& problem, const Options& options,
                        std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options = {});
 
 }  // namespace spmv

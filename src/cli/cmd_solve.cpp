@@ -8,12 +8,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 
 #include "cli_common.hpp"
+#include "spmv/fem.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
 #include "spmv/solvers.hpp"
@@ -39,6 +41,7 @@ struct SolveOptions {
   int threads = 0;
   int device = 0;
   bool history = false;
+  bool lma = false;
   ReadOptions read;
 };
 
@@ -48,6 +51,7 @@ struct SolveOptions {
 // with their own diagonal, instead of solve_csr.
 struct Problem {
   HostMatrix a;
+  std::optional<fem::MeshParams> mesh;  // --lma: solve matrix-free on this FEM mesh
   std::string label;
   std::vector<double> b;
   bool known_solution = false;  // b = A * 1
@@ -56,9 +60,14 @@ struct Problem {
 template <class Value, class Index>
 SolverResult solve_problem(const Problem& p, Backend backend, Algorithm algorithm, const Options& options,
                            const SolverOptions& so, std::vector<double>& x_out) {
-  const auto a = convert<Value, Index>(p.a);
   std::vector<Value> b(p.b.begin(), p.b.end()), x(b.size(), Value(0));
-  SolverResult r = solve_csr<Value, Index>(backend, a, algorithm, options, b, x, so);
+  SolverResult r;
+  if (p.mesh) {
+    r = solve_lma<Value, Index>(backend, fem::build<Value, Index>(*p.mesh), options, b, x, so);
+  } else {
+    const auto a = convert<Value, Index>(p.a);
+    r = solve_csr<Value, Index>(backend, a, algorithm, options, b, x, so);
+  }
   x_out.assign(x.begin(), x.end());
   return r;
 }
@@ -82,11 +91,14 @@ int run_solve(const SolveOptions& o) {
   };
 
   if (o.file.empty() == o.gen.empty()) throw UsageError("give a matrix: FILE or --gen KIND:k=v,... (not both)");
+  if (o.lma && (o.gen.rfind("fem2d", 0) != 0 && o.gen.rfind("fem3d", 0) != 0))
+    throw UsageError("--lma solves a FEM problem matrix-free: give --gen fem2d:... or --gen fem3d:...");
   Problem p;
   if (!o.gen.empty()) {
     auto [kind, params] = parse_generator_spec(o.gen);
     p.a = gen::generate(kind, params);
     p.label = generator_label(kind, params);
+    if (o.lma) p.mesh = fem::mesh_params(kind, params);
   } else {
     ReadOptions read = o.read;
     read.extra_bytes_per_row = 4 * sizeof(double);  // b, x and their copies in the value type
@@ -184,6 +196,9 @@ Command add_solve_command(CLI::App& parent) {
   sub->add_option("--progress", o->progress, "Print the residual every N iterations (0: never)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--history", o->history, "Print the recurrence residual of every iteration");
+  sub->add_flag("--lma", o->lma,
+                "With --gen fem2d|fem3d: apply the matrix as the local-matrix-assembly operator (element matrices, "
+                "no assembled CSR) instead of an SpMV algorithm; b = A*1 from the assembled matrix as usual");
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->footer(

@@ -10,6 +10,9 @@ namespace detail {
 template <class Value, class Index>
 SolverResult solve_csr_cuda(const CsrMatrix<Value, Index>& a, Algorithm algorithm, const Options& options,
                             std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options);
+template <class Value, class Index>
+SolverResult solve_lma_cuda(const fem::FemProblem<Value, Index>& problem, const Options& options,
+                            std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options);
 }  // namespace detail
 
 template <class Value, class Index>
@@ -25,10 +28,26 @@ SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algori
   return result;
 }
 
+template <class Value, class Index>
+SolverResult solve_lma(Backend backend, const fem::FemProblem<Value, Index>& problem, const Options& options,
+                       std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options) {
+  solvers::check_problem(problem.unknowns, problem.unknowns, b.size(), x.size(), solver_options);
+  if (backend == Backend::Cuda) return detail::solve_lma_cuda(problem, options, b, x, solver_options);
+  auto op = fem::make_cpu_lma_operator(problem, options);
+  SolverResult result = solve<Value>(*op, b, x, solver_options, problem.diagonal);
+  result.algorithm = "lma (" + op->policy() + ")";
+  return result;
+}
+
 #ifndef SPMV_HAS_CUDA
 namespace detail {
 template <class Value, class Index>
 SolverResult solve_csr_cuda(const CsrMatrix<Value, Index>&, Algorithm, const Options&, std::span<const Value>,
+                            std::span<Value>, const SolverOptions&) {
+  throw Unsupported("spmv was built without the CUDA backend (configure with -DSPMV_ENABLE_CUDA=ON)");
+}
+template <class Value, class Index>
+SolverResult solve_lma_cuda(const fem::FemProblem<Value, Index>&, const Options&, std::span<const Value>,
                             std::span<Value>, const SolverOptions&) {
   throw Unsupported("spmv was built without the CUDA backend (configure with -DSPMV_ENABLE_CUDA=ON)");
 }
@@ -37,6 +56,8 @@ SolverResult solve_csr_cuda(const CsrMatrix<Value, Index>&, Algorithm, const Opt
 
 #define SPMV_INSTANTIATE_SOLVE_CSR(V, I)                                                                         \
   template SolverResult solve_csr(Backend, const CsrMatrix<V, I>&, Algorithm, const Options&, std::span<const V>, \
+                                  std::span<V>, const SolverOptions&);                            \
+  template SolverResult solve_lma(Backend, const fem::FemProblem<V, I>&, const Options&, std::span<const V>,       \
                                   std::span<V>, const SolverOptions&);
 SPMV_INSTANTIATE_SOLVE_CSR(float, std::int32_t)
 SPMV_INSTANTIATE_SOLVE_CSR(float, std::int64_t)

@@ -248,6 +248,21 @@ TEST_F(Cli, MultiplyRejectsWrongVectorLength) {
   EXPECT_NE(beta.err.find("--y0"), std::string::npos) << beta.err;
 }
 
+// --lma: the FEM problem solved matrix-free reaches the same solution (x = 1 within the tolerance's
+// reach: |x - 1| <= cond * tol, cond(fem2d n=24) ~ 10^3, tol 1e-10); tune settles inside the solve.
+TEST_F(Cli, SolveMatrixFreeAndTuned) {
+  for (const std::string extra : {"--lma", "--algo tune", "--lma --method bicgstab", "--lma --method gmres"}) {
+    SCOPED_TRACE(extra);
+    const CliResult r = run("solve --gen fem2d:n=24 --backend cpu --tol 1e-10 " + extra + " -o " + arg("x.mtx"));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find(extra.rfind("--lma", 0) == 0 ? "algorithm lma" : "tune("), std::string::npos) << r.out;
+    for (double v : spmv::read_vector(file("x.mtx").string())) EXPECT_NEAR(v, 1.0, 1e-6);
+  }
+  const CliResult bad = run("solve --gen poisson2d:n=8 --lma --backend cpu");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.err.find("--lma solves a FEM problem"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, SolveWithKnownSolutionProgressAndExitCodes) {
   // b = A*1: the summary prints the max error against the known solution.
   CliResult r = run("solve --gen poisson2d:n=20 --precond jacobi --tol 1e-10 --progress 10 --backend cpu -o " +
