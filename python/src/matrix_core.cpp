@@ -200,10 +200,10 @@ class TypedMatrix final : public MatrixCore {
     }
 #if SPMV_PYTHON_CUDA
     check_sizes(a_.rows, a_.cols, Operation::NonTranspose, xs.size(), bs.size());
-    cuda::Plan<Value, Index>& plan = cuda_entry(target.ordinal, algorithm, Operation::NonTranspose, nullptr);
+    DevicePlan& plan = cuda_entry(target.ordinal, algorithm, Operation::NonTranspose, nullptr);
     nb::gil_scoped_release release;
     DeviceGuard guard(target.ordinal);
-    cuda::PlanOperator<Value, Index> op(plan);
+    DevicePlanOperator op(plan, a_.rows, a_.cols);
     cuda::DeviceBuffer<Value> db(bs), dx(std::span<const Value>(xs.data(), xs.size())), dd;
     if (!diagonal.empty()) dd = cuda::DeviceBuffer<Value>(std::span<const Value>(diagonal));
     SolverResult r = cuda::solve<Value>(op, db.data(), dx.data(), options, dd.size() ? dd.data() : nullptr, nullptr);
@@ -228,11 +228,11 @@ class TypedMatrix final : public MatrixCore {
     std::vector<Value> diagonal;
     if (options.preconditioner == Preconditioner::Jacobi && a_.rows == a_.cols) diagonal = matrix_diagonal(a_);
     const auto s = reinterpret_cast<cudaStream_t>(stream);
-    cuda::Plan<Value, Index>& plan = cuda_entry(ordinal, algorithm, Operation::NonTranspose, s);
+    DevicePlan& plan = cuda_entry(ordinal, algorithm, Operation::NonTranspose, s);
     nb::gil_scoped_release release;
     if (b.stream) stream_wait(stream, b.stream);
     if (x.stream) stream_wait(stream, x.stream);
-    cuda::PlanOperator<Value, Index> op(plan);
+    DevicePlanOperator op(plan, a_.rows, a_.cols);
     cuda::DeviceBuffer<Value> dd;
     if (!diagonal.empty()) dd = cuda::DeviceBuffer<Value>(std::span<const Value>(diagonal), s);
     SolverResult r = cuda::solve<Value>(op, reinterpret_cast<const Value*>(b.address), reinterpret_cast<Value*>(x.address),
@@ -292,6 +292,21 @@ class TypedMatrix final : public MatrixCore {
     std::string policy() const { return tuned ? tuned->policy() : plan->policy(); }
     double setup_ms() const { return tuned ? tuned->setup_ms() : plan->setup_ms(); }
     std::size_t extra_bytes() const { return tuned ? tuned->extra_bytes() : plan->extra_bytes(); }
+  };
+
+  // The solvers' device operator over either kind of plan (A x; the plan outlives it).
+  class DevicePlanOperator final : public cuda::LinearOperator<Value> {
+   public:
+    DevicePlanOperator(DevicePlan& plan, std::int64_t rows, std::int64_t cols) : plan_(plan), rows_(rows), cols_(cols) {}
+    std::int64_t rows() const override { return rows_; }
+    std::int64_t cols() const override { return cols_; }
+    void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+      plan_.apply(alpha, x, beta, y, stream);
+    }
+
+   private:
+    DevicePlan& plan_;
+    std::int64_t rows_, cols_;
   };
 
   struct DeviceState {
