@@ -152,15 +152,20 @@ if want auto-confirm; then
 fi
 
 if want tune-study; then
-  # Issue 9: Algorithm::Tune against an exhaustive sweep of its space, without and with the hint.
-  for hint in 0 1000; do
+  # Issue 9: Algorithm::Tune against an exhaustive sweep of its space, without and with the hint, on
+  # the benchmark suite (the eight generated matrices of bench/run_suite.sh, a FEM matrix, every file).
+  gens=(poisson2d:n=2000 poisson3d:n=140 stencil27:n=90 random_uniform:rows=1000000,cols=1000000,per_row=16,seed=1
+        rmat:scale=20,edge_factor=16,seed=1
+        long_rows:rows=1000000,cols=1000000,long_rows=100,long_length=100000,short_length=12,seed=1
+        mostly_empty:rows=4000000,cols=4000000,nonempty_fraction=0.05,per_row=64,seed=1
+        dense_rows:n=1000000,dense_rows=20,dense_fraction=0.5,per_row=12,seed=1 fem3d:n=100)
+  gen_args=(); for g in "${gens[@]}"; do gen_args+=(--gen "$g"); done
+  for hint in ${TUNE_HINTS:-0 1000}; do
     $build/src/cli/spmv bench --backend cuda --tune --algo auto,tune --precision both --expected-applies $hint \
-      --gen poisson2d:n=2000 --gen poisson3d:n=140 --gen stencil27:n=90 \
-      --gen random_uniform:rows=1000000,cols=1000000,per_row=16 --gen rmat:scale=20,edge_factor=16 -q \
-      --csv "$OUT/tune_$hint.csv" > "$OUT/tune_$hint.log" 2>&1
+      "${gen_args[@]}" "$SPMV_MATRICES"/*.mtx.gz -q > "$OUT/tune_$hint.log" 2>&1
     note "tune study (expected applies $hint) rc=$?"
-    grep -E "^\[|settled|of the sweep|cost" "$OUT/tune_$hint.log" | head -40
   done
+  python3 bench/tune_table.py "$OUT"/tune_*.log | tee "$OUT/tune_table.md" | tail -n 8
 fi
 
 if want lma; then

@@ -376,7 +376,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
           if (o.tune) {
             fmt::print("tuning study (Algorithm::Tune against an exhaustive sweep of its candidate space):\n");
             try {
-              bench_tune(*host, p, settings, !o.quiet);
+              bench_tune(*host, p, settings, source.label, !o.quiet);
             } catch (const Error& e) {
               fmt::print(stderr, "spmv: error: --tune on {}: {}\n", source.label, e.what());
               ++errors;
