@@ -161,9 +161,12 @@ if want tune-study; then
         dense_rows:n=1000000,dense_rows=20,dense_fraction=0.5,per_row=12,seed=1 fem3d:n=100)
   gen_args=(); for g in "${gens[@]}"; do gen_args+=(--gen "$g"); done
   for hint in ${TUNE_HINTS:-0 1000}; do
-    $build/src/cli/spmv bench --backend cuda --tune --algo auto,tune --precision both --expected-applies $hint \
-      "${gen_args[@]}" "$SPMV_MATRICES"/*.mtx.gz -q > "$OUT/tune_$hint.log" 2>&1
-    note "tune study (expected applies $hint) rc=$?"
+    for set in ${TUNE_SETS:-gen files}; do
+      if [ $set = gen ]; then inputs=("${gen_args[@]}"); else inputs=("$SPMV_MATRICES"/*.mtx.gz); fi
+      $build/src/cli/spmv bench --backend cuda --tune --algo auto,tune --precision both --expected-applies $hint \
+        --reps 7 --min-sample-ms 0.5 "${inputs[@]}" -q > "$OUT/tune_${hint}_$set.log" 2>&1
+      note "tune study (expected applies $hint, $set) rc=$?"
+    done
   done
   python3 bench/tune_table.py "$OUT"/tune_*.log | tee "$OUT/tune_table.md" | tail -n 8
 fi

@@ -131,6 +131,9 @@ class Tuner {
   void refuse(int candidate, const std::string& why);
   // The point resolved to the same plan as `earlier` (the backend compares their policies).
   void duplicate(int candidate, int earlier);
+  // Ends the search now on the best point so far (Auto's when nothing was timed): the backend ran out
+  // of its apply budget. Every outstanding time must have been recorded.
+  void stop(const std::string& why);
   // Settles at once on `c` (from wisdom); false when c is not a point of this space.
   bool settle_on(const Candidate& c, const std::string& why);
 
