@@ -2,6 +2,7 @@
 #include "spmv/stats.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <unordered_set>
 #include <vector>
@@ -9,23 +10,25 @@
 namespace spmv {
 namespace {
 
-// Distinct j - i over the nonzeros. A bitmap over the rows + cols - 1 possible diagonals is fastest but
-// can dwarf the matrix (1 x 2^40 with three entries); then a hash set of the offsets seen is used.
+// Distinct j - i over the nonzeros. A byte per possible diagonal (rows + cols - 1 of them) is fastest
+// and parallel, and is used while it costs at most a byte per nonzero (under 10% of the matrix); a
+// matrix with far more diagonals than nonzeros (1 x 2^40 with three entries) uses a hash set of the
+// offsets seen. Threads read before they write, so the cache lines of common diagonals stay shared.
 template <class Value, class Index>
 std::int64_t count_diagonals(const CsrMatrix<Value, Index>& a) {
   const std::int64_t rows = a.rows, cols = a.cols, nnz = a.nnz();
   if (nnz == 0) return 0;
-  if (rows + cols <= 8 * nnz + 4096) {
-    std::vector<bool> seen(static_cast<std::size_t>(rows + cols - 1), false);
-    std::int64_t count = 0;
+  if (rows + cols <= nnz + 4096) {
+    std::vector<unsigned char> seen(static_cast<std::size_t>(rows + cols - 1), 0);
+#pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < rows; ++i)
       for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-        const auto d = static_cast<std::size_t>(a.col_idx[k] - i + rows - 1);
-        if (!seen[d]) {
-          seen[d] = true;
-          ++count;
-        }
+        std::atomic_ref<unsigned char> flag(seen[static_cast<std::size_t>(a.col_idx[k] - i + rows - 1)]);
+        if (!flag.load(std::memory_order_relaxed)) flag.store(1, std::memory_order_relaxed);
       }
+    std::int64_t count = 0;
+#pragma omp parallel for schedule(static) reduction(+ : count)
+    for (std::size_t d = 0; d < seen.size(); ++d) count += seen[d];
     return count;
   }
   std::unordered_set<std::int64_t> seen;
@@ -34,9 +37,13 @@ std::int64_t count_diagonals(const CsrMatrix<Value, Index>& a) {
   return static_cast<std::int64_t>(seen.size());
 }
 
-// Compares canonical A with A^T. Structural symmetry compares the stored patterns (explicit zeros
-// count). Numerical symmetry compares the matrices as values: an entry stored on one side only must be
-// zero, so a stored zero facing an absent entry is still symmetric; NaN is never equal to itself.
+// Compares A with A^T. Structural symmetry compares the stored patterns (explicit zeros count).
+// Numerical symmetry compares the matrices as values: an entry stored on one side only must be zero,
+// so a stored zero facing an absent entry is still symmetric; NaN is never equal to itself.
+// On canonical A (sorted rows, no duplicates) every stored a_ij looks up a_ji by binary search in row
+// j: no transposed copy, which doubled the peak host memory of `spmv bench --gen` (issue 18: 64 GB
+// for a 31.5 GB matrix), and parallel. Pattern(A) == pattern(A^T) holds iff every stored (i, j) has a
+// stored (j, i), since both patterns have nnz entries.
 template <class Value, class Index>
 void symmetry(const CsrMatrix<Value, Index>& input, MatrixStats& s) {
   const bool canonical = is_canonical(input);
@@ -46,27 +53,26 @@ void symmetry(const CsrMatrix<Value, Index>& input, MatrixStats& s) {
     canonicalize(sorted_copy);  // duplicates summed: A's entry is their sum
   }
   const auto& a = canonical ? input : sorted_copy;
-  const auto t = transpose(a);
-  s.structurally_symmetric = a.row_ptr == t.row_ptr && a.col_idx == t.col_idx;
-  s.numerically_symmetric = true;
-  for (Index i = 0; i < a.rows && s.numerically_symmetric; ++i) {
-    Index p = a.row_ptr[i], q = t.row_ptr[i];
-    const Index p_end = a.row_ptr[i + 1], q_end = t.row_ptr[i + 1];
-    while (p < p_end || q < q_end) {
-      bool equal;
-      if (q == q_end || (p < p_end && a.col_idx[p] < t.col_idx[q])) {
-        equal = a.values[p++] == Value{0};
-      } else if (p == p_end || t.col_idx[q] < a.col_idx[p]) {
-        equal = t.values[q++] == Value{0};
+  const std::int64_t rows = a.rows;
+  bool structural = true, numerical = true;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(&& : structural, numerical)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (!structural && !numerical) continue;  // both settled: the other rows cannot change them
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      const std::int64_t j = a.col_idx[k];
+      const Index* begin = a.col_idx.data() + a.row_ptr[j];
+      const Index* end = a.col_idx.data() + a.row_ptr[j + 1];
+      const Index* partner = std::lower_bound(begin, end, static_cast<Index>(i));
+      if (partner != end && *partner == static_cast<Index>(i)) {
+        numerical = numerical && a.values[k] == a.values[partner - a.col_idx.data()];
       } else {
-        equal = a.values[p++] == t.values[q++];
-      }
-      if (!equal) {
-        s.numerically_symmetric = false;
-        break;
+        structural = false;
+        numerical = numerical && a.values[k] == Value{0};
       }
     }
   }
+  s.structurally_symmetric = structural;
+  s.numerically_symmetric = numerical;
 }
 
 }  // namespace
@@ -94,9 +100,12 @@ MatrixStats compute_stats(const CsrMatrix<Value, Index>& a) {
     }
     s.row_std = std::sqrt(sum_sq / static_cast<double>(s.rows));
   }
+  std::int64_t bandwidth = 0;
+#pragma omp parallel for schedule(static) reduction(max : bandwidth)
   for (std::int64_t i = 0; i < s.rows; ++i)
     for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      s.bandwidth = std::max<std::int64_t>(s.bandwidth, std::abs(static_cast<std::int64_t>(a.col_idx[k]) - i));
+      bandwidth = std::max<std::int64_t>(bandwidth, std::abs(static_cast<std::int64_t>(a.col_idx[k]) - i));
+  s.bandwidth = bandwidth;
   s.diagonals = count_diagonals(a);
   s.ell_padding = s.nnz > 0 ? static_cast<double>(s.rows) * static_cast<double>(s.row_max) / static_cast<double>(s.nnz)
                             : 0.0;
