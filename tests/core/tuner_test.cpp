@@ -272,6 +272,25 @@ TEST(Tuner, SettleOnRejectsPointsOutsideTheSpace) {
   EXPECT_EQ(tuner.next().kind, Tuner::Next::Settled);
 }
 
+TEST(Tuner, StopSettlesOnTheBestSoFarAndRefusesWhileTimesAreOutstanding) {
+  Tuner tuner(coop_space());
+  const Tuner::Next a = tuner.next(), b = tuner.next();
+  ASSERT_EQ(a.kind, Tuner::Next::Run);
+  ASSERT_EQ(b.kind, Tuner::Next::Run);
+  tuner.record(a.candidate, 2.0);
+  EXPECT_THROW(tuner.stop("budget"), std::logic_error);  // b's time is still outstanding
+  tuner.record(b.candidate, 1.0);
+  tuner.stop("budget");
+  EXPECT_TRUE(tuner.settled());
+  EXPECT_EQ(tuner.best(), b.candidate);
+  EXPECT_EQ(tuner.next().kind, Tuner::Next::Settled);
+
+  Tuner untimed(coop_space());  // nothing timed: Auto's choice
+  untimed.stop("budget");
+  EXPECT_TRUE(untimed.settled());
+  EXPECT_EQ(untimed.best(), 0);
+}
+
 TEST(Tuner, ExhaustiveSpaceCoversEveryAxisValue) {
   Tuner tuner(coop_space());
   const auto space = tuner.exhaustive_space();
@@ -334,6 +353,21 @@ TEST(TuningSpace, RowStatisticsPrune) {
   EXPECT_FALSE(has(s, Algorithm::Sell));
   EXPECT_TRUE(has(s, Algorithm::CsrVector));
   EXPECT_TRUE(has(s, Algorithm::CompressedCsr));
+}
+
+TEST(TuningSpace, CsrVectorWidthSeededAtTheTypicalRowOnIrregularRows) {
+  // mean 16: regular rows seed the width at 16; with cv 4 the typical row is mean / cv = 4 long.
+  TuningInputs regular = cuda_inputs(16, 2, 40);
+  regular.auto_choice = Algorithm::CsrVector;
+  TuningInputs irregular = cuda_inputs(16, 64, 5000);
+  irregular.auto_choice = Algorithm::CsrVector;
+  auto width_seed = [](const TuningSpace& s) {
+    for (const Axis& a : s.families[0].axes)
+      if (a.knob == Knob::Subwarp) return a.values[a.seed];
+    return -1;
+  };
+  EXPECT_EQ(width_seed(build_tuning_space(regular)), 16);
+  EXPECT_EQ(width_seed(build_tuning_space(irregular)), 4);
 }
 
 TEST(TuningSpace, KnobsTheUserSetAreNotVaried) {
