@@ -10,7 +10,8 @@
 #   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
 #   to end, peak host RSS by /usr/bin/time -v; tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
-#   assembled vs tuned vs LMA)
+#   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
+#   cupyx/scipy, time per iteration against the floor)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
@@ -27,7 +28,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-bench families auto-confirm profile huge tune-study lma solve-study "
+opt_in=" cpu-bench families auto-confirm profile huge tune-study lma solve-study solver-speed "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -48,7 +49,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile || want huge || want tune-study || want lma || want solve-study; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile || want huge || want tune-study || want lma || want solve-study || want solver-speed; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -194,6 +195,28 @@ if want solve-study; then
     done
   done
   note "solve study done"
+fi
+
+if want solver-speed; then
+  # Issue 15: `spmv solve` CG per iteration against its floor, fused vs unfused (and the CUDA graph), f32
+  # and f64, then bench/solver_compare.py (spmv vs cupyx vs scipy) with the Python package built here.
+  for mesh in fem3d:n=160 poisson2d:n=2000 poisson3d:n=160; do
+    for prec in f64 f32; do
+      for variant in "" "--unfused" "--graph" "--precond jacobi" "--precond jacobi --unfused"; do
+        name=speed_$(echo "$mesh $prec $variant" | tr ' :=,' '____' | tr -s '_' | tr -d '-')
+        $build/src/cli/spmv solve --gen $mesh --backend cuda --precision $prec --tol 1e-6 --maxit 5000 $variant           --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1
+        echo "$mesh $prec ${variant:-fused}: $(grep -E 'converged|BREAKDOWN' "$OUT/$name.log" | head -1) |" \
+          "$(grep -E 'ms/iteration' "$OUT/$name.log" | cut -c1-60) | $(grep -E '^  floor' "$OUT/$name.log" | grep -oE 'time/floor.*')" \
+          | tee -a "$OUT/solver_speed.txt"
+      done
+    done
+  done
+  python3 -m pip install --no-build-isolation --no-deps -q ./python > "$OUT/python_build.log" 2>&1 ||
+    tail -5 "$OUT/python_build.log"
+  python3 bench/solver_compare.py --scale full --backend cuda --json "$OUT/solver_compare.json" \
+    > "$OUT/solver_compare.md" 2> "$OUT/solver_compare.log"
+  note "solver-speed compare rc=$?"
+  cat "$OUT/solver_compare.md"
 fi
 
 if want huge; then

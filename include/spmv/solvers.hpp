@@ -61,6 +61,18 @@ struct SolverOptions {
   // (docs/SOLVERS.md). The iterate and the iteration count do not depend on it (the device stops
   // itself); up to 2*check_every iterations' kernels may be enqueued after the stop and do nothing.
   int check_every = 1;
+  // CG: the fused iteration of issue 15 (docs/SOLVERS.md, "Fusion"): 10 vector sweeps instead of 11
+  // (12 instead of 13 with Jacobi), the reductions finished inside the sweeps on CUDA (no one-block
+  // scalar kernels), one OpenMP region per iteration on the CPU. false: issue 9's kernels, kept so
+  // that tests and benchmarks can compare. Both give the same iterates up to rounding. BiCGStab and
+  // GMRES have one implementation each and ignore it.
+  bool fused = true;
+  // CUDA, CG only: capture one iteration in a CUDA graph on its first call and launch the graph for
+  // every iteration (fewer launch gaps). The operator's apply must be capturable (a Plan or the LMA
+  // operator; not a TunedPlan, which tunes on its first applies); a capture that fails throws
+  // Unsupported. The applies are then not timed separately: apply_share is -1. Other methods and the
+  // CPU path reject it (InvalidArgument).
+  bool graph = false;
 };
 
 struct SolverResult {
@@ -75,7 +87,29 @@ struct SolverResult {
   double apply_share = 0;         // share of the loop's time spent in the operator's apply (0..1)
   std::string breakdown;          // empty unless the method stopped on a breakdown: which quantity
   std::string algorithm;          // solve_csr: the SpMV algorithm and policy that ran (empty otherwise)
+  std::string variant;            // "fused", "unfused", "fused, graph" ... (what the loop ran)
+  // The memory floor of one iteration (docs/SOLVERS.md, "The floor"): the bytes an iteration must move
+  // divided by the measured copy bandwidth. apply_bytes and applies_per_iteration come from the operator
+  // (solve_csr / solve_lma fill apply_bytes; 0 for a user's operator), vector_bytes from the method's
+  // kernels as implemented (fused or not); set_iteration_floor() divides by a bandwidth.
+  std::uint64_t apply_bytes = 0;     // one apply by spmv bench's byte model of the operator used
+  int applies_per_iteration = 0;     // CG and GMRES 1, BiCGStab 2
+  std::uint64_t vector_bytes = 0;    // vector reads + writes of one iteration's kernels (GMRES: mean per step)
+  std::uint64_t floor_bytes = 0;     // applies_per_iteration * apply_bytes + vector_bytes
+  double bandwidth_gbs = 0;          // copy bandwidth the floor divides by (0: not measured)
+  double floor_ms = 0;               // floor_bytes / bandwidth (0: not measured)
+  double floor_multiple = 0;         // ms_per_iteration / floor_ms (0: not measured)
 };
+
+// Fills bandwidth_gbs, floor_bytes, floor_ms and floor_multiple of `result` from its byte counts and a
+// measured copy bandwidth in GB/s (1e9 bytes; spmv::cuda_copy_bandwidth_gbs on CUDA, the STREAM-like
+// host copy of `spmv bench` on the CPU). copy_gbs <= 0 leaves the times at 0.
+void set_iteration_floor(SolverResult& result, double copy_gbs);
+
+// The CSR byte model of one apply y = A x (spmv bench's: nnz values and column indices, rows + 1 row
+// pointers, x read once, y written once): what solve_csr stores in SolverResult::apply_bytes.
+std::uint64_t csr_apply_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, std::size_t value_size,
+                              std::size_t index_size);
 
 // The diagonal of a square CSR matrix (duplicates summed, absent entries 0), for Jacobi.
 template <class Value, class Index>

@@ -30,6 +30,21 @@ class SolveInfo:
     breakdown: str
     algorithm: str
     history: list = field(default_factory=list)
+    # The iteration's memory floor (docs/SOLVERS.md, "The floor"): bytes of one operator apply (CSR byte
+    # model), applies per iteration and the vector traffic of the kernels as implemented.
+    variant: str = ""
+    apply_bytes: int = 0
+    applies_per_iteration: int = 0
+    vector_bytes: int = 0
+
+    @property
+    def floor_bytes(self) -> int:
+        """Bytes one iteration must move: applies_per_iteration * apply_bytes + vector_bytes."""
+        return self.applies_per_iteration * self.apply_bytes + self.vector_bytes
+
+    def floor_ms(self, bandwidth_gbs: float) -> float:
+        """The floor of one iteration in ms at a copy bandwidth in GB/s (1e9 bytes/s)."""
+        return self.floor_bytes / (bandwidth_gbs * 1e9) * 1e3
 
 
 def _as_matrix(A, algorithm):
@@ -53,7 +68,7 @@ def _preconditioner(M):
 
 
 def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
-           check_every):
+           check_every, fused=True, graph=False):
     A = _as_matrix(A, algorithm)
     algorithm = A.algorithm if algorithm is None else algorithm
     if not isinstance(algorithm, str):
@@ -73,6 +88,8 @@ def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callb
         "progress_every": int(callback_every) if callback is not None else 0,
         "callback": callback,
         "check_every": int(check_every),
+        "fused": bool(fused),
+        "graph": bool(graph),
     }
     kind, ordinal = parse_device(A.device if backend is None else backend)
 
@@ -121,14 +138,15 @@ def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callb
 
 
 def cg(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, backend=None, callback=None,
-       callback_every=1, history=False, check_every=1):
+       callback_every=1, history=False, check_every=1, fused=True, graph=False):
     """Conjugate Gradient for symmetric positive definite A; M='jacobi' for the diagonal preconditioner.
 
     Stops when ||r|| <= tol * ||b|| or after maxiter iterations; ``callback(iteration, relative_residual)``
-    runs every ``callback_every`` iterations. Returns ``(x, SolveInfo)``.
+    runs every ``callback_every`` iterations. ``fused=False`` runs issue 9's unfused kernels (to compare);
+    ``graph=True`` (CUDA) captures one iteration in a CUDA graph. Returns ``(x, SolveInfo)``.
     """
     return _solve("cg", A, b, x0, tol, maxiter, M, algorithm, backend, 30, callback, callback_every, history,
-                  check_every)
+                  check_every, fused, graph)
 
 
 def bicgstab(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, backend=None, callback=None,

@@ -180,6 +180,11 @@ class TypedMatrix final : public MatrixCore {
 #endif
   }
 
+  // The CSR byte model of one product, the floor's apply term (SolverResult::apply_bytes).
+  std::uint64_t apply_bytes() const {
+    return csr_apply_bytes(a_.rows, a_.cols, static_cast<std::int64_t>(a_.nnz()), sizeof(Value), sizeof(Index));
+  }
+
   SolverResult solve_host(Target target, Algorithm algorithm, const SolverOptions& options, ConstHostVector b,
                           HostVector x) override {
     require_dtype<Value>(b.dtype(), "b");
@@ -196,6 +201,7 @@ class TypedMatrix final : public MatrixCore {
         r = solve<Value>(oper, bs, xs, options, diagonal);
       }
       r.algorithm = algorithm_label(oper.algorithm(), oper.policy());
+      r.apply_bytes = apply_bytes();
       return r;
     }
 #if SPMV_PYTHON_CUDA
@@ -209,6 +215,7 @@ class TypedMatrix final : public MatrixCore {
     SolverResult r = cuda::solve<Value>(op, db.data(), dx.data(), options, dd.size() ? dd.data() : nullptr, nullptr);
     dx.download(xs);
     r.algorithm = algorithm_label(plan.algorithm(), plan.policy());
+    r.apply_bytes = apply_bytes();
     return r;
 #else
     require_cuda_device(target.ordinal);
@@ -238,6 +245,7 @@ class TypedMatrix final : public MatrixCore {
     SolverResult r = cuda::solve<Value>(op, reinterpret_cast<const Value*>(b.address), reinterpret_cast<Value*>(x.address),
                                         options, dd.size() ? dd.data() : nullptr, s);
     r.algorithm = algorithm_label(plan.algorithm(), plan.policy());
+    r.apply_bytes = apply_bytes();
     return r;
 #else
     (void)algorithm, (void)options, (void)stream;
@@ -455,6 +463,8 @@ SolverOptions solver_options_from(const nb::dict& d) {
   o.record_history = nb::cast<bool>(d["history"]);
   o.progress_every = nb::cast<int>(d["progress_every"]);
   o.check_every = nb::cast<int>(d["check_every"]);
+  o.fused = nb::cast<bool>(d["fused"]);
+  o.graph = nb::cast<bool>(d["graph"]);
   nb::object callback = d["callback"];
   if (!callback.is_none()) {
     // Called from the solver with the GIL released around the solve: take it for the call. A Python
@@ -480,6 +490,10 @@ nb::dict result_dict(const SolverResult& r) {
   d["apply_share"] = r.apply_share;
   d["breakdown"] = r.breakdown;
   d["algorithm"] = r.algorithm;
+  d["variant"] = r.variant;
+  d["apply_bytes"] = r.apply_bytes;
+  d["applies_per_iteration"] = r.applies_per_iteration;
+  d["vector_bytes"] = r.vector_bytes;
   return d;
 }
 

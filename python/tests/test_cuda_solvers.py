@@ -50,3 +50,21 @@ def test_host_arrays_on_the_cuda_backend_and_bad_input():
     bad[9] = cupy.nan
     with pytest.raises(ValueError, match="row 9"):
         spmv.cg(A, bad)
+
+
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_cupy_cg_graph_and_unfused(jacobi):
+    # Issue 15: the CUDA graph replays the stream path's kernels (bitwise the same x); the unfused
+    # variant converges in as many iterations within the device reductions' slack.
+    A = spmv.generate.poisson2d(50)
+    b = cupy.asarray(np.random.default_rng(5).uniform(-1, 1, A.shape[0]))
+    M = "jacobi" if jacobi else None
+    x_s, info_s = spmv.cg(A, b, tol=1e-9, maxiter=3000, M=M)
+    x_g, info_g = spmv.cg(A, b, tol=1e-9, maxiter=3000, M=M, graph=True)
+    x_u, info_u = spmv.cg(A, b, tol=1e-9, maxiter=3000, M=M, fused=False)
+    assert info_s.converged and info_g.converged and info_u.converged
+    assert info_g.iterations == info_s.iterations
+    assert cupy.array_equal(x_g, x_s)
+    assert info_g.apply_share == -1 and "graph" in info_g.variant
+    assert abs(info_u.iterations - info_s.iterations) <= 3 + info_s.iterations // 20
+    assert info_s.floor_bytes > 0

@@ -124,3 +124,26 @@ def test_maxiter_not_converged():
     A = spmv.generate.poisson2d(20)
     x, info = spmv.gmres(A, np.ones(400), tol=1e-14, maxiter=7, restart=3)
     assert not info.converged and info.iterations == 7 and info.breakdown == ""
+
+
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_cg_fused_and_unfused_agree_and_report_the_floor(jacobi):
+    # Issue 15: the fused CG (default) and issue 9's unfused one take the same iterations and reach the
+    # same x within the tolerance's reach; the floor's byte counts are those of docs/SOLVERS.md.
+    a = spmv.generate.poisson2d(30)
+    b = a.to_scipy() @ np.ones(a.shape[0])
+    m = "jacobi" if jacobi else None
+    x_f, info_f = spmv.cg(a, b, tol=1e-10, maxiter=1000, M=m)
+    x_u, info_u = spmv.cg(a, b, tol=1e-10, maxiter=1000, M=m, fused=False)
+    assert info_f.converged and info_u.converged
+    assert info_f.iterations == info_u.iterations
+    np.testing.assert_allclose(x_f, x_u, rtol=0, atol=1e-8)
+    assert (info_f.variant, info_u.variant) == ("fused", "unfused")
+    n = a.shape[0]
+    assert info_f.vector_bytes == (12 if jacobi else 10) * n * 8
+    assert info_u.vector_bytes == (13 if jacobi else 11) * n * 8
+    assert info_f.apply_bytes == a.nnz * 12 + (n + 1) * 4 + 2 * n * 8
+    assert info_f.floor_bytes == info_f.apply_bytes + info_f.vector_bytes
+    assert info_f.floor_ms(100.0) == pytest.approx(info_f.floor_bytes / 100e9 * 1e3)
+    with pytest.raises(ValueError, match="graph"):
+        spmv.cg(a, b, graph=True, backend="cpu")

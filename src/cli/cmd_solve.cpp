@@ -1,8 +1,10 @@
 // spmv solve [FILE | --gen KIND:k=v,...] [--rhs B] [--method cg|bicgstab|gmres] [--restart M]
 // [--precond jacobi|none] [--tol T] [--maxit N] [--algo NAME|auto] [--backend cpu|cuda|auto]
-// [--precision f32|f64] [--expected-applies N] [--progress N] [-o X]: solves A x = b with a Krylov
-// method (spmv/solvers.hpp) and prints progress lines and a summary. Without --rhs, b = A * 1, so the
-// exact solution is known and max |x_i - 1| is printed. Exit codes: 0 converged, 3 not converged
+// [--precision f32|f64] [--expected-applies N] [--progress N] [--unfused] [--graph] [--check-every K]
+// [--bandwidth GBS] [--json FILE] [-o X]: solves A x = b with a Krylov method (spmv/solvers.hpp) and
+// prints progress lines and a summary, with the time per iteration as a multiple of the iteration's
+// memory floor (docs/SOLVERS.md, "The floor"). Without --rhs, b = A * 1, so the exact solution is known
+// and max |x_i - 1| is printed. Exit codes: 0 converged, 3 not converged
 // (max iterations or breakdown; x is still written), 1 errors.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -14,7 +16,13 @@
 #include <filesystem>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
 #include "cli_common.hpp"
+#include "host_bandwidth.hpp"
+#include "spmv/device.hpp"
 #include "spmv/fem.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
@@ -42,6 +50,11 @@ struct SolveOptions {
   int device = 0;
   bool history = false;
   bool lma = false;
+  bool unfused = false;
+  bool graph = false;
+  int check_every = 1;
+  double bandwidth = 0;
+  std::string json;
   ReadOptions read;
 };
 
@@ -72,6 +85,52 @@ SolverResult solve_problem(const Problem& p, Backend backend, Algorithm algorith
   return r;
 }
 
+// The copy bandwidth the floor divides by, as `spmv bench` measures it (or --bandwidth), and how.
+std::pair<double, std::string> copy_bandwidth(const SolveOptions& o, Backend backend) {
+  if (o.bandwidth > 0) return {o.bandwidth, "given with --bandwidth"};
+  if (backend == Backend::Cuda) {
+#if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
+    return {cuda_copy_bandwidth_gbs(o.device), "device-to-device copy"};
+#endif
+  }
+  return {bench::measure_host_copy_bandwidth(o.threads).gbs, "STREAM-like host copy"};
+}
+
+void write_json(const std::string& path, const std::string& label, const std::string& precision,
+                const SolverOptions& so, const SolverResult& r, const std::string& bandwidth_method) {
+  nlohmann::json j = {{"matrix", label},
+                      {"method", to_string(so.method)},
+                      {"preconditioner", to_string(so.preconditioner)},
+                      {"precision", precision},
+                      {"tolerance", so.tolerance},
+                      {"converged", r.converged},
+                      {"iterations", r.iterations},
+                      {"applies", r.applies},
+                      {"residual", r.residual},
+                      {"recurrence_residual", r.recurrence_residual},
+                      {"breakdown", r.breakdown},
+                      {"algorithm", r.algorithm},
+                      {"variant", r.variant},
+                      {"total_ms", r.total_ms},
+                      {"ms_per_iteration", r.ms_per_iteration},
+                      {"apply_share", r.apply_share},
+                      {"apply_bytes", r.apply_bytes},
+                      {"applies_per_iteration", r.applies_per_iteration},
+                      {"vector_bytes", r.vector_bytes},
+                      {"floor_bytes", r.floor_bytes},
+                      {"bandwidth_gbs", r.bandwidth_gbs},
+                      {"bandwidth_method", bandwidth_method},
+                      {"floor_ms", r.floor_ms},
+                      {"floor_multiple", r.floor_multiple}};
+  if (path == "-") {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  std::ofstream out(path);
+  if (!out) throw UsageError(fmt::format("--json '{}': cannot open for writing", path));
+  out << j.dump(2) << '\n';
+}
+
 int run_solve(const SolveOptions& o) {
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);
@@ -85,6 +144,9 @@ int run_solve(const SolveOptions& o) {
   so.restart = o.restart;
   so.record_history = o.history;
   so.progress_every = o.progress;
+  so.fused = !o.unfused;
+  so.graph = o.graph;
+  so.check_every = o.check_every;
   so.progress = [](const SolverProgress& p) {
     fmt::print("  iteration {:>6}  residual {:.3e}\n", p.iteration, p.relative_residual);
     std::fflush(stdout);
@@ -148,8 +210,15 @@ int run_solve(const SolveOptions& o) {
     for (double v : x) err = std::max(err, std::abs(v - 1.0));
     fmt::print("  max error |x - 1|_inf       {:.3e}   (b = A*1)\n", err);
   }
-  fmt::print("  time {:.3f} ms total, {:.4f} ms/iteration, SpMV share {:.0f}%, {} applies\n", r.total_ms,
-             r.ms_per_iteration, 100.0 * r.apply_share, r.applies);
+  fmt::print("  time {:.3f} ms total, {:.4f} ms/iteration, SpMV share {}, {} applies{}\n", r.total_ms,
+             r.ms_per_iteration, r.apply_share < 0 ? std::string("n/a (graph)") : fmt::format("{:.0f}%", 100.0 * r.apply_share),
+             r.applies, r.variant.empty() ? "" : ", " + r.variant);
+  const auto [gbs, bandwidth_method] = copy_bandwidth(o, backend);
+  set_iteration_floor(r, gbs);
+  fmt::print("  floor {:.4f} ms/iteration = ({} x {:.1f} MB apply + {:.1f} MB vectors) / {:.1f} GB/s ({}); "
+             "time/floor {:.2f}x\n",
+             r.floor_ms, r.applies_per_iteration, static_cast<double>(r.apply_bytes) / 1e6,
+             static_cast<double>(r.vector_bytes) / 1e6, gbs, bandwidth_method, r.floor_multiple);
   fmt::print("  algorithm {}\n", r.algorithm);
   if (o.history) {
     fmt::print("  history:");
@@ -157,6 +226,7 @@ int run_solve(const SolveOptions& o) {
     fmt::print("\n");
   }
   if (!o.output.empty()) write_vector(o.output, x);
+  if (!o.json.empty()) write_json(o.json, p.label, o.precision, so, r, bandwidth_method);
   return r.converged ? kExitOk : kExitNotConverged;
 }
 
@@ -199,6 +269,19 @@ Command add_solve_command(CLI::App& parent) {
   sub->add_flag("--lma", o->lma,
                 "With --gen fem2d|fem3d: apply the matrix as the local-matrix-assembly operator (element matrices, "
                 "no assembled CSR) instead of an SpMV algorithm; b = A*1 from the assembled matrix as usual");
+  sub->add_flag("--unfused", o->unfused,
+                "CG: run issue 9's unfused kernels instead of the fused iteration (to compare; same iterates up to "
+                "rounding)");
+  sub->add_flag("--graph", o->graph,
+                "CUDA, CG: capture one iteration in a CUDA graph and launch it per iteration (not with --algo tune)");
+  sub->add_option("--check-every", o->check_every,
+                  "CUDA: read the device's stopping state every K iterations (asynchronously, one read behind)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--bandwidth", o->bandwidth,
+                  "Copy bandwidth in GB/s for the floor per iteration (default: measured as spmv bench does)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--json", o->json, "Write the result (iterations, times, floor) as JSON ('-' for stdout)");
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->footer(

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/byte_model.hpp"
 #include "solvers/cpu_vector_ops.hpp"
 #include "solvers/solver_setup.hpp"
 
@@ -97,9 +98,41 @@ void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std
     throw InvalidArgument(method + ": progress_every must be >= 0, got " + std::to_string(o.progress_every));
   if (o.check_every < 1)
     throw InvalidArgument(method + ": check_every must be >= 1, got " + std::to_string(o.check_every));
+  if (o.graph && o.method != SolverMethod::Cg)
+    throw InvalidArgument(method + ": graph capture of the iteration is implemented for cg only");
+}
+
+double vector_words_per_iteration(const SolverOptions& o) {
+  const bool jacobi = o.preconditioner == Preconditioner::Jacobi;
+  switch (o.method) {
+    case SolverMethod::Cg: return (o.fused ? 10 : 11) + (jacobi ? 2 : 0);
+    case SolverMethod::BiCgStab: return jacobi ? 23 : 21;
+    case SolverMethod::Gmres: return 2.0 * o.restart + 12 + (jacobi ? 3 : 0);
+  }
+  return 0;
+}
+
+void describe_iteration(const SolverOptions& o, std::int64_t n, std::size_t value_size, SolverResult& result) {
+  result.variant = o.method == SolverMethod::Cg ? (o.fused ? "fused" : "unfused") : "";
+  if (o.graph) result.variant += ", graph";
+  result.applies_per_iteration = o.method == SolverMethod::BiCgStab ? 2 : 1;
+  result.vector_bytes = static_cast<std::uint64_t>(
+      std::llround(vector_words_per_iteration(o) * static_cast<double>(n) * static_cast<double>(value_size)));
 }
 
 }  // namespace solvers
+
+void set_iteration_floor(SolverResult& r, double copy_gbs) {
+  r.floor_bytes = static_cast<std::uint64_t>(r.applies_per_iteration) * r.apply_bytes + r.vector_bytes;
+  r.bandwidth_gbs = copy_gbs > 0 ? copy_gbs : 0;
+  r.floor_ms = copy_gbs > 0 ? static_cast<double>(r.floor_bytes) / (copy_gbs * 1e9) * 1e3 : 0;
+  r.floor_multiple = r.floor_ms > 0 ? r.ms_per_iteration / r.floor_ms : 0;
+}
+
+std::uint64_t csr_apply_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, std::size_t value_size,
+                              std::size_t index_size) {
+  return bench::minimal_bytes(rows, cols, nnz, value_size, index_size, Operation::NonTranspose, false);
+}
 
 template <class Value>
 SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::span<Value> x,
@@ -108,6 +141,7 @@ SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::spa
   const auto t0 = Clock::now();
   check_problem(op.rows(), op.cols(), b.size(), x.size(), options);
   const std::string method(to_string(options.method));
+  if (options.graph) throw InvalidArgument(method + ": graph capture is a CUDA option; the CPU solvers have no graph");
   if (const auto i = cpu::first_non_finite(b); i >= 0)
     throw InvalidArgument(method + ": b holds NaN or Inf at " + row_name(i));
   if (const auto i = cpu::first_non_finite<Value>(x); i >= 0)
@@ -130,6 +164,7 @@ SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::spa
   }
 
   SolverResult result;
+  describe_iteration(options, op.rows(), sizeof(Value), result);
   const double b_norm = cpu::norm(b);
   if (b_norm == 0) {  // the exact solution is 0, whatever x0 was
     std::fill(x.begin(), x.end(), Value(0));

@@ -2,6 +2,7 @@
 // builds an Operator; the CUDA path lives in the CUDA backend (src/cuda/solvers/solve_csr.cu).
 #include <string>
 
+#include "bench/byte_model.hpp"
 #include "solvers/solver_setup.hpp"
 
 namespace spmv {
@@ -19,12 +20,19 @@ template <class Value, class Index>
 SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algorithm algorithm, const Options& options,
                        std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options) {
   solvers::check_problem(a.rows, a.cols, b.size(), x.size(), solver_options);
-  if (backend == Backend::Cuda) return detail::solve_csr_cuda(a, algorithm, options, b, x, solver_options);
-  auto op = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
-  std::vector<Value> diagonal;
-  if (solver_options.preconditioner == Preconditioner::Jacobi) diagonal = matrix_diagonal(a);
-  SolverResult result = solve<Value>(*op, b, x, solver_options, diagonal);
-  result.algorithm = algorithm_label(op->algorithm(), op->policy());
+  SolverResult result;
+  if (backend == Backend::Cuda) {
+    result = detail::solve_csr_cuda(a, algorithm, options, b, x, solver_options);
+  } else {
+    auto op = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
+    std::vector<Value> diagonal;
+    if (solver_options.preconditioner == Preconditioner::Jacobi) diagonal = matrix_diagonal(a);
+    result = solve<Value>(*op, b, x, solver_options, diagonal);
+    result.algorithm = algorithm_label(op->algorithm(), op->policy());
+  }
+  // The floor is the CSR iteration's whatever format Auto or the tuner chose: a format that reads
+  // fewer bytes shows below 1x (docs/SOLVERS.md, "The floor").
+  result.apply_bytes = csr_apply_bytes(a.rows, a.cols, a.nnz(), sizeof(Value), sizeof(Index));
   return result;
 }
 
@@ -32,10 +40,18 @@ template <class Value, class Index>
 SolverResult solve_lma(Backend backend, const fem::FemProblem<Value, Index>& problem, const Options& options,
                        std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options) {
   solvers::check_problem(problem.unknowns, problem.unknowns, b.size(), x.size(), solver_options);
-  if (backend == Backend::Cuda) return detail::solve_lma_cuda(problem, options, b, x, solver_options);
-  auto op = fem::make_cpu_lma_operator(problem, options);
-  SolverResult result = solve<Value>(*op, b, x, solver_options, problem.diagonal);
-  result.algorithm = "lma (" + op->policy() + ")";
+  SolverResult result;
+  if (backend == Backend::Cuda) {
+    result = detail::solve_lma_cuda(problem, options, b, x, solver_options);
+  } else {
+    auto op = fem::make_cpu_lma_operator(problem, options);
+    result = solve<Value>(*op, b, x, solver_options, problem.diagonal);
+    result.algorithm = "lma (" + op->policy() + ")";
+  }
+  // The LMA operator's own byte model (spmv bench --lma); the CSR floor of the same problem is the
+  // run without --lma.
+  result.apply_bytes = bench::lma_minimal_bytes(problem.elements, problem.nodes_per_element, problem.unknowns,
+                                                sizeof(Value), sizeof(Index), false);
   return result;
 }
 

@@ -33,6 +33,20 @@ inline constexpr const char* kBreakdownOmega = "omega = 0: the stabilising step 
 inline constexpr const char* kBreakdownGmresSingular =
     "the Hessenberg matrix is singular: the operator maps a Krylov vector to 0 (singular operator)";
 
+// The floor's vector term (docs/SOLVERS.md, "The floor"): value-sized words per row that one iteration's
+// vector kernels read and write, counted from the CUDA kernels (the CPU sweeps make the same passes).
+// A dot of a vector with itself reads it once. CG unfused (issue 9): dot p.q 2, update x,r rw + p,q
+// (+ dinv, z written) 6 (8), direction p rw + z 3 = 11 (13 with Jacobi); fused: dot p.q 2, residual r rw
+// + q (+ dinv) 3 (4), direction x,p rw + r (+ dinv) 5 (6) = 10 (12). BiCGStab: direction 5 (6), dot 2,
+// s-step 4 (5), t.s/t.t 2, update 8 = 21 (23). GMRES(m), CGS2, per Arnoldi step j: 2 projections
+// (j+2 each), 2 subtractions (j+3 each), w.w 1, normalisation 2 (+3 for M^-1 v_j) = 4j+13, averaged over
+// a cycle (2m+11) plus the cycle's update (m+2 per cycle, about 1 per step) = 2m+12 (+3 with Jacobi).
+double vector_words_per_iteration(const SolverOptions& options);
+
+// Fills the options-dependent floor fields of `result` (variant, applies_per_iteration, vector_bytes)
+// for a solve of n unknowns in a value type of `value_size` bytes.
+void describe_iteration(const SolverOptions& options, std::int64_t n, std::size_t value_size, SolverResult& result);
+
 using Clock = std::chrono::steady_clock;
 inline double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -85,6 +99,7 @@ class CpuRun {
   bool broken() const { return !result_.breakdown.empty(); }
 
   double stop_norm() const { return options_.tolerance * b_norm_; }
+  const SolverOptions& options() const { return options_; }
 
   // Loop timing into the result.
   void finish() {

@@ -263,6 +263,36 @@ TEST_F(Cli, SolveMatrixFreeAndTuned) {
   EXPECT_NE(bad.err.find("--lma solves a FEM problem"), std::string::npos) << bad.err;
 }
 
+// Issue 15: the floor line, --unfused and --json; the fused and unfused CG take the same iterations.
+TEST_F(Cli, SolveFloorUnfusedAndJson) {
+  const CliResult fused = run("solve --gen poisson2d:n=20 --tol 1e-10 --backend cpu --bandwidth 50 --json " +
+                              arg("fused.json"));
+  EXPECT_EQ(fused.exit_code, 0) << fused.out << fused.err;
+  EXPECT_NE(fused.out.find("floor "), std::string::npos) << fused.out;
+  EXPECT_NE(fused.out.find("time/floor"), std::string::npos) << fused.out;
+  EXPECT_NE(fused.out.find("given with --bandwidth"), std::string::npos) << fused.out;
+  const CliResult unfused = run("solve --gen poisson2d:n=20 --tol 1e-10 --backend cpu --bandwidth 50 --unfused "
+                                "--json " + arg("unfused.json"));
+  EXPECT_EQ(unfused.exit_code, 0) << unfused.out << unfused.err;
+  const auto field = [&](const std::string& name, const std::string& key) {
+    const std::string text = read_file(file(name));
+    const auto at = text.find("\"" + key + "\":");
+    if (at == std::string::npos) return std::string("(missing)");
+    const auto value = text.find_first_not_of(' ', at + key.size() + 3);
+    return text.substr(value, 12);
+  };
+  EXPECT_EQ(field("fused.json", "iterations"), field("unfused.json", "iterations"));
+  EXPECT_NE(field("fused.json", "variant").find("\"fused\""), std::string::npos) << field("fused.json", "variant");
+  EXPECT_NE(field("unfused.json", "variant").find("\"unfused\""), std::string::npos);
+  // 400 rows in f64: fused 10 words, unfused 11.
+  EXPECT_EQ(field("fused.json", "vector_bytes").substr(0, 5), "32000");
+  EXPECT_EQ(field("unfused.json", "vector_bytes").substr(0, 5), "35200");
+  EXPECT_EQ(field("fused.json", "bandwidth_gbs").substr(0, 4), "50.0");
+  const CliResult graph = run("solve --gen poisson2d:n=8 --backend cpu --graph --bandwidth 1");
+  EXPECT_EQ(graph.exit_code, 1) << graph.out;
+  EXPECT_NE(graph.err.find("graph"), std::string::npos) << graph.err;
+}
+
 TEST_F(Cli, SolveWithKnownSolutionProgressAndExitCodes) {
   // b = A*1: the summary prints the max error against the known solution.
   CliResult r = run("solve --gen poisson2d:n=20 --precond jacobi --tol 1e-10 --progress 10 --backend cpu -o " +

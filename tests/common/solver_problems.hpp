@@ -88,6 +88,7 @@ struct ReferenceRun {
   int iterations = 0;
   bool converged = false;
   std::vector<double> x;
+  std::vector<double> history;  // reference_cg: ||r_k|| / ||b||, entry 0 for x0
 };
 
 inline std::vector<double> inverse_or_ones(const SolverMatrix& a, bool jacobi) {
@@ -109,7 +110,9 @@ inline ReferenceRun reference_cg(const SolverMatrix& a, std::span<const double> 
   for (std::int64_t i = 0; i < n; ++i) z[i] = dinv[i] * r[i];
   p = z;
   double rho = reference_dot(r, z);
-  const double stop = tol * std::sqrt(reference_dot(b, b));
+  const double b_norm = std::sqrt(reference_dot(b, b));
+  const double stop = tol * b_norm;
+  run.history.push_back(std::sqrt(reference_dot(r, r)) / b_norm);
   if (std::sqrt(reference_dot(r, r)) <= stop) return run.converged = true, run;
   for (int k = 1; k <= maxit; ++k) {
     const auto q = reference_product(a, p);
@@ -117,6 +120,7 @@ inline ReferenceRun reference_cg(const SolverMatrix& a, std::span<const double> 
     for (std::int64_t i = 0; i < n; ++i) run.x[i] += alpha * p[i];
     for (std::int64_t i = 0; i < n; ++i) r[i] -= alpha * q[i];
     run.iterations = k;
+    run.history.push_back(std::sqrt(reference_dot(r, r)) / b_norm);
     if (std::sqrt(reference_dot(r, r)) <= stop) return run.converged = true, run;
     for (std::int64_t i = 0; i < n; ++i) z[i] = dinv[i] * r[i];
     const double rho_new = reference_dot(r, z);

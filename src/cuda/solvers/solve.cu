@@ -54,6 +54,7 @@ DeviceRun<Value>::DeviceRun(LinearOperator<Value>& op, const SolverOptions& opti
                             std::int64_t n, SolverResult& result)
     : op_(op), options_(options), stream_(stream), n_(n), result_(result), blocks_(reduction_blocks(n)) {
   if (options.record_history) history_ = DeviceBuffer<double>(static_cast<std::size_t>(options.max_iterations) + 1);
+  SPMV_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned int), stream_));
   SPMV_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned_), 2 * sizeof(SolverState)));
   for (auto& e : snapshot_done_) SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   SPMV_CUDA_CHECK(cudaEventCreate(&loop_begin_));
@@ -69,6 +70,38 @@ DeviceRun<Value>::~DeviceRun() {
   if (loop_begin_) cudaEventDestroy(loop_begin_);
   if (loop_end_) cudaEventDestroy(loop_end_);
   if (pinned_) cudaFreeHost(pinned_);
+  if (graph_) cudaGraphExecDestroy(graph_);
+}
+
+template <class Value>
+void DeviceRun<Value>::launch_graph() {
+  SPMV_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+  result_.applies += captured_applies_;
+}
+
+template <class Value>
+void DeviceRun<Value>::begin_capture() {
+  SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking));
+  SPMV_CUDA_CHECK(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeThreadLocal));
+}
+
+template <class Value>
+void DeviceRun<Value>::end_capture(bool keep) {
+  cudaGraph_t graph = nullptr;
+  const cudaError_t captured = cudaStreamEndCapture(capture_stream_, &graph);
+  cudaStreamDestroy(capture_stream_);
+  capture_stream_ = nullptr;
+  cudaError_t made = captured;
+  if (captured == cudaSuccess && keep) made = cudaGraphInstantiate(&graph_, graph, 0);
+  if (graph) cudaGraphDestroy(graph);
+  if (!keep) return;
+  if (made != cudaSuccess) {
+    cudaGetLastError();  // the capture error is not sticky: clear it so that later checks do not report it
+    throw Unsupported(std::string(to_string(options_.method)) +
+                      ": capturing the iteration in a CUDA graph failed (" + cudaGetErrorString(made) +
+                      "); the operator's apply must not synchronise or allocate (a TunedPlan tunes on its first "
+                      "applies): solve without graph");
+  }
 }
 
 template <class Value>
@@ -113,6 +146,11 @@ double DeviceRun<Value>::setup(const Value* b, const Value* x, const Value* diag
 
 template <class Value>
 void DeviceRun<Value>::apply(Value alpha, const Value* x, Value beta, Value* y) {
+  if (capture_stream_) {  // inside a graph capture: enqueue there, untimed
+    op_.apply(alpha, x, beta, y, capture_stream_);
+    ++captured_applies_;  // counted per graph launch
+    return;
+  }
   std::pair<cudaEvent_t, cudaEvent_t> events{};
   if (loop_started_) {
     if (spare_events_.empty()) {
@@ -206,7 +244,7 @@ void DeviceRun<Value>::finish() {
     SPMV_CUDA_CHECK(cudaEventElapsedTime(&loop_ms, loop_begin_, loop_end_));
     // Per enqueued iteration: the iterations after the stop ran their applies too (docs/SOLVERS.md).
     result_.ms_per_iteration = enqueued_iterations_ > 0 ? loop_ms / enqueued_iterations_ : 0;
-    result_.apply_share = loop_ms > 0 ? std::min(1.0, apply_ms_ / loop_ms) : 0;
+    result_.apply_share = options_.graph ? -1 : loop_ms > 0 ? std::min(1.0, apply_ms_ / loop_ms) : 0;
   }
 }
 
@@ -247,6 +285,7 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
   spmv::solvers::check_problem(op.rows(), op.cols(), static_cast<std::size_t>(n), static_cast<std::size_t>(op.cols()),
                                options);
   SolverResult result;
+  spmv::solvers::describe_iteration(options, n, sizeof(Value), result);
   if (n == 0) {
     result.converged = true;
     if (options.record_history) result.history.push_back(0.0);
@@ -264,7 +303,7 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
     return result;
   }
   switch (options.method) {
-    case SolverMethod::Cg: cg_device<Value>(run, b, x); break;
+    case SolverMethod::Cg: options.fused ? cg_fused_device<Value>(run, b, x) : cg_device<Value>(run, b, x); break;
     case SolverMethod::BiCgStab: bicgstab_device<Value>(run, b, x); break;
     case SolverMethod::Gmres: gmres_device<Value>(run, b, x, options.restart); break;
   }

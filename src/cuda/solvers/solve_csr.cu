@@ -40,6 +40,8 @@ SolverResult solve_csr_cuda(const CsrMatrix<Value, Index>& a, Algorithm algorith
   const Value* d = diagonal.size() ? diagonal.data() : nullptr;
   SolverResult result;
   if (algorithm == Algorithm::Tune) {  // the solver's first products tune the plan (docs/algorithms/tuning.md)
+    if (solver_options.graph)
+      throw InvalidArgument("graph capture needs a fixed plan; --algo tune changes its plan during the first applies");
     cuda::TunedPlan<Value, Index> plan(csr.view(), Operation::NonTranspose, options, stream);
     TunedPlanOperator<Value, Index> op(plan);
     result = cuda::solve<Value>(op, db.data(), dx.data(), solver_options, d, stream);

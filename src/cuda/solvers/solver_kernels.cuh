@@ -104,6 +104,40 @@ __device__ inline double finish_sum(const double* partials, int d, int count) {
   return sum;
 }
 
+// Finishes a grid-wide reduction inside the kernel that produced it, the "last block" pattern of the
+// CUDA samples' threadFenceReduction: every block stores its sums (store_block_sums), thread 0 fences
+// and counts the block in; the block that arrives last sums all gridDim.x partials in block order (so
+// the result is deterministic for a given grid, as the two-kernel form is), resets the counter for the
+// next kernel and calls finish(totals) on thread 0. Replaces a one-block scalar kernel and its launch
+// gap; atomics only count blocks, never add values. `counter` is 0 on entry (DeviceRun::counter()).
+template <int kDots, class Finish>
+__device__ inline void reduce_in_last_block(const double (&values)[kDots], double* partials, unsigned int* counter,
+                                            Finish&& finish) {
+  using BlockReduce = cub::BlockReduce<double, kSolverThreads>;
+  __shared__ typename BlockReduce::TempStorage storage;
+  __shared__ bool last;
+  store_block_sums<kDots>(values, partials);
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's partials are visible before it is counted
+    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  double totals[kDots];
+#pragma unroll
+  for (int d = 0; d < kDots; ++d) {
+    double v = 0;
+    // __ldcg: read at L2, where the other blocks' fenced stores are, never a stale L1 line.
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += kSolverThreads) v += __ldcg(partials + d * kMaxReductionBlocks + i);
+    totals[d] = BlockReduce(storage).Sum(v);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    *counter = 0;
+    finish(totals);
+  }
+}
+
 // Grid-stride loop over [0, n).
 #define SPMV_SOLVER_LOOP(i, n) \
   for (std::int64_t i = blockIdx.x * std::int64_t(kSolverThreads) + threadIdx.x; i < (n); i += std::int64_t(gridDim.x) * kSolverThreads)
@@ -144,6 +178,25 @@ class DeviceRun {
   double setup(const Value* b, const Value* x, const Value* diagonal);
 
   void apply(Value alpha, const Value* x, Value beta, Value* y);  // enqueued, timed with events
+  // Enqueues one iteration: body(stream) itself, or with options.graph a CUDA graph captured from
+  // body on the first call (on a private stream, in thread-local capture mode) and launched on the
+  // solver's stream after. During the capture apply() enqueues on the capturing stream, untimed.
+  // The body must enqueue the same work every time (same pointers; scalars read on the device).
+  template <class Body>
+  void iterate(Body&& body) {
+    if (!options_.graph) return body(stream_);
+    if (!graph_) {
+      begin_capture();
+      try {
+        body(capture_stream_);
+      } catch (...) {
+        end_capture(false);
+        throw;
+      }
+      end_capture(true);
+    }
+    launch_graph();
+  }
   void start_loop();  // after the initial residual: the loop's timing starts here
   // After the host enqueued iteration k: snapshot every check_every iterations and inspect the
   // previous one. True when the host should stop enqueuing (the device stopped, or k reached the max).
@@ -153,6 +206,7 @@ class DeviceRun {
   SolverState* state() { return state_.data(); }
   double* history() { return history_.size() ? history_.data() : nullptr; }
   double* partials() { return partials_.data(); }
+  unsigned int* counter() { return counter_.data(); }  // block counter of reduce_in_last_block, kept at 0
   const Value* inverse_diagonal() const { return dinv_.size() ? dinv_.data() : nullptr; }
   int blocks() const { return blocks_; }
   std::int64_t n() const { return n_; }
@@ -160,6 +214,9 @@ class DeviceRun {
 
  private:
   void inspect(const SolverState& snapshot);
+  void begin_capture();
+  void launch_graph();
+  void end_capture(bool keep);  // throws Unsupported when the capture failed
   void harvest_apply_events(bool wait);
 
   LinearOperator<Value>& op_;
@@ -170,7 +227,11 @@ class DeviceRun {
   int blocks_;
   DeviceBuffer<SolverState> state_{1};
   DeviceBuffer<double> partials_{static_cast<std::size_t>(kMaxDotsPerKernel) * kMaxReductionBlocks};
+  DeviceBuffer<unsigned int> counter_{1};
   DeviceBuffer<double> history_;
+  cudaStream_t capture_stream_ = nullptr;  // non-null only while a capture is open
+  cudaGraphExec_t graph_ = nullptr;
+  int captured_applies_ = 0;  // applies in one launch of graph_
   DeviceBuffer<Value> dinv_;
   SolverState* pinned_ = nullptr;  // two snapshot slots
   cudaEvent_t snapshot_done_[2] = {nullptr, nullptr};
@@ -187,7 +248,9 @@ class DeviceRun {
 
 // The three methods; on entry setup() has run (||b|| > 0) and x holds x0.
 template <class Value>
-void cg_device(DeviceRun<Value>& run, const Value* b, Value* x);
+void cg_device(DeviceRun<Value>& run, const Value* b, Value* x);  // unfused (issue 9)
+template <class Value>
+void cg_fused_device(DeviceRun<Value>& run, const Value* b, Value* x);
 template <class Value>
 void bicgstab_device(DeviceRun<Value>& run, const Value* b, Value* x);
 template <class Value>

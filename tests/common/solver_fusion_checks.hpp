@@ -1,0 +1,99 @@
+#pragma once
+// One test body for issue 15's fused CG, compiled for the CPU (tests/cpu/solver_fusion_test.cpp, CI)
+// and for CUDA (tests/cuda/cuda_solver_fusion_test.cpp, the GPU machine): after N iterations the fused
+// and the unfused variant agree within a rounding bound, their residual histories follow the textbook
+// algorithm's (reference_cg, in double) within the same bound, and the floor's byte counts are those
+// of docs/SOLVERS.md.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <vector>
+
+#include "common/solver_problems.hpp"
+#include "spmv/solvers.hpp"
+
+namespace spmv::test {
+
+// kappa of the 5- and 7-point Laplacians on an n^d grid (Dirichlet): lambda_max / lambda_min =
+// cot^2(pi / (2 (n + 1))) in every dimension; Jacobi leaves it unchanged (constant diagonal).
+inline double poisson_condition(std::int64_t n) {
+  const double t = std::tan(std::numbers::pi / (2.0 * static_cast<double>(n + 1)));
+  return 1.0 / (t * t);
+}
+
+// Rounding bound on the difference of two CG runs of the same recurrence after k steps whose
+// floating-point operations differ only in order and contraction: each step perturbs r, p and x by a
+// few ulps relative (c = 10 covers the 3-4 roundings of an update and the dot products' sums), and
+// CG's sensitivity amplifies a perturbation of the residual by at most kappa in the iterate (Greenbaum
+// 1997, §7.3, with the step count as the accumulation), so |d| <= c * k * eps * kappa relative.
+inline double fusion_bound(double eps, int steps, double kappa) { return 10.0 * steps * eps * kappa; }
+
+struct FusionRun {
+  SolverResult result;
+  std::vector<double> x;
+};
+
+template <class Value>
+FusionRun run_cg(Backend backend, const SolverMatrix& a64, const std::vector<double>& b64, SolverOptions o) {
+  const auto a = convert<Value, std::int32_t>(a64);
+  std::vector<Value> b(b64.begin(), b64.end()), x(b.size(), Value(0));
+  FusionRun run;
+  run.result = solve_csr<Value, std::int32_t>(backend, a, Algorithm::Auto, Options{}, b, x, o);
+  run.x.assign(x.begin(), x.end());
+  return run;
+}
+
+inline double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0, n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]), n += b[i] * b[i];
+  return std::sqrt(d / n);
+}
+
+// Poisson on an n^dim grid, `steps` CG iterations (tolerance 0: never converges first).
+template <class Value>
+void expect_fused_matches_unfused(Backend backend, int dim, std::int64_t n, bool jacobi, int steps) {
+  const SolverMatrix a = dim == 2 ? gen::poisson2d(n) : gen::poisson3d(n);
+  const auto b = random_rhs(a.rows, 11);
+  SolverOptions o;
+  o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+  o.tolerance = 0;
+  o.max_iterations = steps;
+  o.record_history = true;
+  o.fused = true;
+  const FusionRun fused = run_cg<Value>(backend, a, b, o);
+  o.fused = false;
+  const FusionRun unfused = run_cg<Value>(backend, a, b, o);
+  for (const FusionRun* r : {&fused, &unfused}) {
+    EXPECT_TRUE(r->result.breakdown.empty()) << r->result.breakdown;
+    ASSERT_EQ(r->result.iterations, steps);
+    ASSERT_EQ(r->result.history.size(), static_cast<std::size_t>(steps) + 1);
+  }
+  EXPECT_EQ(fused.result.variant, "fused");
+  EXPECT_EQ(unfused.result.variant, "unfused");
+
+  const double eps = std::numeric_limits<Value>::epsilon();
+  const double bound = fusion_bound(eps, steps, poisson_condition(n));
+  EXPECT_LE(relative_difference(fused.x, unfused.x), bound);
+  // The textbook algorithm in double: the same history within the bound of Value's rounding.
+  const ReferenceRun ref = reference_cg(a, b, jacobi, 0.0, steps);
+  ASSERT_EQ(ref.history.size(), fused.result.history.size());
+  for (int k = 0; k <= steps; ++k) {
+    EXPECT_NEAR(fused.result.history[k], unfused.result.history[k], bound * unfused.result.history[k]) << "k " << k;
+    EXPECT_NEAR(fused.result.history[k], ref.history[k], bound * ref.history[k]) << "k " << k;
+  }
+  EXPECT_LE(relative_difference(fused.x, ref.x), bound);
+
+  // The floor's byte counts (docs/SOLVERS.md): CSR apply, 10 (12) vector words fused, 11 (13) unfused.
+  const auto words = [&](const FusionRun& r) {
+    return static_cast<double>(r.result.vector_bytes) / static_cast<double>(a.rows * sizeof(Value));
+  };
+  EXPECT_DOUBLE_EQ(words(fused), jacobi ? 12 : 10);
+  EXPECT_DOUBLE_EQ(words(unfused), jacobi ? 13 : 11);
+  EXPECT_EQ(fused.result.apply_bytes, csr_apply_bytes(a.rows, a.cols, a.nnz(), sizeof(Value), sizeof(std::int32_t)));
+  EXPECT_EQ(fused.result.applies_per_iteration, 1);
+}
+
+}  // namespace spmv::test
