@@ -77,3 +77,23 @@ def concurrently(count, work):
     if errors:
         raise errors[0]
     return results
+
+
+def require_cupy_and_cuda():
+    """Skips the calling test module unless CuPy reaches a CUDA device and spmv has its CUDA backend.
+
+    Returns the cupy module. Call at module level: `cupy = require_cupy_and_cuda()`.
+    """
+    import pytest
+
+    try:
+        import cupy
+
+        devices = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # ImportError, or a CuPy that cannot reach the driver
+        pytest.skip(f"CuPy is not usable: {e}", allow_module_level=True)
+    if devices == 0:
+        pytest.skip("no CUDA device", allow_module_level=True)
+    if not spmv.cuda_available():
+        pytest.skip("the spmv extension was built without CUDA (no nvcc at build time)", allow_module_level=True)
+    return cupy

@@ -11,20 +11,10 @@ import pytest
 import scipy.sparse as sp
 
 import spmv
-from cases import CASES, COMBOS, NO_PADDING_LIMIT, concurrently, stored
+from cases import CASES, COMBOS, NO_PADDING_LIMIT, concurrently, require_cupy_and_cuda, stored
 from oracle import assert_close, random_vector
 
-try:
-    import cupy
-
-    _devices = cupy.cuda.runtime.getDeviceCount()
-except Exception as e:  # ImportError, or a CuPy that cannot reach the driver
-    pytest.skip(f"CuPy is not usable: {e}", allow_module_level=True)
-
-if _devices == 0:
-    pytest.skip("no CUDA device", allow_module_level=True)
-if not spmv.cuda_available():
-    pytest.skip("the spmv extension was built without CUDA (no nvcc at build time)", allow_module_level=True)
+cupy = require_cupy_and_cuda()
 
 CUDA_PRODUCTS = [(name, False) for name in ["auto"] + spmv.algorithms("cuda")] + [
     (name, True) for name in ["auto"] + spmv.algorithms("cuda", transpose=True)]

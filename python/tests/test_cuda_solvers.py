@@ -8,18 +8,9 @@ import numpy as np
 import pytest
 
 import spmv
+from cases import require_cupy_and_cuda
 
-try:
-    import cupy
-
-    _devices = cupy.cuda.runtime.getDeviceCount()
-except Exception as e:  # ImportError, or a CuPy that cannot reach the driver
-    pytest.skip(f"CuPy is not usable: {e}", allow_module_level=True)
-
-if _devices == 0:
-    pytest.skip("no CUDA device", allow_module_level=True)
-if not spmv.cuda_available():
-    pytest.skip("the spmv extension was built without CUDA", allow_module_level=True)
+cupy = require_cupy_and_cuda()
 
 
 @pytest.mark.parametrize("method", ["cg", "bicgstab", "gmres"])

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "common/zoo.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/generators.hpp"
@@ -241,5 +243,39 @@ inline ReferenceRun reference_solve(SolverMethod method, const SolverMatrix& a, 
 // fused sweeps, CGS2 against MGS) drift apart once rounding differences are amplified; on these
 // steadily converging problems they stay within a few iterations. The allowance: 3 + 5%.
 inline int iteration_slack(int reference_iterations) { return 3 + reference_iterations / 20; }
+
+// The solver test grid shared by the CPU and CUDA tests: matrix x method x preconditioner x precision
+// (CG only on the symmetric ones).
+struct SolverCase {
+  std::string matrix;  // poisson2d, poisson3d, convdiff
+  SolverMethod method;
+  bool jacobi;
+  bool single;  // float instead of double
+};
+
+inline std::string solver_case_name(const testing::TestParamInfo<SolverCase>& info) {
+  const SolverCase& c = info.param;
+  return c.matrix + "_" + std::string(to_string(c.method)) + (c.jacobi ? "_jacobi" : "_none") +
+         (c.single ? "_f32" : "_f64");
+}
+
+inline SolverMatrix solver_problem_matrix(const std::string& name) {
+  if (name == "poisson2d") return gen::poisson2d(24);  // 576 unknowns
+  if (name == "poisson3d") return gen::poisson3d(9);   // 729 unknowns
+  return convection_diffusion(20, 0.5);                // 400 unknowns, nonsymmetric
+}
+
+inline std::vector<SolverCase> solver_cases() {
+  std::vector<SolverCase> cases;
+  for (bool single : {false, true})
+    for (bool jacobi : {false, true}) {
+      for (const char* m : {"poisson2d", "poisson3d"})
+        for (SolverMethod method : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres})
+          cases.push_back({m, method, jacobi, single});
+      for (SolverMethod method : {SolverMethod::BiCgStab, SolverMethod::Gmres})
+        cases.push_back({"convdiff", method, jacobi, single});
+    }
+  return cases;
+}
 
 }  // namespace spmv::test

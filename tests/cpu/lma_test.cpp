@@ -19,15 +19,6 @@ namespace {
 
 using spmv::fem::MeshParams;
 
-template <class Value>
-std::vector<Value> random_values(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> d(-1000, 1000);  // the values only need to be fixed per seed
-  std::vector<Value> v(n);
-  for (auto& e : v) e = static_cast<Value>(d(rng) / 1000.0);
-  return v;
-}
-
 std::vector<MeshParams> meshes() {
   std::vector<MeshParams> v;
   for (std::int64_t n : {1, 2, 3, 17}) v.push_back({2, n, 0.5, 0.05});
@@ -50,7 +41,6 @@ TYPED_TEST_SUITE(CpuLma, TypeList);
 TYPED_TEST(CpuLma, MatchesTheAssembledProduct) {
   using Value = typename TypeParam::Value;
   using Index = typename TypeParam::Index;
-  constexpr Value nan = std::numeric_limits<Value>::quiet_NaN();
   for (const MeshParams& m : meshes()) {
     SCOPED_TRACE("fem" + std::to_string(m.dim) + "d n=" + std::to_string(m.n));
     const auto p = spmv::fem::build<Value, Index>(m);
@@ -58,17 +48,7 @@ TYPED_TEST(CpuLma, MatchesTheAssembledProduct) {
     auto op = spmv::fem::make_cpu_lma_operator(p);
     ASSERT_EQ(op->rows(), p.unknowns);
     ASSERT_EQ(op->cols(), p.unknowns);
-    const auto n = static_cast<std::size_t>(p.unknowns);
-    for (double alpha : {0.0, 1.0, -1.0, 0.5})
-      for (double beta : {0.0, 1.0, -1.0, 0.5}) {
-        SCOPED_TRACE("alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta));
-        const std::vector<Value> x = alpha == 0 ? std::vector<Value>(n, nan) : random_values<Value>(n, 1);
-        const std::vector<Value> y0 = beta == 0 ? std::vector<Value>(n, nan) : random_values<Value>(n, 2);
-        std::vector<Value> y = y0;
-        op->apply(static_cast<Value>(alpha), x, static_cast<Value>(beta), y);
-        const auto report = spmv::test::check_lma<Value, Index>(p, gma, alpha, x, beta, y0, y);
-        EXPECT_TRUE(report.passed()) << report.describe();
-      }
+    spmv::test::expect_lma_equals_gma(p, gma, *op);
   }
 }
 
@@ -102,8 +82,8 @@ TYPED_TEST(CpuLma, ColouringIsARaceFreePartition) {
 TEST(CpuLmaDeterminism, SameBitsForOneTwoAndThreeThreads) {
   for (const MeshParams& m : {MeshParams{2, 60, 0.5, 0.05}, MeshParams{3, 16, 0.5, 0.05}}) {
     const auto p = spmv::fem::build<double, std::int32_t>(m);
-    const auto x = random_values<double>(static_cast<std::size_t>(p.unknowns), 3);
-    const auto y0 = random_values<double>(static_cast<std::size_t>(p.unknowns), 4);
+    const auto x = spmv::test::lma_random_values<double>(static_cast<std::size_t>(p.unknowns), 3);
+    const auto y0 = spmv::test::lma_random_values<double>(static_cast<std::size_t>(p.unknowns), 4);
     std::vector<std::vector<double>> results;
     for (int threads : {1, 2, 3}) {
       auto op = spmv::fem::make_cpu_lma_operator(p, {.threads = threads});

@@ -25,24 +25,7 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-struct Case {
-  std::string matrix;  // poisson2d, poisson3d, convdiff
-  SolverMethod method;
-  bool jacobi;
-  bool single;  // float instead of double
-};
-
-std::string case_name(const testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
-  return c.matrix + "_" + std::string(to_string(c.method)) + (c.jacobi ? "_jacobi" : "_none") +
-         (c.single ? "_f32" : "_f64");
-}
-
-SolverMatrix problem_matrix(const std::string& name) {
-  if (name == "poisson2d") return gen::poisson2d(24);  // 576 unknowns
-  if (name == "poisson3d") return gen::poisson3d(9);   // 729 unknowns
-  return convection_diffusion(20, 0.5);                // 400 unknowns, nonsymmetric
-}
+using Case = SolverCase;
 
 // One solve through the CPU operator chosen by Auto; returns the result and x.
 template <class Value>
@@ -61,7 +44,7 @@ class CpuSolvers : public testing::TestWithParam<Case> {};
 
 TEST_P(CpuSolvers, ConvergeAndAgreeWithTheReference) {
   const Case& c = GetParam();
-  const SolverMatrix a = problem_matrix(c.matrix);
+  const SolverMatrix a = solver_problem_matrix(c.matrix);
   const auto b = random_rhs(a.rows, 42);
   SolverOptions o;
   o.method = c.method;
@@ -108,20 +91,7 @@ TEST_P(CpuSolvers, ConvergeAndAgreeWithTheReference) {
   EXPECT_LE(r.apply_share, 1);
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  for (bool single : {false, true})
-    for (bool jacobi : {false, true}) {
-      for (const char* m : {"poisson2d", "poisson3d"})
-        for (SolverMethod method : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres})
-          cases.push_back({m, method, jacobi, single});
-      for (SolverMethod method : {SolverMethod::BiCgStab, SolverMethod::Gmres})
-        cases.push_back({"convdiff", method, jacobi, single});
-    }
-  return cases;
-}
-
-INSTANTIATE_TEST_SUITE_P(Cpu, CpuSolvers, testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Cpu, CpuSolvers, testing::ValuesIn(solver_cases()), solver_case_name);
 
 // b = A * 1: the exact solution is known, so the error itself is checked (kappa * residual bound).
 TEST(CpuSolvers, RecoversTheKnownSolution) {

@@ -26,15 +26,6 @@ using spmv::fem::MeshParams;
 #define SKIP_WITHOUT_GPU() \
   if (!spmv::cuda_available()) GTEST_SKIP() << "no CUDA device"
 
-template <class Value>
-std::vector<Value> random_values(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> d(-1000, 1000);
-  std::vector<Value> v(n);
-  for (auto& e : v) e = static_cast<Value>(d(rng) / 1000.0);
-  return v;
-}
-
 template <class V, class I>
 struct Types {
   using Value = V;
@@ -50,7 +41,6 @@ TYPED_TEST(CudaLma, MatchesTheAssembledProduct) {
   SKIP_WITHOUT_GPU();
   using Value = typename TypeParam::Value;
   using Index = typename TypeParam::Index;
-  constexpr Value nan = std::numeric_limits<Value>::quiet_NaN();
   for (const MeshParams& m : {MeshParams{2, 1, 0.5, 0.05}, MeshParams{2, 2, 0.5, 0.05}, MeshParams{2, 33, 0.5, 0.05},
                               MeshParams{3, 1, 0.5, 0.05}, MeshParams{3, 2, 0.5, 0.05}, MeshParams{3, 13, -0.9, 0.05}}) {
     SCOPED_TRACE("fem" + std::to_string(m.dim) + "d n=" + std::to_string(m.n));
@@ -58,17 +48,7 @@ TYPED_TEST(CudaLma, MatchesTheAssembledProduct) {
     const auto gma = spmv::fem::build<double, std::int64_t>(m, {.element_data = false}).matrix;
     auto op = spmv::fem::make_lma_operator(spmv::Backend::Cuda, p);
     EXPECT_EQ(op->backend(), spmv::Backend::Cuda);
-    const auto n = static_cast<std::size_t>(p.unknowns);
-    for (double alpha : {0.0, 1.0, -1.0, 0.5})
-      for (double beta : {0.0, 1.0, -1.0, 0.5}) {
-        SCOPED_TRACE("alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta));
-        const std::vector<Value> x = alpha == 0 ? std::vector<Value>(n, nan) : random_values<Value>(n, 1);
-        const std::vector<Value> y0 = beta == 0 ? std::vector<Value>(n, nan) : random_values<Value>(n, 2);
-        std::vector<Value> y = y0;
-        op->apply(static_cast<Value>(alpha), x, static_cast<Value>(beta), y);
-        const auto report = spmv::test::check_lma<Value, Index>(p, gma, alpha, x, beta, y0, y);
-        EXPECT_TRUE(report.passed()) << report.describe();
-      }
+    spmv::test::expect_lma_equals_gma(p, gma, *op);
   }
 }
 
@@ -81,8 +61,8 @@ TEST(CudaLmaDevice, StreamDeterminismAndGraphCapture) {
   auto op = spmv::cuda::make_lma_operator(p);
   ASSERT_EQ(op->rows(), p.unknowns);
   const auto n = static_cast<std::size_t>(p.unknowns);
-  const auto x = random_values<double>(n, 3);
-  const auto y0 = random_values<double>(n, 4);
+  const auto x = spmv::test::lma_random_values<double>(n, 3);
+  const auto y0 = spmv::test::lma_random_values<double>(n, 4);
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)};

@@ -27,12 +27,6 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-SolverMatrix problem_matrix(const std::string& name) {
-  if (name == "poisson2d") return gen::poisson2d(24);
-  if (name == "poisson3d") return gen::poisson3d(9);
-  return convection_diffusion(20, 0.5);
-}
-
 template <class Value>
 SolverResult run(Backend backend, const SolverMatrix& a64, const std::vector<double>& b64, std::vector<double>& x64,
                  const SolverOptions& o, Algorithm algorithm = Algorithm::Auto) {
@@ -43,19 +37,14 @@ SolverResult run(Backend backend, const SolverMatrix& a64, const std::vector<dou
   return r;
 }
 
-struct Case {
-  std::string matrix;
-  SolverMethod method;
-  bool jacobi;
-  bool single;
-};
+using Case = SolverCase;
 
 class CudaSolvers : public testing::TestWithParam<Case> {};
 
 TEST_P(CudaSolvers, AgreeWithTheCpuSolver) {
   SKIP_WITHOUT_CUDA();
   const Case& c = GetParam();
-  const SolverMatrix a = problem_matrix(c.matrix);
+  const SolverMatrix a = solver_problem_matrix(c.matrix);
   const auto b = random_rhs(a.rows, 42);
   SolverOptions o;
   o.method = c.method;
@@ -88,25 +77,7 @@ TEST_P(CudaSolvers, AgreeWithTheCpuSolver) {
   EXPECT_LE(r_gpu.apply_share, 1);
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  for (bool single : {false, true})
-    for (bool jacobi : {false, true}) {
-      for (const char* m : {"poisson2d", "poisson3d"})
-        for (SolverMethod method : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres})
-          cases.push_back({m, method, jacobi, single});
-      for (SolverMethod method : {SolverMethod::BiCgStab, SolverMethod::Gmres})
-        cases.push_back({"convdiff", method, jacobi, single});
-    }
-  return cases;
-}
-
-INSTANTIATE_TEST_SUITE_P(Cuda, CudaSolvers, testing::ValuesIn(all_cases()),
-                         [](const testing::TestParamInfo<Case>& info) {
-                           const Case& c = info.param;
-                           return c.matrix + "_" + std::string(to_string(c.method)) +
-                                  (c.jacobi ? "_jacobi" : "_none") + (c.single ? "_f32" : "_f64");
-                         });
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaSolvers, testing::ValuesIn(solver_cases()), solver_case_name);
 
 TEST(CudaSolversAlgorithms, SeveralSpmvAlgorithmsGiveTheSameSolve) {
   SKIP_WITHOUT_CUDA();
