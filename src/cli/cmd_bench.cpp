@@ -260,7 +260,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   if (o.distributed.enabled)
     return run_distributed_bench({o.files, o.gens, o.algo, o.precision, o.backend, o.transpose, o.alpha, o.beta,
                                   TimingOptions{o.warmup, o.reps, o.min_sample_ms},
-                                  Options{.threads = o.threads, .expected_applies = o.expected_applies}, o.quiet,
+                                  o.threads, o.expected_applies, o.quiet,
                                   o.read, o.distributed});
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);

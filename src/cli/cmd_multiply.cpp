@@ -67,7 +67,7 @@ int run_multiply(const MultiplyOptions& o) {
   if (o.distributed.enabled)
     return run_distributed_multiply({o.file, o.x_file, o.y0_file, o.output, o.alpha, o.beta, o.transpose, o.algo,
                                      o.precision, o.backend,
-                                     Options{.threads = o.threads, .expected_applies = o.expected_applies},
+                                     o.threads, o.expected_applies,
                                      o.quiet, o.read, o.distributed});
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);

@@ -149,37 +149,37 @@ void DistributedMatrix<Value, Index>::apply(Value alpha, std::span<const Value> 
   detail::check_mpi(MPI_Iallreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, m.comm, &check), "MPI_Iallreduce");
   const bool exchange = alpha != Value(0);  // alpha == 0 reads neither A nor x: y = beta*y, no halo
   auto& halo = *m.halo;
+  // The local block runs while the exchange is in flight; then the wait for the halo and the check.
+  const auto local_then_wait = [&] {
+    const double t0 = now_ms();
+    if (!bad) m.local->apply(alpha, x, beta, y);
+    const double t1 = now_ms();
+    if (exchange) halo.finish();
+    detail::check_mpi(MPI_Wait(&check, MPI_STATUS_IGNORE), "MPI_Wait");
+    p.local_ms += t1 - t0, p.wait_ms += now_ms() - t1;
+    if (any_bad) refuse_lengths(bad, x.size(), y.size(), m.nx, m.ny);
+  };
   double t = now_ms();
   if (m.op == Operation::NonTranspose) {
     if (exchange) halo.start_forward(bad ? std::span<const Value>{} : x);
-    const double t1 = now_ms();
-    if (!bad) m.local->apply(alpha, x, beta, y);
-    const double t2 = now_ms();
-    if (exchange) halo.finish();
-    detail::check_mpi(MPI_Wait(&check, MPI_STATUS_IGNORE), "MPI_Wait");
-    const double t3 = now_ms();
-    if (any_bad) refuse_lengths(bad, x.size(), y.size(), m.nx, m.ny);
+    p.pack_ms += now_ms() - t;
+    local_then_wait();
+    t = now_ms();
     if (exchange && m.remote) m.remote->apply(alpha, halo.ghost(), Value(1), y);
-    const double t4 = now_ms();
-    p.pack_ms += t1 - t, p.local_ms += t2 - t1, p.wait_ms += t3 - t2, p.remote_ms += t4 - t3;
+    p.remote_ms += now_ms() - t;
   } else {
-    if (exchange) {
+    if (exchange) {  // the remote block's partial sums first, so that they travel during the local block
       auto ghost = halo.ghost();
       if (m.remote && !bad) m.remote->apply(alpha, x, Value(0), ghost);
       else std::fill(ghost.begin(), ghost.end(), Value(0));
     }
     const double t1 = now_ms();
     if (exchange) halo.start_reverse();
-    const double t2 = now_ms();
-    if (!bad) m.local->apply(alpha, x, beta, y);
-    const double t3 = now_ms();
-    if (exchange) halo.finish();
-    detail::check_mpi(MPI_Wait(&check, MPI_STATUS_IGNORE), "MPI_Wait");
-    const double t4 = now_ms();
-    if (any_bad) refuse_lengths(bad, x.size(), y.size(), m.nx, m.ny);
+    p.remote_ms += t1 - t, p.pack_ms += now_ms() - t1;
+    local_then_wait();
+    t = now_ms();
     if (exchange) halo.add_received(y);
-    const double t5 = now_ms();
-    p.remote_ms += t1 - t, p.pack_ms += t2 - t1, p.local_ms += t3 - t2, p.wait_ms += t4 - t3, p.unpack_ms += t5 - t4;
+    p.unpack_ms += now_ms() - t;
   }
   ++p.applies;
 }

@@ -29,7 +29,8 @@ struct DistributedMultiply {
   double alpha = 1, beta = 0;
   bool transpose = false;
   std::string algo, precision, backend;
-  Options options;
+  int threads = 0;                   // per rank, 0: OpenMP default
+  std::int64_t expected_applies = 0;  // Options::expected_applies of both blocks
   bool quiet = false;
   ReadOptions read;
   DistributedFlags flags;
@@ -41,7 +42,8 @@ struct DistributedBench {
   bool transpose = false;
   double alpha = 1, beta = 0;
   TimingOptions timing;
-  Options options;
+  int threads = 0;                   // per rank, 0: OpenMP default
+  std::int64_t expected_applies = 0;  // Options::expected_applies of both blocks
   bool quiet = false;
   ReadOptions read;
   DistributedFlags flags;

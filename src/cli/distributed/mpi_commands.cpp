@@ -51,6 +51,15 @@ void on_root(const Communicator& comm, F&& f) {
   dist::agree(comm, error);
 }
 
+// What both blocks of every rank get from the command line.
+template <class Args>
+Options block_options(const Args& a) {
+  Options o;
+  o.threads = a.threads;
+  o.expected_applies = a.expected_applies;
+  return o;
+}
+
 // 32-bit block indices when every rank's rows, columns and nonzeros fit them.
 template <class Value>
 bool fits32_everywhere(const Communicator& comm, const dist::LocalRows<Value>& r) {
@@ -66,7 +75,7 @@ std::vector<double> multiply_on(const Communicator& comm, const dist::LocalRows<
                                 const DistributedMultiply& a, const std::vector<double>& x,
                                 const std::vector<double>& y0) {
   const Operation op = a.transpose ? Operation::Transpose : Operation::NonTranspose;
-  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, parse_algorithm_name(a.algo), a.options});
+  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, parse_algorithm_name(a.algo), block_options(a)});
   const std::vector<Value> xw(x.begin(), x.end()), yw(y0.begin(), y0.end());
   const auto xp = dist::scatter<Value>(comm, m.x_partition(), xw);
   auto yp = dist::scatter<Value>(comm, m.y_partition(), yw);
@@ -202,7 +211,7 @@ void print_report(const std::string& label, const CsrMatrix<Value, std::int64_t>
              "rank: {}\n",
              label, whole.rows, whole.cols, whole.nnz(), sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index),
              to_string(op), ranks, a.flags.partition,
-             a.options.threads > 0 ? std::to_string(a.options.threads) : "default");
+             a.threads > 0 ? std::to_string(a.threads) : "default");
   fmt::print("{:>4} {:>10} {:>11} {:>11} {:>10} {:>9} {:>9} {:>4} {:>10} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", "rank",
              "rows", "nnz", "local nnz", "remote nnz", "halo in", "sent", "nbrs", "bytes/prod", "local ms",
              "remote ms", "wait ms", "pack ms", "xchg ms", "local | remote block");
@@ -225,7 +234,7 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
   const Algorithm algorithm = parse_algorithm_name(a.algo.empty() ? "auto" : a.algo);
   MPI_Barrier(comm.get());
   const double start = MPI_Wtime();
-  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, algorithm, a.options});
+  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, algorithm, block_options(a)});
   const double setup_ms = max_over_ranks(comm, (MPI_Wtime() - start) * 1e3);
   const auto alpha = static_cast<Value>(a.alpha), beta = static_cast<Value>(a.beta);
   const auto x = draw_part<Value>(m.x_partition(), rank, 1);
@@ -244,7 +253,7 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
   std::string single_algorithm;
   on_root(comm, [&] {
     ratio = error_ratio(whole, op, a.alpha, xw, a.beta, y0w, yw);
-    auto plan = make_operator(Backend::Cpu, convert<Value, Index>(whole), algorithm, op, a.options);
+    auto plan = make_operator(Backend::Cpu, convert<Value, Index>(whole), algorithm, op, block_options(a));
     single_algorithm = std::string(to_string(plan->algorithm()));
     auto scratch = y0w;
     single_ms = plan->time(alpha, xw, beta, scratch, a.timing).median_ms;
