@@ -71,6 +71,20 @@ template <class Value, class Index>
 CsrMatrix<Value, Index> generate(std::string_view kind, const std::map<std::string, double>& params = {},
                                  const GenerateOptions& options = {});
 
+// Row slices, for distributed runs where each rank builds only its own rows (spmv/distributed.hpp).
+// True for the kinds whose rows are independent of each other (all but rmat and the FEM kinds).
+bool supports_row_ranges(std::string_view kind);
+// The lengths of rows [row_begin, row_end) of generate(kind, params), without building the entries.
+// Unsupported for a kind without row ranges; InvalidArgument for a range outside [0, rows].
+std::vector<std::int64_t> row_lengths(std::string_view kind, const std::map<std::string, double>& params,
+                                      std::int64_t row_begin, std::int64_t row_end);
+// Rows [row_begin, row_end) of generate<Value, Index>(kind, params): row_end - row_begin rows, every
+// column (global column indices), entries identical to those rows of the whole matrix.
+template <class Value, class Index>
+CsrMatrix<Value, Index> generate_rows(std::string_view kind, const std::map<std::string, double>& params,
+                                      std::int64_t row_begin, std::int64_t row_end,
+                                      const GenerateOptions& options = {});
+
 // Sizes a generator call will produce, from its parameters alone: rows and columns exactly, nnz as an
 // upper bound (exact for every kind but rmat, where it counts the edges before duplicates are summed,
 // and mostly_empty). Lets callers pick 32- or 64-bit indices before generating. nullopt for a kind

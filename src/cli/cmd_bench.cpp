@@ -18,6 +18,7 @@
 #include "bench_tune.hpp"
 #include "byte_model.hpp"
 #include "cli_common.hpp"
+#include "distributed/distributed_cli.hpp"
 #include "host_bandwidth.hpp"
 #include "spmv/error.hpp"
 #include "spmv/fem.hpp"
@@ -63,6 +64,7 @@ struct BenchOptions {
   bool lma = false;
   ReadOptions read;  // --max-memory, for files and generators alike
   bool tune = false;
+  DistributedFlags distributed;
 };
 
 // A matrix to run on: a file or a generator call, loaded only when its turn comes.
@@ -255,6 +257,11 @@ std::vector<BenchRow> bench_fem_source(const Source& source, const BenchSettings
 }
 
 int run_bench(const BenchOptions& o, const std::string& command_line) {
+  if (o.distributed.enabled)
+    return run_distributed_bench({o.files, o.gens, o.algo, o.precision, o.backend, o.transpose, o.alpha, o.beta,
+                                  TimingOptions{o.warmup, o.reps, o.min_sample_ms},
+                                  o.threads, o.expected_applies, o.quiet,
+                                  o.read, o.distributed});
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);
   const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
@@ -486,6 +493,7 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                 "Also run the tuned operator (algorithm 'tune') and compare its settled choice with an exhaustive "
                 "sweep of its candidate space: trajectory, products to settle, % of the sweep's best, tuning cost");
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr (with --tune: no line per sweep point)");
+  add_distributed_options(*sub, o->distributed);
   sub->add_flag("--lma", o->lma,
                 "FEM problems (--gen fem2d|fem3d): after the CSR algorithms on the assembled matrix, one row 'lma' for "
                 "the local-matrix-assembly operator on the same problem, with its own byte model and FLOPs "

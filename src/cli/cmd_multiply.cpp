@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli_common.hpp"
+#include "distributed/distributed_cli.hpp"
 #include "spmv/operator.hpp"
 
 namespace spmv::cli {
@@ -31,6 +32,7 @@ struct MultiplyOptions {
   int device = 0;
   bool quiet = false;
   ReadOptions read;
+  DistributedFlags distributed;
 };
 
 std::vector<double> load_vector(const std::string& path, std::string_view option) {
@@ -62,6 +64,11 @@ std::vector<double> multiply(const HostMatrix& master, Backend backend, Algorith
 }
 
 int run_multiply(const MultiplyOptions& o) {
+  if (o.distributed.enabled)
+    return run_distributed_multiply({o.file, o.x_file, o.y0_file, o.output, o.alpha, o.beta, o.transpose, o.algo,
+                                     o.precision, o.backend,
+                                     o.threads, o.expected_applies,
+                                     o.quiet, o.read, o.distributed});
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);
   if (!note.empty() && !o.quiet) fmt::print(stderr, "{}\n", note);
@@ -146,6 +153,7 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
+  add_distributed_options(*sub, o->distributed);
   sub->footer(
       "Vectors are read and written in double; with --precision f32 they are rounded to float for the\n"
       "product and y is widened back. Example: spmv multiply A.mtx --x x.txt -o y.mtx --algo merge-parallel");

@@ -647,9 +647,11 @@ RmatJob rmat_job(int scale, std::int64_t edge_factor, std::uint64_t seed, double
 }
 
 // Pass 1 counts every row's length, a prefix sum makes the offsets, pass 2 fills the rows in place.
+// Rows [first, first + rows) of the job (a slice for a distributed run; the whole matrix by default).
 template <class Value, class Index, class Job>
-CsrMatrix<Value, Index> build_rows(const Job& job, const GenerateOptions& options) {
-  const std::int64_t rows = job.rows(), cols = job.cols();
+CsrMatrix<Value, Index> build_rows(const Job& job, const GenerateOptions& options, std::int64_t first = 0,
+                                   std::int64_t count = -1) {
+  const std::int64_t rows = count < 0 ? job.rows() : count, cols = job.cols();
   const int threads = thread_count(options);
   detail::refuse_if_too_large<Index>(rows, cols, 0);
   const long double pointer_bytes = static_cast<long double>(rows + 1) * sizeof(Index);
@@ -662,7 +664,7 @@ CsrMatrix<Value, Index> build_rows(const Job& job, const GenerateOptions& option
   // a row's length is at most cols, which fits Index
   parallel_blocks(threads, block_count(rows, kRowBlock), [] { return NoScratch{}; }, [&](std::int64_t b, NoScratch&) {
     for (std::int64_t r = b * kRowBlock; r < std::min(rows, (b + 1) * kRowBlock); ++r)
-      a.row_ptr[r + 1] = static_cast<Index>(job.length(r));
+      a.row_ptr[r + 1] = static_cast<Index>(job.length(first + r));
   });
   const std::int64_t nnz = lengths_to_offsets(a.row_ptr, threads, [&](std::int64_t total) {
     detail::refuse_if_too_large<Index>(rows, cols, total);
@@ -676,7 +678,7 @@ CsrMatrix<Value, Index> build_rows(const Job& job, const GenerateOptions& option
                   [&](std::int64_t b, typename Job::Scratch& scratch) {
                     for (std::int64_t r = b * kRowBlock; r < std::min(rows, (b + 1) * kRowBlock); ++r)
                       if (a.row_ptr[r + 1] > a.row_ptr[r])
-                        job.template fill<Value, Index>(r, a.col_idx.data() + a.row_ptr[r],
+                        job.template fill<Value, Index>(first + r, a.col_idx.data() + a.row_ptr[r],
                                                         a.values.data() + a.row_ptr[r], scratch);
                   });
   return a;
@@ -1034,9 +1036,60 @@ std::optional<SizeBound> size_bound(std::string_view kind, const std::map<std::s
   return std::visit([](const auto& job) { return job.bound(); }, typed->job(entry->info.name.c_str(), merged));
 }
 
+bool supports_row_ranges(std::string_view kind) { return find_typed(kind) && kind != "rmat"; }
+
+namespace {
+
+// The typed job of a kind with row ranges and the range checked against its rows.
+Job row_range_job(std::string_view kind, const Params& params, std::int64_t row_begin, std::int64_t row_end) {
+  const auto [entry, merged] = lookup(kind, params);
+  if (!supports_row_ranges(kind))
+    throw Unsupported("generator " + entry->info.name + " has no row-range path (its rows are not independent)");
+  Job job = find_typed(kind)->job(entry->info.name.c_str(), merged);
+  const std::int64_t rows = std::visit([](const auto& j) { return j.bound().rows; }, job);
+  require(row_begin >= 0 && row_begin <= row_end && row_end <= rows,
+          "generator " + entry->info.name + ": row range [" + std::to_string(row_begin) + ", " +
+              std::to_string(row_end) + ") is not within [0, " + std::to_string(rows) + "]");
+  return job;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> row_lengths(std::string_view kind, const std::map<std::string, double>& params,
+                                      std::int64_t row_begin, std::int64_t row_end) {
+  const Job job = row_range_job(kind, params, row_begin, row_end);
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(row_end - row_begin));
+  std::visit(
+      [&](const auto& j) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(j)>, RmatJob>) {
+#pragma omp parallel for schedule(static)
+          for (std::int64_t r = row_begin; r < row_end; ++r) lengths[r - row_begin] = j.length(r);
+        }
+      },
+      job);
+  return lengths;
+}
+
+template <class Value, class Index>
+CsrMatrix<Value, Index> generate_rows(std::string_view kind, const std::map<std::string, double>& params,
+                                      std::int64_t row_begin, std::int64_t row_end, const GenerateOptions& options) {
+  const Job job = row_range_job(kind, params, row_begin, row_end);
+  return std::visit(
+      [&](const auto& j) -> CsrMatrix<Value, Index> {
+        if constexpr (std::is_same_v<std::decay_t<decltype(j)>, RmatJob>) {
+          throw Unsupported("rmat has no row-range path");  // refused by row_range_job already
+        } else {
+          return guarded(j.name, [&] { return build_rows<Value, Index>(j, options, row_begin, row_end - row_begin); });
+        }
+      },
+      job);
+}
+
 #define SPMV_INSTANTIATE(V, I)                                                                                 \
   template CsrMatrix<V, I> generate<V, I>(std::string_view, const std::map<std::string, double>&, \
-                                          const GenerateOptions&);
+                                          const GenerateOptions&);                                     \
+  template CsrMatrix<V, I> generate_rows<V, I>(std::string_view, const std::map<std::string, double>&, \
+                                               std::int64_t, std::int64_t, const GenerateOptions&);
 SPMV_INSTANTIATE(float, std::int32_t)
 SPMV_INSTANTIATE(float, std::int64_t)
 SPMV_INSTANTIATE(double, std::int32_t)

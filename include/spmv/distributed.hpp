@@ -1,0 +1,232 @@
+#pragma once
+// Distributed SpMV over MPI: one matrix split by rows across the ranks of a communicator, after PETSc's
+// MatMPIAIJ (a diagonal block A and an off-diagonal block B per rank, VecScatter for the halo) and
+// Ginkgo's distributed::Matrix (local and non-local LinOps). docs/DISTRIBUTED.md gives the design.
+//
+// Each rank holds a contiguous block of rows, split into
+//   - the local block: the entries whose column this rank owns (x entries it holds), and
+//   - the remote block: the other entries, their columns renumbered into a compact ghost vector,
+// each served by the single-device Operator (make_operator with the caller's Algorithm and Options, so
+// Auto, formats and tuning apply per block), plus a communication plan built once: which of its x
+// entries each rank sends to which neighbour. y = alpha*A*x + beta*y posts the halo exchange, computes
+// the local block meanwhile, waits, then adds the remote block; y = alpha*A^T*x + beta*y computes the
+// remote block's partial sums first, sends them back to their owners, computes the local block
+// meanwhile, and the owners add what they receive.
+//
+// Conventions:
+// - Every function taking a Communicator is collective over it: every rank calls it, in the same order,
+//   with the same scalar arguments (alpha, beta, partitions).
+// - Errors are collective too: bad input on one rank (sizes the ranks disagree on, a missing file on
+//   the root, vectors of the wrong length) throws on every rank, never leaves the others waiting.
+//   The failing rank's message is what every rank throws (prefixed with its rank).
+// - Global indices are 64-bit; each block's Index (int32_t or int64_t) only has to hold this rank's
+//   rows, nonzeros and columns, so a matrix of 2^31+ rows runs in 32-bit indices across enough ranks.
+// - Instantiated for float/double values x int32_t/int64_t block indices.
+// - The backend today is the CPU (OpenMP within a rank, MPI between ranks). The CUDA backend (a device
+//   plan per block, the halo on NCCL, the local product on its own stream) plugs in behind
+//   DistributedOptions::backend and device-pointer overloads of apply; it is not built yet.
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spmv/algorithm.hpp"
+#include "spmv/csr.hpp"
+#include "spmv/generators.hpp"
+#include "spmv/matrix_market.hpp"
+#include "spmv/operator.hpp"
+
+namespace spmv::dist {
+
+// A view of an MPI communicator (not owning it: the caller keeps it alive and frees it).
+class Communicator {
+ public:
+  Communicator();  // MPI_COMM_WORLD
+  explicit Communicator(MPI_Comm comm);
+  MPI_Comm get() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// Owns MPI's lifetime for a program: MPI_Init_thread (funneled: OpenMP threads never call MPI) unless
+// MPI is already initialized, and MPI_Finalize on destruction when it did initialize it.
+class Environment {
+ public:
+  Environment(int* argc, char*** argv);
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+ private:
+  bool owns_ = false;
+};
+
+// Collective error agreement: every rank passes its own error ("" when it succeeded). When any rank
+// failed, every rank throws InvalidArgument with "rank R: MESSAGE" of the lowest failing rank.
+void agree(const Communicator& comm, const std::string& error);
+
+// Contiguous ownership of a global index range (rows, or the entries of a vector): rank r owns
+// [offsets[r], offsets[r + 1]). The same on every rank.
+struct RowPartition {
+  std::vector<std::int64_t> offsets{0};  // ranks + 1 entries, offsets[0] = 0, non-decreasing
+
+  int ranks() const { return static_cast<int>(offsets.size()) - 1; }
+  std::int64_t size() const { return offsets.back(); }  // the global length
+  std::int64_t begin(int rank) const { return offsets[static_cast<std::size_t>(rank)]; }
+  std::int64_t end(int rank) const { return offsets[static_cast<std::size_t>(rank) + 1]; }
+  std::int64_t count(int rank) const { return end(rank) - begin(rank); }
+  int owner(std::int64_t index) const;  // the rank owning a global index in [0, size())
+};
+
+enum class PartitionKind {
+  Nonzeros,  // about equal rows + nonzeros per rank (each row weighs 1 + its length), the default
+  Rows,      // about equal rows per rank
+};
+
+// Blocks of rows / ranks rows (the first rows % ranks ranks get one more).
+RowPartition partition_rows(std::int64_t rows, int ranks);
+// Balanced by weight 1 + length per row, from the whole matrix's row pointers (rows + 1 entries): rank
+// k's first row is the smallest r with r + row_ptr[r] >= floor(k * (rows + nnz) / ranks).
+RowPartition partition_nonzeros(std::span<const std::int64_t> row_ptr, int ranks);
+// The same partition computed collectively from distributed row lengths: this rank passes the lengths
+// of its rows under `current` (any partition of the same rows). No rank holds every row pointer.
+RowPartition partition_nonzeros(const Communicator& comm, const RowPartition& current,
+                                std::span<const std::int64_t> row_lengths);
+
+// This rank's rows of a global matrix, with global column indices.
+template <class Value>
+struct LocalRows {
+  std::int64_t global_rows = 0;
+  std::int64_t global_cols = 0;
+  RowPartition rows;  // of the global rows (y of A x, x of A^T x)
+  RowPartition cols;  // of the global columns (x of A x, y of A^T x); square: the row partition
+  CsrMatrix<Value, std::int64_t> matrix;  // rows.count(rank) rows, global_cols columns
+};
+
+// The column partition a matrix gets by default: the row partition for a square matrix (x and y
+// distributed alike), equal blocks of columns otherwise.
+RowPartition default_column_partition(std::int64_t global_rows, std::int64_t global_cols,
+                                      const RowPartition& rows);
+
+// The root holds the whole matrix (the other ranks pass an empty one, ignored) and sends each rank its
+// rows. Sizes and the partition are broadcast from the root.
+template <class Value>
+LocalRows<Value> scatter_rows(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole,
+                              PartitionKind kind = PartitionKind::Nonzeros, int root = 0);
+template <class Value>
+LocalRows<Value> scatter_rows(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole,
+                              const RowPartition& rows, const RowPartition& cols, int root = 0);
+
+// The inverse, for verification and output: the whole matrix on the root (empty elsewhere).
+template <class Value>
+CsrMatrix<Value, std::int64_t> gather_rows(const Communicator& comm, const LocalRows<Value>& rows, int root = 0);
+
+// Rank 0 reads the Matrix Market file (read_csr: duplicates summed, columns sorted) and scatters its
+// rows; it holds the whole matrix only while scattering. A read error is thrown on every rank.
+template <class Value>
+LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string& path,
+                                    PartitionKind kind = PartitionKind::Nonzeros, const ReadOptions& options = {});
+
+// Every rank generates its own rows (gen::generate_rows) when the generator has a row-wise path
+// (gen::supports_row_ranges); otherwise rank 0 generates the whole matrix and scatters it (rmat, the
+// FEM kinds), which SPMV_DEBUG_LOG=1 reports. The matrix equals gen::generate's for any rank count.
+template <class Value>
+LocalRows<Value> generate(const Communicator& comm, std::string_view kind,
+                          const std::map<std::string, double>& params = {},
+                          PartitionKind partition = PartitionKind::Nonzeros, const gen::GenerateOptions& options = {});
+
+struct DistributedOptions {
+  Backend backend = Backend::Cpu;         // Backend::Cuda: Unsupported until the NCCL backend exists
+  Algorithm algorithm = Algorithm::Auto;  // for both blocks (Auto resolves per block)
+  Options options;                        // for both blocks
+};
+
+// What one rank holds and sends, for reports.
+struct DistributedInfo {
+  std::int64_t rows = 0;            // this rank's rows
+  std::int64_t nonzeros = 0;        // local + remote block
+  std::int64_t local_nonzeros = 0;
+  std::int64_t remote_nonzeros = 0;
+  std::int64_t halo_entries = 0;    // ghost entries this rank receives per product (N)
+  std::int64_t send_entries = 0;    // x entries this rank sends per product (N)
+  int neighbors = 0;                // ranks it receives from or sends to
+  std::int64_t bytes_sent = 0;      // per product: send_entries (N) / halo_entries (T) values
+  std::string local_algorithm;      // "merge-parallel <policy>"; empty block: "-"
+  std::string remote_algorithm;
+};
+
+// Accumulated wall time of the steps of apply on this rank, in milliseconds.
+struct ApplyProfile {
+  std::int64_t applies = 0;
+  double pack_ms = 0;    // packing x (N) / posting the partial sums (T)
+  double local_ms = 0;   // the local block's product (overlaps the exchange)
+  double wait_ms = 0;    // waiting for the exchange after the local product: communication not hidden
+  double remote_ms = 0;  // the remote block's product
+  double unpack_ms = 0;  // T: adding the received partial sums into y
+};
+
+template <class Value, class Index>
+class DistributedMatrix {
+ public:
+  // Collective. Splits `rows` into its local and remote blocks, builds their operators for `op` and the
+  // communication plan. Sizes or partitions that the ranks disagree on, rows that do not match the
+  // partition, or an index type too small for a block throw InvalidArgument / Unsupported on every rank.
+  DistributedMatrix(const Communicator& comm, const LocalRows<Value>& rows, Operation op,
+                    const DistributedOptions& options = {});
+  ~DistributedMatrix();
+  DistributedMatrix(const DistributedMatrix&) = delete;
+  DistributedMatrix& operator=(const DistributedMatrix&) = delete;
+
+  // y = alpha*op(A)*x + beta*y on this rank's parts: x holds x_partition().count(rank) entries, y
+  // y_partition().count(rank). Collective, alpha and beta equal on every rank. BLAS conventions as in
+  // Operator::apply (beta == 0 never reads y; alpha == 0 reads neither A nor x and exchanges nothing).
+  // Vectors of the wrong length on any rank throw InvalidArgument on every rank (y is then
+  // unspecified). Calls on one matrix are serialized by the caller.
+  void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y);
+
+  // The halo exchange of one product alone, without arithmetic (benchmarks: communication time).
+  // Collective. x of the wrong length sends zeros and throws on that rank only.
+  void exchange_only(std::span<const Value> x);
+
+  Operation operation() const;
+  const RowPartition& x_partition() const;  // N: columns, T: rows
+  const RowPartition& y_partition() const;  // N: rows, T: columns
+  DistributedInfo info() const;
+  const ApplyProfile& profile() const;
+  void reset_profile();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- Distributed vectors: each rank holds its part; reductions accumulate in double -----------------
+
+template <class Value>
+double dot(const Communicator& comm, std::span<const Value> x, std::span<const Value> y);
+template <class Value>
+double norm2(const Communicator& comm, std::span<const Value> x);
+// y = alpha*x + y on this rank's part (no communication; here so that solvers find one vector API).
+template <class Value>
+void axpy(Value alpha, std::span<const Value> x, std::span<Value> y);
+
+// The whole vector on the root (empty elsewhere) from every rank's part under `partition`.
+template <class Value>
+std::vector<Value> gather(const Communicator& comm, const RowPartition& partition, std::span<const Value> part,
+                          int root = 0);
+// Each rank's part of a vector the root holds whole (the others pass an empty span).
+template <class Value>
+std::vector<Value> scatter(const Communicator& comm, const RowPartition& partition, std::span<const Value> whole,
+                           int root = 0);
+
+}  // namespace spmv::dist

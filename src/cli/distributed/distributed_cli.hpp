@@ -1,0 +1,55 @@
+#pragma once
+// `spmv multiply --distributed` and `spmv bench --distributed`: the commands' arguments as the MPI
+// front-end needs them. mpi_commands.cpp runs them (SPMV_WITH_MPI); without MPI, no_mpi.cpp refuses
+// with a message saying how to build it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spmv/algorithm.hpp"
+#include "spmv/matrix_market.hpp"
+#include "spmv/operator.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace spmv::cli {
+
+struct DistributedFlags {
+  bool enabled = false;
+  std::string partition = "nonzeros";  // nonzeros | rows
+};
+
+// Adds --distributed and --partition to a subcommand.
+void add_distributed_options(CLI::App& sub, DistributedFlags& flags);
+
+struct DistributedMultiply {
+  std::string file, x_file, y0_file, output;
+  double alpha = 1, beta = 0;
+  bool transpose = false;
+  std::string algo, precision, backend;
+  int threads = 0;                   // per rank, 0: OpenMP default
+  std::int64_t expected_applies = 0;  // Options::expected_applies of both blocks
+  bool quiet = false;
+  ReadOptions read;
+  DistributedFlags flags;
+};
+
+struct DistributedBench {
+  std::vector<std::string> files, gens;
+  std::string algo, precision, backend;
+  bool transpose = false;
+  double alpha = 1, beta = 0;
+  TimingOptions timing;
+  int threads = 0;                   // per rank, 0: OpenMP default
+  std::int64_t expected_applies = 0;  // Options::expected_applies of both blocks
+  bool quiet = false;
+  ReadOptions read;
+  DistributedFlags flags;
+};
+
+int run_distributed_multiply(const DistributedMultiply& args);
+int run_distributed_bench(const DistributedBench& args);
+
+}  // namespace spmv::cli

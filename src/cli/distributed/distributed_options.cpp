@@ -1,0 +1,19 @@
+// The --distributed flags, shared by multiply and bench whether or not MPI is built in.
+#include <CLI/CLI.hpp>
+
+#include "distributed/distributed_cli.hpp"
+
+namespace spmv::cli {
+
+void add_distributed_options(CLI::App& sub, DistributedFlags& flags) {
+  sub.add_flag("--distributed", flags.enabled,
+               "Run across the MPI ranks (mpirun -np N spmv ...): rows split over ranks, halo exchanged; rank 0 "
+               "reads and writes (docs/DISTRIBUTED.md)")
+      ->group("Distributed");
+  sub.add_option("--partition", flags.partition, "--distributed: rows per rank balanced by nonzeros or by rows")
+      ->check(CLI::IsMember({"nonzeros", "rows"}))
+      ->capture_default_str()
+      ->group("Distributed");
+}
+
+}  // namespace spmv::cli

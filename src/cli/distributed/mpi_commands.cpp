@@ -1,0 +1,338 @@
+// `spmv multiply --distributed` and `spmv bench --distributed` over MPI (docs/DISTRIBUTED.md, docs/CLI.md).
+// Rank 0 reads files and vectors, every rank builds its part, rank 0 gathers and writes or reports.
+// Failures on one rank are errors on every rank (dist::agree), so mpirun never waits on a dead peer.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <thread>
+#include <tuple>
+
+#include "cli_common.hpp"
+#include "distributed/distributed_cli.hpp"
+#include "spmv/cpu.hpp"
+#include "spmv/distributed.hpp"
+#include "spmv/error.hpp"
+
+namespace spmv::cli {
+namespace {
+
+using dist::Communicator;
+
+dist::PartitionKind partition_kind(const DistributedFlags& f) {
+  return f.partition == "rows" ? dist::PartitionKind::Rows : dist::PartitionKind::Nonzeros;
+}
+
+void require_cpu(const std::string& backend) {
+  if (backend == "cuda")
+    throw UsageError("--distributed runs on the CPU backend for now: the CUDA backend (NCCL halo) is not built yet "
+                     "(docs/DISTRIBUTED.md); drop --backend cuda");
+}
+
+// Runs f on the root alone; its failure is an error on every rank.
+template <class F>
+void on_root(const Communicator& comm, F&& f) {
+  std::string error;
+  if (comm.rank() == 0) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  dist::agree(comm, error);
+}
+
+// What both blocks of every rank get from the command line.
+template <class Args>
+Options block_options(const Args& a) {
+  Options o;
+  o.threads = a.threads;
+  o.expected_applies = a.expected_applies;
+  return o;
+}
+
+// 32-bit block indices when every rank's rows, columns and nonzeros fit them.
+template <class Value>
+bool fits32_everywhere(const Communicator& comm, const dist::LocalRows<Value>& r) {
+  int ok = fits_index<std::int32_t>(r.matrix.rows, r.global_cols, r.matrix.nnz());
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm.get());
+  return ok != 0;
+}
+
+// ---- multiply ------------------------------------------------------------------------------------
+
+template <class Value, class Index>
+std::vector<double> multiply_on(const Communicator& comm, const dist::LocalRows<Value>& rows,
+                                const DistributedMultiply& a, const std::vector<double>& x,
+                                const std::vector<double>& y0) {
+  const Operation op = a.transpose ? Operation::Transpose : Operation::NonTranspose;
+  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, parse_algorithm_name(a.algo), block_options(a)});
+  const std::vector<Value> xw(x.begin(), x.end()), yw(y0.begin(), y0.end());
+  const auto xp = dist::scatter<Value>(comm, m.x_partition(), xw);
+  auto yp = dist::scatter<Value>(comm, m.y_partition(), yw);
+  m.apply(static_cast<Value>(a.alpha), xp, static_cast<Value>(a.beta), yp);
+  const auto y = dist::gather<Value>(comm, m.y_partition(), yp);
+  if (!a.quiet && comm.rank() == 0) {
+    const auto info = m.info();
+    fmt::print(stderr,
+               "multiply: distributed over {} ranks ({} partition), CPU backend, rank 0 blocks: local {}, remote {}, "
+               "{}-bit indices, op {}\n",
+               comm.size(), a.flags.partition, info.local_algorithm, info.remote_algorithm, 8 * sizeof(Index),
+               to_string(op));
+  }
+  return {y.begin(), y.end()};
+}
+
+template <class Value>
+void multiply_in(const Communicator& comm, const DistributedMultiply& a) {
+  const auto rows = dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read);
+  const std::int64_t x_len = a.transpose ? rows.global_rows : rows.global_cols;
+  const std::int64_t y_len = a.transpose ? rows.global_cols : rows.global_rows;
+  std::vector<double> x, y0;
+  on_root(comm, [&] {
+    const auto load = [&](const std::string& path, std::int64_t n, double fill, const char* option) {
+      if (path.empty()) return std::vector<double>(static_cast<std::size_t>(n), fill);
+      if (path != "-" && !std::filesystem::exists(path))
+        throw UsageError(fmt::format("{} '{}': no such file", option, path));
+      auto v = read_vector(path);
+      if (static_cast<std::int64_t>(v.size()) != n)
+        throw UsageError(fmt::format("{} '{}' has {} entries, but op(A) needs {}", option, path, v.size(), n));
+      return v;
+    };
+    x = load(a.x_file, x_len, 1.0, "--x");  // default: all ones (y = row sums)
+    y0 = load(a.y0_file, y_len, 0.0, "--y0");
+  });
+  const auto y = fits32_everywhere(comm, rows) ? multiply_on<Value, std::int32_t>(comm, rows, a, x, y0)
+                                               : multiply_on<Value, std::int64_t>(comm, rows, a, x, y0);
+  on_root(comm, [&] { write_vector(a.output, y); });
+}
+
+// ---- bench ---------------------------------------------------------------------------------------
+
+// x_i and y0_i from the global index alone (splitmix64), so that every rank draws its own part.
+double draw(std::uint64_t seed, std::int64_t i) {
+  std::uint64_t z = seed * 0xD1B54A32D192ED03ull + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(i + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return 2.0 * (static_cast<double>(z >> 11) * 0x1.0p-53) - 1.0;
+}
+
+template <class Value>
+std::vector<Value> draw_part(const dist::RowPartition& p, int rank, std::uint64_t seed) {
+  std::vector<Value> v(static_cast<std::size_t>(p.count(rank)));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<Value>(draw(seed, p.begin(rank) + static_cast<std::int64_t>(i)));
+  return v;
+}
+
+// Waits at a barrier without spinning, so that the root's single-rank timing gets the cores.
+void idle_barrier(const Communicator& comm) {
+  MPI_Request r;
+  MPI_Ibarrier(comm.get(), &r);
+  for (int done = 0;;) {
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+double max_over_ranks(const Communicator& comm, double v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, comm.get());
+  return v;
+}
+
+// Median over samples of the slowest rank's time per call of f; the iterations per sample grow until
+// a sample lasts min_sample_ms (decided on reduced times, so the same count on every rank).
+template <class F>
+double median_ms(const Communicator& comm, const TimingOptions& t, F&& f) {
+  for (int i = 0; i < t.warmup; ++i) f();
+  const auto sample = [&](int iterations) {
+    MPI_Barrier(comm.get());
+    const double start = MPI_Wtime();
+    for (int i = 0; i < iterations; ++i) f();
+    return max_over_ranks(comm, (MPI_Wtime() - start) * 1e3);
+  };
+  int iterations = 1;
+  for (double ms = sample(1); ms < t.min_sample_ms && iterations < (1 << 20); ms = sample(iterations))
+    iterations *= ms > 0 ? std::clamp(static_cast<int>(t.min_sample_ms / ms * 1.2) + 1, 2, 16) : 16;
+  std::vector<double> samples;
+  for (int s = 0; s < std::max(1, t.repetitions); ++s) samples.push_back(sample(iterations) / iterations);
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2), samples.end());
+  return samples[samples.size() / 2];
+}
+
+// max_i |y_i - ref_i| / bound_i with the tests' bound (tests/common/error_bound.hpp):
+// c = 2 (n_i + 2), bound_i = c eps (|beta| |y0_i| + |alpha| sum_j |a_ij x_j|) + c tiny.
+template <class Value>
+double error_ratio(const CsrMatrix<Value, std::int64_t>& a, Operation op, double alpha, const std::vector<Value>& x,
+                   double beta, const std::vector<Value>& y0, const std::vector<Value>& y) {
+  const auto ad = convert<double, std::int64_t>(a);
+  const std::vector<double> xd(x.begin(), x.end());
+  std::vector<double> ref(y0.begin(), y0.end());
+  cpu::reference<double, std::int64_t>(ad, op, alpha, xd, beta, ref);
+  const auto magnitude = cpu::reference_magnitude<double, std::int64_t>(ad, op, xd);
+  std::vector<std::int64_t> n(ref.size(), 0);
+  if (op == Operation::NonTranspose)
+    for (std::int64_t r = 0; r < a.rows; ++r) n[r] = a.row_length(r);
+  else
+    for (auto c : a.col_idx) ++n[c];
+  double worst = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double c = 2.0 * (static_cast<double>(n[i]) + 2.0);
+    const double scale = (beta == 0 ? 0 : std::abs(beta * static_cast<double>(y0[i]))) + std::abs(alpha) * magnitude[i];
+    const double bound = c * std::numeric_limits<Value>::epsilon() * scale + c * std::numeric_limits<Value>::min();
+    const double e = std::abs(static_cast<double>(y[i]) - ref[i]);
+    worst = std::max(worst, std::isnan(e) ? std::numeric_limits<double>::infinity() : e / bound);
+  }
+  return worst;
+}
+
+// One rank's line of the report, gathered on the root as doubles.
+enum Field {
+  kRows, kNnz, kLocalNnz, kRemoteNnz, kHalo, kSent, kNeighbors, kBytes, kLocalMs, kRemoteMs, kWaitMs, kPackMs,
+  kExchangeMs, kFields
+};
+constexpr int kLabel = 96;  // characters of each block's algorithm label in the gathered report
+
+template <class Value, class Index>
+void print_report(const std::string& label, const CsrMatrix<Value, std::int64_t>& whole, const DistributedBench& a,
+                  Operation op, int ranks, const std::vector<double>& all, const std::vector<char>& names) {
+  fmt::print("{}: {} x {}, nnz {}, {}, {}-bit block indices, op {}, {} ranks ({} partition), OpenMP threads per "
+             "rank: {}\n",
+             label, whole.rows, whole.cols, whole.nnz(), sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index),
+             to_string(op), ranks, a.flags.partition,
+             a.threads > 0 ? std::to_string(a.threads) : "default");
+  fmt::print("{:>4} {:>10} {:>11} {:>11} {:>10} {:>9} {:>9} {:>4} {:>10} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", "rank",
+             "rows", "nnz", "local nnz", "remote nnz", "halo in", "sent", "nbrs", "bytes/prod", "local ms",
+             "remote ms", "wait ms", "pack ms", "xchg ms", "local | remote block");
+  for (int r = 0; r < ranks; ++r) {
+    const double* f = all.data() + static_cast<std::ptrdiff_t>(r) * kFields;
+    const char* n = names.data() + static_cast<std::ptrdiff_t>(r) * 2 * kLabel;
+    fmt::print("{:>4} {:>10} {:>11} {:>11} {:>10} {:>9} {:>9} {:>4} {:>10} {:>9.4f} {:>9.4f} {:>8.4f} {:>8.4f} "
+               "{:>8.4f}  {} | {}\n",
+               r, f[kRows], f[kNnz], f[kLocalNnz], f[kRemoteNnz], f[kHalo], f[kSent], f[kNeighbors], f[kBytes],
+               f[kLocalMs], f[kRemoteMs], f[kWaitMs], f[kPackMs], f[kExchangeMs], std::string(n),
+               std::string(n + kLabel));
+  }
+}
+
+template <class Value, class Index>
+bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const std::string& label,
+              const DistributedBench& a) {
+  const int rank = comm.rank(), ranks = comm.size();
+  const Operation op = a.transpose ? Operation::Transpose : Operation::NonTranspose;
+  const Algorithm algorithm = parse_algorithm_name(a.algo.empty() ? "auto" : a.algo);
+  MPI_Barrier(comm.get());
+  const double start = MPI_Wtime();
+  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, algorithm, block_options(a)});
+  const double setup_ms = max_over_ranks(comm, (MPI_Wtime() - start) * 1e3);
+  const auto alpha = static_cast<Value>(a.alpha), beta = static_cast<Value>(a.beta);
+  const auto x = draw_part<Value>(m.x_partition(), rank, 1);
+  auto y0 = draw_part<Value>(m.y_partition(), rank, 2);
+  if (a.beta == 0) std::fill(y0.begin(), y0.end(), std::numeric_limits<Value>::quiet_NaN());  // must be overwritten
+
+  // One product verified against the single-process reference on the root, and one rank timed there
+  // on the whole matrix (the same algorithm and threads) while the others sleep.
+  auto y = y0;
+  m.apply(alpha, x, beta, y);
+  const auto whole = dist::gather_rows(comm, rows);
+  const auto xw = dist::gather<Value>(comm, m.x_partition(), x);
+  const auto y0w = dist::gather<Value>(comm, m.y_partition(), y0);
+  const auto yw = dist::gather<Value>(comm, m.y_partition(), y);
+  double ratio = 0, single_ms = 0;
+  std::string single_algorithm;
+  on_root(comm, [&] {
+    ratio = error_ratio(whole, op, a.alpha, xw, a.beta, y0w, yw);
+    auto plan = make_operator(Backend::Cpu, convert<Value, Index>(whole), algorithm, op, block_options(a));
+    single_algorithm = std::string(to_string(plan->algorithm()));
+    auto scratch = y0w;
+    single_ms = plan->time(alpha, xw, beta, scratch, a.timing).median_ms;
+  });
+  idle_barrier(comm);
+  MPI_Bcast(&ratio, 1, MPI_DOUBLE, 0, comm.get());
+
+  m.reset_profile();
+  const double dist_ms = median_ms(comm, a.timing, [&] { m.apply(alpha, x, beta, y); });
+  const auto profile = m.profile();
+  const double exchange_ms = median_ms(comm, a.timing, [&] { m.exchange_only(x); });
+  const auto info = m.info();
+  const double per = profile.applies > 0 ? 1.0 / static_cast<double>(profile.applies) : 0.0;
+  const double mine[kFields] = {double(info.rows), double(info.nonzeros), double(info.local_nonzeros),
+                                double(info.remote_nonzeros), double(info.halo_entries), double(info.send_entries),
+                                double(info.neighbors), double(info.bytes_sent), profile.local_ms * per,
+                                profile.remote_ms * per, profile.wait_ms * per,
+                                (profile.pack_ms + profile.unpack_ms) * per, exchange_ms};
+  char names[2 * kLabel] = {};
+  std::strncpy(names, info.local_algorithm.c_str(), kLabel - 1);
+  std::strncpy(names + kLabel, info.remote_algorithm.c_str(), kLabel - 1);
+  std::vector<double> all(rank == 0 ? static_cast<std::size_t>(kFields * ranks) : 0);
+  std::vector<char> all_names(rank == 0 ? static_cast<std::size_t>(2 * kLabel * ranks) : 0);
+  MPI_Gather(mine, kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, comm.get());
+  MPI_Gather(names, 2 * kLabel, MPI_CHAR, all_names.data(), 2 * kLabel, MPI_CHAR, 0, comm.get());
+  if (rank != 0) return ratio <= 1.0;
+
+  print_report<Value, Index>(label, whole, a, op, ranks, all, all_names);
+  const double speedup = single_ms / dist_ms;
+  fmt::print("distributed: {:.4f} ms per product (slowest rank, median), {:.2f} GFLOP/s, setup {:.1f} ms\n", dist_ms,
+             2.0 * static_cast<double>(whole.nnz()) / dist_ms * 1e-6, setup_ms);
+  fmt::print("one rank:    {:.4f} ms per product ({} on the whole matrix, rank 0)\n", single_ms, single_algorithm);
+  fmt::print("speed-up {:.2f}x, efficiency {:.0f}%; verified against the single-process reference: error/bound "
+             "{:.3g}{}\n\n",
+             speedup, 100 * speedup / ranks, ratio, ratio <= 1.0 ? "" : "  FAILED");
+  std::fflush(stdout);
+  return ratio <= 1.0;
+}
+
+template <class Value>
+bool bench_source(const Communicator& comm, const std::string& file, const std::string& kind,
+                  const std::map<std::string, double>& params, const DistributedBench& a) {
+  const auto rows = file.empty() ? dist::generate<Value>(comm, kind, params, partition_kind(a.flags))
+                                 : dist::read_matrix_market<Value>(comm, file, partition_kind(a.flags), a.read);
+  const std::string label = file.empty() ? generator_label(kind, params) : matrix_name(file);
+  return fits32_everywhere(comm, rows) ? bench_on<Value, std::int32_t>(comm, rows, label, a)
+                                       : bench_on<Value, std::int64_t>(comm, rows, label, a);
+}
+
+}  // namespace
+
+int run_distributed_multiply(const DistributedMultiply& a) {
+  require_cpu(a.backend);
+  if (a.beta != 0.0 && a.y0_file.empty())
+    throw UsageError(fmt::format("--beta {} needs the initial y: pass --y0 FILE", a.beta));
+  dist::Environment mpi(nullptr, nullptr);
+  const Communicator comm;
+  if (a.precision == "f32") multiply_in<float>(comm, a);
+  else multiply_in<double>(comm, a);
+  return kExitOk;
+}
+
+int run_distributed_bench(const DistributedBench& a) {
+  require_cpu(a.backend);
+  dist::Environment mpi(nullptr, nullptr);
+  const Communicator comm;
+  std::vector<std::tuple<std::string, std::string, std::map<std::string, double>>> sources;
+  for (const auto& f : a.files) sources.emplace_back(f, "", std::map<std::string, double>{});
+  for (const auto& spec : a.gens) {
+    auto [kind, params] = parse_generator_spec(spec);
+    sources.emplace_back("", kind, params);
+  }
+  if (sources.empty()) sources.emplace_back("", "poisson2d", std::map<std::string, double>{{"n", 1000}});
+  bool ok = true;
+  for (const auto& [file, kind, params] : sources) {
+    if (a.precision != "f32") ok &= bench_source<double>(comm, file, kind, params, a);
+    if (a.precision != "f64") ok &= bench_source<float>(comm, file, kind, params, a);
+  }
+  return ok ? kExitOk : kExitVerifyFailed;
+}
+
+}  // namespace spmv::cli

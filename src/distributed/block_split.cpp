@@ -1,0 +1,70 @@
+// The local / remote split of a rank's rows (PETSc MatMPIAIJ's A and B blocks): two passes over the
+// rows (counts, then entries in place), the ghost columns sorted once and found by binary search.
+#include "distributed/block_split.hpp"
+
+#include <algorithm>
+
+#include "cpu/instantiate.hpp"
+
+namespace spmv::dist::detail {
+
+template <class Value, class Index>
+Blocks<Value, Index> split_blocks(const CsrMatrix<Value, std::int64_t>& a, std::int64_t col_begin,
+                                  std::int64_t col_end) {
+  const std::int64_t rows = a.rows;
+  const auto owned = [&](std::int64_t c) { return c >= col_begin && c < col_end; };
+  Blocks<Value, Index> b;
+  for (std::int64_t k = 0; k < a.nnz(); ++k)
+    if (!owned(a.col_idx[k])) b.ghost_cols.push_back(a.col_idx[k]);
+  std::sort(b.ghost_cols.begin(), b.ghost_cols.end());
+  b.ghost_cols.erase(std::unique(b.ghost_cols.begin(), b.ghost_cols.end()), b.ghost_cols.end());
+  const auto ghosts = static_cast<std::int64_t>(b.ghost_cols.size());
+
+  std::vector<std::int64_t> local_ptr(static_cast<std::size_t>(rows) + 1, 0), remote_ptr(local_ptr);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t n = 0;
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) n += owned(a.col_idx[k]);
+    local_ptr[r + 1] = n;
+    remote_ptr[r + 1] = a.row_ptr[r + 1] - a.row_ptr[r] - n;
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    local_ptr[r + 1] += local_ptr[r];
+    remote_ptr[r + 1] += remote_ptr[r];
+  }
+  spmv::detail::refuse_if_too_large<Index>(rows, col_end - col_begin, local_ptr.back());
+  spmv::detail::refuse_if_too_large<Index>(rows, ghosts, remote_ptr.back());
+
+  auto init = [rows](CsrMatrix<Value, Index>& m, std::int64_t cols, const std::vector<std::int64_t>& ptr) {
+    m.rows = static_cast<Index>(rows);
+    m.cols = static_cast<Index>(cols);
+    m.row_ptr.assign(ptr.begin(), ptr.end());
+    m.col_idx.resize(static_cast<std::size_t>(ptr.back()));
+    m.values.resize(static_cast<std::size_t>(ptr.back()));
+  };
+  init(b.local, col_end - col_begin, local_ptr);
+  init(b.remote, ghosts, remote_ptr);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t l = local_ptr[r], g = remote_ptr[r];
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const std::int64_t c = a.col_idx[k];
+      if (owned(c)) {
+        b.local.col_idx[l] = static_cast<Index>(c - col_begin);
+        b.local.values[l++] = a.values[k];
+      } else {
+        const auto at = std::lower_bound(b.ghost_cols.begin(), b.ghost_cols.end(), c) - b.ghost_cols.begin();
+        b.remote.col_idx[g] = static_cast<Index>(at);
+        b.remote.values[g++] = a.values[k];
+      }
+    }
+  }
+  return b;
+}
+
+#define SPMV_INSTANTIATE(V, I) \
+  template Blocks<V, I> split_blocks<V, I>(const CsrMatrix<V, std::int64_t>&, std::int64_t, std::int64_t);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::dist::detail

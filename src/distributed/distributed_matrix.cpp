@@ -1,0 +1,218 @@
+// DistributedMatrix: validation and setup (collective), then the product with the halo exchange
+// overlapping the local block (docs/DISTRIBUTED.md).
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "cpu/instantiate.hpp"
+#include "distributed/block_split.hpp"
+#include "distributed/collective.hpp"
+#include "distributed/halo_exchange.hpp"
+#include "distributed/mpi_util.hpp"
+#include "spmv/distributed.hpp"
+
+namespace spmv::dist {
+namespace {
+
+// FNV-1a over the offsets: ranks compare partitions through one fixed-size reduction.
+std::int64_t fingerprint(const RowPartition& p) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (auto v : p.offsets) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
+  return static_cast<std::int64_t>(h >> 1);
+}
+
+// Sizes and partitions must be the same on every rank: compared through MIN and MAX reductions of a
+// fixed-size summary, so that ranks holding partitions of different lengths cannot mismatch a call.
+void check_agreement(const Communicator& comm, const LocalRows<auto>& a) {
+  const std::array<std::int64_t, 6> mine{a.global_rows, a.global_cols, a.rows.ranks(), a.cols.ranks(),
+                                         fingerprint(a.rows), fingerprint(a.cols)};
+  std::array<std::int64_t, 6> lo{}, hi{};
+  detail::check_mpi(MPI_Allreduce(mine.data(), lo.data(), 6, MPI_INT64_T, MPI_MIN, comm.get()), "MPI_Allreduce");
+  detail::check_mpi(MPI_Allreduce(mine.data(), hi.data(), 6, MPI_INT64_T, MPI_MAX, comm.get()), "MPI_Allreduce");
+  static constexpr const char* what[6] = {"global rows", "global columns", "row partition ranks",
+                                          "column partition ranks", "row partition", "column partition"};
+  std::string error;
+  for (std::size_t i = 0; i < 6 && error.empty(); ++i)
+    if (lo[i] != hi[i])
+      error = "the ranks disagree on the " + std::string(what[i]) +
+              (i < 4 ? " (from " + std::to_string(lo[i]) + " to " + std::to_string(hi[i]) + ")" : "");
+  if (!error.empty()) throw InvalidArgument("DistributedMatrix: " + error);
+}
+
+void check_partition(const RowPartition& p, std::int64_t size, int ranks, const char* what) {
+  bool ok = p.ranks() == ranks && p.offsets.front() == 0 && p.size() == size;
+  for (std::size_t i = 1; ok && i < p.offsets.size(); ++i) ok = p.offsets[i] >= p.offsets[i - 1];
+  if (!ok)
+    throw InvalidArgument(std::string("DistributedMatrix: the ") + what + " partition is not " +
+                          std::to_string(ranks) + " non-decreasing blocks from 0 to " + std::to_string(size));
+}
+
+[[noreturn]] void refuse_lengths(bool mine, std::size_t x, std::size_t y, std::int64_t nx, std::int64_t ny) {
+  if (!mine) throw InvalidArgument("DistributedMatrix::apply: another rank's vectors have the wrong length");
+  throw InvalidArgument("DistributedMatrix::apply: x has " + std::to_string(x) + " entries and y " + std::to_string(y) +
+                        ", this rank's parts are " + std::to_string(nx) + " and " + std::to_string(ny));
+}
+
+double now_ms() { return MPI_Wtime() * 1e3; }
+
+template <class Value, class Index>
+std::string describe(const Operator<Value, Index>* op) {
+  if (!op) return "-";
+  const std::string policy = op->policy();
+  return std::string(to_string(op->algorithm())) + (policy.empty() ? "" : " " + policy);
+}
+
+}  // namespace
+
+template <class Value, class Index>
+struct DistributedMatrix<Value, Index>::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the caller's: its messages never mix with theirs
+  Operation op = Operation::NonTranspose;
+  RowPartition rows, cols;
+  std::unique_ptr<Operator<Value, Index>> local, remote;  // remote: null without ghosts
+  std::unique_ptr<detail::HaloExchange<Value>> halo;
+  DistributedInfo info;
+  ApplyProfile profile;
+  std::int64_t nx = 0, ny = 0;
+
+  ~Impl() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+  }
+};
+
+template <class Value, class Index>
+DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, const LocalRows<Value>& a,
+                                                   Operation op, const DistributedOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.op = op;
+  detail::check_mpi(MPI_Comm_dup(comm.get(), &m.comm), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(m.comm, MPI_ERRORS_RETURN);
+  const Communicator own(m.comm);
+  const int rank = own.rank();
+  detail::collectively(own, [&] {
+    if (options.backend != Backend::Cpu)
+      throw Unsupported("DistributedMatrix: the distributed CUDA backend (NCCL halo) is not built yet; use Backend::Cpu");
+    check_agreement(own, a);
+  });
+  detail::collectively(own, [&] {
+    check_partition(a.rows, a.global_rows, own.size(), "row");
+    check_partition(a.cols, a.global_cols, own.size(), "column");
+    if (a.matrix.rows != a.rows.count(rank) || a.matrix.cols != a.global_cols)
+      throw InvalidArgument("DistributedMatrix: this rank's rows are " + std::to_string(a.matrix.rows) + " x " +
+                            std::to_string(a.matrix.cols) + ", the partition gives it " +
+                            std::to_string(a.rows.count(rank)) + " x " + std::to_string(a.global_cols));
+    validate(a.matrix);
+  });
+  m.rows = a.rows;
+  m.cols = a.cols;
+  detail::Blocks<Value, Index> blocks;
+  detail::collectively(own, [&] { blocks = detail::split_blocks<Value, Index>(a.matrix, a.cols.begin(rank), a.cols.end(rank)); });
+  auto plan = detail::build_halo_plan(m.comm, a.cols, blocks.ghost_cols);
+  detail::collectively(own, [&] {
+    m.local = make_operator(options.backend, blocks.local, options.algorithm, op, options.options);
+    if (blocks.remote.nnz() > 0)
+      m.remote = make_operator(options.backend, blocks.remote, options.algorithm, op, options.options);
+  });
+  DistributedInfo& i = m.info;
+  i.rows = a.matrix.rows;
+  i.local_nonzeros = blocks.local.nnz();
+  i.remote_nonzeros = blocks.remote.nnz();
+  i.nonzeros = i.local_nonzeros + i.remote_nonzeros;
+  i.halo_entries = plan.ghosts();
+  i.send_entries = plan.sends();
+  i.neighbors = plan.neighbors();
+  i.bytes_sent = static_cast<std::int64_t>(sizeof(Value)) * (op == Operation::NonTranspose ? plan.sends() : plan.ghosts());
+  i.local_algorithm = describe(m.local.get());
+  i.remote_algorithm = describe(m.remote.get());
+  m.halo = std::make_unique<detail::HaloExchange<Value>>(m.comm, std::move(plan));
+  m.nx = op == Operation::NonTranspose ? a.cols.count(rank) : a.rows.count(rank);
+  m.ny = op == Operation::NonTranspose ? a.rows.count(rank) : a.cols.count(rank);
+}
+
+template <class Value, class Index>
+DistributedMatrix<Value, Index>::~DistributedMatrix() = default;
+
+template <class Value, class Index>
+void DistributedMatrix<Value, Index>::apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) {
+  Impl& m = *impl_;
+  ApplyProfile& p = m.profile;
+  // The length check rides on a non-blocking reduction beside the exchange: a rank with wrong
+  // lengths still takes part (sending zeros), and every rank learns of it after the wait.
+  const int bad = static_cast<std::int64_t>(x.size()) != m.nx || static_cast<std::int64_t>(y.size()) != m.ny;
+  int any_bad = 0;
+  MPI_Request check;
+  detail::check_mpi(MPI_Iallreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, m.comm, &check), "MPI_Iallreduce");
+  const bool exchange = alpha != Value(0);  // alpha == 0 reads neither A nor x: y = beta*y, no halo
+  auto& halo = *m.halo;
+  // The local block runs while the exchange is in flight; then the wait for the halo and the check.
+  const auto local_then_wait = [&] {
+    const double t0 = now_ms();
+    if (!bad) m.local->apply(alpha, x, beta, y);
+    const double t1 = now_ms();
+    if (exchange) halo.finish();
+    detail::check_mpi(MPI_Wait(&check, MPI_STATUS_IGNORE), "MPI_Wait");
+    p.local_ms += t1 - t0, p.wait_ms += now_ms() - t1;
+    if (any_bad) refuse_lengths(bad, x.size(), y.size(), m.nx, m.ny);
+  };
+  double t = now_ms();
+  if (m.op == Operation::NonTranspose) {
+    if (exchange) halo.start_forward(bad ? std::span<const Value>{} : x);
+    p.pack_ms += now_ms() - t;
+    local_then_wait();
+    t = now_ms();
+    if (exchange && m.remote) m.remote->apply(alpha, halo.ghost(), Value(1), y);
+    p.remote_ms += now_ms() - t;
+  } else {
+    if (exchange) {  // the remote block's partial sums first, so that they travel during the local block
+      auto ghost = halo.ghost();
+      if (m.remote && !bad) m.remote->apply(alpha, x, Value(0), ghost);
+      else std::fill(ghost.begin(), ghost.end(), Value(0));
+    }
+    const double t1 = now_ms();
+    if (exchange) halo.start_reverse();
+    p.remote_ms += t1 - t, p.pack_ms += now_ms() - t1;
+    local_then_wait();
+    t = now_ms();
+    if (exchange) halo.add_received(y);
+    p.unpack_ms += now_ms() - t;
+  }
+  ++p.applies;
+}
+
+template <class Value, class Index>
+void DistributedMatrix<Value, Index>::exchange_only(std::span<const Value> x) {
+  Impl& m = *impl_;
+  const bool bad = static_cast<std::int64_t>(x.size()) != m.nx;  // still takes part, sending zeros
+  if (m.op == Operation::NonTranspose) m.halo->start_forward(bad ? std::span<const Value>{} : x);
+  else m.halo->start_reverse();
+  m.halo->finish();
+  if (bad) refuse_lengths(true, x.size(), m.ny, m.nx, m.ny);
+}
+
+template <class Value, class Index>
+Operation DistributedMatrix<Value, Index>::operation() const { return impl_->op; }
+template <class Value, class Index>
+const RowPartition& DistributedMatrix<Value, Index>::x_partition() const {
+  return impl_->op == Operation::NonTranspose ? impl_->cols : impl_->rows;
+}
+template <class Value, class Index>
+const RowPartition& DistributedMatrix<Value, Index>::y_partition() const {
+  return impl_->op == Operation::NonTranspose ? impl_->rows : impl_->cols;
+}
+template <class Value, class Index>
+DistributedInfo DistributedMatrix<Value, Index>::info() const { return impl_->info; }
+template <class Value, class Index>
+const ApplyProfile& DistributedMatrix<Value, Index>::profile() const { return impl_->profile; }
+template <class Value, class Index>
+void DistributedMatrix<Value, Index>::reset_profile() { impl_->profile = {}; }
+
+#define SPMV_INSTANTIATE(V, I) template class DistributedMatrix<V, I>;
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::dist
