@@ -53,14 +53,17 @@ TEST(CpuDispatch, AutoTakesThreadsFromTheMatrixSizeWithinTheAllowedTeam) {
   const auto large = convert<double, std::int32_t>(gen::poisson2d(400));  // 798,400
   const int allowed = omp_get_max_threads();
   for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
-    for (const auto* m : {&tiny, &small}) {
-      auto oper = make_cpu_operator(*m, Algorithm::Auto, op);
-      EXPECT_EQ(oper->algorithm(), Algorithm::RowLoop);
-      EXPECT_TRUE(contains(oper->policy(), "threads=1 of ")) << oper->policy();
-    }
+    auto tiny_op = make_cpu_operator(tiny, Algorithm::Auto, op);
+    EXPECT_EQ(tiny_op->algorithm(), Algorithm::RowLoop);
+    EXPECT_TRUE(contains(tiny_op->policy(), "threads=1 of ")) << tiny_op->policy();
+    // 16,384 nonzeros per thread: issue 12's 10^4-row product already runs on up to 3 threads.
+    auto small_op = make_cpu_operator(small, Algorithm::Auto, op);
+    EXPECT_EQ(small_op->algorithm(), allowed > 1 ? Algorithm::MergeParallel : Algorithm::RowLoop);
+    EXPECT_TRUE(contains(small_op->policy(), "threads=" + std::to_string(std::min(allowed, 3)) + " of "))
+        << small_op->policy();
     auto large_op = make_cpu_operator(large, Algorithm::Auto, op);
     EXPECT_EQ(large_op->algorithm(), allowed > 1 ? Algorithm::MergeParallel : Algorithm::RowLoop);
-    const int want = std::min(allowed, 798400 / 65536);
+    const int want = std::min(allowed, 798400 / 16384);
     EXPECT_TRUE(contains(large_op->policy(), "auto(nnz=798400 threads=" + std::to_string(want) + " of ")) << large_op->policy();
     EXPECT_EQ(large_op->operation(), op);
     EXPECT_EQ(large_op->backend(), Backend::Cpu);
