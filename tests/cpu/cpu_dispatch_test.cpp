@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/differential.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
@@ -261,6 +262,94 @@ TEST(CpuSimd, DiaSkipsPaddingAndIgnoresThreadCount) {
       if (simd == 1 && threads > 1)  // same bits whatever the thread count (NaN rows compared as bits too)
         EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << "threads " << threads;
     }
+}
+
+// SELL's A·x masks padding lanes instead of multiplying them: padding gathers x[0], so an infinite x[0]
+// must reach only the rows that hold column 0; the result has the same bits for every thread count.
+TEST(CpuSimd, SellSkipsPaddingAndIgnoresThreadCount) {
+  Matrix a;  // 203 rows of lengths 0..12 in a mixed order (padded slices, unsorted windows); column 0 in row 7
+  a.rows = a.cols = 203;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    const std::int32_t len = (r * 7) % 13;
+    for (std::int32_t j = 0; j < len; ++j) {
+      a.col_idx.push_back(r == 7 && j == 0 ? 0 : 1 + (r * 31 + j * 17) % (a.cols - 1));
+      a.values.push_back(1.0 + 0.25 * j);
+    }
+    std::sort(a.col_idx.end() - len, a.col_idx.end());
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  std::vector<double> x = random_vector(static_cast<std::size_t>(a.cols), 12);
+  x[0] = std::numeric_limits<double>::infinity();
+  std::vector<double> first;
+  for (int simd : {0, 1})
+    for (int threads : {1, 2, 3}) {
+      Options options;
+      options.cpu_simd = simd;
+      options.threads = threads;
+      auto oper = make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose, options);
+      EXPECT_TRUE(contains(oper->policy(), simd ? "simd=" : "simd=off")) << oper->policy();
+      std::vector<double> y(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
+      oper->apply(1.0, x, 0.0, y);
+      for (std::int32_t r = 0; r < a.rows; ++r)
+        EXPECT_EQ(std::isfinite(y[static_cast<std::size_t>(r)]), r != 7) << "row " << r << " simd " << simd;
+      if (simd == 1 && threads == 1) first = y;
+      if (simd == 1 && threads > 1)
+        EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << "threads " << threads;
+    }
+}
+
+// The CPU's SELL slice height is the SIMD width of the (value, index) pair unless set.
+TEST(CpuSimd, SellSliceHeightIsTheSimdWidth) {
+  const auto a = convert<float, std::int32_t>(gen::poisson2d(20));
+  const auto policy = make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose)->policy();
+  EXPECT_FALSE(contains(policy, "sell C=32 ")) << policy;
+  Options options;
+  options.sell_c = 2;  // narrower than any vector: the plain loop, still correct (the zoo checks values)
+  EXPECT_TRUE(contains(make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose, options)->policy(),
+                       "sell C=2 "));
+}
+
+// Auto converts A·x only with the expected-applies hint, only when the CPU rule says it is repaid
+// (src/core/auto_rule.hpp), never for Aᵀ·x; the converted plan matches the reference.
+template <class Value>
+void check_auto_conversions() {
+  const auto stencil = convert<Value, std::int32_t>(gen::poisson2d(300));  // 450 k nonzeros, 5 diagonals
+  // Rows of 0 or 8 in random order: CSR's row ends mispredict, SELL packs them without padding.
+  const auto irregular = convert<Value, std::int32_t>(gen::mostly_empty(200000, 200000, 0.5, 8, 1));
+  Options hint;
+  hint.expected_applies = 1000;
+  hint.threads = 1;  // the rule's choice then does not depend on the machine's core count
+  for (const auto* m : {&stencil, &irregular}) {
+    Options none = hint;
+    none.expected_applies = 0;
+    const auto plain = make_cpu_operator(*m, Algorithm::Auto, Operation::NonTranspose, none);
+    EXPECT_EQ(plain->algorithm(), Algorithm::RowLoop) << plain->policy();
+    const auto once = make_cpu_operator(*m, Algorithm::Auto, Operation::NonTranspose, [&] {
+      Options o = hint;
+      o.expected_applies = 1;
+      return o;
+    }());
+    EXPECT_EQ(once->algorithm(), Algorithm::RowLoop) << once->policy();
+    EXPECT_TRUE(contains(once->policy(), "no conversion repaid")) << once->policy();
+    EXPECT_EQ(make_cpu_operator(*m, Algorithm::Auto, Operation::Transpose, hint)->algorithm(), Algorithm::RowLoop);
+  }
+  const auto dia = make_cpu_operator(stencil, Algorithm::Auto, Operation::NonTranspose, hint);
+  EXPECT_EQ(dia->algorithm(), Algorithm::Dia) << dia->policy();
+  EXPECT_TRUE(contains(dia->policy(), "converts to dia")) << dia->policy();
+  const auto sell = make_cpu_operator(irregular, Algorithm::Auto, Operation::NonTranspose, hint);
+  EXPECT_EQ(sell->algorithm(), Algorithm::Sell) << sell->policy();
+  for (auto* oper : {dia.get(), sell.get()}) {
+    const auto& m = oper == dia.get() ? stencil : irregular;
+    const OperatorCheck check = check_operator(*oper, m, 17);
+    EXPECT_EQ(check.pairs, 20);
+    for (const auto& f : check.failures) ADD_FAILURE() << oper->policy() << ": " << f;
+  }
+}
+
+TEST(CpuDispatch, AutoConvertsWithTheExpectedAppliesHint) {
+  check_auto_conversions<float>();
+  check_auto_conversions<double>();
 }
 
 TEST(CpuDispatch, TimeRuns) {
