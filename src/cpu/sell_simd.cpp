@@ -244,7 +244,7 @@ CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const 
   const bool simd = cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(m.cols) &&
                     c % cpu::detail::simd_lanes<Value, Index>() == 0;
   CpuKernel<Value, Index> kernel;
-  kernel.extra_bytes = storage_bytes(m) + plan->full.size() * sizeof(Index);
+  kernel.extra_bytes = storage_bytes(m) + plan->full.size() * sizeof(Index) + plan->in_place.size();
   kernel.policy = "sell C=" + std::to_string(c) + " sigma=" + std::to_string(m.sigma) +
                   " slices=" + std::to_string(slices) + " slots=" + std::to_string(m.slice_ptr.back()) +
                   " threads=" + std::to_string(threads) + (simd ? " simd=" + cpu::detail::simd_target() : std::string(" simd=off"));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -234,6 +235,29 @@ TEST(CpuSimd, EnvironmentDecidesTheDefault) {
   EXPECT_EQ(contains(policy, "simd=off"), scalar) << policy;
 }
 
+// Runs `algorithm`'s A·x (beta = 0, y poisoned with NaN) with both kernels and 1-3 threads: row r must
+// come out finite exactly when finite(r), and the SIMD result must have the same bits for every thread
+// count (NaN rows compared as bits too).
+void check_padding_and_threads(const Matrix& a, Algorithm algorithm, const std::vector<double>& x,
+                               const std::string& simd_marker, const std::function<bool(std::int32_t)>& finite) {
+  std::vector<double> first;
+  for (int simd : {0, 1})
+    for (int threads : {1, 2, 3}) {
+      Options options;
+      options.cpu_simd = simd;
+      options.threads = threads;
+      auto oper = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
+      EXPECT_TRUE(contains(oper->policy(), simd ? simd_marker : "simd=off")) << oper->policy();
+      std::vector<double> y(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
+      oper->apply(1.0, x, 0.0, y);
+      for (std::int32_t r = 0; r < a.rows; ++r)
+        EXPECT_EQ(std::isfinite(y[static_cast<std::size_t>(r)]), finite(r)) << "row " << r << " simd " << simd;
+      if (simd == 1 && threads == 1) first = y;
+      if (simd == 1 && threads > 1)
+        EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << "threads " << threads;
+    }
+}
+
 // DIA's A·x skips padding slots instead of multiplying them: a row whose CSR entries never meet an
 // infinite x_j stays finite, though its diagonal slot for column j is in range (poisson2d's -1
 // diagonal has a gap at each grid-row start), for every thread count and both kernels.
@@ -243,29 +267,15 @@ TEST(CpuSimd, DiaSkipsPaddingAndIgnoresThreadCount) {
   const std::int32_t inf_col = static_cast<std::int32_t>(n - 1);  // end of grid row 0; row n has a gap there
   std::vector<double> x = random_vector(static_cast<std::size_t>(a.cols), 11);
   x[static_cast<std::size_t>(inf_col)] = std::numeric_limits<double>::infinity();
-  std::vector<double> first;
-  for (int simd : {0, 1})
-    for (int threads : {1, 2, 3}) {
-      Options options;
-      options.cpu_simd = simd;
-      options.threads = threads;
-      auto oper = make_cpu_operator(a, Algorithm::Dia, Operation::NonTranspose, options);
-      EXPECT_TRUE(contains(oper->policy(), simd ? "runs=" : "simd=off")) << oper->policy();
-      std::vector<double> y(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
-      oper->apply(1.0, x, 0.0, y);
-      for (std::int32_t r = 0; r < a.rows; ++r) {
-        bool meets_inf = false;
-        for (auto k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) meets_inf |= a.col_idx[k] == inf_col;
-        if (!meets_inf) EXPECT_TRUE(std::isfinite(y[static_cast<std::size_t>(r)])) << "row " << r << " simd " << simd;
-      }
-      if (simd == 1 && threads == 1) first = y;
-      if (simd == 1 && threads > 1)  // same bits whatever the thread count (NaN rows compared as bits too)
-        EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << "threads " << threads;
-    }
+  check_padding_and_threads(a, Algorithm::Dia, x, "runs=", [&](std::int32_t r) {
+    for (auto k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+      if (a.col_idx[k] == inf_col) return false;
+    return true;
+  });
 }
 
 // SELL's A·x masks padding lanes instead of multiplying them: padding gathers x[0], so an infinite x[0]
-// must reach only the rows that hold column 0; the result has the same bits for every thread count.
+// must reach only the rows that hold column 0.
 TEST(CpuSimd, SellSkipsPaddingAndIgnoresThreadCount) {
   Matrix a;  // 203 rows of lengths 0..12 in a mixed order (padded slices, unsorted windows); column 0 in row 7
   a.rows = a.cols = 203;
@@ -281,22 +291,7 @@ TEST(CpuSimd, SellSkipsPaddingAndIgnoresThreadCount) {
   }
   std::vector<double> x = random_vector(static_cast<std::size_t>(a.cols), 12);
   x[0] = std::numeric_limits<double>::infinity();
-  std::vector<double> first;
-  for (int simd : {0, 1})
-    for (int threads : {1, 2, 3}) {
-      Options options;
-      options.cpu_simd = simd;
-      options.threads = threads;
-      auto oper = make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose, options);
-      EXPECT_TRUE(contains(oper->policy(), simd ? "simd=" : "simd=off")) << oper->policy();
-      std::vector<double> y(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
-      oper->apply(1.0, x, 0.0, y);
-      for (std::int32_t r = 0; r < a.rows; ++r)
-        EXPECT_EQ(std::isfinite(y[static_cast<std::size_t>(r)]), r != 7) << "row " << r << " simd " << simd;
-      if (simd == 1 && threads == 1) first = y;
-      if (simd == 1 && threads > 1)
-        EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << "threads " << threads;
-    }
+  check_padding_and_threads(a, Algorithm::Sell, x, "simd=", [](std::int32_t r) { return r != 7; });
 }
 
 // The CPU's SELL slice height is the SIMD width of the (value, index) pair unless set.
