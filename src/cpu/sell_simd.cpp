@@ -180,15 +180,34 @@ void slices_plain(const SellView<Value, Index>& m, std::int64_t s_begin, std::in
 
 template <class Value, class Index>
 struct SellPlan {
-  SellMatrix<Value, Index> m;
+  SellMatrix<Value, Index> m;  // col_idx and values moved to col / val below
   std::vector<Index> full;
   std::vector<std::uint8_t> in_place;
   std::vector<std::int64_t> bounds;  // threads + 1 slice boundaries
+  std::unique_ptr<Index[]> col;
+  std::unique_ptr<Value[]> val;
   SellView<Value, Index> view() const {
-    return {m.rows,          m.c,         m.slice_ptr.data(), m.slice_width.data(), full.data(), m.perm.data(),
-            in_place.data(), m.col_idx.data(), m.values.data()};
+    return {m.rows,          m.c,       m.slice_ptr.data(), m.slice_width.data(), full.data(), m.perm.data(),
+            in_place.data(), col.get(), val.get()};
   }
 };
+
+// First touch: the slots of each thread's slices are copied into fresh, uninitialised storage by that
+// thread, so that on a machine of several memory nodes their pages sit on the node of the thread that
+// reads them (Linux places a page where it is first written; to_sell wrote the padded arrays on one
+// thread). Both copies exist for the moment of the copy.
+template <class T>
+std::unique_ptr<T[]> first_touch_copy(std::vector<T>& source, const std::vector<std::int64_t>& slice_ptr,
+                                      const std::vector<std::int64_t>& bounds) {
+  std::unique_ptr<T[]> placed(new T[source.size()]);  // default-initialised: not written here
+  const int threads = static_cast<int>(bounds.size()) - 1;
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+  for (int t = 0; t < threads; ++t)
+    std::copy(source.begin() + slice_ptr[bounds[t]], source.begin() + slice_ptr[bounds[t + 1]],
+              placed.get() + slice_ptr[bounds[t]]);
+  std::vector<T>().swap(source);
+  return placed;
+}
 
 }  // namespace
 }  // namespace spmv::cpu::detail
@@ -197,6 +216,7 @@ namespace spmv::detail {
 using cpu::detail::SellPlan;
 using cpu::detail::SellView;
 using cpu::detail::SlicesFn;
+using cpu::detail::first_touch_copy;
 
 template <class Value, class Index>
 int cpu_sell_c(const Options& options) {
@@ -249,6 +269,8 @@ CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const 
                   " slices=" + std::to_string(slices) + " slots=" + std::to_string(m.slice_ptr.back()) +
                   " threads=" + std::to_string(threads) + (simd ? " simd=" + cpu::detail::simd_target() : std::string(" simd=off"));
   plan->m = std::move(m);
+  plan->col = first_touch_copy(plan->m.col_idx, plan->m.slice_ptr, plan->bounds);
+  plan->val = first_touch_copy(plan->m.values, plan->m.slice_ptr, plan->bounds);
   const SlicesFn<Value, Index> run =
       simd ? cpu::detail::simd_slices<Value, Index>() : &cpu::detail::slices_plain<Value, Index>;
   kernel.run = [plan, run, threads](Value alpha, const Value* x, Value beta, Value* y) {
