@@ -1,5 +1,7 @@
 #include "core/auto_rule.hpp"
 
+#include <algorithm>
+
 namespace spmv::detail {
 namespace {
 
@@ -105,6 +107,92 @@ Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_
   if (c != RowClass::Short || s.nnz <= 0) return Algorithm::Auto;
   if (double(s.rows) * double(s.max) > kEllMaxPadding * double(s.nnz)) return Algorithm::Auto;
   return conversion_repaid(Algorithm::Ell, s, value_bytes, expected_applies) ? Algorithm::Ell : Algorithm::Auto;
+}
+
+}  // namespace spmv::detail
+
+// ==== CPU Auto (issue 17) ============================================================================
+namespace spmv::detail {
+namespace {
+
+// Per-product cost on one thread, ns: CSR = per nonzero + per row (the row loop's bookkeeping, y write)
+// + per length change (a mispredicted row end); DIA = per stored slot (value + contiguous x, no index);
+// SELL = per padded slot (value + index + gather) + per row (the write through the permutation).
+// Conversion (to_dia / to_sell and the plan, sequential): per nonzero. Indexed by value size: [0] f32,
+// [1] f64. Least squares on relative error over the "fit" half of the matrices of docs/PERFORMANCE.md
+// ("CPU Auto with the expected-applies hint", bench/cpu_vs_vendor.cpp, 2-core AMD EPYC Zen 3 with AVX2,
+// one thread, CPU time, best of 2 runs x 3 rounds): poisson2d, rmat, long_rows, fem2d, EX5, cage10,
+// nh2010, bayer10, cs4; the other half only checked the choices.
+struct CpuCosts {
+  double csr_ns_per_nnz, csr_ns_per_row, csr_ns_per_length_change;
+  double dia_ns_per_slot;
+  double sell_ns_per_slot, sell_ns_per_row;
+  double dia_setup_ns_per_nnz, sell_setup_ns_per_nnz;
+};
+constexpr CpuCosts kCpuCosts[2] = {
+    {0.58, 1.4, 7.9, 0.41, 0.60, 1.1, 16.0, 11.0},  // f32
+    {0.66, 1.0, 5.9, 0.69, 0.70, 2.4, 16.0, 18.0},  // f64
+};
+// A conversion must save at least this share of the CSR time per product: the fitted model misses
+// single matrices by about this much (and random-access matrices by more, for CSR and SELL alike), and
+// a conversion that saves nothing measurable only costs memory.
+constexpr double kCpuMinGain = 0.1;
+const CpuCosts& cpu_costs(int value_bytes) { return kCpuCosts[value_bytes == 8 ? 1 : 0]; }
+
+}  // namespace
+
+// DIA is not considered above this many slots per nonzero: with many short diagonals its segments get
+// short (bcsstk16, 3 slots per nonzero in 177 diagonals, ran 10x slower than CSR); 1.5 is where its
+// bytes (value only) match CSR's (value + index) in f64.
+const double kCpuDiaMaxPadding = 1.5;
+
+double cpu_product_ms(Algorithm format, const RowShape& s, const CpuFormatSlots& slots, int value_bytes) {
+  const CpuCosts& k = cpu_costs(value_bytes);
+  switch (format) {
+    case Algorithm::Dia:
+      return slots.dia < 0 || double(slots.dia) > kCpuDiaMaxPadding * double(s.nnz)
+                 ? -1
+                 : k.dia_ns_per_slot * double(slots.dia) * 1e-6;
+    case Algorithm::Sell:
+      return slots.sell < 0 ? -1 : (k.sell_ns_per_slot * double(slots.sell) + k.sell_ns_per_row * double(s.rows)) * 1e-6;
+    default:
+      return (k.csr_ns_per_nnz * double(s.nnz) + k.csr_ns_per_row * double(s.rows) +
+              k.csr_ns_per_length_change * double(slots.length_changes)) * 1e-6;
+  }
+}
+
+double cpu_conversion_ms(Algorithm format, const RowShape& s, int value_bytes) {
+  const CpuCosts& k = cpu_costs(value_bytes);
+  return (format == Algorithm::Dia ? k.dia_setup_ns_per_nnz : k.sell_setup_ns_per_nnz) * double(s.nnz) * 1e-6;
+}
+
+bool cpu_conversion_may_repay(const RowShape& s, int value_bytes, std::int64_t expected_applies, int threads) {
+  if (expected_applies <= 0 || s.nnz <= 0) return false;
+  // Even a format that took no time at all saves at most the CSR products.
+  const double csr = cpu_product_ms(Algorithm::RowLoop, s, CpuFormatSlots{}, value_bytes);
+  const double cheapest = std::min(cpu_conversion_ms(Algorithm::Dia, s, value_bytes),
+                                   cpu_conversion_ms(Algorithm::Sell, s, value_bytes));
+  return double(expected_applies) * csr / std::max(1, threads) >= cheapest;
+}
+
+Algorithm cpu_format_for(const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
+                         std::int64_t expected_applies, int threads) {
+  if (!cpu_conversion_may_repay(s, value_bytes, expected_applies, threads)) return Algorithm::Auto;
+  const double csr = cpu_product_ms(Algorithm::RowLoop, s, slots, value_bytes);
+  Algorithm best = Algorithm::Auto;
+  double best_net = 0;
+  for (Algorithm format : {Algorithm::Dia, Algorithm::Sell}) {
+    const double t = cpu_product_ms(format, s, slots, value_bytes);
+    if (t < 0 || t > (1 - kCpuMinGain) * csr) continue;
+    // Products split over the threads; the conversion runs on one.
+    const double net = double(expected_applies) * (csr - t) / std::max(1, threads) -
+                       cpu_conversion_ms(format, s, value_bytes);
+    if (net > best_net) {
+      best = format;
+      best_net = net;
+    }
+  }
+  return best;
 }
 
 }  // namespace spmv::detail

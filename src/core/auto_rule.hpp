@@ -41,3 +41,35 @@ double dia_max_padding(int value_bytes);
 extern const double kEllMaxPadding;
 
 }  // namespace spmv::detail
+
+// ==== CPU Auto (issue 17): conversions on the CPU backend =========================================
+// Separate from the GPU rule above (own constants, own functions). Without Options::expected_applies
+// the CPU Auto runs CSR (row-loop or merge-parallel, src/cpu/cpu_dispatch.cpp) and converts nothing;
+// with it, the dispatch counts the slots DIA and SELL-C-sigma would store and this rule converts when
+// the products' predicted saving repays the conversion. Constants: src/core/auto_rule.cpp, "CPU".
+namespace spmv::detail {
+
+struct CpuFormatSlots {
+  std::int64_t dia = -1;   // rows * occupied diagonals; -1: not counted (far too many diagonals)
+  std::int64_t sell = -1;  // padded slots of SELL-C-sigma at the CPU's slice height C; -1: not counted
+  // Rows whose length differs from the previous row's: where CSR's row loop mispredicts its exit
+  // branch, its main cost on short irregular rows (which SELL does not pay: a slice has one width).
+  std::int64_t length_changes = 0;
+};
+
+// DIA's padding limit on the CPU (slots per nonzero); the dispatch stops counting diagonals past it.
+extern const double kCpuDiaMaxPadding;
+
+// Predicted time of one product on one thread, ms: `format` is RowLoop (CSR), Dia or Sell.
+double cpu_product_ms(Algorithm format, const RowShape& s, const CpuFormatSlots& slots, int value_bytes);
+// Predicted (sequential) conversion time, ms, for Dia or Sell.
+double cpu_conversion_ms(Algorithm format, const RowShape& s, int value_bytes);
+// Whether any conversion could be repaid (from the row statistics alone): the dispatch counts the
+// formats' slots only then, since counting costs about as much as ten CSR products.
+bool cpu_conversion_may_repay(const RowShape& s, int value_bytes, std::int64_t expected_applies, int threads);
+// Dia or Sell for A*x when `expected_applies` products on `threads` threads save more than the
+// conversion costs (the larger net saving wins); Auto when neither does, or without the hint.
+Algorithm cpu_format_for(const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
+                         std::int64_t expected_applies, int threads);
+
+}  // namespace spmv::detail

@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "core/auto_rule.hpp"
 #include "core/backends.hpp"
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
@@ -23,12 +29,13 @@ namespace {
 // Auto on the CPU: MergeParallel, whose merge-path split keeps threads balanced whatever the row
 // lengths, with one thread per kAutoNnzPerThread nonzeros, at most the team OpenMP allows
 // (OMP_NUM_THREADS / omp_set_num_threads) and at least one; with one thread, RowLoop. A thread count
-// the user sets (Options::threads > 0) is used as given. Basis: the sequential SIMD row loop takes
-// ~0.5-1 ns per nonzero (2-core AMD EPYC development machine, poisson2d), so 64 k nonzeros last
-// ~30-60 us, while waking a sleeping OpenMP team and joining it costs ~5-50 us on a shared machine
-// (issue 12: a 10^4-row Poisson product, 50 k nonzeros, took 86 us with 2 threads against scipy's
-// sequential 66 us); below about one such share per thread, more threads cannot win back their start.
-constexpr std::int64_t kAutoNnzPerThread = 65536;
+// the user sets (Options::threads > 0) is used as given. Basis (issue 12 item 4), 2-core AMD EPYC
+// (Zen 3) development machine at an idle moment: on a 10^4-row Poisson matrix (49.6 k nonzeros) the
+// row loop on one thread took 47.5 us, merge-parallel on two 34.3 us, scipy 42.7 us; 64 k nonzeros per
+// thread kept that product on one thread. About 16 k nonzeros (~10-15 us of row loop) is where a
+// second thread's start (~5-10 us on an idle machine) is repaid; docs/PERFORMANCE.md has the
+// re-measurement against scipy (bench/python_vs_scipy.py).
+constexpr std::int64_t kAutoNnzPerThread = 16384;
 
 // The thread count Auto uses for a matrix of `nnz` nonzeros (see kAutoNnzPerThread).
 int auto_threads(std::int64_t nnz, const Options& options) {
@@ -39,6 +46,53 @@ int auto_threads(std::int64_t nnz, const Options& options) {
 
 // The algorithm Auto runs with `threads` threads.
 Algorithm auto_algorithm(int threads) { return threads == 1 ? Algorithm::RowLoop : Algorithm::MergeParallel; }
+
+// What the CPU rule (src/core/auto_rule.hpp, "CPU Auto") reads: row statistics and the slots DIA and
+// SELL-C-sigma (at the CPU's C and sigma) would store. One pass over the row pointers, then, when a
+// conversion could be repaid at all, one over the column indices; run only with the expected-applies hint.
+template <class Value, class Index>
+std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>& a, const Options& options,
+                                                  int value_bytes, int threads) {
+  RowShape s{a.rows, a.cols, a.nnz()};
+  CpuFormatSlots slots;
+  std::vector<std::int64_t> length(static_cast<std::size_t>(a.rows));
+  double sq = 0;
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const std::int64_t n = a.row_ptr[r + 1] - a.row_ptr[r];
+    length[r] = n;
+    s.max = std::max(s.max, n);
+    s.empty_rows += n == 0;
+    slots.length_changes += r > 0 && n != length[r - 1];
+    sq += double(n) * double(n);
+  }
+  s.mean = a.rows > 0 ? double(s.nnz) / double(a.rows) : 0;
+  s.stddev = a.rows > 0 ? std::sqrt(std::max(0.0, sq / double(a.rows) - s.mean * s.mean)) : 0;
+  if (!cpu_conversion_may_repay(s, value_bytes, options.expected_applies, threads)) return {s, slots};
+
+  std::vector<std::uint8_t> occupied(static_cast<std::size_t>(a.rows + a.cols), 0);  // offset j - i + rows
+  std::int64_t diagonals = 0;
+  const auto limit = static_cast<std::int64_t>(kCpuDiaMaxPadding * double(s.nnz));
+  for (std::int64_t r = 0; r < a.rows && diagonals * a.rows <= limit; ++r)
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const auto d = static_cast<std::size_t>(a.col_idx[k] - r + a.rows);
+      if (!occupied[d]) {
+        occupied[d] = 1;
+        ++diagonals;
+      }
+    }
+  if (diagonals * a.rows <= limit) slots.dia = diagonals * a.rows;
+
+  // SELL: lengths sorted (descending) within sigma windows; a slice stores C times its first row.
+  const std::int64_t c = cpu_sell_c<Value, Index>(options);
+  const std::int64_t sigma = options.sell_sigma > 0 ? options.sell_sigma : std::max<std::int64_t>(kDefaultSellSigma, c);
+  slots.sell = 0;
+  for (std::int64_t w = 0; w < a.rows; w += sigma) {
+    const auto begin = length.begin() + w, end = length.begin() + std::min(w + sigma, std::int64_t(a.rows));
+    std::sort(begin, end, std::greater<>());
+    for (auto it = begin; it < end; it += std::min<std::int64_t>(c, end - it)) slots.sell += c * *it;
+  }
+  return {s, slots};
+}
 
 // Every algorithm offers both operations.
 constexpr Algorithm kCpuAlgorithms[] = {
@@ -161,21 +215,43 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
     const int threads = detail::auto_threads(a.nnz(), options);
     return detail::make_tuned_cpu_operator(a, op, options, detail::auto_algorithm(threads), threads);
   }
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<detail::CpuKernel<Value, Index>> converted;
   if (algorithm == Algorithm::Auto) {
     const std::int64_t nnz = a.nnz();
     chosen.threads = detail::auto_threads(nnz, options);
     resolved = detail::auto_algorithm(chosen.threads);
     why = "auto(nnz=" + std::to_string(nnz) + " threads=" + std::to_string(chosen.threads) +
           (options.threads > 0 ? " as set" : " of " + std::to_string(std::max(1, omp_get_max_threads())) +
-                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread") +
-          ") ";
+                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread");
+    // With the expected-applies hint, A x may run on a converted copy (DIA or SELL) when the CPU rule
+    // says the products repay it; the counting is part of the setup time.
+    if (op == Operation::NonTranspose && options.expected_applies > 0 && nnz > 0) {
+      const auto [shape, slots] = detail::count_formats(a, options, sizeof(Value), chosen.threads);
+      const Algorithm format =
+          detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies, chosen.threads);
+      why += " applies=" + std::to_string(options.expected_applies) + " dia_slots=" + std::to_string(slots.dia) +
+             " sell_slots=" + std::to_string(slots.sell) + " length_changes=" + std::to_string(slots.length_changes);
+      if (format != Algorithm::Auto) {
+        try {
+          converted = detail::build_kernel(a, format, op, chosen);
+          resolved = format;
+          why += " converts to " + std::string(to_string(format));
+        } catch (const Unsupported& e) {  // e.g. padding above Options::max_padding: logged, CSR instead
+          why += " " + std::string(to_string(format)) + " refused (" + e.what() + ")";
+        }
+      } else {
+        why += " no conversion repaid";
+      }
+    }
+    why += ") ";
   }
   if (!detail::offered(resolved, op))
     throw Unsupported("the cpu backend does not offer algorithm " + std::string(to_string(resolved)) +
                       " (op " + std::string(to_string(op)) + "); it offers: " + detail::offered_list(op));
 
-  const auto start = std::chrono::steady_clock::now();
-  detail::CpuKernel<Value, Index> kernel = detail::build_kernel(a, resolved, op, chosen);
+  detail::CpuKernel<Value, Index> kernel =
+      converted ? std::move(*converted) : detail::build_kernel(a, resolved, op, chosen);
   const double setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (options.threads > 0) detail::pin_threads(kernel, options.threads);
   kernel.policy = why + kernel.policy;

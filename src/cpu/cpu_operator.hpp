@@ -37,6 +37,14 @@ void compressed_csr_apply(const CompressedCsrMatrix<Value, Index>& m, Operation 
 template <class Value, class Index>
 CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Options& options);
 
+// Implemented in src/cpu/sell_simd.cpp: SELL-C-sigma's non-transposed product, parallel over slices,
+// one vector lane per row (Options::threads, Options::cpu_simd). cpu_sell_c is the slice height the
+// CPU converts to: Options::sell_c, or 0 there: the SIMD width of (Value, Index) on this CPU.
+template <class Value, class Index>
+int cpu_sell_c(const Options& options);
+template <class Value, class Index>
+CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const Options& options);
+
 // Implemented in src/cpu/tuned_operator.cpp: Algorithm::Tune (docs/algorithms/tuning.md), starting
 // from Auto's choice (`auto_choice` with `auto_threads`).
 template <class Value, class Index>

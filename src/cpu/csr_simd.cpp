@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "cpu/csr_simd.hpp"
+#include "cpu/simd_gather-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace spmv::cpu::detail::HWY_NAMESPACE {
@@ -34,29 +35,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 // +-15%) of the scalar loop on poisson2d n=1000, stencil27 n=60 and rmat scale 18; 4 keeps the
 // horizontal sum to rows long enough to amortise it on any target.
 constexpr std::int64_t kDirectRowVectors = 4;
-
-// The lanes of x gathered per step: a full vector of Value, or, when the index is wider than the
-// value (f32 with int64 indices), as many lanes as one vector of indices holds.
-template <class Value, class Index>
-using GatherTag = std::conditional_t<(sizeof(Index) > sizeof(Value)), hn::Rebind<Value, hn::ScalableTag<Index>>,
-                                     hn::ScalableTag<Value>>;
-
-// Loads Lanes(d) column indices as the signed integer lanes GatherIndex takes for d.
-template <class D, class Index>
-HWY_INLINE auto load_index(D /* tag */, const Index* p) {
-  using Lane = hwy::MakeSigned<hn::TFromD<D>>;
-  const hn::RebindToSigned<D> di;
-  if constexpr (sizeof(Index) == sizeof(Lane)) {
-    return hn::LoadU(di, reinterpret_cast<const Lane*>(p));
-  } else if constexpr (sizeof(Index) < sizeof(Lane)) {  // int32 indices, f64 values
-    return hn::PromoteTo(di, hn::LoadU(hn::Rebind<Index, D>(), p));
-  } else {  // int64 indices, f32 values: the caller checked that every column fits in int32
-    const hn::Rebind<std::uint64_t, D> du64;
-    const hn::Rebind<std::uint32_t, D> du32;
-    const hn::Rebind<Index, D> dl;
-    return hn::BitCast(di, hn::TruncateTo(du32, hn::BitCast(du64, hn::LoadU(dl, p))));
-  }
-}
 
 template <class Value, class Index>
 HWY_INLINE Value dot_range(const Index* col, const Value* val, const Value* x, std::int64_t k, std::int64_t end) {

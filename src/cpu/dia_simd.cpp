@@ -106,10 +106,30 @@ void sum_diagonals_plain(Value* acc, const Value* const* v, const Value* const* 
 
 template <class Value, class Index>
 struct DiaRuns {
-  DiaMatrix<Value, Index> m;
+  DiaMatrix<Value, Index> m;  // values moved to `values` below
   // Runs of diagonal d: run_begin/run_end[run_ptr[d] .. run_ptr[d + 1]), rows, increasing.
   std::vector<std::int64_t> run_ptr, run_begin, run_end;
+  std::unique_ptr<Value[]> values;  // m.values, placed by first touch
 };
+
+// First touch: each thread copies the diagonals' values of the row blocks it sweeps (the same static
+// schedule over the same blocks and threads as dia_blocks) into fresh, uninitialised storage, so that on
+// a machine of several memory nodes their pages sit on the node of the thread that reads them (Linux
+// places a page where it is first written; to_dia wrote them on one thread).
+template <class Value, class Index>
+void place_values(DiaRuns<Value, Index>& r, int threads) {
+  const std::int64_t rows = r.m.rows, blocks = (rows + kBlockRows - 1) / kBlockRows;
+  const auto ndiag = static_cast<std::int64_t>(r.m.offsets.size());
+  r.values.reset(new Value[r.m.values.size()]);
+  const Value* src = r.m.values.data();
+  Value* dst = r.values.get();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t i0 = b * kBlockRows, i1 = std::min(rows, i0 + kBlockRows);
+    for (std::int64_t d = 0; d < ndiag; ++d) std::copy(src + d * rows + i0, src + d * rows + i1, dst + d * rows + i0);
+  }
+  std::vector<Value>().swap(r.m.values);
+}
 
 // Per-thread scratch of the sweep, sized once at plan time (apply allocates nothing): a run cursor and
 // the value / x pointers of the active diagonals, ndiag each.
@@ -120,7 +140,7 @@ struct SweepScratch {
 };
 
 template <class Value, class Index>
-std::shared_ptr<const DiaRuns<Value, Index>> find_runs(DiaMatrix<Value, Index> m) {
+std::shared_ptr<DiaRuns<Value, Index>> find_runs(DiaMatrix<Value, Index> m) {
   auto r = std::make_shared<DiaRuns<Value, Index>>();
   const std::int64_t rows = m.rows, cols = m.cols;
   r->run_ptr.push_back(0);
@@ -184,7 +204,7 @@ void dia_blocks(const DiaRuns<Value, Index>& r, bool simd, int threads, std::vec
             while (k < r.run_ptr[d + 1] && ends[k] <= p) ++k;
             if (k == r.run_ptr[d + 1]) continue;
             if (begins[k] <= p) {  // active on [p, end of run)
-              vp[n] = r.m.values.data() + d * rows + p;
+              vp[n] = r.values.get() + d * rows + p;
               xp[n] = x + p + r.m.offsets[static_cast<std::size_t>(d)];
               ++n;
               q = std::min(q, ends[k]);
@@ -211,9 +231,11 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
   const std::int64_t diagonals = static_cast<std::int64_t>(m.offsets.size());
   const std::size_t extra = m.values.size() * sizeof(Value) + m.offsets.size() * sizeof(Index) +
                             m.stored.size() * sizeof(std::uint32_t);
-  auto runs = find_runs(std::move(m));
-  const bool simd = cpu::detail::simd_enabled(options.cpu_simd);
   const int threads = options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
+  std::shared_ptr<DiaRuns<Value, Index>> placed = find_runs(std::move(m));
+  place_values(*placed, threads);
+  std::shared_ptr<const DiaRuns<Value, Index>> runs = std::move(placed);
+  const bool simd = cpu::detail::simd_enabled(options.cpu_simd);
   CpuKernel<Value, Index> kernel;
   kernel.extra_bytes =
       extra + (runs->run_ptr.size() + runs->run_begin.size() + runs->run_end.size()) * sizeof(std::int64_t);

@@ -1,6 +1,7 @@
 // CPU products on the converted formats: sequential loops that exist to check the conversions and to
 // give the CUDA format kernels a host counterpart, not to be fast (the column-major layouts are read with
-// a stride here); DIA's A·x is the exception, run by the parallel SIMD kernel of src/cpu/dia_simd.cpp.
+// a stride here); DIA's and SELL's A·x are the exceptions, run by the parallel SIMD kernels of
+// src/cpu/dia_simd.cpp and src/cpu/sell_simd.cpp (SELL's C is the SIMD width on the CPU).
 // Each row is accumulated in Value; the transpose first scales y by beta, then scatters
 // alpha * x_i * a_ij. alpha == 0 never reads A or x (BLAS convention); beta == 0 never reads y.
 #include <cstdint>
@@ -228,7 +229,10 @@ CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a,
       return make_kernel<Value, Index>(std::move(m), op, y_size, hyb_apply<Value, Index>, policy);
     }
     case Algorithm::Sell: {
-      auto m = to_sell(a, options);
+      Options sell = options;
+      sell.sell_c = cpu_sell_c<Value, Index>(options);  // C = the SIMD width unless set
+      auto m = to_sell(a, sell);
+      if (op == Operation::NonTranspose) return make_sell_simd_kernel(std::move(m), options);
       const std::string policy = "sell C=" + std::to_string(m.c) + " sigma=" + std::to_string(m.sigma) +
                                  " slices=" + std::to_string(m.num_slices()) +
                                  " slots=" + std::to_string(m.slice_ptr.back());

@@ -11,6 +11,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/zoo.hpp"
@@ -490,8 +491,10 @@ bool predicted_refusal(const spmv::CsrMatrix<V, I>& a, Algorithm alg, const Opti
       const auto c = canonical(a);
       return over_limit(dia_slots(c), c.nnz());
     }
-    case Algorithm::Sell:
-      return over_limit(sell_slots(a, o.sell_c ? o.sell_c : 32, o.sell_sigma ? o.sell_sigma : 256), a.nnz());
+    case Algorithm::Sell: {  // the CPU's slice height is the SIMD width unless set
+      const int c = spmv::detail::cpu_sell_c<V, I>(o);
+      return over_limit(sell_slots(a, c, o.sell_sigma ? o.sell_sigma : std::max(256, c)), a.nnz());
+    }
     case Algorithm::Hyb: return o.hyb_ell_width >= 0 && over_limit(hyb_slots(a, o.hyb_ell_width), a.nnz());
     case Algorithm::CompressedCsr: return ccsr_refused(a);
     default: return false;
@@ -599,7 +602,13 @@ TEST(FormatKernels, PolicyAndExtraBytes) {
   k = spmv::detail::make_cpu_format_kernel(a, Algorithm::Hyb, Operation::NonTranspose, o);
   EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_hyb(a)));
   k = spmv::detail::make_cpu_format_kernel(a, Algorithm::Sell, Operation::NonTranspose, o);
-  EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_sell(a)));
+  Options sell = o;  // the CPU converts at C = the SIMD width, and keeps two bytes-per-slice tables
+  using I = std::decay_t<decltype(a.col_idx[0])>;
+  sell.sell_c = spmv::detail::cpu_sell_c<double, I>(o);
+  const auto converted = spmv::to_sell(a, sell);
+  EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(converted) +
+                               static_cast<std::size_t>(converted.num_slices()) * (sizeof(I) + sizeof(std::uint8_t)));
+  EXPECT_NE(k.policy.find("sell C=" + std::to_string(sell.sell_c) + " "), std::string::npos) << k.policy;
   k = spmv::detail::make_cpu_format_kernel(a, Algorithm::CompressedCsr, Operation::NonTranspose, o);
   EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_compressed_csr(a)));
   EXPECT_NE(k.policy.find("cols=16bit(100% slices) values=u8 table(2)"), std::string::npos) << k.policy;

@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/differential.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
@@ -53,14 +55,17 @@ TEST(CpuDispatch, AutoTakesThreadsFromTheMatrixSizeWithinTheAllowedTeam) {
   const auto large = convert<double, std::int32_t>(gen::poisson2d(400));  // 798,400
   const int allowed = omp_get_max_threads();
   for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
-    for (const auto* m : {&tiny, &small}) {
-      auto oper = make_cpu_operator(*m, Algorithm::Auto, op);
-      EXPECT_EQ(oper->algorithm(), Algorithm::RowLoop);
-      EXPECT_TRUE(contains(oper->policy(), "threads=1 of ")) << oper->policy();
-    }
+    auto tiny_op = make_cpu_operator(tiny, Algorithm::Auto, op);
+    EXPECT_EQ(tiny_op->algorithm(), Algorithm::RowLoop);
+    EXPECT_TRUE(contains(tiny_op->policy(), "threads=1 of ")) << tiny_op->policy();
+    // 16,384 nonzeros per thread: issue 12's 10^4-row product already runs on up to 3 threads.
+    auto small_op = make_cpu_operator(small, Algorithm::Auto, op);
+    EXPECT_EQ(small_op->algorithm(), allowed > 1 ? Algorithm::MergeParallel : Algorithm::RowLoop);
+    EXPECT_TRUE(contains(small_op->policy(), "threads=" + std::to_string(std::min(allowed, 3)) + " of "))
+        << small_op->policy();
     auto large_op = make_cpu_operator(large, Algorithm::Auto, op);
     EXPECT_EQ(large_op->algorithm(), allowed > 1 ? Algorithm::MergeParallel : Algorithm::RowLoop);
-    const int want = std::min(allowed, 798400 / 65536);
+    const int want = std::min(allowed, 798400 / 16384);
     EXPECT_TRUE(contains(large_op->policy(), "auto(nnz=798400 threads=" + std::to_string(want) + " of ")) << large_op->policy();
     EXPECT_EQ(large_op->operation(), op);
     EXPECT_EQ(large_op->backend(), Backend::Cpu);
@@ -230,6 +235,29 @@ TEST(CpuSimd, EnvironmentDecidesTheDefault) {
   EXPECT_EQ(contains(policy, "simd=off"), scalar) << policy;
 }
 
+// Runs `algorithm`'s A·x (beta = 0, y poisoned with NaN) with both kernels and 1-3 threads: row r must
+// come out finite exactly when finite(r), and the SIMD result must have the same bits for every thread
+// count (NaN rows compared as bits too).
+void check_padding_and_threads(const Matrix& a, Algorithm algorithm, const std::vector<double>& x,
+                               const std::string& simd_marker, const std::function<bool(std::int32_t)>& finite) {
+  std::vector<double> first;
+  for (int simd : {0, 1})
+    for (int threads : {1, 2, 3}) {
+      Options options;
+      options.cpu_simd = simd;
+      options.threads = threads;
+      auto oper = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
+      EXPECT_TRUE(contains(oper->policy(), simd ? simd_marker : "simd=off")) << oper->policy();
+      std::vector<double> y(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
+      oper->apply(1.0, x, 0.0, y);
+      for (std::int32_t r = 0; r < a.rows; ++r)
+        EXPECT_EQ(std::isfinite(y[static_cast<std::size_t>(r)]), finite(r)) << "row " << r << " simd " << simd;
+      if (simd == 1 && threads == 1) first = y;
+      if (simd == 1 && threads > 1)
+        EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << "threads " << threads;
+    }
+}
+
 // DIA's A·x skips padding slots instead of multiplying them: a row whose CSR entries never meet an
 // infinite x_j stays finite, though its diagonal slot for column j is in range (poisson2d's -1
 // diagonal has a gap at each grid-row start), for every thread count and both kernels.
@@ -239,25 +267,84 @@ TEST(CpuSimd, DiaSkipsPaddingAndIgnoresThreadCount) {
   const std::int32_t inf_col = static_cast<std::int32_t>(n - 1);  // end of grid row 0; row n has a gap there
   std::vector<double> x = random_vector(static_cast<std::size_t>(a.cols), 11);
   x[static_cast<std::size_t>(inf_col)] = std::numeric_limits<double>::infinity();
-  std::vector<double> first;
-  for (int simd : {0, 1})
-    for (int threads : {1, 2, 3}) {
-      Options options;
-      options.cpu_simd = simd;
-      options.threads = threads;
-      auto oper = make_cpu_operator(a, Algorithm::Dia, Operation::NonTranspose, options);
-      EXPECT_TRUE(contains(oper->policy(), simd ? "runs=" : "simd=off")) << oper->policy();
-      std::vector<double> y(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
-      oper->apply(1.0, x, 0.0, y);
-      for (std::int32_t r = 0; r < a.rows; ++r) {
-        bool meets_inf = false;
-        for (auto k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) meets_inf |= a.col_idx[k] == inf_col;
-        if (!meets_inf) EXPECT_TRUE(std::isfinite(y[static_cast<std::size_t>(r)])) << "row " << r << " simd " << simd;
-      }
-      if (simd == 1 && threads == 1) first = y;
-      if (simd == 1 && threads > 1)  // same bits whatever the thread count (NaN rows compared as bits too)
-        EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << "threads " << threads;
+  check_padding_and_threads(a, Algorithm::Dia, x, "runs=", [&](std::int32_t r) {
+    for (auto k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+      if (a.col_idx[k] == inf_col) return false;
+    return true;
+  });
+}
+
+// SELL's A·x masks padding lanes instead of multiplying them: padding gathers x[0], so an infinite x[0]
+// must reach only the rows that hold column 0.
+TEST(CpuSimd, SellSkipsPaddingAndIgnoresThreadCount) {
+  Matrix a;  // 203 rows of lengths 0..12 in a mixed order (padded slices, unsorted windows); column 0 in row 7
+  a.rows = a.cols = 203;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    const std::int32_t len = (r * 7) % 13;
+    for (std::int32_t j = 0; j < len; ++j) {
+      a.col_idx.push_back(r == 7 && j == 0 ? 0 : 1 + (r * 31 + j * 17) % (a.cols - 1));
+      a.values.push_back(1.0 + 0.25 * j);
     }
+    std::sort(a.col_idx.end() - len, a.col_idx.end());
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  std::vector<double> x = random_vector(static_cast<std::size_t>(a.cols), 12);
+  x[0] = std::numeric_limits<double>::infinity();
+  check_padding_and_threads(a, Algorithm::Sell, x, "simd=", [](std::int32_t r) { return r != 7; });
+}
+
+// The CPU's SELL slice height is the SIMD width of the (value, index) pair unless set.
+TEST(CpuSimd, SellSliceHeightIsTheSimdWidth) {
+  const auto a = convert<float, std::int32_t>(gen::poisson2d(20));
+  const auto policy = make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose)->policy();
+  EXPECT_FALSE(contains(policy, "sell C=32 ")) << policy;
+  Options options;
+  options.sell_c = 2;  // narrower than any vector: the plain loop, still correct (the zoo checks values)
+  EXPECT_TRUE(contains(make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose, options)->policy(),
+                       "sell C=2 "));
+}
+
+// Auto converts A·x only with the expected-applies hint, only when the CPU rule says it is repaid
+// (src/core/auto_rule.hpp), never for Aᵀ·x; the converted plan matches the reference.
+template <class Value>
+void check_auto_conversions() {
+  const auto stencil = convert<Value, std::int32_t>(gen::poisson2d(300));  // 450 k nonzeros, 5 diagonals
+  // Rows of 0 or 8 in random order: CSR's row ends mispredict, SELL packs them without padding.
+  const auto irregular = convert<Value, std::int32_t>(gen::mostly_empty(200000, 200000, 0.5, 8, 1));
+  Options hint;
+  hint.expected_applies = 1000;
+  hint.threads = 1;  // the rule's choice then does not depend on the machine's core count
+  for (const auto* m : {&stencil, &irregular}) {
+    Options none = hint;
+    none.expected_applies = 0;
+    const auto plain = make_cpu_operator(*m, Algorithm::Auto, Operation::NonTranspose, none);
+    EXPECT_EQ(plain->algorithm(), Algorithm::RowLoop) << plain->policy();
+    const auto once = make_cpu_operator(*m, Algorithm::Auto, Operation::NonTranspose, [&] {
+      Options o = hint;
+      o.expected_applies = 1;
+      return o;
+    }());
+    EXPECT_EQ(once->algorithm(), Algorithm::RowLoop) << once->policy();
+    EXPECT_TRUE(contains(once->policy(), "no conversion repaid")) << once->policy();
+    EXPECT_EQ(make_cpu_operator(*m, Algorithm::Auto, Operation::Transpose, hint)->algorithm(), Algorithm::RowLoop);
+  }
+  const auto dia = make_cpu_operator(stencil, Algorithm::Auto, Operation::NonTranspose, hint);
+  EXPECT_EQ(dia->algorithm(), Algorithm::Dia) << dia->policy();
+  EXPECT_TRUE(contains(dia->policy(), "converts to dia")) << dia->policy();
+  const auto sell = make_cpu_operator(irregular, Algorithm::Auto, Operation::NonTranspose, hint);
+  EXPECT_EQ(sell->algorithm(), Algorithm::Sell) << sell->policy();
+  for (auto* oper : {dia.get(), sell.get()}) {
+    const auto& m = oper == dia.get() ? stencil : irregular;
+    const OperatorCheck check = check_operator(*oper, m, 17);
+    EXPECT_EQ(check.pairs, 20);
+    for (const auto& f : check.failures) ADD_FAILURE() << oper->policy() << ": " << f;
+  }
+}
+
+TEST(CpuDispatch, AutoConvertsWithTheExpectedAppliesHint) {
+  check_auto_conversions<float>();
+  check_auto_conversions<double>();
 }
 
 TEST(CpuDispatch, TimeRuns) {

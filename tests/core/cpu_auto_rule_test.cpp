@@ -1,0 +1,77 @@
+// The CPU part of Auto's rule (src/core/auto_rule.hpp, "CPU Auto"): conversions need the hint and
+// enough products, DIA only for few diagonals, SELL where CSR's row ends are irregular, nothing where
+// padding would cost more than it saves; more threads need more products (the conversion is sequential).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "core/auto_rule.hpp"
+
+namespace spmv::detail {
+namespace {
+
+RowShape shape(std::int64_t rows, std::int64_t nnz) {
+  RowShape s;
+  s.rows = s.cols = rows;
+  s.nnz = nnz;
+  s.mean = double(nnz) / double(rows);
+  return s;
+}
+
+// A 2D Poisson matrix of a million rows: five full diagonals, row lengths change only at grid edges.
+const RowShape kStencil = shape(1000000, 4996000);
+const CpuFormatSlots kStencilSlots{5000000, 4998000, 2002};
+// A road-network-like matrix: rows of 1-50, a different length from row to row, thousands of diagonals.
+const RowShape kIrregular = shape(70000, 340000);
+const CpuFormatSlots kIrregularSlots{-1, 360000, 57000};
+
+TEST(CpuAutoRule, NoConversionWithoutTheHint) {
+  for (int bytes : {4, 8}) {
+    EXPECT_EQ(cpu_format_for(kStencil, kStencilSlots, bytes, 0, 1), Algorithm::Auto);
+    EXPECT_EQ(cpu_format_for(kIrregular, kIrregularSlots, bytes, 0, 1), Algorithm::Auto);
+    EXPECT_FALSE(cpu_conversion_may_repay(kStencil, bytes, 0, 1));
+    EXPECT_EQ(cpu_format_for(RowShape{}, CpuFormatSlots{}, bytes, 1000, 1), Algorithm::Auto);
+  }
+}
+
+TEST(CpuAutoRule, StencilsGoToDiaAndIrregularShortRowsToSell) {
+  for (int bytes : {4, 8}) {
+    EXPECT_EQ(cpu_format_for(kStencil, kStencilSlots, bytes, 1000, 1), Algorithm::Dia) << bytes;
+    EXPECT_EQ(cpu_format_for(kIrregular, kIrregularSlots, bytes, 1000, 1), Algorithm::Sell) << bytes;
+    EXPECT_LT(cpu_product_ms(Algorithm::Dia, kStencil, kStencilSlots, bytes),
+              cpu_product_ms(Algorithm::RowLoop, kStencil, kStencilSlots, bytes));
+  }
+}
+
+TEST(CpuAutoRule, PaddingAndFewProductsKeepCsr) {
+  for (int bytes : {4, 8}) {
+    // One product never repays a conversion.
+    EXPECT_EQ(cpu_format_for(kStencil, kStencilSlots, bytes, 1, 1), Algorithm::Auto);
+    // Too many diagonals (3 slots per nonzero): no DIA, whatever the products.
+    const CpuFormatSlots banded{3 * kStencil.nnz, 3 * kStencil.nnz, 0};
+    EXPECT_GT(double(banded.dia), kCpuDiaMaxPadding * double(kStencil.nnz));
+    EXPECT_EQ(cpu_product_ms(Algorithm::Dia, kStencil, banded, bytes), -1);
+    EXPECT_EQ(cpu_format_for(kStencil, banded, bytes, 1 << 20, 1), Algorithm::Auto);
+    // Long rows padded 2.7x in SELL (a few rows of 50 k among rows of 8), regular CSR rows: CSR.
+    const RowShape long_rows = shape(200000, 2100000);
+    EXPECT_EQ(cpu_format_for(long_rows, CpuFormatSlots{-1, 5600000, 19}, bytes, 1 << 20, 1), Algorithm::Auto);
+  }
+}
+
+TEST(CpuAutoRule, MonotoneInProductsAndThreadsNeedMore) {
+  for (int bytes : {4, 8}) {
+    std::int64_t first[2] = {0, 0};
+    for (int t : {0, 1})
+      for (std::int64_t n = 1; n <= (1 << 20); n *= 2)
+        if (cpu_format_for(kIrregular, kIrregularSlots, bytes, n, t + 1) != Algorithm::Auto) {
+          if (first[t] == 0) first[t] = n;
+        } else {
+          EXPECT_EQ(first[t], 0) << "converted at " << first[t] << " but not at " << n;
+        }
+    EXPECT_GT(first[0], 1);
+    EXPECT_GT(first[1], first[0]);  // two threads halve the saving per product, not the conversion
+  }
+}
+
+}  // namespace
+}  // namespace spmv::detail
