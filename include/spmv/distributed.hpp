@@ -189,7 +189,8 @@ class DistributedMatrix {
 
   // y = alpha*op(A)*x + beta*y on this rank's parts: x holds x_partition().count(rank) entries, y
   // y_partition().count(rank). Collective, alpha and beta equal on every rank. BLAS conventions as in
-  // Operator::apply (beta == 0 never reads y; alpha == 0 reads neither A nor x and exchanges nothing).
+  // Operator::apply (beta == 0 never reads y; alpha == 0 reads neither A nor x, and the halo exchange
+  // still runs, so that ranks that disagree on alpha get each their own product, never a hang).
   // Vectors of the wrong length on any rank throw InvalidArgument on every rank (y is then
   // unspecified). Calls on one matrix are serialized by the caller.
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y);

@@ -147,38 +147,39 @@ void DistributedMatrix<Value, Index>::apply(Value alpha, std::span<const Value> 
   int any_bad = 0;
   MPI_Request check;
   detail::check_mpi(MPI_Iallreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, m.comm, &check), "MPI_Iallreduce");
-  const bool exchange = alpha != Value(0);  // alpha == 0 reads neither A nor x: y = beta*y, no halo
+  // The halo moves for every alpha, 0 included: a rank whose alpha differs from the others' (a caller's
+  // error) must not leave them waiting on an exchange it skipped. With alpha == 0 the blocks read
+  // neither A nor the exchanged x (y = beta*y; the transpose sends zeros).
   auto& halo = *m.halo;
   // The local block runs while the exchange is in flight; then the wait for the halo and the check.
   const auto local_then_wait = [&] {
     const double t0 = now_ms();
     if (!bad) m.local->apply(alpha, x, beta, y);
     const double t1 = now_ms();
-    if (exchange) halo.finish();
+    halo.finish();
     detail::check_mpi(MPI_Wait(&check, MPI_STATUS_IGNORE), "MPI_Wait");
     p.local_ms += t1 - t0, p.wait_ms += now_ms() - t1;
     if (any_bad) refuse_lengths(bad, x.size(), y.size(), m.nx, m.ny);
   };
   double t = now_ms();
   if (m.op == Operation::NonTranspose) {
-    if (exchange) halo.start_forward(bad ? std::span<const Value>{} : x);
+    halo.start_forward(bad ? std::span<const Value>{} : x);
     p.pack_ms += now_ms() - t;
     local_then_wait();
     t = now_ms();
-    if (exchange && m.remote) m.remote->apply(alpha, halo.ghost(), Value(1), y);
+    if (m.remote) m.remote->apply(alpha, halo.ghost(), Value(1), y);
     p.remote_ms += now_ms() - t;
   } else {
-    if (exchange) {  // the remote block's partial sums first, so that they travel during the local block
-      auto ghost = halo.ghost();
-      if (m.remote && !bad) m.remote->apply(alpha, x, Value(0), ghost);
-      else std::fill(ghost.begin(), ghost.end(), Value(0));
-    }
+    // The remote block's partial sums first, so that they travel during the local block.
+    auto ghost = halo.ghost();
+    if (m.remote && !bad) m.remote->apply(alpha, x, Value(0), ghost);
+    else std::fill(ghost.begin(), ghost.end(), Value(0));
     const double t1 = now_ms();
-    if (exchange) halo.start_reverse();
+    halo.start_reverse();
     p.remote_ms += t1 - t, p.pack_ms += now_ms() - t1;
     local_then_wait();
     t = now_ms();
-    if (exchange) halo.add_received(y);
+    halo.add_received(y);
     p.unpack_ms += now_ms() - t;
   }
   ++p.applies;

@@ -296,6 +296,18 @@ TEST(Distributed, DisagreementsAreErrorsOnEveryRank) {
     x.resize(static_cast<std::size_t>(m.x_partition().count(comm.rank())));
     EXPECT_NO_THROW(m.apply(1.0, x, 0.0, y));  // and the matrix still works afterwards
   }
+  {
+    // Ranks disagreeing on alpha (rank 0 passes 0): no hang, and rank 0's rows are exactly beta*y
+    // although its x is NaN.
+    DistributedMatrix<double, std::int32_t> m(comm, rows, Operation::NonTranspose);
+    const double alpha = comm.rank() == 0 ? 0.0 : 1.0;
+    std::vector<double> x(static_cast<std::size_t>(m.x_partition().count(comm.rank())),
+                          comm.rank() == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0);
+    std::vector<double> y(static_cast<std::size_t>(m.y_partition().count(comm.rank())), 2.0);
+    EXPECT_NO_THROW(m.apply(alpha, x, 0.5, y));
+    if (comm.rank() == 0)
+      for (double v : y) EXPECT_EQ(v, 1.0);
+  }
   EXPECT_THROW(read_matrix_market<double>(comm, "/nonexistent/spmv.mtx"), Error);
   EXPECT_THROW(generate<double>(comm, "no_such_generator"), InvalidArgument);
 }
