@@ -126,6 +126,22 @@ void widened_reference(const CsrMatrix<Value, Index>& a, Operation op, double al
   for (std::size_t i = 0; i < y_len; ++i) s[i] = combine(i, s[i]);
 }
 
+// A timed row's figures: the timing, and GFLOP/s, GB/s and % of bandwidth from the median (2 flops per
+// multiply-add, `bytes` per product).
+void record_timing(BenchRow& row, const Timing& t, double multiply_adds, double bytes, double bandwidth_gbs) {
+  row.median_ms = t.median_ms;
+  row.min_ms = t.min_ms;
+  row.max_ms = t.max_ms;
+  row.repetitions = t.repetitions;
+  row.iterations = t.iterations;
+  const double seconds = t.median_ms * 1e-3;
+  if (seconds > 0) {
+    row.gflops = 2.0 * multiply_adds / seconds / 1e9;
+    row.gbs = bytes / seconds / 1e9;
+    if (bandwidth_gbs > 0) row.pct_bandwidth = 100.0 * row.gbs / bandwidth_gbs;
+  }
+}
+
 // One product's inputs and the per-entry acceptance bound, built once per matrix and precision.
 // The reference runs on the Value-rounded data widened to double, so the only error measured is the
 // algorithm's own summation error, bounded per entry i of op(A) (Higham §3.1, with slack for
@@ -272,18 +288,8 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
                    row.display_name(), label, row.precision, 8 * sizeof(Index), row.op, row.message);
       } else {
         y.assign(problem.y0.begin(), problem.y0.end());  // the verified y is done with: no second vector
-        const Timing t = plan->time(problem.alpha, problem.x, problem.beta, y, s.timing);
-        row.median_ms = t.median_ms;
-        row.min_ms = t.min_ms;
-        row.max_ms = t.max_ms;
-        row.repetitions = t.repetitions;
-        row.iterations = t.iterations;
-        const double seconds = t.median_ms * 1e-3;
-        if (seconds > 0) {
-          row.gflops = 2.0 * static_cast<double>(nnz) / seconds / 1e9;
-          row.gbs = static_cast<double>(bytes) / seconds / 1e9;
-          if (s.bandwidth_gbs > 0) row.pct_bandwidth = 100.0 * row.gbs / s.bandwidth_gbs;
-        }
+        record_timing(row, plan->time(problem.alpha, problem.x, problem.beta, y, s.timing),
+                      static_cast<double>(nnz), static_cast<double>(bytes), s.bandwidth_gbs);
       }
     } catch (const Unsupported& e) {
       row.status = RowStatus::Skipped;
@@ -365,18 +371,8 @@ BenchRow lma_row(const fem::FemProblem<Value, Index>& p, const BenchSettings& s,
       return row;
     }
     y.assign(problem.y0.begin(), problem.y0.end());
-    const Timing t = op->time(problem.alpha, problem.x, problem.beta, y, s.timing);
-    row.median_ms = t.median_ms;
-    row.min_ms = t.min_ms;
-    row.max_ms = t.max_ms;
-    row.repetitions = t.repetitions;
-    row.iterations = t.iterations;
-    const double seconds = t.median_ms * 1e-3;
-    if (seconds > 0) {
-      row.gflops = 2.0 * static_cast<double>(fem::lma_multiply_adds(p)) / seconds / 1e9;
-      row.gbs = static_cast<double>(row.model_bytes) / seconds / 1e9;
-      if (s.bandwidth_gbs > 0) row.pct_bandwidth = 100.0 * row.gbs / s.bandwidth_gbs;
-    }
+    record_timing(row, op->time(problem.alpha, problem.x, problem.beta, y, s.timing),
+                  static_cast<double>(fem::lma_multiply_adds(p)), static_cast<double>(row.model_bytes), s.bandwidth_gbs);
   } catch (const Unsupported& e) {
     row.status = RowStatus::Skipped;
     row.message = e.what();

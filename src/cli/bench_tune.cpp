@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "spmv/error.hpp"
@@ -37,7 +38,6 @@ TuneSummary tune_typed(const HostMatrix& host, const bench::BenchSettings& s, bo
   out.samples = r.samples;
   out.choice = r.choice;
   out.from_wisdom = r.from_wisdom;
-  out.tuned_ms = tuned->time(alpha, x, beta, y, s.timing).median_ms;
 
   auto time_point = [&](Algorithm algorithm, const Options& options) {
     auto oper = make_operator(s.backend, a, algorithm, s.op, options);
@@ -69,16 +69,15 @@ TuneSummary tune_typed(const HostMatrix& host, const bench::BenchSettings& s, bo
   }
   // The sweep's best is the minimum of ~280 noisy medians, biased low; re-time it beside the settled
   // choice, alternating, and compare the two minima (the same treatment for both).
-  if (best) {
-    auto best_op = make_operator(s.backend, a, best->algorithm, s.op, with_knobs(s.options, *best));
-    double b = std::numeric_limits<double>::infinity(), t = b;
-    for (int round = 0; round < 3; ++round) {
-      b = std::min(b, best_op->time(alpha, x, beta, y, s.timing).median_ms);
-      t = std::min(t, tuned->time(alpha, x, beta, y, s.timing).median_ms);
-    }
-    out.best_ms = b;
-    out.tuned_ms = t;
+  std::unique_ptr<Operator<Value, Index>> best_op;
+  if (best) best_op = make_operator(s.backend, a, best->algorithm, s.op, with_knobs(s.options, *best));
+  double b = std::numeric_limits<double>::infinity(), t = b;
+  for (int round = 0; round < 3; ++round) {
+    if (best_op) b = std::min(b, best_op->time(alpha, x, beta, y, s.timing).median_ms);
+    t = std::min(t, tuned->time(alpha, x, beta, y, s.timing).median_ms);
   }
+  if (best_op) out.best_ms = b;
+  out.tuned_ms = t;
   fmt::print("  trajectory (one line per step; ms = the timed product, warm-up = its untimed first run):\n");
   for (const TuningStep& step : r.trajectory) {
     fmt::print("    {:<40} {:>10.6f} ms  warm-up {:>10.6f} ms  {}\n", step.candidate, step.ms, step.warmup_ms,
