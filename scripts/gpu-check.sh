@@ -84,7 +84,7 @@ if want sanitize; then
     timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/spmv_cuda_tests --gtest_filter="$filter" \
       --gtest_brief=1 > "$OUT/sanitize_$tool.log" 2>&1
     rc=$?
-    note "compute-sanitizer $tool (rc=$rc): $(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"
+    note "compute-sanitizer $tool (rc=$rc): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize_$tool.log" | tail -1)"
   done
 fi
 
@@ -202,18 +202,19 @@ if want solver-speed; then
   # and f64, then bench/solver_compare.py (spmv vs cupyx vs scipy) with the Python package built here.
   for mesh in fem3d:n=160 poisson2d:n=2000 poisson3d:n=160; do
     for prec in f64 f32; do
-      for variant in "" "--unfused" "--graph" "--precond jacobi" "--precond jacobi --unfused"; do
+      for variant in "" "--unfused" "--graph" "--expected-applies 5000" "--precond jacobi" "--precond jacobi --unfused"; do
         name=speed_$(echo "$mesh $prec $variant" | tr ' :=,' '____' | tr -s '_' | tr -d '-')
         $build/src/cli/spmv solve --gen $mesh --backend cuda --precision $prec --tol 1e-6 --maxit 5000 $variant           --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1
         echo "$mesh $prec ${variant:-fused}: $(grep -E 'converged|BREAKDOWN' "$OUT/$name.log" | head -1) |" \
           "$(grep -E 'ms/iteration' "$OUT/$name.log" | cut -c1-60) | $(grep -E '^  floor' "$OUT/$name.log" | grep -oE 'time/floor.*')" \
+          "| $(grep -E '^  algorithm' "$OUT/$name.log" | awk '{print $2}')" \
           | tee -a "$OUT/solver_speed.txt"
       done
     done
   done
   python3 -m pip install --no-build-isolation --no-deps -q ./python > "$OUT/python_build.log" 2>&1 ||
     tail -5 "$OUT/python_build.log"
-  python3 bench/solver_compare.py --scale full --backend cuda --json "$OUT/solver_compare.json" \
+  python3 bench/solver_compare.py --scale full --backend cuda --matrices "$SPMV_MATRICES" --json "$OUT/solver_compare.json" \
     > "$OUT/solver_compare.md" 2> "$OUT/solver_compare.log"
   note "solver-speed compare rc=$?"
   cat "$OUT/solver_compare.md"
