@@ -145,12 +145,17 @@ __global__ void __launch_bounds__(kSolverThreads)
   if (!running(s)) return;
   const auto alpha = static_cast<Value>(c->alpha);
   double v[2] = {0, 0};
-  SPMV_SOLVER_LOOP(i, n) {
-    const Value ri = r[i] - alpha * q[i];
-    r[i] = ri;
-    v[0] += static_cast<double>(ri) * (dinv ? dinv[i] * ri : ri);
-    v[1] += static_cast<double>(ri) * ri;
-  }
+  struct Inputs {
+    Value r, q, d;
+  };
+  unrolled_sweep(
+      n, [&](std::int64_t i) { return Inputs{r[i], q[i], dinv ? dinv[i] : Value(1)}; },
+      [&](std::int64_t i, const Inputs& in) {
+        const Value ri = in.r - alpha * in.q;
+        r[i] = ri;
+        v[0] += static_cast<double>(ri) * (dinv ? in.d * ri : ri);
+        v[1] += static_cast<double>(ri) * ri;
+      });
   reduce_in_last_block<2>(v, partials, counter, [&](const double* t) {
     record_iteration(s, sqrt(t[1]), history);
     if (s->status == kRunning && t[0] == 0) stop_on_breakdown(s, kCgRho);
@@ -170,11 +175,15 @@ __global__ void __launch_bounds__(kSolverThreads)
                               Value* p, std::int64_t n) {
   if (!running(s)) return;
   const auto alpha = static_cast<Value>(c->alpha), beta = static_cast<Value>(c->beta);
-  SPMV_SOLVER_LOOP(i, n) {
-    const Value pi = p[i];
-    x[i] += alpha * pi;
-    p[i] = (dinv ? dinv[i] * r[i] : r[i]) + beta * pi;
-  }
+  struct Inputs {
+    Value p, x, z;
+  };
+  unrolled_sweep(
+      n, [&](std::int64_t i) { return Inputs{p[i], x[i], dinv ? dinv[i] * r[i] : r[i]}; },
+      [&](std::int64_t i, const Inputs& in) {
+        x[i] = in.x + alpha * in.p;
+        p[i] = in.z + beta * in.p;
+      });
 }
 
 // After the loop: the stopping iteration's x += alpha p (p is still that iteration's direction).
