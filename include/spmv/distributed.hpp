@@ -40,6 +40,7 @@
 #include "spmv/generators.hpp"
 #include "spmv/matrix_market.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/solvers.hpp"
 
 namespace spmv::dist {
 
@@ -229,5 +230,24 @@ std::vector<Value> gather(const Communicator& comm, const RowPartition& partitio
 template <class Value>
 std::vector<Value> scatter(const Communicator& comm, const RowPartition& partition, std::span<const Value> whole,
                            int root = 0);
+
+// ---- Distributed Krylov solves (docs/DISTRIBUTED.md "Solvers") --------------------------------------
+
+// The entries of this rank's rows that lie on the global diagonal (0 where a row stores none): the
+// `diagonal` of solve() for the Jacobi preconditioner. `rows` as returned by scatter_rows / generate /
+// read_matrix_market on this rank.
+template <class Value>
+std::vector<Value> local_diagonal(const Communicator& comm, const LocalRows<Value>& rows);
+
+// CG, BiCGStab or GMRES (options.method) on a square distributed matrix whose x and y are split alike
+// (the default column partition): b and x are this rank's parts (y_partition().count(rank) entries),
+// x holds x0 on entry and the solution on return. The same solvers as spmv::solve on one process, with
+// every dot product and norm summed over the ranks (MPI_Allreduce): each iteration costs one halo
+// exchange per product and, for CG, two all-reduces. Every rank gets the same SolverResult counts and
+// residuals; bad input on any rank (sizes, NaN in b or x0, a zero diagonal with Jacobi) is an
+// InvalidArgument on every rank. The CPU backend only (options.graph is refused).
+template <class Value, class Index>
+SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a, std::span<const Value> b,
+                   std::span<Value> x, const SolverOptions& options = {}, std::span<const Value> diagonal = {});
 
 }  // namespace spmv::dist

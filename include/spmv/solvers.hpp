@@ -73,6 +73,11 @@ struct SolverOptions {
   // Unsupported. The applies are then not timed separately: apply_share is -1. Other methods and the
   // CPU path reject it (InvalidArgument).
   bool graph = false;
+  // Distributed solves (spmv::dist::solve sets it): sums the per-process parts of every reduction (dot
+  // products, norms) across the processes, in place, so that every process takes the same decisions
+  // with the same scalars. Empty: one process. The CPU solvers call it from the calling thread only
+  // (MPI_THREAD_FUNNELED is enough); the CUDA solvers reject it.
+  std::function<void(std::span<double>)> global_sum;
 };
 
 struct SolverResult {

@@ -19,7 +19,7 @@ void bicgstab_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 
   run.apply(Value(-1), x, Value(1), r);  // r = b - A x0
   cpu::copy<Value>(r, shadow);
-  double rr = cpu::dot<Value>(r, r);
+  double rr = run.sum(cpu::dot<Value>(r, r));
   if (run.start(std::sqrt(rr))) return;
   double rho = rr;  // shadow . r with shadow = r
   double alpha = 1, omega = 1, rho_old = 1;
@@ -41,7 +41,7 @@ void bicgstab_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       p_hat[i] = jacobi ? dinv[i] * pi : pi;
     }
     run.apply(Value(1), p_hat, Value(0), v);
-    const double shadow_v = cpu::dot<Value>(shadow, v);
+    const double shadow_v = run.sum(cpu::dot<Value>(shadow, v));
     if (shadow_v == 0 || !std::isfinite(shadow_v)) {
       run.stopped_on_breakdown(shadow_v == 0 ? kBreakdownBicgAlpha : kBreakdownNonFinite);
       return;
@@ -57,6 +57,7 @@ void bicgstab_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       s_hat[i] = jacobi ? dinv[i] * si : si;
       ss += static_cast<double>(si) * si;
     }
+    ss = run.sum(ss);
     if (std::sqrt(ss) <= run.stop_norm()) {  // half-step convergence: x += alpha p^, r = s
 #pragma omp parallel for schedule(static)
       for (std::int64_t i = 0; i < n; ++i) x[i] += al * p_hat[i];
@@ -70,6 +71,9 @@ void bicgstab_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       ts += static_cast<double>(t[i]) * s[i];
       tt += static_cast<double>(t[i]) * t[i];
     }
+    double t_sums[2] = {ts, tt};
+    run.global_sum(t_sums);
+    ts = t_sums[0], tt = t_sums[1];
     omega = tt > 0 ? ts / tt : 0;
     if (omega == 0 || !std::isfinite(omega)) {
       run.stopped_on_breakdown(std::isfinite(omega) ? kBreakdownOmega : kBreakdownNonFinite);
@@ -87,6 +91,9 @@ void bicgstab_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       rho_new += static_cast<double>(shadow[i]) * ri;
       rr += static_cast<double>(ri) * ri;
     }
+    double r_sums[2] = {rho_new, rr};
+    run.global_sum(r_sums);
+    rho_new = r_sums[0], rr = r_sums[1];
     if (run.step(k, std::sqrt(rr))) return;
     rho_old = rho;
     rho = rho_new;

@@ -27,14 +27,16 @@ void cg_cpu_unfused(CpuRun<Value>& run, std::span<const Value> b, std::span<Valu
 
   run.apply(Value(-1), x, Value(1), r);  // r = b - A x0
   cpu::scale_by<Value>(inverse_diagonal, r, z);
-  double rr = cpu::dot<Value>(r, r);
-  double rho = jacobi ? cpu::dot<Value>(r, z) : rr;
+  double start[2] = {cpu::dot<Value>(r, r), jacobi ? cpu::dot<Value>(r, z) : 0.0};
+  run.global_sum(start);
+  const double rr = start[0];
+  double rho = jacobi ? start[1] : rr;
   if (run.start(std::sqrt(rr))) return;
   cpu::copy<Value>(z, p);
 
   for (int k = 1;; ++k) {
     run.apply(Value(1), p, Value(0), q);
-    const double pq = cpu::dot<Value>(p, q);
+    const double pq = run.sum(cpu::dot<Value>(p, q));
     if (!(pq > 0)) {  // also catches NaN
       run.stopped_on_breakdown(std::isfinite(pq) ? kBreakdownCgCurvature : kBreakdownNonFinite);
       return;
@@ -52,7 +54,10 @@ void cg_cpu_unfused(CpuRun<Value>& run, std::span<const Value> b, std::span<Valu
       rr_new += static_cast<double>(ri) * ri;
       rz_new += static_cast<double>(ri) * zi;
     }
-    if (!jacobi) rz_new = rr_new;
+    double sums[2] = {rr_new, rz_new};
+    run.global_sum(sums);
+    rr_new = sums[0];
+    rz_new = jacobi ? sums[1] : rr_new;
     if (run.step(k, std::sqrt(rr_new))) return;
     if (rz_new == 0) {  // r != 0 here (not converged), so M is not positive definite
       run.stopped_on_breakdown(kBreakdownCgRho);
@@ -83,6 +88,9 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
     rr += static_cast<double>(r[i]) * r[i];
     rho += static_cast<double>(r[i]) * zi;
   }
+  double start[2] = {rr, rho};
+  run.global_sum(start);
+  rr = start[0], rho = start[1];
   if (run.start(std::sqrt(rr))) return;
 
   for (int k = 1;; ++k) {
@@ -90,11 +98,24 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
     double pq = 0, rr_new = 0, rz_new = 0;
     bool stop = false;
     std::exception_ptr error;  // a progress callback that throws must not leave the region
+    const bool distributed = run.distributed();
 #pragma omp parallel
     {
 #pragma omp for schedule(static) reduction(+ : pq)
       for (std::int64_t i = 0; i < n; ++i) pq += static_cast<double>(p[i]) * q[i];
-      // The loop's barrier completed pq for every thread: the branch is uniform.
+      if (distributed) {  // uniform: every thread takes it or none
+#pragma omp master
+        {
+          try {
+            pq = run.sum(pq);
+          } catch (...) {
+            error = std::current_exception();
+            pq = 0;  // leaves the iteration; the error is rethrown after the region
+          }
+        }
+#pragma omp barrier
+      }
+      // The loop's barrier (and the sum's) completed pq for every thread: the branch is uniform.
       if (pq > 0) {
         const auto alpha = static_cast<Value>(rho / pq);
 #pragma omp for schedule(static) reduction(+ : rr_new, rz_new)
@@ -107,6 +128,9 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 #pragma omp master
         {
           try {
+            double sums[2] = {rr_new, rz_new};
+            run.global_sum(sums);
+            rr_new = sums[0], rz_new = sums[1];
             stop = run.step(k, std::sqrt(rr_new));
             if (!stop && rz_new == 0) stop = run.stopped_on_breakdown(kBreakdownCgRho);  // M not SPD
           } catch (...) {

@@ -62,7 +62,7 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
     std::span<Value> r = column(0);
     cpu::copy<Value>(b, r);
     run.apply(Value(-1), x, Value(1), r);
-    const double beta = cpu::norm<Value>(r);
+    const double beta = std::sqrt(run.sum(cpu::dot<Value>(r, r)));
     if (first) {
       if (run.start(beta)) return;
     } else if (!std::isfinite(beta)) {
@@ -84,11 +84,13 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
       cpu::scale_by<Value>(inverse_diagonal, column(j), z);
       run.apply(Value(1), z, Value(0), w);
       project(basis.data(), n, j + 1, w.data(), h.data());
+      run.global_sum({h.data(), static_cast<std::size_t>(j + 1)});
       subtract_combination(basis.data(), n, j + 1, h.data(), w.data());
       project(basis.data(), n, j + 1, w.data(), h2.data());
+      run.global_sum({h2.data(), static_cast<std::size_t>(j + 1)});
       subtract_combination(basis.data(), n, j + 1, h2.data(), w.data());
       for (int i = 0; i <= j; ++i) H(i, j) = h[i] + h2[i];
-      const double h_next = cpu::norm<Value>(w);
+      const double h_next = std::sqrt(run.sum(cpu::dot<Value>(w, w)));
       // Earlier rotations on the new column, then the rotation that zeroes h_{j+1,j}.
       for (int i = 0; i < j; ++i) {
         const double t = cs[i] * H(i, j) + sn[i] * H(i + 1, j);

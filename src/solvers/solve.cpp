@@ -165,7 +165,13 @@ SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::spa
 
   SolverResult result;
   describe_iteration(options, op.rows(), sizeof(Value), result);
-  const double b_norm = cpu::norm(b);
+  // A distributed solve's vectors are this process's parts: norms sum over the processes.
+  const auto global_norm = [&](std::span<const Value> v) {
+    double squares = cpu::dot<Value>(v, v);
+    if (options.global_sum) options.global_sum({&squares, 1});
+    return std::sqrt(squares);
+  };
+  const double b_norm = global_norm(b);
   if (b_norm == 0) {  // the exact solution is 0, whatever x0 was
     std::fill(x.begin(), x.end(), Value(0));
     result.converged = true;
@@ -186,7 +192,7 @@ SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::spa
   std::vector<Value> r(b.begin(), b.end());  // the true residual, one more apply
   op.apply(Value(-1), x, Value(1), r);
   ++result.applies;
-  result.residual = cpu::norm<Value>(r) / b_norm;
+  result.residual = global_norm(r) / b_norm;
   result.total_ms = ms_since(t0);
   return result;
 }

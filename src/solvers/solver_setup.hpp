@@ -99,6 +99,17 @@ class CpuRun {
   bool broken() const { return !result_.breakdown.empty(); }
 
   double stop_norm() const { return options_.tolerance * b_norm_; }
+
+  // Reductions of a distributed solve: this process's partial sums become the global ones
+  // (SolverOptions::global_sum; nothing to do for one process).
+  bool distributed() const { return static_cast<bool>(options_.global_sum); }
+  void global_sum(std::span<double> partial) const {
+    if (options_.global_sum) options_.global_sum(partial);
+  }
+  double sum(double partial) const {
+    global_sum({&partial, 1});
+    return partial;
+  }
   const SolverOptions& options() const { return options_; }
 
   // Loop timing into the result.

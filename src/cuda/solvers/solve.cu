@@ -284,6 +284,8 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
   // the options can fail here; the pointers must hold n entries (documented).
   spmv::solvers::check_problem(op.rows(), op.cols(), static_cast<std::size_t>(n), static_cast<std::size_t>(op.cols()),
                                options);
+  if (options.global_sum)
+    throw InvalidArgument("solve: distributed solves (SolverOptions::global_sum) run on the CPU backend only");
   SolverResult result;
   spmv::solvers::describe_iteration(options, n, sizeof(Value), result);
   if (n == 0) {

@@ -1,0 +1,160 @@
+// Distributed Krylov solves (spmv::dist::solve) against the textbook sequential solvers of
+// common/solver_problems.hpp, over the solver test grid (CG, BiCGStab, GMRES; Jacobi or none; f64 and
+// f32), under mpirun -np 2 and -np 3: convergence, the same iteration count as the reference within
+// the usual slack, every rank agreeing on the result, and the gathered x's true residual (recomputed
+// here in double) within the bound of the one-process tests. Then a rank that owns no rows, and bad
+// input on one rank only (an error on every rank, never a hang).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "common/solver_problems.hpp"
+#include "spmv/distributed.hpp"
+#include "spmv/error.hpp"
+
+namespace spmv::dist {
+namespace {
+
+using test::SolverCase;
+using test::SolverMatrix;
+
+// Every rank's value of an int equals rank 0's.
+bool same_on_every_rank(const Communicator& comm, int value) {
+  int lo = 0, hi = 0;
+  MPI_Allreduce(&value, &lo, 1, MPI_INT, MPI_MIN, comm.get());
+  MPI_Allreduce(&value, &hi, 1, MPI_INT, MPI_MAX, comm.get());
+  return lo == hi;
+}
+
+template <class Value>
+std::vector<Value> part_of(const std::vector<double>& whole, const RowPartition& p, int rank) {
+  return std::vector<Value>(whole.begin() + p.begin(rank), whole.begin() + p.end(rank));
+}
+
+struct DistributedSolve {
+  SolverResult result;
+  std::vector<double> x;  // gathered: the whole solution on rank 0, empty elsewhere
+};
+
+template <class Value>
+DistributedSolve solve_distributed(const Communicator& comm, const SolverMatrix& a, const std::vector<double>& b,
+                                   const SolverOptions& options, const RowPartition* rows = nullptr) {
+  const auto whole = convert<Value, std::int64_t>(a);
+  const LocalRows<Value> local = rows ? scatter_rows(comm, whole, *rows, *rows) : scatter_rows(comm, whole);
+  DistributedMatrix<Value, std::int32_t> m(comm, local, Operation::NonTranspose);
+  const auto bp = part_of<Value>(b, m.y_partition(), comm.rank());
+  std::vector<Value> x(bp.size(), Value(0));
+  const auto diagonal = local_diagonal(comm, local);
+  DistributedSolve out;
+  out.result = solve<Value>(comm, m, bp, x, options, diagonal);
+  const auto gathered = gather<Value>(comm, m.x_partition(), x);
+  out.x.assign(gathered.begin(), gathered.end());
+  return out;
+}
+
+class DistributedSolvers : public testing::TestWithParam<SolverCase> {};
+
+TEST_P(DistributedSolvers, ConvergeAsTheSequentialReference) {
+  const Communicator comm;
+  const SolverCase& c = GetParam();
+  const SolverMatrix a = test::solver_problem_matrix(c.matrix);
+  const auto b = test::random_rhs(a.rows, 42);
+  SolverOptions o;
+  o.method = c.method;
+  o.preconditioner = c.jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+  o.tolerance = c.single ? 1e-5 : 1e-10;  // as the one-process tests (tests/cpu/solvers_test.cpp)
+  o.max_iterations = 2000;
+  o.restart = 20;
+  const DistributedSolve s = c.single ? solve_distributed<float>(comm, a, b, o) : solve_distributed<double>(comm, a, b, o);
+  const SolverResult& r = s.result;
+
+  ASSERT_TRUE(r.converged) << r.breakdown << " after " << r.iterations;
+  EXPECT_LE(r.recurrence_residual, o.tolerance);
+  // The scalars are global: every rank stops at the same iteration with the same residuals.
+  EXPECT_TRUE(same_on_every_rank(comm, r.iterations));
+  EXPECT_TRUE(same_on_every_rank(comm, static_cast<int>(r.applies)));
+  const auto ref = test::reference_solve(c.method, a, b, c.jacobi, o.tolerance, o.max_iterations, o.restart);
+  ASSERT_TRUE(ref.converged);
+  EXPECT_NEAR(r.iterations, ref.iterations, test::iteration_slack(ref.iterations));
+  if (comm.rank() != 0) return;
+  // The gathered x's true residual, recomputed in double, within the one-process bound.
+  const auto ax = test::reference_product(a, s.x);
+  double rr = 0, xx = 0;
+  for (std::int64_t i = 0; i < a.rows; ++i) rr += (b[i] - ax[i]) * (b[i] - ax[i]), xx += s.x[i] * s.x[i];
+  const double b_norm = std::sqrt(test::reference_dot(b, b));
+  const double eps = c.single ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  const double bound =
+      test::true_residual_bound(o.tolerance, eps, r.iterations, test::norm_inf_matrix(a), std::sqrt(xx), b_norm);
+  EXPECT_LE(std::sqrt(rr) / b_norm, bound);
+  EXPECT_NEAR(r.residual, std::sqrt(rr) / b_norm, 10 * eps * test::norm_inf_matrix(a) * std::sqrt(xx) / b_norm);
+}
+
+INSTANTIATE_TEST_SUITE_P(Mpi, DistributedSolvers, testing::ValuesIn(test::solver_cases()), test::solver_case_name);
+
+// Rank 0 owns no rows (its parts are empty; it still joins every exchange and all-reduce).
+TEST(DistributedSolvers, RankWithoutRows) {
+  const Communicator comm;
+  const SolverMatrix a = gen::poisson2d(24);
+  const auto b = test::random_rhs(a.rows, 7);
+  RowPartition p;
+  p.offsets.assign(static_cast<std::size_t>(comm.size()) + 1, a.rows);
+  p.offsets[0] = p.offsets[1] = 0;  // rank 0: none
+  for (int r = 2; r < comm.size(); ++r) p.offsets[r] = (r - 1) * a.rows / (comm.size() - 1);
+  for (bool jacobi : {false, true}) {
+    SolverOptions o;
+    o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+    o.tolerance = 1e-10;
+    o.max_iterations = 2000;
+    const DistributedSolve s = solve_distributed<double>(comm, a, b, o, &p);
+    ASSERT_TRUE(s.result.converged) << s.result.breakdown;
+    const auto ref = test::reference_cg(a, b, jacobi, o.tolerance, o.max_iterations);
+    EXPECT_NEAR(s.result.iterations, ref.iterations, test::iteration_slack(ref.iterations));
+    EXPECT_TRUE(same_on_every_rank(comm, s.result.iterations));
+  }
+}
+
+// Bad input on one rank only: InvalidArgument on every rank (ctest's TIMEOUT catches a hang).
+TEST(DistributedSolvers, BadInputOnOneRankIsAnErrorOnEveryRank) {
+  const Communicator comm;
+  const auto whole = gen::poisson2d(16);
+  const auto local = scatter_rows(comm, whole);
+  DistributedMatrix<double, std::int32_t> m(comm, local, Operation::NonTranspose);
+  const auto n = static_cast<std::size_t>(m.y_partition().count(comm.rank()));
+  const int last = comm.size() - 1;
+  std::vector<double> b(n, 1.0), x(n, 0.0);
+  auto diagonal = local_diagonal(comm, local);
+  SolverOptions o;
+  o.max_iterations = 50;
+  {
+    auto bad = b;
+    if (comm.rank() == last) bad[0] = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_THROW(solve<double>(comm, m, bad, x, o), InvalidArgument);
+  }
+  {
+    std::vector<double> longer(n + (comm.rank() == 1 ? 1 : 0), 1.0);
+    EXPECT_THROW(solve<double>(comm, m, longer, x, o), InvalidArgument);
+  }
+  {
+    SolverOptions jacobi = o;
+    jacobi.preconditioner = Preconditioner::Jacobi;
+    auto zero = diagonal;
+    if (comm.rank() == 0) zero[0] = 0;
+    EXPECT_THROW(solve<double>(comm, m, b, x, jacobi, zero), InvalidArgument);
+    EXPECT_THROW(solve<double>(comm, m, b, x, jacobi), InvalidArgument);  // no diagonal given
+  }
+  {
+    SolverOptions graph = o;
+    graph.graph = true;
+    EXPECT_THROW(solve<double>(comm, m, b, x, graph), InvalidArgument);
+  }
+  // And a good solve still works afterwards (no exchange or reduction was left pending).
+  o.tolerance = 1e-8;
+  o.max_iterations = 500;
+  const SolverResult r = solve<double>(comm, m, b, x, o, diagonal);
+  EXPECT_TRUE(r.converged);
+  EXPECT_TRUE(same_on_every_rank(comm, r.iterations));
+}
+
+}  // namespace
+}  // namespace spmv::dist
