@@ -21,6 +21,7 @@
 #include <fstream>
 
 #include "cli_common.hpp"
+#include "distributed/distributed_cli.hpp"
 #include "host_bandwidth.hpp"
 #include "spmv/device.hpp"
 #include "spmv/fem.hpp"
@@ -56,6 +57,7 @@ struct SolveOptions {
   double bandwidth = 0;
   std::string json;
   ReadOptions read;
+  DistributedFlags distributed;
 };
 
 // What `spmv solve` hands to the solver: the assembled matrix today. Matrix-free operators of the same
@@ -132,6 +134,15 @@ void write_json(const std::string& path, const std::string& label, const std::st
 }
 
 int run_solve(const SolveOptions& o) {
+  if (o.distributed.enabled) {
+    // Options that have no distributed meaning yet are refused, not ignored.
+    for (auto [set, flag] : {std::pair{o.lma, "--lma"}, {o.graph, "--graph"}, {o.history, "--history"},
+                             {!o.json.empty(), "--json"}, {o.backend == "cuda", "--backend cuda"}})
+      if (set) throw UsageError(fmt::format("{} is not available with --distributed (docs/DISTRIBUTED.md)", flag));
+    return run_distributed_solve({o.file, o.gen, o.rhs_file, o.output, o.method, o.precond, o.algo, o.precision, o.tol,
+                                  o.maxit, o.restart, o.progress, o.unfused, o.threads, o.expected_applies, o.read,
+                                  o.distributed});
+  }
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);
   if (!note.empty()) fmt::print(stderr, "{}\n", note);
@@ -284,6 +295,7 @@ Command add_solve_command(CLI::App& parent) {
   sub->add_option("--json", o->json, "Write the result (iterations, times, floor) as JSON ('-' for stdout)");
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_distributed_options(*sub, o->distributed);
   sub->footer(
       "Exit codes: 0 converged, 3 not converged (max iterations or breakdown; x is still written), 1 error.\n"
       "Example: spmv solve --gen poisson2d:n=500 --method cg --precond jacobi --tol 1e-8 --progress 100");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # spmv multiply --distributed under mpirun -np 2 writes the same y as one process: exactly, on a matrix
 # and x whose products are exact in any summation order (integers), for A x and A^T x with alpha, beta;
-# and without MPI's launcher, a bad input fails on every rank with exit code 1 (no hang).
+# and without MPI's launcher, a bad input fails on every rank with exit code 1 (no hang). spmv solve
+# --distributed: the same iteration count as one process and x within the solve's error bound.
 # Usage: distributed_cli_test.sh SPMV MPIEXEC NUMPROC_FLAG SCRATCH
 set -euo pipefail
 spmv=$1 mpiexec=$2 np_flag=$3 dir=$4
@@ -28,4 +29,25 @@ if "$mpiexec" "$np_flag" 2 "$spmv" multiply a.mtx --x missing.txt -q -o two.mtx 
   echo "expected a failure"; exit 1
 fi
 test "$(grep -c 'spmv: error: rank 0: --x' err.txt)" = 2
+# spmv solve --distributed: CG with Jacobi on a.mtx (b = A*1, so x = 1), against one process: the same
+# iteration count within the solver tests' slack (3 + 5%; the sums run in another order) and both x
+# within 1e-6 of 1 (tol 1e-10 times kappa(A) ~ 660 for a 40 x 40 grid, with margin).
+"$spmv" solve a.mtx --backend cpu --precond jacobi --tol 1e-10 -o x1.mtx > one.txt
+"$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --precond jacobi --tol 1e-10 -o x2.mtx > two.txt
+its() { grep -oE 'converged after [0-9]+' "$1" | grep -oE '[0-9]+$'; }
+test -n "$(its one.txt)" && test -n "$(its two.txt)"
+d=$(( $(its one.txt) - $(its two.txt) )); test ${d#-} -le $(( 3 + $(its one.txt) / 20 ))
+for f in x1.mtx x2.mtx; do
+  awk '/^%/ || NF != 1 { next } { d = $1 - 1; if ((d < 0 ? -d : d) > 1e-6) { print FILENAME ": " $1; bad = 1 } }
+       END { exit bad }' $f
+done
+test "$(grep -c . x1.mtx)" = "$(grep -c . x2.mtx)"
+# BiCGStab and GMRES from a generated matrix, f32, exit code 0 (converged) and rank 0's summary once.
+for m in bicgstab gmres; do
+  "$mpiexec" "$np_flag" 2 "$spmv" solve --gen poisson2d:n=30 --distributed --method $m --precision f32 --tol 1e-5 > s.txt
+  test "$(grep -c 'converged after' s.txt)" = 1
+done
+# Options without a distributed meaning are refused on every rank.
+if "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --graph 2> err.txt; then echo "expected a failure"; exit 1; fi
+grep -q -- '--graph is not available with --distributed' err.txt
 echo "distributed CLI: OK"

@@ -1,5 +1,5 @@
 #pragma once
-// `spmv multiply --distributed` and `spmv bench --distributed`: the commands' arguments as the MPI
+// `spmv multiply --distributed`, `spmv bench --distributed` and `spmv solve --distributed`: the commands' arguments as the MPI
 // front-end needs them. mpi_commands.cpp runs them (SPMV_WITH_MPI); without MPI, no_mpi.cpp refuses
 // with a message saying how to build it.
 #include <cstdint>
@@ -49,7 +49,20 @@ struct DistributedBench {
   DistributedFlags flags;
 };
 
+struct DistributedSolve {
+  std::string file, gen, rhs_file, output;
+  std::string method, precond, algo, precision;
+  double tol = 1e-8;
+  int maxit = 1000, restart = 30, progress = 0;
+  bool unfused = false;
+  int threads = 0;                   // per rank, 0: OpenMP default
+  std::int64_t expected_applies = 0;  // Options::expected_applies of both blocks
+  ReadOptions read;
+  DistributedFlags flags;
+};
+
 int run_distributed_multiply(const DistributedMultiply& args);
+int run_distributed_solve(const DistributedSolve& args);
 int run_distributed_bench(const DistributedBench& args);
 
 }  // namespace spmv::cli

@@ -303,6 +303,110 @@ bool bench_source(const Communicator& comm, const std::string& file, const std::
                                        : bench_on<Value, std::int64_t>(comm, rows, label, a);
 }
 
+
+// ---- solve ---------------------------------------------------------------------------------------
+
+template <class Value, class Index>
+int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const std::string& label,
+             const DistributedSolve& a) {
+  if (rows.global_rows != rows.global_cols)
+    throw UsageError(fmt::format("{} is {} x {}: spmv solve needs a square matrix", label, rows.global_rows,
+                                 rows.global_cols));
+  dist::DistributedMatrix<Value, Index> m(comm, rows, Operation::NonTranspose,
+                                          {Backend::Cpu, parse_algorithm_name(a.algo), block_options(a)});
+  const dist::RowPartition& part = m.y_partition();
+  const int rank = comm.rank();
+  // b: this rank's part of --rhs (read on the root), or of A * 1 (row sums of the local rows, in double).
+  std::vector<Value> b;
+  const bool known_solution = a.rhs_file.empty();
+  if (known_solution) {
+    const auto& lm = rows.matrix;
+    b.resize(static_cast<std::size_t>(lm.rows));
+    for (std::int64_t i = 0; i < lm.rows; ++i) {
+      double sum = 0;
+      for (auto k = lm.row_ptr[i]; k < lm.row_ptr[i + 1]; ++k) sum += lm.values[k];
+      b[static_cast<std::size_t>(i)] = static_cast<Value>(sum);
+    }
+  } else {
+    std::vector<double> whole;
+    on_root(comm, [&] {
+      if (a.rhs_file != "-" && !std::filesystem::exists(a.rhs_file))
+        throw UsageError(fmt::format("--rhs '{}': no such file", a.rhs_file));
+      whole = read_vector(a.rhs_file);
+      if (static_cast<std::int64_t>(whole.size()) != rows.global_rows)
+        throw UsageError(fmt::format("--rhs '{}' has {} entries, the matrix has {} rows", a.rhs_file, whole.size(),
+                                     rows.global_rows));
+    });
+    const std::vector<Value> w(whole.begin(), whole.end());
+    b = dist::scatter<Value>(comm, part, w);
+  }
+  SolverOptions so;
+  so.method = *parse_solver_method(a.method);  // CLI11 checked the names
+  so.preconditioner = *parse_preconditioner(a.precond);
+  so.tolerance = a.tol;
+  so.max_iterations = a.maxit;
+  so.restart = a.restart;
+  so.fused = !a.unfused;
+  so.progress_every = a.progress;
+  if (rank == 0)
+    so.progress = [](const SolverProgress& p) {
+      fmt::print("  iteration {:>6}  residual {:.3e}\n", p.iteration, p.relative_residual);
+      std::fflush(stdout);
+    };
+  const auto diagonal = so.preconditioner == Preconditioner::Jacobi ? dist::local_diagonal(comm, rows)
+                                                                      : std::vector<Value>{};
+  std::vector<Value> x(b.size(), Value(0));
+  const SolverResult r = dist::solve<Value>(comm, m, b, x, so, diagonal);
+
+  // The summary: rank 0 prints what every rank agrees on, plus the largest per-rank halo and time.
+  double err = 0;
+  if (known_solution)
+    for (Value v : x) err = std::max(err, std::abs(static_cast<double>(v) - 1.0));
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm.get());
+  const auto info = m.info();
+  std::int64_t halo_max = info.halo_entries, halo_total = info.halo_entries;
+  MPI_Allreduce(MPI_IN_PLACE, &halo_max, 1, MPI_INT64_T, MPI_MAX, comm.get());
+  MPI_Allreduce(MPI_IN_PLACE, &halo_total, 1, MPI_INT64_T, MPI_SUM, comm.get());
+  double ms_max = r.ms_per_iteration;
+  MPI_Allreduce(MPI_IN_PLACE, &ms_max, 1, MPI_DOUBLE, MPI_MAX, comm.get());
+  if (rank == 0) {
+    fmt::print("{}: {} after {} iterations{}\n", to_string(so.method),
+               r.converged ? "converged" : (r.breakdown.empty() ? "NOT converged (max iterations)" : "BREAKDOWN"),
+               r.iterations, r.breakdown.empty() ? "" : ": " + r.breakdown);
+    fmt::print("  true residual |b - Ax|/|b|  {:.3e}   (recurrence {:.3e})\n", r.residual, r.recurrence_residual);
+    if (known_solution) fmt::print("  max error |x - 1|_inf       {:.3e}   (b = A*1)\n", err);
+    fmt::print("  time {:.4f} ms/iteration (slowest rank), {} applies; halo {} entries per product (largest rank "
+               "{}); rank 0 blocks: local {}, remote {}\n",
+               ms_max, r.applies, halo_total, halo_max, info.local_algorithm, info.remote_algorithm);
+  }
+  const auto whole_x = dist::gather<Value>(comm, m.x_partition(), x);
+  if (!a.output.empty()) {
+    const std::vector<double> out(whole_x.begin(), whole_x.end());
+    on_root(comm, [&] { write_vector(a.output, out); });
+  }
+  return r.converged ? kExitOk : kExitNotConverged;
+}
+
+template <class Value>
+int solve_in(const Communicator& comm, const DistributedSolve& a) {
+  dist::LocalRows<Value> rows;
+  std::string label;
+  if (!a.gen.empty()) {
+    auto [kind, params] = parse_generator_spec(a.gen);
+    rows = dist::generate<Value>(comm, kind, params, partition_kind(a.flags));
+    label = generator_label(kind, params);
+  } else {
+    rows = dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read);
+    label = matrix_name(a.file);
+  }
+  if (comm.rank() == 0)
+    fmt::print("solve: {} ({} rows, distributed over {} ranks, {} partition), {}, CPU backend, {}, tol {:g}, maxit {}{}\n",
+               label, rows.global_rows, comm.size(), a.flags.partition, a.method, a.precision, a.tol, a.maxit,
+               a.precond == "jacobi" ? ", Jacobi" : "");
+  return fits32_everywhere(comm, rows) ? solve_on<Value, std::int32_t>(comm, rows, label, a)
+                                       : solve_on<Value, std::int64_t>(comm, rows, label, a);
+}
+
 }  // namespace
 
 int run_distributed_multiply(const DistributedMultiply& a) {
@@ -314,6 +418,13 @@ int run_distributed_multiply(const DistributedMultiply& a) {
   if (a.precision == "f32") multiply_in<float>(comm, a);
   else multiply_in<double>(comm, a);
   return kExitOk;
+}
+
+int run_distributed_solve(const DistributedSolve& a) {
+  if (a.file.empty() == a.gen.empty()) throw UsageError("give a matrix: FILE or --gen KIND:k=v,... (not both)");
+  dist::Environment mpi(nullptr, nullptr);
+  const Communicator comm;
+  return a.precision == "f32" ? solve_in<float>(comm, a) : solve_in<double>(comm, a);
 }
 
 int run_distributed_bench(const DistributedBench& a) {

@@ -15,5 +15,6 @@ namespace {
 
 int run_distributed_multiply(const DistributedMultiply&) { refuse(); }
 int run_distributed_bench(const DistributedBench&) { refuse(); }
+int run_distributed_solve(const DistributedSolve&) { refuse(); }
 
 }  // namespace spmv::cli
