@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <utility>
@@ -144,6 +145,24 @@ std::string human_bytes(double bytes) {
   if (bytes >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
   if (bytes >= 1024.0) return fmt::format("{:.1f} KiB", bytes / 1024.0);
   return fmt::format("{} B", bytes);
+}
+
+SolverOptions solver_options(const std::string& method, const std::string& precond, double tol, int maxit,
+                             int restart, int progress_every, bool unfused, bool print_progress) {
+  SolverOptions so;
+  so.method = *parse_solver_method(method);
+  so.preconditioner = *parse_preconditioner(precond);
+  so.tolerance = tol;
+  so.max_iterations = maxit;
+  so.restart = restart;
+  so.progress_every = progress_every;
+  so.fused = !unfused;
+  if (print_progress)
+    so.progress = [](const SolverProgress& p) {
+      fmt::print("  iteration {:>6}  residual {:.3e}\n", p.iteration, p.relative_residual);
+      std::fflush(stdout);
+    };
+  return so;
 }
 
 }  // namespace spmv::cli

@@ -12,6 +12,7 @@
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/matrix_market.hpp"
+#include "spmv/solvers.hpp"
 
 namespace CLI {
 class App;
@@ -78,6 +79,11 @@ std::string algorithm_names();
 // to show the user about that choice (empty when the backend was named explicitly). Naming "cuda"
 // without a usable device is a UsageError.
 Backend resolve_backend(std::string_view name, std::string* note);
+
+// The SolverOptions of `spmv solve` (one process or --distributed) from its command-line values (names
+// already checked by CLI11). With `print_progress`, every `progress_every` iterations print a line.
+SolverOptions solver_options(const std::string& method, const std::string& precond, double tol, int maxit,
+                             int restart, int progress_every, bool unfused, bool print_progress);
 
 // Number formatting for humans: 12345678 -> "12.3 M".
 std::string human_count(double n);

@@ -147,21 +147,10 @@ int run_solve(const SolveOptions& o) {
   const Backend backend = resolve_backend(o.backend, &note);
   if (!note.empty()) fmt::print(stderr, "{}\n", note);
   const Algorithm algorithm = parse_algorithm_name(o.algo);
-  SolverOptions so;
-  so.method = *parse_solver_method(o.method);  // CLI11 checked the names
-  so.preconditioner = *parse_preconditioner(o.precond);
-  so.tolerance = o.tol;
-  so.max_iterations = o.maxit;
-  so.restart = o.restart;
+  SolverOptions so = solver_options(o.method, o.precond, o.tol, o.maxit, o.restart, o.progress, o.unfused, true);
   so.record_history = o.history;
-  so.progress_every = o.progress;
-  so.fused = !o.unfused;
   so.graph = o.graph;
   so.check_every = o.check_every;
-  so.progress = [](const SolverProgress& p) {
-    fmt::print("  iteration {:>6}  residual {:.3e}\n", p.iteration, p.relative_residual);
-    std::fflush(stdout);
-  };
 
   if (o.file.empty() == o.gen.empty()) throw UsageError("give a matrix: FILE or --gen KIND:k=v,... (not both)");
   if (o.lma && (o.gen.rfind("fem2d", 0) != 0 && o.gen.rfind("fem3d", 0) != 0))

@@ -340,19 +340,8 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
     const std::vector<Value> w(whole.begin(), whole.end());
     b = dist::scatter<Value>(comm, part, w);
   }
-  SolverOptions so;
-  so.method = *parse_solver_method(a.method);  // CLI11 checked the names
-  so.preconditioner = *parse_preconditioner(a.precond);
-  so.tolerance = a.tol;
-  so.max_iterations = a.maxit;
-  so.restart = a.restart;
-  so.fused = !a.unfused;
-  so.progress_every = a.progress;
-  if (rank == 0)
-    so.progress = [](const SolverProgress& p) {
-      fmt::print("  iteration {:>6}  residual {:.3e}\n", p.iteration, p.relative_residual);
-      std::fflush(stdout);
-    };
+  const SolverOptions so =
+      solver_options(a.method, a.precond, a.tol, a.maxit, a.restart, a.progress, a.unfused, rank == 0);
   const auto diagonal = so.preconditioner == Preconditioner::Jacobi ? dist::local_diagonal(comm, rows)
                                                                       : std::vector<Value>{};
   std::vector<Value> x(b.size(), Value(0));
