@@ -14,7 +14,8 @@
 #   cupyx/scipy, time per iteration against the floor)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
-# BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS.
+# BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS, PACK=1 (tar $OUT into $OUT/out.tgz at the end:
+# the device tool brings back at most 8 files).
 # The GPU machine has no package registry: Debian packages the build needs (GoogleTest, CLI11, fmt,
 # nlohmann-json, Eigen) travel as .deb files in .deps/ (scripts/fetch-device-deps.sh) and are
 # unpacked into a private prefix, never into /.
@@ -248,4 +249,8 @@ echo
 echo "==================== summary ===================="
 for line in "${summary[@]}"; do echo "$line"; done
 [ -f "$OUT/summary_table.txt" ] && cat "$OUT/summary_table.txt"
+# PACK=1: everything under $OUT into one $OUT/out.tgz (the device tool brings back at most 8 files).
+if [ "${PACK:-0}" = 1 ]; then
+  (cd "$OUT" && tar czf out.tgz --remove-files $(ls | grep -vx out.tgz)) && echo "packed into $OUT/out.tgz"
+fi
 exit 0
