@@ -257,11 +257,13 @@ std::vector<BenchRow> bench_fem_source(const Source& source, const BenchSettings
 }
 
 int run_bench(const BenchOptions& o, const std::string& command_line) {
-  if (o.distributed.enabled)
-    return run_distributed_bench({o.files, o.gens, o.algo, o.precision, o.backend, o.transpose, o.alpha, o.beta,
+  if (o.distributed.enabled) {
+    if (!o.csv.empty()) throw UsageError("--csv is not available with --distributed (use --json)");
+    return run_distributed_bench({o.files, o.gens, o.json, o.algo, o.precision, o.backend, o.transpose, o.alpha, o.beta,
                                   TimingOptions{o.warmup, o.reps, o.min_sample_ms},
                                   o.threads, o.expected_applies, o.quiet,
                                   o.read, o.distributed});
+  }
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);
   const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;

@@ -50,4 +50,21 @@ done
 # Options without a distributed meaning are refused on every rank.
 if "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --graph 2> err.txt; then echo "expected a failure"; exit 1; fi
 grep -q -- '--graph is not available with --distributed' err.txt
+# bench --distributed --json: one verified record per matrix and precision, a line per rank whose rows
+# add up to the matrix's; --csv is refused with --distributed.
+"$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --precision both --reps 7 --json b.json > /dev/null
+python3 - b.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranks"] == 2 and len(d["records"]) == 2, d
+for r in d["records"]:
+    assert r["verified"] and r["error_over_bound"] <= 1 and r["ms_per_product"] > 0, r
+    assert len(r["per_rank"]) == 2 and sum(p["rows"] for p in r["per_rank"]) == r["rows"] == 3600, r
+    assert sum(p["nonzeros"] for p in r["per_rank"]) == r["nnz"], r
+assert sorted(r["precision"] for r in d["records"]) == ["f32", "f64"]
+PY
+if "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --csv b.csv 2> err.txt; then
+  echo "expected a failure"; exit 1
+fi
+grep -q -- '--csv is not available with --distributed' err.txt
 echo "distributed CLI: OK"

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <thread>
 #include <tuple>
@@ -228,7 +230,7 @@ void print_report(const std::string& label, const CsrMatrix<Value, std::int64_t>
 
 template <class Value, class Index>
 bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const std::string& label,
-              const DistributedBench& a) {
+              const DistributedBench& a, nlohmann::json& records) {
   const int rank = comm.rank(), ranks = comm.size();
   const Operation op = a.transpose ? Operation::Transpose : Operation::NonTranspose;
   const Algorithm algorithm = parse_algorithm_name(a.algo.empty() ? "auto" : a.algo);
@@ -290,17 +292,48 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
              "{:.3g}{}\n\n",
              speedup, 100 * speedup / ranks, ratio, ratio <= 1.0 ? "" : "  FAILED");
   std::fflush(stdout);
+  nlohmann::json per_rank = nlohmann::json::array();
+  const char* keys[kFields] = {"rows",      "nonzeros",  "local_nonzeros", "remote_nonzeros", "halo_entries",
+                               "sent_entries", "neighbors", "bytes_sent",  "local_ms",        "remote_ms",
+                               "wait_ms",   "pack_ms",   "exchange_ms"};
+  for (int r = 0; r < ranks; ++r) {
+    nlohmann::json line = {{"rank", r}};
+    for (int f = 0; f < kFields; ++f) line[keys[f]] = all[static_cast<std::size_t>(r * kFields + f)];
+    const char* n = all_names.data() + static_cast<std::ptrdiff_t>(r) * 2 * kLabel;
+    line["local_algorithm"] = std::string(n);
+    line["remote_algorithm"] = std::string(n + kLabel);
+    per_rank.push_back(line);
+  }
+  records.push_back({{"matrix", label},
+                     {"rows", whole.rows},
+                     {"cols", whole.cols},
+                     {"nnz", whole.nnz()},
+                     {"precision", sizeof(Value) == 4 ? "f32" : "f64"},
+                     {"index_bits", 8 * sizeof(Index)},
+                     {"op", to_string(op)},
+                     {"ranks", ranks},
+                     {"partition", a.flags.partition},
+                     {"threads_per_rank", a.threads},
+                     {"per_rank", per_rank},
+                     {"ms_per_product", dist_ms},
+                     {"setup_ms", setup_ms},
+                     {"single_rank_ms", single_ms},
+                     {"single_rank_algorithm", single_algorithm},
+                     {"speedup", speedup},
+                     {"efficiency", speedup / ranks},
+                     {"error_over_bound", ratio},
+                     {"verified", ratio <= 1.0}});
   return ratio <= 1.0;
 }
 
 template <class Value>
 bool bench_source(const Communicator& comm, const std::string& file, const std::string& kind,
-                  const std::map<std::string, double>& params, const DistributedBench& a) {
+                  const std::map<std::string, double>& params, const DistributedBench& a, nlohmann::json& records) {
   const auto rows = file.empty() ? dist::generate<Value>(comm, kind, params, partition_kind(a.flags))
                                  : dist::read_matrix_market<Value>(comm, file, partition_kind(a.flags), a.read);
   const std::string label = file.empty() ? generator_label(kind, params) : matrix_name(file);
-  return fits32_everywhere(comm, rows) ? bench_on<Value, std::int32_t>(comm, rows, label, a)
-                                       : bench_on<Value, std::int64_t>(comm, rows, label, a);
+  return fits32_everywhere(comm, rows) ? bench_on<Value, std::int32_t>(comm, rows, label, a, records)
+                                       : bench_on<Value, std::int64_t>(comm, rows, label, a, records);
 }
 
 
@@ -428,10 +461,18 @@ int run_distributed_bench(const DistributedBench& a) {
   }
   if (sources.empty()) sources.emplace_back("", "poisson2d", std::map<std::string, double>{{"n", 1000}});
   bool ok = true;
+  nlohmann::json records = nlohmann::json::array();  // filled on rank 0
   for (const auto& [file, kind, params] : sources) {
-    if (a.precision != "f32") ok &= bench_source<double>(comm, file, kind, params, a);
-    if (a.precision != "f64") ok &= bench_source<float>(comm, file, kind, params, a);
+    if (a.precision != "f32") ok &= bench_source<double>(comm, file, kind, params, a, records);
+    if (a.precision != "f64") ok &= bench_source<float>(comm, file, kind, params, a, records);
   }
+  if (!a.json.empty())
+    on_root(comm, [&] {
+      std::ofstream out(a.json);
+      if (!out) throw UsageError(fmt::format("--json '{}': cannot open for writing", a.json));
+      out << nlohmann::json{{"command", "spmv bench --distributed"}, {"ranks", comm.size()}, {"records", records}}.dump(2)
+          << '\n';
+    });
   return ok ? kExitOk : kExitVerifyFailed;
 }
 
