@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <utility>
 
 #include "cli_common.hpp"
 #include "distributed/distributed_cli.hpp"

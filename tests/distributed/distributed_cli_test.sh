@@ -67,4 +67,8 @@ if "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --cs
   echo "expected a failure"; exit 1
 fi
 grep -q -- '--csv is not available with --distributed' err.txt
+if "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --tune 2> err.txt; then
+  echo "expected a failure"; exit 1
+fi
+grep -q -- '--tune is not available with --distributed' err.txt
 echo "distributed CLI: OK"
