@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <utility>
 
 #include "bench_engine.hpp"
 #include "ncu_profile.hpp"
@@ -260,8 +259,7 @@ std::vector<BenchRow> bench_fem_source(const Source& source, const BenchSettings
 int run_bench(const BenchOptions& o, const std::string& command_line) {
   if (o.distributed.enabled) {
     if (!o.csv.empty()) throw UsageError("--csv is not available with --distributed (use --json)");
-    for (auto [set, flag] : {std::pair{o.sweep, "--sweep"}, {o.tune, "--tune"}, {o.profile, "--profile"}, {o.lma, "--lma"}})
-      if (set) throw UsageError(fmt::format("{} is not available with --distributed", flag));
+    refuse_with_distributed({{o.sweep, "--sweep"}, {o.tune, "--tune"}, {o.profile, "--profile"}, {o.lma, "--lma"}});
     return run_distributed_bench({o.files, o.gens, o.json, o.algo, o.precision, o.backend, o.transpose, o.alpha, o.beta,
                                   TimingOptions{o.warmup, o.reps, o.min_sample_ms},
                                   o.threads, o.expected_applies, o.quiet,

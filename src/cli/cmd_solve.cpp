@@ -19,7 +19,6 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <utility>
 
 #include "cli_common.hpp"
 #include "distributed/distributed_cli.hpp"
@@ -136,10 +135,8 @@ void write_json(const std::string& path, const std::string& label, const std::st
 
 int run_solve(const SolveOptions& o) {
   if (o.distributed.enabled) {
-    // Options that have no distributed meaning yet are refused, not ignored.
-    for (auto [set, flag] : {std::pair{o.lma, "--lma"}, {o.graph, "--graph"}, {o.history, "--history"},
-                             {!o.json.empty(), "--json"}, {o.backend == "cuda", "--backend cuda"}})
-      if (set) throw UsageError(fmt::format("{} is not available with --distributed (docs/DISTRIBUTED.md)", flag));
+    refuse_with_distributed({{o.lma, "--lma"}, {o.graph, "--graph"}, {o.history, "--history"},
+                             {!o.json.empty(), "--json"}, {o.backend == "cuda", "--backend cuda"}});
     return run_distributed_solve({o.file, o.gen, o.rhs_file, o.output, o.method, o.precond, o.algo, o.precision, o.tol,
                                   o.maxit, o.restart, o.progress, o.unfused, o.threads, o.expected_applies, o.read,
                                   o.distributed});

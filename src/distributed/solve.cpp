@@ -8,6 +8,7 @@
 #include "cpu/instantiate.hpp"
 #include "distributed/collective.hpp"
 #include "distributed/mpi_util.hpp"
+#include "solvers/cpu_vector_ops.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/error.hpp"
 
@@ -29,13 +30,6 @@ class LocalPart final : public LinearOperator<Value> {
   DistributedMatrix<Value, Index>& a_;
   int rank_;
 };
-
-template <class Value>
-std::int64_t first_non_finite(std::span<const Value> v) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i])) return static_cast<std::int64_t>(i);
-  return -1;
-}
 
 }  // namespace
 
@@ -68,8 +62,8 @@ SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a,
       throw InvalidArgument(method + ": this rank owns " + std::to_string(yp.count(rank)) + " rows; b has " +
                             std::to_string(b.size()) + " entries and x " + std::to_string(x.size()));
     if (options.graph) throw InvalidArgument(method + ": graph capture is a CUDA option; distributed solves run on the CPU");
-    if (const auto i = first_non_finite(b); i >= 0) throw InvalidArgument(method + ": b holds NaN or Inf at " + here(i));
-    if (const auto i = first_non_finite<Value>(x); i >= 0)
+    if (const auto i = solvers::cpu::first_non_finite(b); i >= 0) throw InvalidArgument(method + ": b holds NaN or Inf at " + here(i));
+    if (const auto i = solvers::cpu::first_non_finite<Value>(x); i >= 0)
       throw InvalidArgument(method + ": the initial guess x0 holds NaN or Inf at " + here(i));
     if (options.preconditioner == Preconditioner::Jacobi) {
       if (diagonal.size() != b.size())

@@ -3,6 +3,7 @@
 // r0^ = r0. Two applies per iteration; the early exit on the half-step residual s follows the
 // "Templates" book (Barrett et al. 1994, Fig. 2.10): when ||s|| already meets the tolerance, x +=
 // alpha p^ and the second apply is skipped.
+#include <tuple>
 #include <vector>
 
 #include "solvers/cpu_vector_ops.hpp"
@@ -71,9 +72,7 @@ void bicgstab_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       ts += static_cast<double>(t[i]) * s[i];
       tt += static_cast<double>(t[i]) * t[i];
     }
-    double t_sums[2] = {ts, tt};
-    run.global_sum(t_sums);
-    ts = t_sums[0], tt = t_sums[1];
+    std::tie(ts, tt) = run.sum(ts, tt);
     omega = tt > 0 ? ts / tt : 0;
     if (omega == 0 || !std::isfinite(omega)) {
       run.stopped_on_breakdown(std::isfinite(omega) ? kBreakdownOmega : kBreakdownNonFinite);
@@ -91,9 +90,7 @@ void bicgstab_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       rho_new += static_cast<double>(shadow[i]) * ri;
       rr += static_cast<double>(ri) * ri;
     }
-    double r_sums[2] = {rho_new, rr};
-    run.global_sum(r_sums);
-    rho_new = r_sums[0], rr = r_sums[1];
+    std::tie(rho_new, rr) = run.sum(rho_new, rr);
     if (run.step(k, std::sqrt(rr))) return;
     rho_old = rho;
     rho = rho_new;

@@ -9,6 +9,7 @@
 //   of 11 (12 instead of 13 with Jacobi). The x update of the last iteration is made there too, so x
 //   is the same as the unfused variant's up to rounding.
 #include <exception>
+#include <tuple>
 #include <vector>
 
 #include "solvers/cpu_vector_ops.hpp"
@@ -27,10 +28,8 @@ void cg_cpu_unfused(CpuRun<Value>& run, std::span<const Value> b, std::span<Valu
 
   run.apply(Value(-1), x, Value(1), r);  // r = b - A x0
   cpu::scale_by<Value>(inverse_diagonal, r, z);
-  double start[2] = {cpu::dot<Value>(r, r), jacobi ? cpu::dot<Value>(r, z) : 0.0};
-  run.global_sum(start);
-  const double rr = start[0];
-  double rho = jacobi ? start[1] : rr;
+  const auto [rr, rz] = run.sum(cpu::dot<Value>(r, r), jacobi ? cpu::dot<Value>(r, z) : 0.0);
+  double rho = jacobi ? rz : rr;
   if (run.start(std::sqrt(rr))) return;
   cpu::copy<Value>(z, p);
 
@@ -54,10 +53,8 @@ void cg_cpu_unfused(CpuRun<Value>& run, std::span<const Value> b, std::span<Valu
       rr_new += static_cast<double>(ri) * ri;
       rz_new += static_cast<double>(ri) * zi;
     }
-    double sums[2] = {rr_new, rz_new};
-    run.global_sum(sums);
-    rr_new = sums[0];
-    rz_new = jacobi ? sums[1] : rr_new;
+    std::tie(rr_new, rz_new) = run.sum(rr_new, rz_new);
+    if (!jacobi) rz_new = rr_new;
     if (run.step(k, std::sqrt(rr_new))) return;
     if (rz_new == 0) {  // r != 0 here (not converged), so M is not positive definite
       run.stopped_on_breakdown(kBreakdownCgRho);
@@ -88,9 +85,7 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
     rr += static_cast<double>(r[i]) * r[i];
     rho += static_cast<double>(r[i]) * zi;
   }
-  double start[2] = {rr, rho};
-  run.global_sum(start);
-  rr = start[0], rho = start[1];
+  std::tie(rr, rho) = run.sum(rr, rho);
   if (run.start(std::sqrt(rr))) return;
 
   for (int k = 1;; ++k) {
@@ -128,9 +123,7 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 #pragma omp master
         {
           try {
-            double sums[2] = {rr_new, rz_new};
-            run.global_sum(sums);
-            rr_new = sums[0], rz_new = sums[1];
+            std::tie(rr_new, rz_new) = run.sum(rr_new, rz_new);
             stop = run.step(k, std::sqrt(rr_new));
             if (!stop && rz_new == 0) stop = run.stopped_on_breakdown(kBreakdownCgRho);  // M not SPD
           } catch (...) {

@@ -168,7 +168,7 @@ SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::spa
   // A distributed solve's vectors are this process's parts: norms sum over the processes.
   const auto global_norm = [&](std::span<const Value> v) {
     double squares = cpu::dot<Value>(v, v);
-    if (options.global_sum) options.global_sum({&squares, 1});
+    global_sum(options, {&squares, 1});
     return std::sqrt(squares);
   };
   const double b_norm = global_norm(b);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "spmv/error.hpp"
 #include "spmv/solvers.hpp"
@@ -46,6 +47,12 @@ double vector_words_per_iteration(const SolverOptions& options);
 // Fills the options-dependent floor fields of `result` (variant, applies_per_iteration, vector_bytes)
 // for a solve of n unknowns in a value type of `value_size` bytes.
 void describe_iteration(const SolverOptions& options, std::int64_t n, std::size_t value_size, SolverResult& result);
+
+// Reductions of a distributed solve: this process's partial sums become the global ones in place
+// (SolverOptions::global_sum; nothing to do for one process).
+inline void global_sum(const SolverOptions& options, std::span<double> partial) {
+  if (options.global_sum) options.global_sum(partial);
+}
 
 using Clock = std::chrono::steady_clock;
 inline double ms_since(Clock::time_point t0) {
@@ -100,16 +107,18 @@ class CpuRun {
 
   double stop_norm() const { return options_.tolerance * b_norm_; }
 
-  // Reductions of a distributed solve: this process's partial sums become the global ones
-  // (SolverOptions::global_sum; nothing to do for one process).
+  // Reductions of a distributed solve (solvers::global_sum): one partial sum, or two in one message.
   bool distributed() const { return static_cast<bool>(options_.global_sum); }
-  void global_sum(std::span<double> partial) const {
-    if (options_.global_sum) options_.global_sum(partial);
-  }
   double sum(double partial) const {
-    global_sum({&partial, 1});
+    solvers::global_sum(options_, {&partial, 1});
     return partial;
   }
+  std::pair<double, double> sum(double a, double b) const {
+    double partial[2] = {a, b};
+    solvers::global_sum(options_, partial);
+    return {partial[0], partial[1]};
+  }
+  void global_sum(std::span<double> partial) const { solvers::global_sum(options_, partial); }
   const SolverOptions& options() const { return options_; }
 
   // Loop timing into the result.

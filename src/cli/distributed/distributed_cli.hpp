@@ -3,7 +3,9 @@
 // front-end needs them. mpi_commands.cpp runs them (SPMV_WITH_MPI); without MPI, no_mpi.cpp refuses
 // with a message saying how to build it.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spmv/algorithm.hpp"
@@ -23,6 +25,10 @@ struct DistributedFlags {
 
 // Adds --distributed and --partition to a subcommand.
 void add_distributed_options(CLI::App& sub, DistributedFlags& flags);
+
+// With --distributed: a UsageError naming the first of `options` that is set (options without a
+// distributed meaning are refused, never ignored).
+void refuse_with_distributed(std::initializer_list<std::pair<bool, const char*>> options);
 
 struct DistributedMultiply {
   std::string file, x_file, y0_file, output;

@@ -1,6 +1,8 @@
-// The --distributed flags, shared by multiply and bench whether or not MPI is built in.
+// The --distributed flags, shared by multiply, bench and solve whether or not MPI is built in.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include "cli_common.hpp"
 #include "distributed/distributed_cli.hpp"
 
 namespace spmv::cli {
@@ -14,6 +16,11 @@ void add_distributed_options(CLI::App& sub, DistributedFlags& flags) {
       ->check(CLI::IsMember({"nonzeros", "rows"}))
       ->capture_default_str()
       ->group("Distributed");
+}
+
+void refuse_with_distributed(std::initializer_list<std::pair<bool, const char*>> options) {
+  for (const auto& [set, flag] : options)
+    if (set) throw UsageError(fmt::format("{} is not available with --distributed (docs/DISTRIBUTED.md)", flag));
 }
 
 }  // namespace spmv::cli

@@ -401,8 +401,8 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
                "{}); rank 0 blocks: local {}, remote {}\n",
                ms_max, r.applies, halo_total, halo_max, info.local_algorithm, info.remote_algorithm);
   }
-  const auto whole_x = dist::gather<Value>(comm, m.x_partition(), x);
-  if (!a.output.empty()) {
+  if (!a.output.empty()) {  // the same on every rank: the gather is collective
+    const auto whole_x = dist::gather<Value>(comm, m.x_partition(), x);
     const std::vector<double> out(whole_x.begin(), whole_x.end());
     on_root(comm, [&] { write_vector(a.output, out); });
   }
