@@ -32,9 +32,9 @@ from collections import defaultdict
 
 # Kernels Auto may pick without a conversion hint, plus the formats (for the oracle column) and the
 # vendor baselines. The slow seeds (csr-coop, pcsr, lightspmv) never win on Hopper (docs/PERFORMANCE.md).
-ALGORITHMS = ("auto,csr-scalar,csr-vector,csr-adaptive,merge-path,hola,coo,ell,ellr,ellr-vector,dia,hyb,sell,"
+ALGORITHMS = ("auto,csr-scalar,csr-vector,csr-adaptive,merge-path,nnz-split,hola,coo,ell,ellr,ellr-vector,dia,hyb,sell,"
               "cusparse-csr-alg1,cusparse-csr-alg2,cusparse-coo-alg1")
-CSR_KERNELS = ["csr-scalar", "csr-vector", "csr-adaptive", "merge-path", "hola"]
+CSR_KERNELS = ["csr-scalar", "csr-vector", "csr-adaptive", "merge-path", "nnz-split", "hola"]
 VENDOR = ["cusparse-csr-alg1", "cusparse-csr-alg2", "cusparse-coo-alg1"]
 
 
@@ -99,7 +99,7 @@ def run(args):
     if os.path.exists(table):
         with open(table) as f:
             done = {row["source"] for row in csv.DictReader(f)}
-    entries = families() + files(args.matrices)
+    entries = [e for e in families() + files(args.matrices) if not args.families or e[0] in args.families]
     start = time.time()
     bandwidth = args.bandwidth
     for i, (family, spec) in enumerate(entries):
@@ -396,6 +396,8 @@ def main():
     r.add_argument("--algo", default=ALGORITHMS, help="spmv bench --algo (default: the kernels Auto may pick, the "
                                                        "formats and cuSPARSE)")
     r.add_argument("--expected-applies", type=int, default=0, help="passed to spmv bench (Auto's conversions)")
+    r.add_argument("--families", type=lambda v: v.split(","), default=None,
+                   help="comma-separated families to run (default: all)")
     here = os.path.dirname(os.path.abspath(__file__))
     r.add_argument("--matrices", default=os.environ.get("SPMV_MATRICES", os.path.join(here, "..", "..", "shared",
                                                                                       "matrices")))

@@ -6,7 +6,7 @@
 #
 #   (not part of all: cpu-bench, the CPU backend against Eigen on the GPU host's cores; families,
 #   Auto's cross-validation sweep, bench/auto_families.py, FAMILIES_BUDGET seconds, resumed from
-#   FAMILIES_CSV when given; auto-confirm, Auto as it runs on the families; profile, the Nsight
+#   FAMILIES_CSV when given, narrowed by FAMILIES_ALGO and FAMILIES_ONLY; auto-confirm, Auto as it runs on the families; profile, the Nsight
 #   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
 #   to end, peak host RSS by /usr/bin/time -v; tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
@@ -119,8 +119,9 @@ fi
 
 if want families; then
   [ -n "${FAMILIES_CSV:-}" ] && cp "$FAMILIES_CSV" "$OUT/families.csv"
+  # FAMILIES_ALGO / FAMILIES_ONLY narrow the sweep (spmv bench --algo; comma-separated family names).
   python3 bench/auto_families.py run --spmv $build/src/cli/spmv --out "$OUT" --budget "${FAMILIES_BUDGET:-420}" \
-    > "$OUT/families.log" 2>&1
+    ${FAMILIES_ALGO:+--algo "$FAMILIES_ALGO"} ${FAMILIES_ONLY:+--families "$FAMILIES_ONLY"} > "$OUT/families.log" 2>&1
   note "families sweep rc=$? ($(grep -c ' ok$' "$OUT/families.log") matrices ok this call)"
   grep -v ' ok$' "$OUT/families.log" | tail -5
   python3 bench/auto_families.py fit "$OUT/families.csv" > "$OUT/families_fit.txt" 2>&1

@@ -64,6 +64,16 @@ std::vector<Special> special_matrices() {
       if (r != 1500) fill_row(rows[r], 600000, 4, rng);
     s.push_back({"one_row_spanning_many_blocks", zoo_detail::from_rows(600000, rows)});
   }
+  {  // Rows ending exactly at and one off nnz-split's 512-nonzero chunk edges, empty rows starting at a
+     // chunk edge, a chunk of only empty-row starts, a row over three chunks, trailing empty rows.
+    std::vector<std::int64_t> lengths{512, 0, 0, 511, 1, 0, 513, 0, 31, 33, 32, 0, 1500, 0, 0, 1, 1, 510};
+    lengths.insert(lengths.begin() + 8, 3000, 0);
+    lengths.insert(lengths.end(), 600, 1);
+    lengths.insert(lengths.end(), {0, 2047, 1, 0, 0, 0});
+    Rows rows(lengths.size());
+    for (std::size_t r = 0; r < rows.size(); ++r) fill_row(rows[r], 4096, lengths[r], rng);
+    s.push_back({"rows_at_chunk_edges", zoo_detail::from_rows(4096, rows)});
+  }
   return s;
 }
 
