@@ -29,7 +29,6 @@ enum class Algorithm {
   Pcsr,             // He & Gao: products kernel + segmented reduction kernel
   LightSpmv,        // Liu & Schmidt: atomic row counter, vectors of 2-32 lanes
   MergePath,        // Merrill & Garland: merge-path over (row ends, nonzeros)
-  NnzSplit,         // equal nonzeros per warp, rows found from row_ptr, warp segmented scan
   Hola,             // Steinberger, Zayer & Seidel: globally homogeneous, locally adaptive
   // Transpose-specific (y = alpha*A^T*x + beta*y)
   TransposeAtomic,    // one thread per row, atomic adds into y

@@ -10,7 +10,7 @@ namespace {
 
 // Intent-level names first (kIntents of them), then the algorithms in declaration order.
 constexpr std::size_t kIntents = 2;
-constexpr std::array<std::pair<Algorithm, std::string_view>, 31> kNames{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 30> kNames{{
     {Algorithm::Auto, "auto"},
     {Algorithm::Tune, "tune"},
     {Algorithm::Reference, "reference"},
@@ -25,7 +25,6 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 31> kNames{{
     {Algorithm::Pcsr, "pcsr"},
     {Algorithm::LightSpmv, "lightspmv"},
     {Algorithm::MergePath, "merge-path"},
-    {Algorithm::NnzSplit, "nnz-split"},
     {Algorithm::Hola, "hola"},
     {Algorithm::TransposeAtomic, "transpose-atomic"},
     {Algorithm::HolaBuffered, "hola-buffered"},

@@ -29,7 +29,7 @@ struct Entry {
 
 // One line per algorithm (STYLE.md §1).
 template <class Value, class Index>
-constexpr std::array<Entry<Value, Index>, 23> kTable{{
+constexpr std::array<Entry<Value, Index>, 22> kTable{{
     {Algorithm::CsrScalar, make_csr_scalar<Value, Index>},
     {Algorithm::CsrVector, make_csr_vector<Value, Index>},
     {Algorithm::CsrCoop, make_csr_coop<Value, Index>},
@@ -37,7 +37,6 @@ constexpr std::array<Entry<Value, Index>, 23> kTable{{
     {Algorithm::Pcsr, make_pcsr<Value, Index>},
     {Algorithm::LightSpmv, make_lightspmv<Value, Index>},
     {Algorithm::MergePath, make_merge_path<Value, Index>},
-    {Algorithm::NnzSplit, make_nnz_split<Value, Index>},
     {Algorithm::Hola, make_hola<Value, Index>},
     {Algorithm::HolaBuffered, make_hola_buffered<Value, Index>},
     {Algorithm::TransposeAtomic, make_transpose_atomic<Value, Index>},
@@ -57,7 +56,7 @@ constexpr std::array<Entry<Value, Index>, 23> kTable{{
 
 constexpr std::array kNonTranspose{
     Algorithm::CsrScalar, Algorithm::CsrVector, Algorithm::CsrCoop, Algorithm::CsrAdaptive,
-    Algorithm::Pcsr,      Algorithm::LightSpmv, Algorithm::MergePath, Algorithm::NnzSplit, Algorithm::Hola,
+    Algorithm::Pcsr,      Algorithm::LightSpmv, Algorithm::MergePath, Algorithm::Hola,
     Algorithm::Coo,       Algorithm::Ell,       Algorithm::EllR,      Algorithm::EllRVector,
     Algorithm::Dia,       Algorithm::Hyb,       Algorithm::Sell,      Algorithm::CompressedCsr,
     Algorithm::CusparseCsrAlg1, Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};

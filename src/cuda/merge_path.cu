@@ -55,6 +55,19 @@ constexpr int merge_items_per_thread() {
   return fit < 1 ? 1 : (fit < policy ? fit : policy);
 }
 
+// Tile boundaries (§4.1, one search per tile): coords[t] = path coordinate on diagonal t * tile_items.
+template <class Index>
+__global__ void merge_path_tile_search_kernel(const Index* row_ptr, Index rows, Index nnz, long long tile_items,
+                                              long long num_tiles, MergeCoordinate<Index>* coords) {
+  const long long path = static_cast<long long>(rows) + nnz;
+  for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t <= num_tiles;
+       t += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long diagonal = t * tile_items < path ? t * tile_items : path;
+    const MergeCoordinate<long long> c = merge_path_search<long long>(diagonal, row_ptr + 1, rows, nnz);
+    coords[t] = {static_cast<Index>(c.row), static_cast<Index>(c.nz)};
+  }
+}
+
 // A partial row sum keyed by tile-local row.
 template <class Value>
 struct RowCarry {

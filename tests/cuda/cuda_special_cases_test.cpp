@@ -64,8 +64,8 @@ std::vector<Special> special_matrices() {
       if (r != 1500) fill_row(rows[r], 600000, 4, rng);
     s.push_back({"one_row_spanning_many_blocks", zoo_detail::from_rows(600000, rows)});
   }
-  {  // Rows ending exactly at and one off nnz-split's 512-nonzero chunk edges, empty rows starting at a
-     // chunk edge, a chunk of only empty-row starts, a row over three chunks, trailing empty rows.
+  {  // Rows ending exactly at and one off multiples of 512 nonzeros (tile edges of the load-balancing
+     // kernels), thousands of empty rows in one tile, a row over three tiles, trailing empty rows.
     std::vector<std::int64_t> lengths{512, 0, 0, 511, 1, 0, 513, 0, 31, 33, 32, 0, 1500, 0, 0, 1, 1, 510};
     lengths.insert(lengths.begin() + 8, 3000, 0);
     lengths.insert(lengths.end(), 600, 1);

@@ -32,17 +32,4 @@ __host__ __device__ __forceinline__ MergeCoordinate<Offset> merge_path_search(Of
   return {hi, diagonal - hi};
 }
 
-// Tile boundaries (§4.1, one search per tile, at plan time): coords[t] = path coordinate on diagonal t * tile_items.
-template <class Index>
-__global__ void merge_path_tile_search_kernel(const Index* row_ptr, Index rows, Index nnz, long long tile_items,
-                                              long long num_tiles, MergeCoordinate<Index>* coords) {
-  const long long path = static_cast<long long>(rows) + nnz;
-  for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t <= num_tiles;
-       t += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long diagonal = t * tile_items < path ? t * tile_items : path;
-    const MergeCoordinate<long long> c = merge_path_search<long long>(diagonal, row_ptr + 1, rows, nnz);
-    coords[t] = {static_cast<Index>(c.row), static_cast<Index>(c.nz)};
-  }
-}
-
 }  // namespace spmv::cuda
