@@ -6,7 +6,8 @@
 #
 #   (not part of all: cpu-bench, the CPU backend against Eigen on the GPU host's cores; families,
 #   Auto's cross-validation sweep, bench/auto_families.py, FAMILIES_BUDGET seconds, resumed from
-#   FAMILIES_CSV when given, narrowed by FAMILIES_ALGO and FAMILIES_ONLY; auto-confirm, Auto as it runs on the families; profile, the Nsight
+#   FAMILIES_CSV when given, narrowed by FAMILIES_ALGO and FAMILIES_ONLY; auto-confirm, Auto as it runs on
+#   the families; compressed, compressed-csr against the formats and cuSPARSE; profile, the Nsight
 #   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
 #   to end, peak host RSS by /usr/bin/time -v; tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
@@ -29,7 +30,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-bench families auto-confirm profile huge tune-study lma solve-study solver-speed "
+opt_in=" cpu-bench families auto-confirm compressed profile huge tune-study lma solve-study solver-speed "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -50,7 +51,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want profile || want huge || want tune-study || want lma || want solve-study || want solver-speed; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want profile || want huge || want tune-study || want lma || want solve-study || want solver-speed; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -128,6 +129,17 @@ if want families; then
   tail -40 "$OUT/families_fit.txt"
 fi
 
+if want compressed; then
+  # Issue 13 section 1: compressed-csr (device conversion) against DIA, SELL, the CSR kernels and cuSPARSE
+  # on stencils, FEM, a band, random columns and SuiteSparse files; setup time and payoff in the CSV.
+  $build/src/cli/spmv bench --backend cuda --precision both --expected-applies 1000 --quiet --csv "$OUT/compressed.csv" \
+    --algo auto,compressed-csr,dia,sell,csr-scalar,csr-vector,cusparse-csr-alg1,cusparse-coo-alg1 \
+    --gen poisson2d:n=2000 --gen poisson3d:n=140 --gen stencil27:n=90 --gen fem3d:n=120 --gen fem2d:n=1500 \
+    --gen banded:n=2000000,half_bandwidth=5,seed=1 --gen random_uniform:rows=1000000,cols=1000000,per_row=16,seed=1 \
+    "$SPMV_MATRICES"/{bcsstk16,cage10,EX5,nh2010,luxembourg_osm,cti}.mtx.gz > "$OUT/compressed.log" 2>&1
+  note "compressed-csr bench rc=$?"
+fi
+
 if want profile; then
   # Nsight Compute counters per algorithm (issue 13 section 5) on one matrix of each gather class.
   $build/src/cli/spmv bench --backend cuda --precision f64 --profile --quiet --csv "$OUT/profile.csv" \
@@ -202,7 +214,10 @@ fi
 if want solver-speed; then
   # Issue 15: `spmv solve` CG per iteration against its floor, fused vs unfused (and the CUDA graph), f32
   # and f64, then bench/solver_compare.py (spmv vs cupyx vs scipy) with the Python package built here.
-  for mesh in fem3d:n=160 poisson2d:n=2000 poisson3d:n=160; do
+  # SOLVER_METHODS narrows the comparison (e.g. gmres); SOLVER_COMPARE_ONLY=1 skips the `spmv solve` runs.
+  meshes="fem3d:n=160 poisson2d:n=2000 poisson3d:n=160"
+  [ "${SOLVER_COMPARE_ONLY:-0}" = 1 ] && meshes=""
+  for mesh in $meshes; do
     for prec in f64 f32; do
       for variant in "" "--unfused" "--graph" "--expected-applies 5000" "--precond jacobi" "--precond jacobi --unfused"; do
         name=speed_$(echo "$mesh $prec $variant" | tr ' :=,' '____' | tr -s '_' | tr -d '-')
@@ -217,6 +232,7 @@ if want solver-speed; then
   python3 -m pip install --no-build-isolation --no-deps -q ./python > "$OUT/python_build.log" 2>&1 ||
     tail -5 "$OUT/python_build.log"
   python3 bench/solver_compare.py --scale full --backend cuda --matrices "$SPMV_MATRICES" --json "$OUT/solver_compare.json" \
+    --methods "${SOLVER_METHODS:-cg,bicgstab,gmres}" \
     > "$OUT/solver_compare.md" 2> "$OUT/solver_compare.log"
   note "solver-speed compare rc=$?"
   cat "$OUT/solver_compare.md"

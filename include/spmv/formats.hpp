@@ -125,7 +125,8 @@ struct SellMatrix {
 // - Values, chosen at conversion by bit-exact comparison of the value bits: Pattern when every value is
 //   exactly 1.0 (nothing stored: an empty matrix counts as one), Code8 (<= 256 distinct values: table +
 //   uint8 codes), Code16 (<= 65536 distinct: table + uint16 codes), else Raw values. The table holds the
-//   distinct values in order of first appearance, so the round trip is bit-exact (-0.0, NaN payloads too).
+//   distinct values in ascending order of their bits (unsigned), so the round trip is bit-exact (-0.0, NaN
+//   payloads too) and the CUDA conversion (sort + unique on the device) builds the same arrays.
 // - Refused like the padded formats (Options.max_padding, kPaddingSlack) when the slots exceed the rule.
 inline constexpr int kCompressedSliceRows = 32;
 inline constexpr std::int64_t kCompressedMaxRowLength = 65535;      // uint16 row length
@@ -176,6 +177,9 @@ struct CompressedCsrMatrix {
 // "slices=S cols=16bit(97% slices) values=u8 table(5) slots=N".
 template <class Value, class Index>
 std::string compressed_csr_summary(const CompressedCsrMatrix<Value, Index>& m);
+// The same from the counts (the CUDA conversion builds no host matrix).
+std::string compressed_csr_summary(std::int64_t slices, std::int64_t narrow_slices, CompressedValues mode,
+                                   std::size_t table_size, std::int64_t slots);
 
 // --- Conversions -------------------------------------------------------------------------------------
 // Inputs are validated (InvalidArgument on malformed CSR). ELL, ELL-R, HYB, SELL, compressed CSR and COO keep

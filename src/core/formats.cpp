@@ -504,8 +504,9 @@ ValueBits<Value> bits_of(Value v) {
   return std::bit_cast<ValueBits<Value>>(v);
 }
 
-// Chooses the value encoding and fills `table` (Code8 / Code16): the distinct values in order of first
-// appearance, counted only up to kCompressedMaxCode16 + 1 so that a matrix of unique values stops early.
+// Chooses the value encoding and fills `table` (Code8 / Code16): the distinct values in ascending order of
+// their bits (as the CUDA conversion's sort + unique gives them), counted only up to kCompressedMaxCode16 + 1
+// so that a matrix of unique values stops early.
 template <class Value, class Index>
 CompressedValues choose_value_mode(const CsrMatrix<Value, Index>& a, std::vector<Value>& table,
                                    std::unordered_map<ValueBits<Value>, std::uint32_t>& code_of) {
@@ -522,6 +523,8 @@ CompressedValues choose_value_mode(const CsrMatrix<Value, Index>& a, std::vector
       return CompressedValues::Raw;
     }
   }
+  std::sort(table.begin(), table.end(), [](Value p, Value q) { return bits_of(p) < bits_of(q); });
+  for (std::size_t i = 0; i < table.size(); ++i) code_of[bits_of(table[i])] = static_cast<std::uint32_t>(i);
   return table.size() <= kCompressedMaxCode8 ? CompressedValues::Code8 : CompressedValues::Code16;
 }
 
@@ -681,20 +684,25 @@ CsrMatrix<Value, Index> to_csr(const CompressedCsrMatrix<Value, Index>& m) {
   return a;
 }
 
+std::string compressed_csr_summary(std::int64_t slices, std::int64_t narrow_slices, CompressedValues mode,
+                                   std::size_t table_size, std::int64_t slots) {
+  const int percent = slices > 0 ? static_cast<int>(100 * narrow_slices / slices) : 100;
+  std::string values;
+  switch (mode) {
+    case CompressedValues::Pattern: values = "none(pattern)"; break;
+    case CompressedValues::Code8: values = "u8 table(" + std::to_string(table_size) + ")"; break;
+    case CompressedValues::Code16: values = "u16 table(" + std::to_string(table_size) + ")"; break;
+    case CompressedValues::Raw: values = "raw"; break;
+  }
+  return "slices=" + std::to_string(slices) + " cols=16bit(" + std::to_string(percent) + "% slices) values=" + values +
+         " slots=" + std::to_string(slots);
+}
+
 template <class Value, class Index>
 std::string compressed_csr_summary(const CompressedCsrMatrix<Value, Index>& m) {
   const std::int64_t slices = m.num_slices();
   const std::int64_t narrow = slices - std::count(m.wide.begin(), m.wide.end(), std::uint8_t{1});
-  const int percent = slices > 0 ? static_cast<int>(100 * narrow / slices) : 100;
-  std::string values;
-  switch (m.value_mode) {
-    case CompressedValues::Pattern: values = "none(pattern)"; break;
-    case CompressedValues::Code8: values = "u8 table(" + std::to_string(m.table.size()) + ")"; break;
-    case CompressedValues::Code16: values = "u16 table(" + std::to_string(m.table.size()) + ")"; break;
-    case CompressedValues::Raw: values = "raw"; break;
-  }
-  return "slices=" + std::to_string(slices) + " cols=16bit(" + std::to_string(percent) + "% slices) values=" + values +
-         " slots=" + std::to_string(m.slots());
+  return compressed_csr_summary(slices, narrow, m.value_mode, m.table.size(), m.slots());
 }
 
 // --- storage -----------------------------------------------------------------------------------------

@@ -6,10 +6,25 @@
 // apart, up to the row's own length, so padding is never read and x at padded positions cannot leak.
 // The point is bytes: a stencil in f64 reads 2 (column) + 1 (code) bytes per nonzero instead of 12.
 //
-// Conversion: the CSR arrays are copied to the host, converted by spmv::to_compressed_csr (the tested host
-// conversion, so the GPU runs exactly the layout CI checks) and uploaded; the whole round trip is inside
-// the factory, hence in Plan::setup_ms(). A device conversion (distinct values by radix sort + unique,
-// slice spans by segmented min/max) would be faster and is left for when its cost matters.
+// Conversion, on the device (inside the factory, hence in Plan::setup_ms()), giving exactly the layout
+// of the host conversion spmv::to_compressed_csr that CI checks:
+//  - a warp per slice: row lengths (refusing rows above 2^16 - 1), the slice width, the smallest and
+//    largest column (refusing spans of 2^32 or more), the offset width; exclusive scans (cub::DeviceScan)
+//    of the slots give slice_ptr and the starts in col16 / col32; the padding rule is checked on the total
+//    before anything of the matrix's size is allocated;
+//  - values: the value bits radix-sorted (cub::DeviceRadixSort) and made unique (cub::DeviceSelect) give
+//    the distinct values in ascending bit order, the table; pattern / 8-bit / 16-bit codes / raw as on the
+//    host; a code is the table position of the value's bits (binary search);
+//  - a thread per row scatters its offsets and codes (or values) into the column-major slots; padding
+//    stays 0 (the arrays are cleared first).
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <bit>
+#include <climits>
+#include <type_traits>
+#include <utility>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -118,24 +133,142 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   }
 }
 
-// Plan time only: a device array copied to a host vector.
-template <class T>
-std::vector<T> download(const T* d_data, std::size_t count, cudaStream_t stream) {
-  std::vector<T> host(count);
-  if (count == 0) return host;
-  SPMV_CUDA_CHECK(cudaMemcpyAsync(host.data(), d_data, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
-  SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
+// ---- Conversion (plan time) -------------------------------------------------------------------------
+
+// The bits of a value, as the host conversion compares them (bit-exact: -0.0 and NaN payloads distinct).
+template <class Value>
+using ValueBits = std::conditional_t<sizeof(Value) == 4, unsigned int, unsigned long long>;
+
+// What the shape kernel reports back: the first row too long for a 16-bit length and the first slice whose
+// columns span 2^32 or more (kNone: none; for the refusal messages), and the number of wide slices.
+enum ShapeFact { kLongRow, kTooWideSlice, kWideSlices, kShapeFacts };
+constexpr unsigned long long kNone = ULLONG_MAX;
+
+// The bits of a value, compared as the host conversion compares them.
+__device__ __forceinline__ unsigned int value_bits(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned long long value_bits(double v) {
+  return static_cast<unsigned long long>(__double_as_longlong(v));
 }
 
-// Host vector -> device buffer, converting the element type (int64_t -> long long: the same bits, but the
-// type the CUDA load intrinsics have overloads for).
-template <class T, class U>
-DeviceBuffer<T> upload_as(const std::vector<U>& host, cudaStream_t stream) {
-  const std::vector<T> converted(host.begin(), host.end());
-  DeviceBuffer<T> buffer(converted.size());
-  buffer.upload(converted, stream);
-  return buffer;
+// A warp per slice: row lengths, the slice's slots (lanes x longest row), its smallest column (the base)
+// and whether its offsets need 32 bits. `narrow_slots` / `wide_slots` hold the slice's slots in the array
+// its offsets go to (0 in the other), for the scans that place them.
+template <class Index>
+__global__ void compressed_shape_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                                        long long rows, long long slices, std::uint16_t* __restrict__ row_length,
+                                        long long* __restrict__ slots, long long* __restrict__ narrow_slots,
+                                        long long* __restrict__ wide_slots, Index* __restrict__ col_base,
+                                        std::uint8_t* __restrict__ wide, unsigned long long* facts) {
+  constexpr long long kMaxLength = kCompressedMaxRowLength;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const long long warps = format::grid_threads() / 32;
+  for (long long s = format::global_thread() / 32; s < slices; s += warps) {  // warp-uniform
+    const long long lanes = compressed_slice_lanes(rows, s);
+    const long long first_row = s * kCompressedSliceRows;
+    long long length = 0;
+    if (lane < lanes) {
+      const long long r = first_row + lane;
+      length = static_cast<long long>(row_ptr[r + 1]) - static_cast<long long>(row_ptr[r]);
+      if (length > kCompressedMaxRowLength) atomicMin(facts + kLongRow, static_cast<unsigned long long>(r));
+      row_length[r] = static_cast<std::uint16_t>(min(length, kMaxLength));
+    }
+    long long width = min(length, kMaxLength);
+
+    const long long begin = row_ptr[first_row];
+    const long long end = row_ptr[first_row + lanes];
+    long long lo = LLONG_MAX, hi = LLONG_MIN;
+    for (long long j = begin + lane; j < end; j += 32) {
+      const long long c = col_idx[j];
+      lo = min(lo, c);
+      hi = max(hi, c);
+    }
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+      width = max(width, __shfl_xor_sync(0xffffffffu, width, d));
+      lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, d));
+      hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, d));
+    }
+    if (end == begin) lo = hi = 0;
+    if (lane == 0) {
+      const long long count = lanes * width;
+      const bool is_wide = hi - lo >= kCompressedNarrowSpan;
+      if (hi - lo >= kCompressedWideSpan) atomicMin(facts + kTooWideSlice, static_cast<unsigned long long>(s));
+      if (is_wide) atomicAdd(facts + kWideSlices, 1ull);
+      slots[s] = count;
+      narrow_slots[s] = is_wide ? 0 : count;
+      wide_slots[s] = is_wide ? count : 0;
+      col_base[s] = static_cast<Index>(lo);
+      wide[s] = is_wide ? 1 : 0;
+    }
+  }
+}
+
+// The start of each slice's offsets in col16 (narrow) or col32 (wide), from the two exclusive scans.
+__global__ void compressed_col_start_kernel(long long slices, const std::uint8_t* __restrict__ wide,
+                                            const long long* __restrict__ narrow_start,
+                                            const long long* __restrict__ wide_start, long long* __restrict__ col_start) {
+  for (long long s = format::global_thread(); s < slices; s += format::grid_threads())
+    col_start[s] = wide[s] ? wide_start[s] : narrow_start[s];
+}
+
+// Position of `bits` in the ascending table (present by construction).
+template <class Bits>
+__device__ __forceinline__ unsigned table_code(const Bits* __restrict__ table, int size, Bits bits) {
+  int lo = 0, hi = size - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (__ldg(table + mid) < bits)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return static_cast<unsigned>(lo);
+}
+
+// A thread per row writes its entries into the slice's column-major slots.
+template <CompressedValues kMode, class Value, class Index>
+__global__ void compressed_fill_kernel(CsrView<Value, Index> a, const long long* __restrict__ slice_ptr,
+                                       const long long* __restrict__ col_start, const Index* __restrict__ col_base,
+                                       const std::uint8_t* __restrict__ wide, std::uint16_t* __restrict__ col16,
+                                       std::uint32_t* __restrict__ col32, const ValueBits<Value>* __restrict__ table,
+                                       int table_size, std::uint8_t* __restrict__ code8,
+                                       std::uint16_t* __restrict__ code16, Value* __restrict__ values) {
+  const long long rows = a.rows;
+  for (long long r = format::global_thread(); r < rows; r += format::grid_threads()) {
+    const long long s = r / kCompressedSliceRows;
+    const long long lane = r % kCompressedSliceRows;
+    const long long lanes = compressed_slice_lanes(rows, s);
+    const long long base = col_base[s];
+    const long long cols_first = col_start[s];
+    const long long values_first = slice_ptr[s];
+    const bool is_wide = wide[s];
+    const long long begin = a.row_ptr[r];
+    const long long length = static_cast<long long>(a.row_ptr[r + 1]) - begin;
+    for (long long k = 0; k < length; ++k) {
+      const long long slot = compressed_slot(k, lanes, lane);
+      const long long offset = static_cast<long long>(a.col_idx[begin + k]) - base;
+      if (is_wide)
+        col32[cols_first + slot] = static_cast<std::uint32_t>(offset);
+      else
+        col16[cols_first + slot] = static_cast<std::uint16_t>(offset);
+      const Value v = a.values[begin + k];
+      if constexpr (kMode == CompressedValues::Code8 || kMode == CompressedValues::Code16) {
+        const unsigned code = table_code(table, table_size, value_bits(v));
+        if constexpr (kMode == CompressedValues::Code8)
+          code8[values_first + slot] = static_cast<std::uint8_t>(code);
+        else
+          code16[values_first + slot] = static_cast<std::uint16_t>(code);
+      } else if constexpr (kMode == CompressedValues::Raw) {
+        values[values_first + slot] = v;
+      }
+    }
+  }
+}
+
+// cudaMemsetAsync(0) of a plan-time array (padding slots must hold 0).
+template <class T>
+void clear(DeviceBuffer<T>& buffer, cudaStream_t stream) {
+  if (buffer.size() > 0) SPMV_CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0, buffer.bytes(), stream));
 }
 
 template <class Value, class Index>
@@ -145,26 +278,118 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
       : rows_(a.rows),
         block_(format::resolve_block_size(options.block_size, compressed_csr_policy(sizeof(Value)).block_size,
                                           "compressed-csr")) {
-    CsrMatrix<Value, Index> host;
-    host.rows = a.rows;
-    host.cols = a.cols;
-    host.row_ptr = download(a.row_ptr, static_cast<std::size_t>(a.rows) + 1, stream);
-    host.col_idx = download(a.col_idx, static_cast<std::size_t>(a.nnz), stream);
-    host.values = download(a.values, static_cast<std::size_t>(a.nnz), stream);
-    const CompressedCsrMatrix<Value, Index> m = to_compressed_csr(host, options);  // validates, may refuse
-    mode_ = m.value_mode;
-    summary_ = compressed_csr_summary(m);
-    row_length_ = upload_as<std::uint16_t>(m.row_length, stream);
-    slice_ptr_ = upload_as<long long>(m.slice_ptr, stream);
-    col_start_ = upload_as<long long>(m.col_start, stream);
-    col_base_ = upload_as<Index>(m.col_base, stream);
-    wide_ = upload_as<std::uint8_t>(m.wide, stream);
-    col16_ = upload_as<std::uint16_t>(m.col16, stream);
-    col32_ = upload_as<std::uint32_t>(m.col32, stream);
-    table_ = upload_as<Value>(m.table, stream);
-    code8_ = upload_as<std::uint8_t>(m.code8, stream);
-    code16_ = upload_as<std::uint16_t>(m.code16, stream);
-    values_ = upload_as<Value>(m.values, stream);
+    const long long rows = a.rows;
+    const long long slices = (rows + kCompressedSliceRows - 1) / kCompressedSliceRows;
+    const auto count = static_cast<std::size_t>(slices);
+
+    // Shape: lengths, slot counts, bases and widths; then the scans that place the slices.
+    row_length_ = DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(rows));
+    col_base_ = DeviceBuffer<Index>(count);
+    wide_ = DeviceBuffer<std::uint8_t>(count);
+    slice_ptr_ = DeviceBuffer<long long>(count + 1);
+    col_start_ = DeviceBuffer<long long>(count);
+    DeviceBuffer<long long> narrow(count + 1), wide_slots(count + 1), narrow_start(count + 1), wide_start(count + 1);
+    DeviceBuffer<unsigned long long> facts(kShapeFacts);
+    SPMV_CUDA_CHECK(cudaMemsetAsync(facts.data(), 0xff, 2 * sizeof(unsigned long long), stream));  // kNone
+    SPMV_CUDA_CHECK(cudaMemsetAsync(facts.data() + kWideSlices, 0, sizeof(unsigned long long), stream));
+    // The scans' last inputs are 0, so their last outputs are the totals.
+    SPMV_CUDA_CHECK(cudaMemsetAsync(slice_ptr_.data() + slices, 0, sizeof(long long), stream));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(narrow.data() + slices, 0, sizeof(long long), stream));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(wide_slots.data() + slices, 0, sizeof(long long), stream));
+    compressed_shape_kernel<<<grid_for(slices * 32, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+        a.row_ptr, a.col_idx, rows, slices, row_length_.data(), slice_ptr_.data(), narrow.data(), wide_slots.data(),
+        col_base_.data(), wide_.data(), facts.data());
+    SPMV_CHECK_LAUNCH("compressed_shape_kernel");
+    for (auto [in, out] : {std::pair{slice_ptr_.data(), slice_ptr_.data()}, std::pair{narrow.data(), narrow_start.data()},
+                           std::pair{wide_slots.data(), wide_start.data()}})
+      format::run_cub_at_plan_time(
+          [&](void* temp, std::size_t& bytes) { return cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, slices + 1, stream); },
+          stream);
+    compressed_col_start_kernel<<<grid_for(slices, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+        slices, wide_.data(), narrow_start.data(), wide_start.data(), col_start_.data());
+    SPMV_CHECK_LAUNCH("compressed_col_start_kernel");
+
+    const unsigned long long long_row = format::read_device_value(facts.data() + kLongRow, stream);
+    if (long_row != kNone)
+      throw Unsupported("compressed-csr: row " + std::to_string(long_row) + " holds more than the " +
+                        std::to_string(kCompressedMaxRowLength) +
+                        " entries a 16-bit row length holds; use csr-vector, merge-path or hola");
+    const unsigned long long wide_slice = format::read_device_value(facts.data() + kTooWideSlice, stream);
+    if (wide_slice != kNone)
+      throw Unsupported("compressed-csr: rows " + std::to_string(wide_slice * kCompressedSliceRows) + ".." +
+                        std::to_string(std::min<long long>(rows, (wide_slice + 1) * kCompressedSliceRows) - 1) +
+                        " span 2^32 or more columns, more than 32-bit offsets reach; use sell, csr-vector or hola");
+    const long long slots = format::read_device_value(slice_ptr_.data() + slices, stream);
+    format::check_padded_size<long long>("compressed-csr", static_cast<long double>(slots), a.nnz, options,
+                                         "sell, csr-vector or hola", 4 + sizeof(Value));
+    col16_ = DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(format::read_device_value(narrow_start.data() + slices, stream)));
+    col32_ = DeviceBuffer<std::uint32_t>(static_cast<std::size_t>(format::read_device_value(wide_start.data() + slices, stream)));
+    clear(col16_, stream);
+    clear(col32_, stream);
+
+    // Values: the distinct bit patterns, ascending (the table), unless there are too many for codes.
+    using Bits = ValueBits<Value>;
+    const auto nnz = static_cast<std::size_t>(a.nnz);
+    DeviceBuffer<Bits> table_bits;
+    int table_size = 0;
+    {
+      // The sort's keys out, the unique keys and CUB's temporary (about one more key array).
+      require_device_memory("compressed-csr's sort of the values", 3.0 * static_cast<double>(nnz) * sizeof(Bits));
+      DeviceBuffer<Bits> sorted(nnz), unique(nnz);
+      DeviceBuffer<long long> distinct(1);
+      const auto* keys = reinterpret_cast<const Bits*>(a.values);
+      format::run_cub_at_plan_time(
+          [&](void* temp, std::size_t& bytes) {
+            return cub::DeviceRadixSort::SortKeys(temp, bytes, keys, sorted.data(), static_cast<long long>(nnz), 0,
+                                                  static_cast<int>(8 * sizeof(Bits)), stream);
+          },
+          stream);
+      format::run_cub_at_plan_time(
+          [&](void* temp, std::size_t& bytes) {
+            return cub::DeviceSelect::Unique(temp, bytes, sorted.data(), unique.data(), distinct.data(),
+                                             static_cast<long long>(nnz), stream);
+          },
+          stream);
+      const long long n = format::read_device_value(distinct.data(), stream);
+      if (n == 1 && format::read_device_value(unique.data(), stream) == std::bit_cast<Bits>(Value{1})) {
+        mode_ = CompressedValues::Pattern;
+      } else if (n <= static_cast<long long>(kCompressedMaxCode16)) {
+        mode_ = n <= static_cast<long long>(kCompressedMaxCode8) ? CompressedValues::Code8 : CompressedValues::Code16;
+        table_size = static_cast<int>(n);
+        table_bits = DeviceBuffer<Bits>(static_cast<std::size_t>(n));
+        SPMV_CUDA_CHECK(cudaMemcpyAsync(table_bits.data(), unique.data(), table_bits.bytes(), cudaMemcpyDeviceToDevice, stream));
+      } else {
+        mode_ = CompressedValues::Raw;
+      }
+      SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // `sorted` and `unique` are freed on return
+    }
+    const auto total = static_cast<std::size_t>(slots);
+    if (mode_ == CompressedValues::Code8) code8_ = DeviceBuffer<std::uint8_t>(total);
+    if (mode_ == CompressedValues::Code16) code16_ = DeviceBuffer<std::uint16_t>(total);
+    if (mode_ == CompressedValues::Raw) values_ = DeviceBuffer<Value>(total);
+    if (table_size > 0) {
+      table_ = DeviceBuffer<Value>(static_cast<std::size_t>(table_size));
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(table_.data(), table_bits.data(), table_.bytes(), cudaMemcpyDeviceToDevice, stream));
+    }
+    clear(code8_, stream);
+    clear(code16_, stream);
+    clear(values_, stream);
+
+    auto fill = [&](auto mode) {
+      compressed_fill_kernel<decltype(mode)::value><<<grid_for(rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+          a, slice_ptr_.data(), col_start_.data(), col_base_.data(), wide_.data(), col16_.data(), col32_.data(),
+          table_bits.data(), table_size, code8_.data(), code16_.data(), values_.data());
+      SPMV_CHECK_LAUNCH("compressed_fill_kernel");
+    };
+    switch (mode_) {
+      case CompressedValues::Pattern: fill(std::integral_constant<CompressedValues, CompressedValues::Pattern>{}); break;
+      case CompressedValues::Code8: fill(std::integral_constant<CompressedValues, CompressedValues::Code8>{}); break;
+      case CompressedValues::Code16: fill(std::integral_constant<CompressedValues, CompressedValues::Code16>{}); break;
+      case CompressedValues::Raw: fill(std::integral_constant<CompressedValues, CompressedValues::Raw>{}); break;
+    }
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // the temporaries are freed on return
+    const auto wide_slices = static_cast<std::int64_t>(format::read_device_value(facts.data() + kWideSlices, stream));
+    summary_ = compressed_csr_summary(slices, slices - wide_slices, mode_, static_cast<std::size_t>(table_size), slots);
   }
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
@@ -191,7 +416,7 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
   bool writes_workspace() const override { return false; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " " + summary_ + " unroll=" + std::to_string(format::kSlotUnroll) +
-           " conversion=host";
+           " conversion=device";
   }
   std::size_t extra_bytes() const override {
     return row_length_.bytes() + slice_ptr_.bytes() + col_start_.bytes() + col_base_.bytes() + wide_.bytes() +

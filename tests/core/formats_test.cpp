@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -667,7 +668,7 @@ TEST(CompressedCsr, Layout) {
   EXPECT_EQ(m.col16, (std::vector<std::uint16_t>{0, 0, 0, 2, 0, 1, 0, 0, 2, 0, 0, 3}));
   EXPECT_TRUE(m.col32.empty());
   EXPECT_EQ(m.value_mode, CompressedValues::Code8);
-  EXPECT_EQ(m.table, (std::vector<double>{1, 2, 3, 4, 5, 6}));  // first-appearance order
+  EXPECT_EQ(m.table, (std::vector<double>{1, 2, 3, 4, 5, 6}));  // ascending bits (positive: ascending values)
   EXPECT_EQ(m.code8, (std::vector<std::uint8_t>{0, 0, 2, 1, 0, 3, 0, 0, 4, 0, 0, 5}));
   EXPECT_EQ(spmv::compressed_csr_summary(m), "slices=1 cols=16bit(100% slices) values=u8 table(6) slots=12");
   EXPECT_EQ(spmv::storage_bytes(m), std::size_t{3 * 2 + 2 * 8 + 8 + 8 + 1 + 12 * 2 + 6 * 8 + 12});
@@ -685,6 +686,22 @@ TEST(CompressedCsr, Layout) {
   EXPECT_EQ(two.value_mode, CompressedValues::Pattern);
   EXPECT_TRUE(two.table.empty() && two.code8.empty() && two.code16.empty() && two.values.empty());
   EXPECT_EQ(spmv::compressed_csr_summary(two), "slices=2 cols=16bit(100% slices) values=none(pattern) slots=33");
+}
+
+TEST(CompressedCsr, TableIsInAscendingBitOrder) {
+  // First appearance 3, -1, 2, -0.0, 0.0: by unsigned bits 0.0 < 2 < 3 < -0.0 < -1 (the sign bit is the
+  // top bit), the order the CUDA conversion's sort + unique gives; codes index that order.
+  const std::vector<std::int64_t> ptr{0, 5};
+  const std::vector<std::int64_t> col{0, 1, 2, 3, 4};
+  const auto m = spmv::to_compressed_csr(make(1, 5, ptr, col, std::vector<double>{3, -1, 2, -0.0, 0.0}));
+  ASSERT_EQ(m.value_mode, CompressedValues::Code8);
+  ASSERT_EQ(m.table.size(), 5u);
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(m.table[0]), std::bit_cast<std::uint64_t>(0.0));
+  EXPECT_EQ(m.table[1], 2.0);
+  EXPECT_EQ(m.table[2], 3.0);
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(m.table[3]), std::bit_cast<std::uint64_t>(-0.0));
+  EXPECT_EQ(m.table[4], -1.0);
+  EXPECT_EQ(m.code8, (std::vector<std::uint8_t>{2, 4, 1, 3, 0}));
 }
 
 TEST(CompressedCsr, ColumnOffsetWidthPerSlice) {

@@ -2,16 +2,20 @@
 // error reporting and clean failure on out-of-memory. Skips without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "spmv/cpu.hpp"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/device.hpp"
 #include "spmv/error.hpp"
+#include "spmv/formats.hpp"
 #include "spmv/generators.hpp"
 
 namespace {
@@ -205,6 +209,49 @@ TEST(CudaDevice, CopyBandwidthIsPlausible) {
   // Any CUDA GPU of the last decade copies faster than 50 GB/s and no HBM3e part reaches 20 TB/s.
   EXPECT_GT(gbs, 50.0);
   EXPECT_LT(gbs, 20000.0);
+}
+
+}  // namespace
+
+namespace {
+
+// The device conversion of compressed-csr builds the host conversion's layout (the one CI checks): the
+// same slices, offset widths, value encoding, table size and slots, read from the plan's policy; and it
+// refuses what the host refuses.
+TEST(CudaCompressedCsr, DeviceConversionMatchesTheHostLayout) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Matrix> cases;
+  cases.push_back(spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(70)));                 // u8 table
+  cases.push_back(spmv::convert<double, std::int32_t>(spmv::gen::random_uniform(3000, 200000, 7, 5)));  // wide, raw
+  Matrix pattern = spmv::convert<double, std::int32_t>(spmv::gen::banded(5000, 3, 9));
+  std::fill(pattern.values.begin(), pattern.values.end(), 1.0);
+  cases.push_back(pattern);                                                                       // pattern
+  Matrix signs = pattern;
+  for (std::size_t i = 0; i < signs.values.size(); ++i)
+    signs.values[i] = std::ldexp(static_cast<double>(i % 300) - 150.0, -3) * (i % 7 == 0 ? -1.0 : 1.0);
+  signs.values[0] = -0.0;
+  cases.push_back(signs);                                                                         // u16 table, signs
+  for (const Matrix& a : cases) {
+    spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+    spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), Algorithm::CompressedCsr);
+    const std::string host = spmv::compressed_csr_summary(spmv::to_compressed_csr(a));
+    EXPECT_NE(plan.policy().find(host), std::string::npos) << plan.policy() << " vs host " << host;
+    const auto x = random_vector(static_cast<std::size_t>(a.cols), 3);
+    std::vector<double> y(static_cast<std::size_t>(a.rows), std::nan("")), ref(y.size(), 0), scale(y.size(), 0);
+    for (std::int32_t r = 0; r < a.rows; ++r)
+      for (std::int32_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+        ref[r] += a.values[k] * x[a.col_idx[k]];
+        scale[r] += std::abs(a.values[k] * x[a.col_idx[k]]);
+      }
+    spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{std::span<const double>(y)};
+    plan.apply(1.0, d_x.data(), 0.0, d_y.data());
+    expect_close(d_y.to_host(), ref, scale);
+  }
+  // A row longer than a 16-bit length: refused on both sides.
+  Matrix long_row = spmv::convert<double, std::int32_t>(spmv::gen::random_uniform(2, 70000, 66000, 1));
+  EXPECT_THROW((void)spmv::to_compressed_csr(long_row), spmv::Unsupported);
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_long(long_row);
+  EXPECT_THROW((spmv::cuda::Plan<double, std::int32_t>(d_long.view(), Algorithm::CompressedCsr)), spmv::Unsupported);
 }
 
 }  // namespace
