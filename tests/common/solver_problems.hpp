@@ -68,6 +68,28 @@ inline SolverMatrix convection_diffusion(std::int64_t n, double wind) {
   return to_csr<double, std::int64_t>(coo);
 }
 
+// shift * I + convection_diffusion(n, wind): the spectrum is a small cluster far from 0, so A v_j is
+// nearly parallel to v_j and classical Gram-Schmidt cancels most of w at every Arnoldi step
+// (||w - V h|| / ||w|| at most about (4 + wind) / shift, the off-diagonal row sums over the diagonal):
+// GMRES's re-orthogonalisation branch runs at every step once shift >= 10, while the method converges
+// fast (by about that ratio per step).
+inline SolverMatrix clustered_spectrum(std::int64_t n, double wind, double shift) {
+  SolverMatrix a = convection_diffusion(n, wind);
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) a.values[k] += shift;
+  return a;
+}
+
+// diag(1e300, 1): with b = (1, 1) the first Arnoldi vector's w.w overflows (GMRES's non-finite
+// breakdown after a finite initial residual).
+inline SolverMatrix overflowing_matrix() {
+  CooMatrix<double, std::int64_t> coo;
+  coo.rows = coo.cols = 2;
+  coo.row_idx = {0, 1}, coo.col_idx = {0, 1}, coo.values = {1e300, 1.0};
+  return to_csr<double, std::int64_t>(coo);
+}
+
 inline std::vector<double> random_rhs(std::int64_t n, std::uint64_t seed) {
   SplitMix64 rng(seed);
   std::vector<double> b(n);
