@@ -16,6 +16,7 @@
 #include "common/zoo.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/generators.hpp"
+#include "spmv/operator.hpp"
 #include "spmv/solvers.hpp"
 
 namespace spmv::test {
@@ -104,6 +105,20 @@ inline std::vector<double> random_rhs(std::int64_t n, std::uint64_t seed) {
 inline double true_residual_bound(double tolerance, double eps, int iterations, double a_norm, double x_norm,
                                   double b_norm) {
   return tolerance + 10.0 * eps * (iterations + 1) * a_norm * 2.0 * x_norm / b_norm;
+}
+
+// One solve through the CPU operator chosen by Auto, in Value, with the matrix's diagonal for Jacobi;
+// returns the result and x (in double).
+template <class Value>
+SolverResult solve_cpu(const SolverMatrix& a64, const std::vector<double>& b64, std::vector<double>& x64,
+                       const SolverOptions& options) {
+  const auto a = convert<Value, std::int32_t>(a64);
+  auto op = make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose);
+  std::vector<Value> b(b64.begin(), b64.end()), x(b.size(), Value(0));
+  const auto diagonal = matrix_diagonal(a);
+  const SolverResult r = solve<Value>(*op, b, x, options, diagonal);
+  x64.assign(x.begin(), x.end());
+  return r;
 }
 
 // ----- Textbook reference solvers (sequential, double, unfused), returning the iteration count. -----
