@@ -1,47 +1,21 @@
 // Restarted GMRES(m) (Saad & Schultz 1986; Saad, 2nd ed., Alg. 6.9 with Givens rotations, §6.5.3)
 // with right Jacobi preconditioning: it minimises the true residual ||b - A x|| over x0 + M^-1 K_m, so
 // the Givens estimate |g_{j+1}| that the stopping rule reads is the unpreconditioned residual.
-// Arnoldi orthogonalises with classical Gram-Schmidt applied twice (CGS2; Giraud, Langou & Rozloznik
-// 2005: as stable as modified Gram-Schmidt): per step two block dot products V^T w and two block
-// updates w -= V h instead of MGS's 2j dependent sweeps, which is what the CUDA path needs too.
+// Arnoldi orthogonalises with one classical Gram-Schmidt pass whose dot products and ||w|| come from
+// one sweep (the norm by Pythagoras), re-orthogonalised by a second pass only when the DGKS criterion
+// asks for it, and a fused update + normalisation (src/solvers/gmres_arnoldi.hpp says why; the CUDA
+// path, src/cuda/solvers/gmres.cu, runs the same recurrence with the decision on the device). Per step
+// that is 2 sweeps over V_j instead of CGS2's 4 plus a norm and a scaling.
 // Each restart recomputes r = b - A x with one extra apply; the cycle also ends when the Krylov space
 // becomes invariant (h_{j+1,j} = 0, the "lucky" breakdown: the cycle's solution is then exact).
 #include <algorithm>
 #include <vector>
 
 #include "solvers/cpu_vector_ops.hpp"
+#include "solvers/gmres_arnoldi.hpp"
 #include "solvers/solver_setup.hpp"
 
 namespace spmv::solvers {
-namespace {
-
-// h[c] = V_c . w for the first `columns` columns of V (column c at V + c*n).
-template <class Value>
-void project(const Value* v, std::int64_t n, int columns, const Value* w, double* h) {
-  for (int c = 0; c < columns; ++c) h[c] = 0;
-#pragma omp parallel
-  {
-    std::vector<double> local(columns, 0.0);
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i)
-      for (int c = 0; c < columns; ++c) local[c] += static_cast<double>(v[c * n + i]) * w[i];
-#pragma omp critical
-    for (int c = 0; c < columns; ++c) h[c] += local[c];
-  }
-}
-
-// w -= V h over the first `columns` columns.
-template <class Value>
-void subtract_combination(const Value* v, std::int64_t n, int columns, const double* h, Value* w) {
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    double sum = 0;
-    for (int c = 0; c < columns; ++c) sum += h[c] * v[c * n + i];
-    w[i] -= static_cast<Value>(sum);
-  }
-}
-
-}  // namespace
 
 template <class Value>
 void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
@@ -52,7 +26,7 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
   const Value* dinv = inverse_diagonal.data();
   std::vector<Value> basis(static_cast<std::size_t>(m + 1) * n), z(n);
   // Hessenberg column-major (m+1) x m, rotations, right-hand side g = beta e1 rotated, solution y.
-  std::vector<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 1), h2(m + 1);
+  std::vector<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 2), h2(m + 2);
   auto column = [&](int c) { return std::span<Value>(basis.data() + c * n, n); };
   auto H = [&](int row, int col) -> double& { return hess[static_cast<std::size_t>(col) * (m + 1) + row]; };
 
@@ -83,14 +57,9 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
       std::span<Value> w = column(j + 1);
       cpu::scale_by<Value>(inverse_diagonal, column(j), z);
       run.apply(Value(1), z, Value(0), w);
-      project(basis.data(), n, j + 1, w.data(), h.data());
-      run.global_sum({h.data(), static_cast<std::size_t>(j + 1)});
-      subtract_combination(basis.data(), n, j + 1, h.data(), w.data());
-      project(basis.data(), n, j + 1, w.data(), h2.data());
-      run.global_sum({h2.data(), static_cast<std::size_t>(j + 1)});
-      subtract_combination(basis.data(), n, j + 1, h2.data(), w.data());
-      for (int i = 0; i <= j; ++i) H(i, j) = h[i] + h2[i];
-      const double h_next = std::sqrt(run.sum(cpu::dot<Value>(w, w)));
+      const ArnoldiStep step = arnoldi_orthogonalise(basis.data(), n, j, h.data(), h2.data(), &H(0, j),
+                                                     [&](std::span<double> part) { run.global_sum(part); });
+      const double h_next = step.beta;
       // Earlier rotations on the new column, then the rotation that zeroes h_{j+1,j}.
       for (int i = 0; i < j; ++i) {
         const double t = cs[i] * H(i, j) + sn[i] * H(i + 1, j);
@@ -111,9 +80,7 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
       ++k;
       stop = run.step(k, std::abs(g[j + 1]));
       if (stop || h_next == 0) break;  // h_next == 0: invariant subspace, the cycle's solution is exact
-      const auto inv_h = static_cast<Value>(1.0 / h_next);
-#pragma omp parallel for schedule(static)
-      for (std::int64_t i = 0; i < n; ++i) w[i] *= inv_h;
+      arnoldi_normalise(basis.data(), n, j, h.data(), step);
     }
     // y = R^-1 g (back substitution), x += M^-1 V y.
     for (int i = columns - 1; i >= 0; --i) {

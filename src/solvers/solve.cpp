@@ -107,7 +107,12 @@ double vector_words_per_iteration(const SolverOptions& o) {
   switch (o.method) {
     case SolverMethod::Cg: return (o.fused ? 10 : 11) + (jacobi ? 2 : 0);
     case SolverMethod::BiCgStab: return jacobi ? 23 : 21;
-    case SolverMethod::Gmres: return 2.0 * o.restart + 12 + (jacobi ? 3 : 0);
+    case SolverMethod::Gmres: {
+      double step_words = 0;  // summed over a cycle's steps j = 0..m-1 (solver_setup.hpp)
+      for (int j = 0; j < o.restart; ++j)
+        step_words += 2.0 * j + 5 + ((j + 2 + kGmresDotColumns - 1) / kGmresDotColumns - 1);
+      return step_words / o.restart + 1 + (jacobi ? 3 : 0);
+    }
   }
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "common/zoo.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/generators.hpp"
+#include "spmv/operator.hpp"
 #include "spmv/solvers.hpp"
 
 namespace spmv::test {
@@ -68,6 +69,28 @@ inline SolverMatrix convection_diffusion(std::int64_t n, double wind) {
   return to_csr<double, std::int64_t>(coo);
 }
 
+// shift * I + convection_diffusion(n, wind): the spectrum is a small cluster far from 0, so A v_j is
+// nearly parallel to v_j and classical Gram-Schmidt cancels most of w at every Arnoldi step
+// (||w - V h|| / ||w|| at most about (4 + wind) / shift, the off-diagonal row sums over the diagonal):
+// GMRES's re-orthogonalisation branch runs at every step once shift >= 10, while the method converges
+// fast (by about that ratio per step).
+inline SolverMatrix clustered_spectrum(std::int64_t n, double wind, double shift) {
+  SolverMatrix a = convection_diffusion(n, wind);
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) a.values[k] += shift;
+  return a;
+}
+
+// diag(1e300, 1): with b = (1, 1) the first Arnoldi vector's w.w overflows (GMRES's non-finite
+// breakdown after a finite initial residual).
+inline SolverMatrix overflowing_matrix() {
+  CooMatrix<double, std::int64_t> coo;
+  coo.rows = coo.cols = 2;
+  coo.row_idx = {0, 1}, coo.col_idx = {0, 1}, coo.values = {1e300, 1.0};
+  return to_csr<double, std::int64_t>(coo);
+}
+
 inline std::vector<double> random_rhs(std::int64_t n, std::uint64_t seed) {
   SplitMix64 rng(seed);
   std::vector<double> b(n);
@@ -82,6 +105,20 @@ inline std::vector<double> random_rhs(std::int64_t n, std::uint64_t seed) {
 inline double true_residual_bound(double tolerance, double eps, int iterations, double a_norm, double x_norm,
                                   double b_norm) {
   return tolerance + 10.0 * eps * (iterations + 1) * a_norm * 2.0 * x_norm / b_norm;
+}
+
+// One solve through the CPU operator chosen by Auto, in Value, with the matrix's diagonal for Jacobi;
+// returns the result and x (in double).
+template <class Value>
+SolverResult solve_cpu(const SolverMatrix& a64, const std::vector<double>& b64, std::vector<double>& x64,
+                       const SolverOptions& options) {
+  const auto a = convert<Value, std::int32_t>(a64);
+  auto op = make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose);
+  std::vector<Value> b(b64.begin(), b64.end()), x(b.size(), Value(0));
+  const auto diagonal = matrix_diagonal(a);
+  const SolverResult r = solve<Value>(*op, b, x, options, diagonal);
+  x64.assign(x.begin(), x.end());
+  return r;
 }
 
 // ----- Textbook reference solvers (sequential, double, unfused), returning the iteration count. -----

@@ -27,19 +27,6 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 using Case = SolverCase;
 
-// One solve through the CPU operator chosen by Auto; returns the result and x.
-template <class Value>
-SolverResult solve_cpu(const SolverMatrix& a64, const std::vector<double>& b64, std::vector<double>& x64,
-                       SolverOptions options) {
-  const auto a = convert<Value, std::int32_t>(a64);
-  auto op = make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose);
-  std::vector<Value> b(b64.begin(), b64.end()), x(b.size(), Value(0));
-  const auto diagonal = matrix_diagonal(a);
-  const SolverResult r = solve<Value>(*op, b, x, options, diagonal);
-  x64.assign(x.begin(), x.end());
-  return r;
-}
-
 class CpuSolvers : public testing::TestWithParam<Case> {};
 
 TEST_P(CpuSolvers, ConvergeAndAgreeWithTheReference) {

@@ -5,6 +5,7 @@
 // host's check interval changes nothing but the number of wasted kernels. Skipped without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -184,6 +185,55 @@ TEST(CudaSolversDevice, BreakdownsAreReported) {
   r = run<double>(Backend::Cuda, dense(2, {0, 0, 0, 1}), {1, 0}, x, o);
   EXPECT_TRUE(contains(r.breakdown, "singular")) << r.breakdown;
   EXPECT_FALSE(r.converged);
+}
+
+// Issue 15's GMRES (src/solvers/gmres_arnoldi.hpp) against the CPU's, the same recurrence: a clustered
+// spectrum that takes the device-side second Gram-Schmidt pass at every step, and restarts whose
+// multi-dot fits one register tile (20) or needs two grid rows of them (40).
+TEST(CudaSolversDevice, GmresMatchesTheCpuRecurrence) {
+  SKIP_WITHOUT_CUDA();
+  struct Problem {
+    const char* name;
+    SolverMatrix a;
+    int restart;
+  };
+  const Problem problems[] = {{"clustered", clustered_spectrum(20, 0.5, 100.0), 4},
+                              {"convdiff", solver_problem_matrix("convdiff"), 20},
+                              {"convdiff", solver_problem_matrix("convdiff"), 40},
+                              {"poisson3d", solver_problem_matrix("poisson3d"), 40}};
+  for (const Problem& p : problems)
+    for (bool single : {false, true}) {
+      const auto b = random_rhs(p.a.rows, 11);
+      SolverOptions o;
+      o.method = SolverMethod::Gmres;
+      o.tolerance = single ? 1e-5 : 1e-10;
+      o.max_iterations = 2000;
+      o.restart = p.restart;
+      std::vector<double> x_cpu, x_gpu;
+      const auto r_cpu = single ? run<float>(Backend::Cpu, p.a, b, x_cpu, o) : run<double>(Backend::Cpu, p.a, b, x_cpu, o);
+      const auto r_gpu = single ? run<float>(Backend::Cuda, p.a, b, x_gpu, o) : run<double>(Backend::Cuda, p.a, b, x_gpu, o);
+      const std::string what = std::string(p.name) + " restart " + std::to_string(p.restart) + (single ? " f32" : " f64");
+      ASSERT_TRUE(r_cpu.converged) << what;
+      ASSERT_TRUE(r_gpu.converged) << what << ": " << r_gpu.breakdown;
+      // Only the summation order differs: within 2% (at least one step).
+      EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, std::max(1, r_cpu.iterations / 50)) << what;
+      double xx = 0;
+      for (double v : x_gpu) xx += v * v;
+      const double eps = single ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+      EXPECT_LE(r_gpu.residual, true_residual_bound(o.tolerance, eps, r_gpu.iterations, norm_inf_matrix(p.a),
+                                                    std::sqrt(xx), std::sqrt(reference_dot(b, b))))
+          << what;
+    }
+}
+
+TEST(CudaSolversDevice, GmresOverflowIsANonFiniteBreakdown) {
+  SKIP_WITHOUT_CUDA();
+  SolverOptions o;
+  o.method = SolverMethod::Gmres;
+  std::vector<double> x;
+  const auto r = run<double>(Backend::Cuda, overflowing_matrix(), {1, 1}, x, o);
+  EXPECT_FALSE(r.converged);
+  EXPECT_TRUE(contains(r.breakdown, "NaN or Inf")) << r.breakdown;
 }
 
 TEST(CudaSolversDevice, ProgressAndMaxIterations) {
