@@ -118,17 +118,19 @@ int& knob_field(Options& o, Knob knob) {
   throw std::logic_error("knob_field: unknown knob");
 }
 
-std::int64_t conversion_min_applies(Algorithm a) {
+std::int64_t conversion_min_applies(Algorithm a, Backend backend) {
   // docs/PERFORMANCE.md, H200 2026-11-21/23, "pays off after (products, vs fastest CSR)": the
   // smallest value over the suite. Not measured on the CPU, where the same table is used (the CPU
-  // conversions are host loops of the same order of cost per nonzero as one product, or more).
+  // conversions are host loops of the same order of cost per nonzero as one product, or more) except
+  // for compressed CSR, whose CUDA conversion runs on the device and the CPU's on the host.
   switch (a) {
     case Algorithm::ExplicitTranspose: return 19;   // 19-105 (686 on poisson2d f32)
     case Algorithm::Dia: return 36;                 // 36-54 on the stencils, refused elsewhere
     case Algorithm::EllR: return 38;                // 38-146
     case Algorithm::Hyb: return 138;                // 138-408, never on irregular rows
     case Algorithm::Sell: return 641;               // 641-2640
-    case Algorithm::CompressedCsr: return 22000;    // 22 000-43 000 (host conversion)
+    case Algorithm::CompressedCsr:  // device conversion 123-1761 (2026-11-23); host 22 000-43 000
+      return backend == Backend::Cuda ? 123 : 22000;
     default: return 0;
   }
 }
@@ -178,7 +180,7 @@ TuningSpace build_tuning_space(const TuningInputs& in) {
       if (!long_rows) formats.push_back(Algorithm::Sell);
     }
     for (Algorithm f : formats)
-      if (in.user.expected_applies >= conversion_min_applies(f)) converted.push_back(f);
+      if (in.user.expected_applies >= conversion_min_applies(f, in.backend)) converted.push_back(f);
   }
 
   auto usable = [&](Algorithm a) { return contains(in.offered, a) && !contains(in.excluded, a); };
@@ -188,7 +190,7 @@ TuningSpace build_tuning_space(const TuningInputs& in) {
       if (f.algorithm == a) return;
     space.families.push_back({a, axes_of(a, in), converts});
   };
-  add(in.auto_choice, conversion_min_applies(in.auto_choice) > 0);
+  add(in.auto_choice, conversion_min_applies(in.auto_choice, in.backend) > 0);
   // Screening order: the best CSR alternative, then the converted formats the hint allows (they read
   // fewer bytes, the largest wins measured), then the other CSR alternatives.
   std::vector<Algorithm> c, v;

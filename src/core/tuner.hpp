@@ -96,7 +96,7 @@ struct TuningInputs {
 // Minimum expected products for a converted format to enter the space: the fewest products after
 // which its conversion was repaid on the H200 suite (docs/PERFORMANCE.md, "pays off after"), i.e.
 // the most optimistic measured case; 0 when the algorithm converts nothing.
-std::int64_t conversion_min_applies(Algorithm algorithm);
+std::int64_t conversion_min_applies(Algorithm algorithm, Backend backend);
 
 TuningSpace build_tuning_space(const TuningInputs& in);
 

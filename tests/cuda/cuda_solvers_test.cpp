@@ -197,7 +197,7 @@ TEST(CudaSolversDevice, GmresMatchesTheCpuRecurrence) {
     SolverMatrix a;
     int restart;
   };
-  const Problem problems[] = {{"clustered", clustered_spectrum(20, 0.5, 100.0), 4},
+  const Problem problems[] = {{"clustered", clustered_spectrum(20, 0.5, 3000.0), 4},
                               {"convdiff", solver_problem_matrix("convdiff"), 20},
                               {"convdiff", solver_problem_matrix("convdiff"), 40},
                               {"poisson3d", solver_problem_matrix("poisson3d"), 40}};
