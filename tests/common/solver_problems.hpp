@@ -82,6 +82,21 @@ inline SolverMatrix clustered_spectrum(std::int64_t n, double wind, double shift
   return a;
 }
 
+// A permutation of n rows made of cycles of length `cycle` (row i has its 1 in the next column of its
+// cycle): orthogonal and nonsymmetric; A v is nearly orthogonal to v for a random v, so GMRES's
+// single Gram-Schmidt pass is accepted at every step, and GMRES converges in `cycle` steps (the degree
+// of the minimal polynomial x^cycle - 1).
+inline SolverMatrix cyclic_permutation(std::int64_t n, std::int64_t cycle) {
+  CooMatrix<double, std::int64_t> coo;
+  coo.rows = coo.cols = n;
+  for (std::int64_t i = 0; i < n; ++i) {
+    coo.row_idx.push_back(i);
+    coo.col_idx.push_back(i / cycle * cycle + (i % cycle + 1) % cycle);
+    coo.values.push_back(1.0);
+  }
+  return to_csr<double, std::int64_t>(coo);
+}
+
 // diag(1e300, 1): with b = (1, 1) the first Arnoldi vector's w.w overflows (GMRES's non-finite
 // breakdown after a finite initial residual).
 inline SolverMatrix overflowing_matrix() {

@@ -226,6 +226,27 @@ TEST(CudaSolversDevice, GmresMatchesTheCpuRecurrence) {
     }
 }
 
+// A permutation's Krylov vectors take the single pass at every step (the device's accepted branch,
+// whose fused update subtracts V_j h): the minimal polynomial's 8 steps, as on the CPU, and A x = b.
+TEST(CudaSolversDevice, GmresSinglePassStepsMatchTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  const SolverMatrix a = cyclic_permutation(800, 8);
+  const auto b = random_rhs(a.rows, 6);
+  for (bool single : {false, true}) {
+    SolverOptions o;
+    o.method = SolverMethod::Gmres;
+    o.tolerance = single ? 1e-5 : 1e-12;
+    std::vector<double> x_cpu, x_gpu;
+    const auto r_cpu = single ? run<float>(Backend::Cpu, a, b, x_cpu, o) : run<double>(Backend::Cpu, a, b, x_cpu, o);
+    const auto r_gpu = single ? run<float>(Backend::Cuda, a, b, x_gpu, o) : run<double>(Backend::Cuda, a, b, x_gpu, o);
+    ASSERT_TRUE(r_gpu.converged) << r_gpu.breakdown;
+    EXPECT_EQ(r_gpu.iterations, r_cpu.iterations) << (single ? "f32" : "f64");
+    EXPECT_LE(r_gpu.iterations, 8);
+    const auto ax = reference_product(a, x_gpu);
+    for (std::int64_t i = 0; i < a.rows; ++i) ASSERT_NEAR(ax[i], b[i], single ? 1e-4 : 1e-10) << i;
+  }
+}
+
 TEST(CudaSolversDevice, GmresOverflowIsANonFiniteBreakdown) {
   SKIP_WITHOUT_CUDA();
   SolverOptions o;
