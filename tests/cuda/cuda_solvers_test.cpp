@@ -189,7 +189,7 @@ TEST(CudaSolversDevice, BreakdownsAreReported) {
 
 // Issue 15's GMRES (src/solvers/gmres_arnoldi.hpp) against the CPU's, the same recurrence: a clustered
 // spectrum that takes the device-side second Gram-Schmidt pass at every step, and restarts whose
-// multi-dot fits one register tile (20) or needs two grid rows of them (40).
+// multi-dot needs two grid rows of register tiles (20) or three (40).
 TEST(CudaSolversDevice, GmresMatchesTheCpuRecurrence) {
   SKIP_WITHOUT_CUDA();
   struct Problem {
