@@ -14,6 +14,7 @@
 
 #include "byte_model.hpp"
 #include "core/phase_log.hpp"
+#include "solvers/cpu_vector_ops.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -90,15 +91,8 @@ Vector pseudo_random_values(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// dst = src and dst = value by OpenMP threads: the verification's rows-sized vectors (343 M entries
-// at poisson3d n = 700) are refilled for every algorithm.
-template <class T>
-void parallel_copy(std::span<const T> src, std::span<T> dst) {
-  const auto n = static_cast<std::int64_t>(dst.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i];
-}
-
+// dst = value by OpenMP threads (with solvers::cpu::copy for dst = src): the verification's rows-sized
+// vectors (343 M entries at poisson3d n = 700) are refilled for every algorithm.
 template <class T>
 void parallel_fill(std::span<T> dst, T value) {
   const auto n = static_cast<std::int64_t>(dst.size());
@@ -114,7 +108,7 @@ void start_y(HostVector<Value>& y, const HostVector<Value>& y0, double beta) {
   if (beta == 0.0)
     parallel_fill(std::span<Value>(y), std::numeric_limits<Value>::quiet_NaN());
   else
-    parallel_copy(std::span<const Value>(y0), std::span<Value>(y));
+    solvers::cpu::copy(std::span<const Value>(y0), std::span<Value>(y));
 }
 
 }  // namespace
@@ -374,7 +368,7 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
       } else {
         phase.next("time " + requested);
         // the verified y is done with: no second vector
-        parallel_copy(std::span<const Value>(problem.y0), std::span<Value>(y));
+        solvers::cpu::copy(std::span<const Value>(problem.y0), std::span<Value>(y));
         record_timing(row, plan->time(problem.alpha, problem.x, problem.beta, y, s.timing),
                       static_cast<double>(nnz), static_cast<double>(bytes), s.bandwidth_gbs);
       }
@@ -457,7 +451,7 @@ BenchRow lma_row(const fem::FemProblem<Value, Index>& p, const BenchSettings& s,
         fmt::print(stderr, "\n*** VERIFICATION FAILED: lma on {} ({}): {} ***\n\n", label, row.precision, row.message);
       return row;
     }
-    parallel_copy(std::span<const Value>(problem.y0), std::span<Value>(y));
+    solvers::cpu::copy(std::span<const Value>(problem.y0), std::span<Value>(y));
     record_timing(row, op->time(problem.alpha, problem.x, problem.beta, y, s.timing),
                   static_cast<double>(fem::lma_multiply_adds(p)), static_cast<double>(row.model_bytes), s.bandwidth_gbs);
   } catch (const Unsupported& e) {

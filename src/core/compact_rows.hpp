@@ -14,10 +14,13 @@ namespace spmv::detail {
 // end before from[r0], where the sources not yet moved begin: within a stretch no target overlaps a
 // source still to be read, so its rows are copied by OpenMP threads. The stretch grows with the gap
 // from[r0] - to[r0] (the duplicates summed so far); where the gap is smaller than row r0's new length,
-// that row moves alone (memmove). A sequential row-by-row memmove of the 2^31 edges of R-MAT scale
+// that row moves alone (memmove), and short stretches are moved by the calling thread, in row order. A sequential row-by-row memmove of the 2^31 edges of R-MAT scale
 // 27 costs seconds on one core (issue 18).
 template <class Index>
 void compact_rows(Index* data, const std::vector<Index>& from, const std::vector<Index>& to, int threads) {
+  // Stretches that move fewer entries are moved by this thread: a parallel region (a fork and a
+  // barrier) costs more than a memmove of 64 K entries.
+  constexpr std::int64_t kParallelEntries = std::int64_t{1} << 16;
   const auto rows = static_cast<std::int64_t>(from.size()) - 1;
   // The gap from[r] - to[r] never decreases: the rows before the first nonzero gap stay where they are.
   std::int64_t r0 = 0;
@@ -37,14 +40,15 @@ void compact_rows(Index* data, const std::vector<Index>& from, const std::vector
       step *= 2;
     }
     r1 = std::upper_bound(to.begin() + r1 + 1, to.begin() + std::min(rows, r1 + step) + 1, from[r0]) - to.begin() - 1;
-    if (r1 == r0 + 1) {
-      if (to[r0 + 1] > to[r0] && to[r0] != from[r0])
-        std::memmove(data + to[r0], data + from[r0], static_cast<std::size_t>(to[r0 + 1] - to[r0]) * sizeof(Index));
+    const auto move = [&](std::int64_t r) {
+      if (to[r + 1] > to[r] && to[r] != from[r])
+        std::memmove(data + to[r], data + from[r], static_cast<std::size_t>(to[r + 1] - to[r]) * sizeof(Index));
+    };
+    if (to[r1] - to[r0] < kParallelEntries) {
+      for (std::int64_t r = r0; r < r1; ++r) move(r);  // in row order: always safe
     } else {
 #pragma omp parallel for schedule(dynamic, 1024) num_threads(threads)
-      for (std::int64_t r = r0; r < r1; ++r)
-        if (to[r + 1] > to[r] && to[r] != from[r])
-          std::memmove(data + to[r], data + from[r], static_cast<std::size_t>(to[r + 1] - to[r]) * sizeof(Index));
+      for (std::int64_t r = r0; r < r1; ++r) move(r);
     }
     r0 = r1;
   }
