@@ -144,13 +144,13 @@ TEST(ParallelChecks, CompactRowsMatchesTheSequentialMove) {
     for (int threads : {1, 2, 3}) {
       SCOPED_TRACE(testing::Message() << "pattern " << pattern << ", threads " << threads);
       std::mt19937_64 rng(17 + pattern);
-      const std::int64_t rows = 20000;
+      const std::int64_t rows = 120000;  // pattern 0: a gap of 2.25 M entries, then 2.4 M entries to move
       std::vector<std::int64_t> from{0}, to{0};
       for (std::int64_t r = 0; r < rows; ++r) {
-        // pattern 0's first rows leave a gap above compact_rows' 2^16-entry threshold for threads
-        const std::int64_t length = r < 3 && pattern == 0 ? 100000 : static_cast<std::int64_t>(rng() % 40);
+        // pattern 0's first rows leave a gap above compact_rows' 2^20-entry threshold for threads
+        const std::int64_t length = r < 3 && pattern == 0 ? 1000000 : static_cast<std::int64_t>(rng() % 40);
         std::int64_t kept = length;
-        if (pattern == 0) kept = length - static_cast<std::int64_t>(rng() % (length / 2 + 1));
+        if (pattern == 0) kept = r < 3 ? length / 4 : length - static_cast<std::int64_t>(rng() % (length / 2 + 1));
         if (pattern == 1) kept = r % 500 == 7 && length > 0 ? length - 1 : length;  // a gap of 1, rarely growing
         if (pattern == 2) kept = r < rows / 2 ? length : static_cast<std::int64_t>(rng() % (length + 1));
         from.push_back(from.back() + length);
