@@ -223,7 +223,8 @@ struct Problem {
     if (!transpose) {
       const std::int64_t rows = a.rows;
 #pragma omp parallel for schedule(static) reduction(max : longest)
-      for (std::int64_t r = 0; r < rows; ++r) longest = std::max<std::int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
+      for (std::int64_t r = 0; r < rows; ++r)
+        longest = std::max<std::int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
     } else {
       std::vector<std::int64_t> column_length(static_cast<std::size_t>(a.cols), 0);
       for (Index c : a.col_idx) longest = std::max(longest, ++column_length[static_cast<std::size_t>(c)]);

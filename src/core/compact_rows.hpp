@@ -9,13 +9,14 @@
 namespace spmv::detail {
 
 // Moves row r's first to[r + 1] - to[r] entries from data + from[r] to data + to[r], for every row, in
-// place. from and to are row offsets (rows + 1 entries, from[0] = to[0] = 0) with to[r + 1] - to[r] <=
-// from[r + 1] - from[r], so to[r] <= from[r]: no row moves right; threads > 0. Rows are moved in stretches [r0, r1) whose targets all
-// end before from[r0], where the sources not yet moved begin: within a stretch no target overlaps a
-// source still to be read, so its rows are copied by OpenMP threads. The stretch grows with the gap
-// from[r0] - to[r0] (the duplicates summed so far); where the gap is smaller than row r0's new length,
-// that row moves alone (memmove), and short stretches are moved by the calling thread, in row order. A sequential row-by-row memmove of the 2^31 edges of R-MAT scale
-// 27 costs seconds on one core (issue 18).
+// place. from and to are row offsets (rows + 1 entries, from[0] = to[0] = 0) with to[r + 1] - to[r]
+// <= from[r + 1] - from[r], so to[r] <= from[r]: no row moves right; threads > 0. Rows are moved in
+// stretches [r0, r1) whose targets all end before from[r0], where the sources not yet moved begin:
+// within a stretch no target overlaps a source still to be read, so its rows are copied by OpenMP
+// threads. The stretch grows with the gap from[r0] - to[r0] (the duplicates summed so far); where the
+// gap is smaller than row r0's new length, that row moves alone (memmove), and short stretches are
+// moved by the calling thread, in row order. A sequential row-by-row memmove of the 2^31 edges of
+// R-MAT scale 27 costs seconds on one core (issue 18).
 template <class Index>
 void compact_rows(Index* data, const std::vector<Index>& from, const std::vector<Index>& to, int threads) {
   // Stretches that move fewer entries are moved by this thread: a memmove of 2^20 entries takes well

@@ -40,7 +40,9 @@ class PhaseLog {
   }
 
  private:
-  static double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); }
+  static double seconds(const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  }
 
   void start(std::string name) {
     if (!debug_log_enabled()) return;

@@ -126,7 +126,8 @@ MatrixStats compute_stats(const CsrMatrix<Value, Index>& a) {
     s.empty_rows = empty_rows;
     s.row_mean = static_cast<double>(s.nnz) / static_cast<double>(s.rows);
     const auto nnz = static_cast<unsigned __int128>(static_cast<std::uint64_t>(s.nnz));
-    const unsigned __int128 scaled_variance = static_cast<unsigned __int128>(static_cast<std::uint64_t>(rows)) * sum_squares - nnz * nnz;
+    const unsigned __int128 scaled_variance =  // rows^2 * variance >= 0 (Cauchy-Schwarz), below 2^120
+        static_cast<unsigned __int128>(static_cast<std::uint64_t>(rows)) * sum_squares - nnz * nnz;
     const long double variance = static_cast<long double>(scaled_variance) / static_cast<long double>(rows) /
                                  static_cast<long double>(rows);
     s.row_std = static_cast<double>(std::sqrt(variance));
