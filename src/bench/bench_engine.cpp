@@ -5,11 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <new>
 #include <span>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "byte_model.hpp"
+#include "core/phase_log.hpp"
+#include "solvers/cpu_vector_ops.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
@@ -47,27 +52,69 @@ std::vector<Algorithm> select_algorithms(const std::vector<std::string>& names, 
 
 namespace {
 
+// Allocates without value-initialising: resize() leaves the entries unwritten, so that the parallel
+// loop that writes them touches the pages first (the page faults spread over the threads) instead of
+// a serial memset (issue 18: the verification's vectors hold 343 M entries at poisson3d n = 700).
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+template <class T>
+using HostVector = std::vector<T, DefaultInitAllocator<T>>;
+
 // Deterministic values in [-1, 1) rounded to Value (pseudo_random_vector for double), with no double
-// vector in between.
-template <class Value>
-std::vector<Value> pseudo_random_values(std::size_t n, std::uint64_t seed) {
-  std::vector<Value> v(n);
-  std::uint64_t state = seed;
-  for (Value& x : v) {
-    // splitmix64 (Steele, Lea & Flood 2014): cheap, full-period, identical on every platform.
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+// vector in between. splitmix64 (Steele, Lea & Flood 2014): cheap, full-period, identical on every
+// platform. Its state after i + 1 steps is seed + (i + 1) * gamma, so entry i is computed on its own
+// and OpenMP threads fill the vector with the sequential generator's values.
+template <class Vector>
+Vector pseudo_random_values(std::size_t n, std::uint64_t seed) {
+  using Value = typename Vector::value_type;
+  Vector v(n);
+  const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::uint64_t z = seed + (static_cast<std::uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
-    x = static_cast<Value>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0);  // 53 random bits -> [0, 2) -> [-1, 1)
+    v[i] = static_cast<Value>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0);  // 53 random bits -> [0, 2) -> [-1, 1)
   }
   return v;
+}
+
+// dst = value by OpenMP threads (with solvers::cpu::copy for dst = src): the verification's rows-sized
+// vectors (343 M entries at poisson3d n = 700) are refilled for every algorithm.
+template <class T>
+void parallel_fill(std::span<T> dst, T value) {
+  const auto n = static_cast<std::int64_t>(dst.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = value;
+}
+
+// y before a verified product: NaN when beta == 0, which must overwrite y without reading it (STYLE.md
+// §9), else y0.
+template <class Value>
+void start_y(HostVector<Value>& y, const HostVector<Value>& y0, double beta) {
+  y.resize(y0.size());
+  if (beta == 0.0)
+    parallel_fill(std::span<Value>(y), std::numeric_limits<Value>::quiet_NaN());
+  else
+    solvers::cpu::copy(std::span<const Value>(y0), std::span<Value>(y));
 }
 
 }  // namespace
 
 std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed) {
-  return pseudo_random_values<double>(n, seed);
+  return pseudo_random_values<std::vector<double>>(n, seed);
 }
 
 bool has_block_size(Backend backend, Algorithm algorithm) {
@@ -91,12 +138,15 @@ namespace {
 // threads); A^T x: one sequential scatter, as in cpu::reference.
 template <class Value, class Index>
 void widened_reference(const CsrMatrix<Value, Index>& a, Operation op, double alpha, std::span<const Value> x,
-                       double beta, std::span<const Value> y0, std::vector<double>& expected,
-                       std::vector<double>& magnitude) {
-  validate(a);
+                       double beta, std::span<const Value> y0, HostVector<double>& expected,
+                       HostVector<double>& magnitude) {
+  {
+    const detail::PhaseLog phase("reference/validate");
+    validate(a);
+  }
   const std::size_t y_len = y0.size();
-  expected.resize(y_len);
-  magnitude.assign(y_len, 0.0);
+  expected.resize(y_len);  // written below, first by the threads that compute them
+  magnitude.resize(y_len);
   const auto combine = [&](std::size_t i, double s) {
     return beta == 0 ? alpha * s : alpha * s + beta * static_cast<double>(y0[i]);
   };
@@ -115,8 +165,9 @@ void widened_reference(const CsrMatrix<Value, Index>& a, Operation op, double al
     }
     return;
   }
-  std::vector<double>& s = expected;  // column sums, combined in place below
+  HostVector<double>& s = expected;  // column sums, combined in place below
   std::fill(s.begin(), s.end(), 0.0);
+  std::fill(magnitude.begin(), magnitude.end(), 0.0);
   for (Index r = 0; r < a.rows; ++r)
     for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       const double p = static_cast<double>(a.values[k]) * static_cast<double>(x[r]);
@@ -151,30 +202,38 @@ void record_timing(BenchRow& row, const Timing& t, double multiply_adds, double 
 template <class Value, class Index>
 struct Problem {
   Value alpha, beta;
-  std::vector<Value> x, y0;
-  std::vector<double> expected, bound;
+  HostVector<Value> x, y0;
+  HostVector<double> expected, bound;
 
   Problem(const CsrMatrix<Value, Index>& a, Operation op, double alpha_in, double beta_in)
       : alpha(static_cast<Value>(alpha_in)), beta(static_cast<Value>(beta_in)) {
     const bool transpose = op == Operation::Transpose;
     const auto x_len = static_cast<std::size_t>(transpose ? a.rows : a.cols);
     const auto y_len = static_cast<std::size_t>(transpose ? a.cols : a.rows);
-    x = pseudo_random_values<Value>(x_len, 0x5eed0001);
-    y0 = pseudo_random_values<Value>(y_len, 0x5eed0002);
+    detail::PhaseLog phase("reference/vectors");
+    x = pseudo_random_values<HostVector<Value>>(x_len, 0x5eed0001);
+    y0 = pseudo_random_values<HostVector<Value>>(y_len, 0x5eed0002);
 
     const double ad = static_cast<double>(alpha), bd = static_cast<double>(beta);
+    phase.next("reference/products");
     widened_reference(a, op, ad, std::span<const Value>(x), bd, std::span<const Value>(y0), expected, bound);
 
+    phase.next("reference/bound");
     std::int64_t longest = 0;
     if (!transpose) {
-      for (Index r = 0; r < a.rows; ++r) longest = std::max<std::int64_t>(longest, a.row_length(r));
+      const std::int64_t rows = a.rows;
+#pragma omp parallel for schedule(static) reduction(max : longest)
+      for (std::int64_t r = 0; r < rows; ++r)
+        longest = std::max<std::int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
     } else {
       std::vector<std::int64_t> column_length(static_cast<std::size_t>(a.cols), 0);
       for (Index c : a.col_idx) longest = std::max(longest, ++column_length[static_cast<std::size_t>(c)]);
     }
     const double c = 2.0 * static_cast<double>(longest + 2);
     const double eps = std::numeric_limits<Value>::epsilon();
-    for (std::size_t i = 0; i < y_len; ++i) {
+    const auto n = static_cast<std::int64_t>(y_len);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
       const double y_term = bd == 0 ? 0.0 : std::abs(bd) * std::abs(static_cast<double>(y0[i]));
       bound[i] = c * eps * (y_term + std::abs(ad) * bound[i]);
     }
@@ -188,23 +247,43 @@ struct Check {
   bool ok = true;
 };
 
+// The largest error / bound and its first entry, by OpenMP threads over static ranges; the merge keeps
+// the larger ratio and, on a tie, the smaller entry, so the answer is the sequential scan's for any
+// thread count.
 template <class Value>
-Check check_result(const std::vector<Value>& y, const std::vector<double>& expected, const std::vector<double>& bound) {
+Check check_result(std::span<const Value> y, std::span<const double> expected, std::span<const double> bound) {
   Check c;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    const double err = std::abs(static_cast<double>(y[i]) - expected[i]);
-    // NaN compares false everywhere: treat it as an infinite error.
-    const double ratio = std::isnan(err) ? std::numeric_limits<double>::infinity()
-                         : err == 0      ? 0.0
-                         : bound[i] > 0  ? err / bound[i]
-                                         : std::numeric_limits<double>::infinity();
-    if (std::isnan(err) || std::isnan(c.max_abs_error))
-      c.max_abs_error = kNaN;  // once NaN, stays NaN
-    else
-      c.max_abs_error = std::max(c.max_abs_error, err);
-    if (ratio > c.ratio) {
-      c.ratio = ratio;
-      c.worst = i;
+  const auto n = static_cast<std::int64_t>(y.size());
+#pragma omp parallel
+  {
+    Check local;
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double err = std::abs(static_cast<double>(y[i]) - expected[i]);
+      // NaN compares false everywhere: treat it as an infinite error.
+      const double ratio = std::isnan(err) ? std::numeric_limits<double>::infinity()
+                           : err == 0      ? 0.0
+                           : bound[i] > 0  ? err / bound[i]
+                                           : std::numeric_limits<double>::infinity();
+      if (std::isnan(err) || std::isnan(local.max_abs_error))
+        local.max_abs_error = kNaN;  // once NaN, stays NaN
+      else
+        local.max_abs_error = std::max(local.max_abs_error, err);
+      if (ratio > local.ratio) {
+        local.ratio = ratio;
+        local.worst = static_cast<std::size_t>(i);
+      }
+    }
+#pragma omp critical(spmv_check_result)
+    {
+      if (std::isnan(local.max_abs_error) || std::isnan(c.max_abs_error))
+        c.max_abs_error = kNaN;
+      else
+        c.max_abs_error = std::max(c.max_abs_error, local.max_abs_error);
+      if (local.ratio > c.ratio || (local.ratio == c.ratio && local.ratio > 0 && local.worst < c.worst)) {
+        c.ratio = local.ratio;
+        c.worst = local.worst;
+      }
     }
   }
   c.ok = c.ratio <= 1.0;
@@ -238,6 +317,7 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
       std::count_if(steps.begin(), steps.end(), [](const Step& st) { return is_vendor(st.algorithm); }));
 
   std::vector<BenchRow> rows;
+  HostVector<Value> y;  // the product's output, one vector for every step (filled in parallel)
   std::size_t printed = 0;
   double best_vendor_ms = kNaN;
   std::string best_vendor;
@@ -263,18 +343,18 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
     try {
       Options options = s.options;
       if (step.block_size) options.block_size = step.block_size;
+      detail::PhaseLog phase("plan " + requested);
       auto plan = make_operator(s.backend, a, step.algorithm, s.op, options);
       row.resolved = std::string(to_string(plan->algorithm()));
       row.policy = plan->policy();
       row.setup_ms = plan->setup_ms();
       row.extra_bytes_per_nnz = nnz ? static_cast<double>(plan->extra_bytes()) / static_cast<double>(nnz) : kNaN;
 
-      // beta == 0 must overwrite y without reading it: start from NaN to prove it (STYLE.md §9).
-      std::vector<Value> y = s.beta == 0.0 ? std::vector<Value>(problem.y0.size(), std::numeric_limits<Value>::quiet_NaN())
-                                           : problem.y0;
+      phase.next("verify " + requested);
+      start_y(y, problem.y0, s.beta);
       plan->apply(problem.alpha, problem.x, problem.beta, y);
       if (s.inject_fault && !y.empty()) y[0] += Value(1) + std::abs(y[0]);
-      const Check check = check_result(y, problem.expected, problem.bound);
+      const Check check = check_result<Value>(y, problem.expected, problem.bound);
       row.error_ratio = check.ratio;
       row.max_abs_error = check.max_abs_error;
       if (!check.ok) {
@@ -287,7 +367,9 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
           fmt::print(stderr, "\n*** VERIFICATION FAILED: {} on {} ({}, {}-bit indices, op {}): {} ***\n\n",
                    row.display_name(), label, row.precision, 8 * sizeof(Index), row.op, row.message);
       } else {
-        y.assign(problem.y0.begin(), problem.y0.end());  // the verified y is done with: no second vector
+        phase.next("time " + requested);
+        // the verified y is done with: no second vector
+        solvers::cpu::copy(std::span<const Value>(problem.y0), std::span<Value>(y));
         record_timing(row, plan->time(problem.alpha, problem.x, problem.beta, y, s.timing),
                       static_cast<double>(nnz), static_cast<double>(bytes), s.bandwidth_gbs);
       }
@@ -355,11 +437,11 @@ BenchRow lma_row(const fem::FemProblem<Value, Index>& p, const BenchSettings& s,
     auto op = fem::make_lma_operator(s.backend, p, s.options);
     row.policy = op->policy();
     row.setup_ms = op->setup_ms();
-    std::vector<Value> y = s.beta == 0.0 ? std::vector<Value>(problem.y0.size(), std::numeric_limits<Value>::quiet_NaN())
-                                         : problem.y0;
+    HostVector<Value> y;
+    start_y(y, problem.y0, s.beta);
     op->apply(problem.alpha, problem.x, problem.beta, y);
     if (s.inject_fault && !y.empty()) y[0] += Value(1) + std::abs(y[0]);
-    const Check check = check_result(y, problem.expected, bound);
+    const Check check = check_result<Value>(y, problem.expected, bound);
     row.error_ratio = check.ratio;
     row.max_abs_error = check.max_abs_error;
     if (!check.ok) {
@@ -370,7 +452,7 @@ BenchRow lma_row(const fem::FemProblem<Value, Index>& p, const BenchSettings& s,
         fmt::print(stderr, "\n*** VERIFICATION FAILED: lma on {} ({}): {} ***\n\n", label, row.precision, row.message);
       return row;
     }
-    y.assign(problem.y0.begin(), problem.y0.end());
+    solvers::cpu::copy(std::span<const Value>(problem.y0), std::span<Value>(y));
     record_timing(row, op->time(problem.alpha, problem.x, problem.beta, y, s.timing),
                   static_cast<double>(fem::lma_multiply_adds(p)), static_cast<double>(row.model_bytes), s.bandwidth_gbs);
   } catch (const Unsupported& e) {

@@ -17,6 +17,7 @@
 #include "bench_report.hpp"
 #include "bench_tune.hpp"
 #include "byte_model.hpp"
+#include "core/phase_log.hpp"
 #include "cli_common.hpp"
 #include "distributed/distributed_cli.hpp"
 #include "host_bandwidth.hpp"
@@ -187,6 +188,7 @@ void describe_device(const BenchOptions& o, Backend backend, int device, RunInfo
     run.bandwidth_gbs = o.bandwidth;
     run.bandwidth_method = "given with --bandwidth";
   } else {
+    const detail::PhaseLog phase("copy bandwidth");
     const bench::HostBandwidth bw = bench::measure_host_copy_bandwidth(o.threads);
     run.bandwidth_gbs = bw.gbs;
     run.bandwidth_method = fmt::format("STREAM-like copy, 2 x {} arrays (4 x {} last-level cache), {} OpenMP threads, "
@@ -211,8 +213,11 @@ template <class Value, class Index>
 std::vector<BenchRow> bench_generated(const Source& source, const BenchSettings& settings,
                                       const gen::GenerateOptions& options, MatrixInfo& info, bool& header_printed,
                                       Progress& progress) {
+  std::optional<detail::PhaseLog> phase(std::in_place, "generate");
   const CsrMatrix<Value, Index> a = gen::generate<Value, Index>(source.kind, source.params, options);
+  phase.reset();
   if (!header_printed) {
+    const detail::PhaseLog stats_phase("statistics");
     info.stats = compute_stats(a);
     print_matrix_header(info, sizeof(Index) == 4);
     header_printed = true;

@@ -4,8 +4,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <unordered_set>
 #include <vector>
+
+#include "core/phase_log.hpp"
+#include "core/prefault.hpp"
 
 namespace spmv {
 namespace {
@@ -19,7 +23,9 @@ std::int64_t count_diagonals(const CsrMatrix<Value, Index>& a) {
   const std::int64_t rows = a.rows, cols = a.cols, nnz = a.nnz();
   if (nnz == 0) return 0;
   if (rows + cols <= nnz + 4096) {
-    std::vector<unsigned char> seen(static_cast<std::size_t>(rows + cols - 1), 0);
+    std::vector<unsigned char> seen;
+    detail::reserve_prefaulted(seen, static_cast<std::size_t>(rows + cols - 1), 0);
+    seen.assign(static_cast<std::size_t>(rows + cols - 1), 0);
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < rows; ++i)
       for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
@@ -46,6 +52,7 @@ std::int64_t count_diagonals(const CsrMatrix<Value, Index>& a) {
 // stored (j, i), since both patterns have nnz entries.
 template <class Value, class Index>
 void symmetry(const CsrMatrix<Value, Index>& input, MatrixStats& s) {
+  detail::PhaseLog phase("stats/canonical");
   const bool canonical = is_canonical(input);
   CsrMatrix<Value, Index> sorted_copy;
   if (!canonical) {
@@ -53,6 +60,7 @@ void symmetry(const CsrMatrix<Value, Index>& input, MatrixStats& s) {
     canonicalize(sorted_copy);  // duplicates summed: A's entry is their sum
   }
   const auto& a = canonical ? input : sorted_copy;
+  phase.next("stats/symmetry");
   const std::int64_t rows = a.rows;
   bool structural = true, numerical = true;
 #pragma omp parallel for schedule(dynamic, 4096) reduction(&& : structural, numerical)
@@ -79,27 +87,52 @@ void symmetry(const CsrMatrix<Value, Index>& input, MatrixStats& s) {
 
 template <class Value, class Index>
 MatrixStats compute_stats(const CsrMatrix<Value, Index>& a) {
+  detail::PhaseLog phase("stats/validate");
   validate(a);
+  phase.next("stats/row lengths");
   MatrixStats s;
   s.rows = a.rows;
   s.cols = a.cols;
   s.nnz = a.nnz();
   if (s.rows > 0) {
-    s.row_min = s.nnz;
-    for (std::int64_t r = 0; r < s.rows; ++r) {
-      const std::int64_t len = a.row_ptr[r + 1] - a.row_ptr[r];
-      s.row_min = std::min(s.row_min, len);
-      s.row_max = std::max(s.row_max, len);
-      s.empty_rows += len == 0;
+    // One parallel pass in integers: the sum of squared lengths is exact (below 2^80, in 128 bits), so
+    // the variance (rows * sum len^2 - nnz^2) / rows^2 has no cancellation and the same value for any
+    // thread count (a sum of doubles would depend on how the rows are shared).
+    std::int64_t row_min = s.nnz, row_max = 0, empty_rows = 0;
+    unsigned __int128 sum_squares = 0;
+    const std::int64_t rows = s.rows;
+#pragma omp parallel
+    {
+      std::int64_t lo = s.nnz, hi = 0, empty = 0;
+      unsigned __int128 squares = 0;
+#pragma omp for schedule(static) nowait
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t len = a.row_ptr[r + 1] - a.row_ptr[r];
+        lo = std::min(lo, len);
+        hi = std::max(hi, len);
+        empty += len == 0;
+        squares += static_cast<unsigned __int128>(static_cast<std::uint64_t>(len)) * static_cast<std::uint64_t>(len);
+      }
+#pragma omp critical(spmv_row_stats)
+      {
+        row_min = std::min(row_min, lo);
+        row_max = std::max(row_max, hi);
+        empty_rows += empty;
+        sum_squares += squares;
+      }
     }
+    s.row_min = row_min;
+    s.row_max = row_max;
+    s.empty_rows = empty_rows;
     s.row_mean = static_cast<double>(s.nnz) / static_cast<double>(s.rows);
-    double sum_sq = 0;  // two-pass: no cancellation of E[x^2] - E[x]^2
-    for (std::int64_t r = 0; r < s.rows; ++r) {
-      const double dev = static_cast<double>(a.row_ptr[r + 1] - a.row_ptr[r]) - s.row_mean;
-      sum_sq += dev * dev;
-    }
-    s.row_std = std::sqrt(sum_sq / static_cast<double>(s.rows));
+    const auto nnz = static_cast<unsigned __int128>(static_cast<std::uint64_t>(s.nnz));
+    const unsigned __int128 scaled_variance =  // rows^2 * variance >= 0 (Cauchy-Schwarz), below 2^120
+        static_cast<unsigned __int128>(static_cast<std::uint64_t>(rows)) * sum_squares - nnz * nnz;
+    const long double variance = static_cast<long double>(scaled_variance) / static_cast<long double>(rows) /
+                                 static_cast<long double>(rows);
+    s.row_std = static_cast<double>(std::sqrt(variance));
   }
+  phase.next("stats/bandwidth, diagonals");
   std::int64_t bandwidth = 0;
 #pragma omp parallel for schedule(static) reduction(max : bandwidth)
   for (std::int64_t i = 0; i < s.rows; ++i)
@@ -109,6 +142,7 @@ MatrixStats compute_stats(const CsrMatrix<Value, Index>& a) {
   s.diagonals = count_diagonals(a);
   s.ell_padding = s.nnz > 0 ? static_cast<double>(s.rows) * static_cast<double>(s.row_max) / static_cast<double>(s.nnz)
                             : 0.0;
+  phase.next("stats/symmetry total");
   if (s.rows == s.cols) symmetry(a, s);
   return s;
 }
