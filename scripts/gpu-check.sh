@@ -244,7 +244,10 @@ if want huge; then
   # <= 60 s wall, f64 <= 58 GB; R-MAT scale 27 x 16 (2^31 edges) verified. Auto, the cuSPARSE
   # baselines and merge-path; SPMV_DEBUG_LOG shows the plans (and any format Auto skipped).
   free -g > "$OUT/huge_free.txt"
-  for run in "poisson3d:n=700 f32" "poisson3d:n=700 f64" "rmat:scale=27,edge_factor=16 f32"; do
+  # HUGE_RUNS narrows the list (e.g. "poisson3d:n=700/f32").
+  runs=${HUGE_RUNS:-"poisson3d:n=700/f32 poisson3d:n=700/f64 rmat:scale=27,edge_factor=16/f32"}
+  for run in $runs; do
+    run=${run/\// }
     set -- $run
     name=huge_$(echo "$1_$2" | tr ':=,' '___')
     SPMV_DEBUG_LOG=1 /usr/bin/time -v $build/src/cli/spmv bench --gen "$1" --backend cuda --precision "$2" \
