@@ -189,7 +189,9 @@ TEST(CudaSolversDevice, BreakdownsAreReported) {
 
 // Issue 15's GMRES (src/solvers/gmres_arnoldi.hpp) against the CPU's, the same recurrence: a clustered
 // spectrum that takes the device-side second Gram-Schmidt pass at every step, and restarts whose
-// multi-dot needs two grid rows of register tiles (20) or three (40).
+// multi-dot needs two grid rows of register tiles (20) or three (40). No step of these problems sits at
+// the re-orthogonalisation threshold, so both backends take the same branches (GMRES(40) on the
+// 729-unknown Poisson does: its Krylov space nearly exhausts, and the counts diverged, 43 vs 51).
 TEST(CudaSolversDevice, GmresMatchesTheCpuRecurrence) {
   SKIP_WITHOUT_CUDA();
   struct Problem {
@@ -200,7 +202,7 @@ TEST(CudaSolversDevice, GmresMatchesTheCpuRecurrence) {
   const Problem problems[] = {{"clustered", clustered_spectrum(20, 0.5, 3000.0), 4},
                               {"convdiff", solver_problem_matrix("convdiff"), 20},
                               {"convdiff", solver_problem_matrix("convdiff"), 40},
-                              {"poisson3d", solver_problem_matrix("poisson3d"), 40}};
+                              {"poisson3d", solver_problem_matrix("poisson3d"), 20}};
   for (const Problem& p : problems)
     for (bool single : {false, true}) {
       const auto b = random_rhs(p.a.rows, 11);

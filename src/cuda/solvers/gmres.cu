@@ -293,7 +293,7 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
       run.apply(Value(1), input, Value(0), w);
       dots(w, j, 0);
       // The second Gram-Schmidt pass: always enqueued (no host round trip), skipped on the device
-      // unless the finish kernel found w.w - h.h <= w.w / 1024 (kReorthogonaliseBelow).
+      // unless the finish kernel found w.w - h.h <= w.w / 16 (kReorthogonaliseBelow).
       subtract(w, j);
       dots(w, j, 1);
       subtract(w, j);
