@@ -42,9 +42,9 @@ inline constexpr const char* kBreakdownGmresSingular =
 // s-step 4 (5), t.s/t.t 2, update 8 = 21 (23). GMRES(m), per Arnoldi step j (src/solvers/gmres_arnoldi.hpp):
 // the multi-dot V_j^T w and w.w j+2, the fused update v_{j+1} = (w - V_j h) / beta j+3 (+3 for M^-1 v_j)
 // = 2j+5, averaged over a cycle (m+4) plus the cycle's update (m+2 per cycle, about 1 per step) = m+5
-// (+3 with Jacobi), plus the CUDA multi-dot's re-read of w once per further kGmresDotColumns columns
-// (counted). A re-orthogonalised step (below kReorthogonaliseBelow, rare) adds 2j+7; not counted: the
-// floor is the common step's.
+// (+3 with Jacobi) for m <= 30; beyond, the CUDA multi-dot re-reads w once per further kGmresDotColumns
+// columns (counted). A re-orthogonalised step (DGKS criterion, rare) adds 2j+7; not counted: the floor
+// is the common step's.
 double vector_words_per_iteration(const SolverOptions& options);
 
 // GMRES's re-orthogonalisation threshold eta^2 with eta = 1/4 (gmres_arnoldi.hpp says why): a second
@@ -52,12 +52,11 @@ double vector_words_per_iteration(const SolverOptions& options);
 inline constexpr double kReorthogonaliseBelow = 1.0 / 16;
 
 // Columns of the basis one CUDA GMRES multi-dot block accumulates in registers (per-thread double sums):
-// V_j^T w and w.w take one sweep while j + 2 <= 16 and one more read of w per further 16 columns (one
-// extra read per step for j >= 15). 16 doubles = 32 registers per thread: the 32-column tile (64
-// registers of sums, ~128 in all) left two 256-thread blocks per SM and the f32 multi-dot at 2-4x its
-// floor on the H200 (2026-11-23); the extra read of w costs ~6% of a step's traffic at m = 30. Here, not
-// in the CUDA file, because vector_words_per_iteration counts the extra reads.
-inline constexpr int kGmresDotColumns = 16;
+// V_j^T w and w.w take one sweep while j + 2 <= 32, i.e. for GMRES(m) with m <= 30 (the default), and
+// one more read of w per further 32 columns. 32 doubles = 64 registers per thread, which keeps two
+// 256-thread blocks per SM, with up to 33 independent loads in flight per thread. Here, not in the CUDA
+// file, because vector_words_per_iteration counts the extra reads.
+inline constexpr int kGmresDotColumns = 32;
 
 // Fills the options-dependent floor fields of `result` (variant, applies_per_iteration, vector_bytes)
 // for a solve of n unknowns in a value type of `value_size` bytes.

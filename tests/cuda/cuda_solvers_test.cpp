@@ -189,8 +189,8 @@ TEST(CudaSolversDevice, BreakdownsAreReported) {
 
 // Issue 15's GMRES (src/solvers/gmres_arnoldi.hpp) against the CPU's, the same recurrence: a clustered
 // spectrum that takes the device-side second Gram-Schmidt pass at every step, and restarts whose
-// multi-dot needs two grid rows of register tiles (20) or three (40). No step of these problems sits at
-// the re-orthogonalisation threshold, so both backends take the same branches (GMRES(40) on the
+// multi-dot fits one register tile (20) or needs two grid rows of them (40). No step of these problems
+// sits at the re-orthogonalisation threshold, so both backends take the same branches (GMRES(40) on the
 // 729-unknown Poisson does: its Krylov space nearly exhausts, and the counts diverged, 43 vs 51).
 TEST(CudaSolversDevice, GmresMatchesTheCpuRecurrence) {
   SKIP_WITHOUT_CUDA();

@@ -219,9 +219,9 @@ void launch_multi_dot(cudaStream_t st, int blocks, const SolverState* s, const G
     kernel<<<grid, kSolverThreads, 0, st>>>(s, c, basis, w, columns, n, partials, pass);
     SPMV_CHECK_LAUNCH(gmres_multi_dot_kernel);
   };
-  static_assert(kGmresDotColumns == 16, "the variants below cover 4, 8 and kGmresDotColumns columns");
   if (columns <= 4) launch(gmres_multi_dot_kernel<Value, 4>);
   else if (columns <= 8) launch(gmres_multi_dot_kernel<Value, 8>);
+  else if (columns <= 16) launch(gmres_multi_dot_kernel<Value, 16>);
   else launch(gmres_multi_dot_kernel<Value, kGmresDotColumns>);
 }
 
