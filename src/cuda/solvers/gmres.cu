@@ -127,7 +127,6 @@ __global__ void __launch_bounds__(kSolverThreads)
   double norm2[1] = {0};
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
-#pragma unroll 8  // eight independent column loads in flight per element
     for (int col = 0; col < columns; ++col) sum += h[col] * basis[col * n + i];
     const Value updated = w[i] - static_cast<Value>(sum);
     w[i] = updated;
@@ -147,7 +146,6 @@ __global__ void __launch_bounds__(kSolverThreads)
   const auto scale = static_cast<Value>(c->inv_norm);
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
-#pragma unroll 8  // eight independent column loads in flight per element
     for (int col = 0; col < columns; ++col) sum += h[col] * basis[col * n + i];
     v[i] = (v[i] - static_cast<Value>(sum)) * scale;
   }
@@ -202,7 +200,6 @@ __global__ void __launch_bounds__(kSolverThreads)
   if (k == 0) return;
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
-#pragma unroll 8
     for (int col = 0; col < k; ++col) sum += y[col] * basis[col * n + i];
     x[i] += dinv ? dinv[i] * static_cast<Value>(sum) : static_cast<Value>(sum);
   }
