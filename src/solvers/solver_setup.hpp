@@ -43,7 +43,7 @@ inline constexpr const char* kBreakdownGmresSingular =
 // the multi-dot V_j^T w and w.w j+2, the fused update v_{j+1} = (w - V_j h) / beta j+3 (+3 for M^-1 v_j)
 // = 2j+5, averaged over a cycle (m+4) plus the cycle's update (m+2 per cycle, about 1 per step) = m+5
 // (+3 with Jacobi) for m <= 30; beyond, the CUDA multi-dot re-reads w once per further kGmresDotColumns
-// columns (counted). A re-orthogonalised step (DGKS criterion, rare) adds 2j+7; not counted: the floor
+// columns (counted). A re-orthogonalised step (kReorthogonaliseBelow, rare) adds 2j+7; not counted: the floor
 // is the common step's.
 double vector_words_per_iteration(const SolverOptions& options);
 

@@ -1,5 +1,5 @@
 // Right-preconditioned GMRES(m) on the device, the recurrence of src/solvers/gmres.cpp (Arnoldi with
-// one classical Gram-Schmidt pass, its norm by Pythagoras, a second pass only when the DGKS criterion
+// one classical Gram-Schmidt pass, its norm by Pythagoras, a second pass only when the criterion (eta = 1/4)
 // asks for it, fused update + normalisation: src/solvers/gmres_arnoldi.hpp; Givens rotations). The
 // Hessenberg matrix, the rotations, g and y live on the device, and so does every decision: the
 // finish of the dot products chooses between one pass and two, the rotation kernel applies the
