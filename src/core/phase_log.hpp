@@ -10,21 +10,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <utility>
 
-namespace spmv::detail {
+#include "core/debug_log.hpp"
 
-// SPMV_DEBUG_LOG set and not "0" (read once).
-inline bool debug_log_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("SPMV_DEBUG_LOG");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return enabled;
-}
+namespace spmv::detail {
 
 class PhaseLog {
  public:

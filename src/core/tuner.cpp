@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "core/debug_log.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv::detail {
@@ -207,14 +208,6 @@ TuningSpace build_tuning_space(const TuningInputs& in) {
 
 // ---- Tuner ----------------------------------------------------------------------------------------
 
-bool tuning_debug_log() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("SPMV_DEBUG_LOG");
-    return v && *v && std::string(v) != "0";
-  }();
-  return enabled;
-}
-
 Tuner::Tuner(TuningSpace space, int max_samples) : space_(std::move(space)), max_samples_(max_samples) {
   if (space_.families.empty()) throw std::logic_error("Tuner: empty space");
   const int screened = std::min<int>(kMaxScreenedFamilies, static_cast<int>(space_.families.size()));
@@ -253,7 +246,7 @@ std::string Tuner::label(int c) const {
 
 void Tuner::log(int c, double ms, std::string decision, double warmup_ms) {
   trajectory_.push_back({c, c >= 0 ? label(c) : std::string(), ms, warmup_ms, decision});
-  if (tuning_debug_log())
+  if (debug_log_enabled())
     std::fprintf(stderr, "[spmv] tune %s: %.6f ms (warm-up %.6f ms) -> %s\n", c >= 0 ? label(c).c_str() : "-", ms,
                  warmup_ms, decision.c_str());
 }

@@ -229,6 +229,4 @@ void save_wisdom(const std::string& path, const WisdomEntry& entry);
 std::optional<Candidate> wisdom_candidate(const Tuner& tuner, const WisdomEntry& entry);
 WisdomEntry wisdom_entry(const Tuner& tuner, int c, const WisdomKey& key);
 
-bool tuning_debug_log();  // SPMV_DEBUG_LOG set and not "0"
-
 }  // namespace spmv::detail

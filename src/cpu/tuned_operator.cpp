@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/backends.hpp"
+#include "core/debug_log.hpp"
 #include "core/tuner.hpp"
 #include "cpu/cpu_operator.hpp"
 #include "cpu/instantiate.hpp"
@@ -236,12 +237,12 @@ class TunedCpuOperator final : public Operator<Value, Index> {
     std::string note;
     const auto entry = load_wisdom(wisdom_path_, key_, &note);  // a corrupt file throws ParseError
     if (!entry) {
-      if (tuning_debug_log()) std::fprintf(stderr, "[spmv] tune: wisdom %s not used: %s\n", wisdom_path_.c_str(), note.c_str());
+      if (debug_log_enabled()) std::fprintf(stderr, "[spmv] tune: wisdom %s not used: %s\n", wisdom_path_.c_str(), note.c_str());
       return;
     }
     const auto c = wisdom_candidate(tuner_, *entry);
     if (!c) {
-      if (tuning_debug_log())
+      if (debug_log_enabled())
         std::fprintf(stderr, "[spmv] tune: wisdom %s not used: its choice %s is not in this space\n", wisdom_path_.c_str(),
                      entry->algorithm.c_str());
       return;
@@ -256,7 +257,7 @@ class TunedCpuOperator final : public Operator<Value, Index> {
     try {
       plan = auto_point ? make_cpu_operator(*a_, Algorithm::Auto, op_, user_) : make_cpu_operator(*a_, f.algorithm, op_, o);
     } catch (const Unsupported& e) {
-      if (tuning_debug_log()) std::fprintf(stderr, "[spmv] tune: wisdom choice refused (%s); tuning\n", e.what());
+      if (debug_log_enabled()) std::fprintf(stderr, "[spmv] tune: wisdom choice refused (%s); tuning\n", e.what());
       return;
     }
     tuner_.settle_on(*c, "wisdom " + wisdom_path_);

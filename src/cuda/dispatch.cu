@@ -3,7 +3,6 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +10,7 @@
 
 #include "core/auto_rule.hpp"
 #include "core/backends.hpp"
+#include "core/debug_log.hpp"
 #include "core/workspace_order.hpp"
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
@@ -95,14 +95,6 @@ class EventDriver {
   };
   std::unique_ptr<CUevent_st, Destroy> event_;
 };
-
-bool debug_log() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("SPMV_DEBUG_LOG");
-    return v && *v && std::string(v) != "0";
-  }();
-  return enabled;
-}
 
 }  // namespace
 
@@ -234,7 +226,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
       algorithm = format;
       break;
     } catch (const Unsupported& e) {  // too much padding: the next choice stands (logged)
-      if (debug_log())
+      if (detail::debug_log_enabled())
         std::fprintf(stderr, "[spmv] auto: %s not taken: %s\n", std::string(to_string(format)).c_str(), e.what());
     }
   }
@@ -246,7 +238,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   if (impl_->kernel && impl_->kernel->writes_workspace()) impl_->order.emplace(EventDriver());
   SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
   impl_->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (debug_log())
+  if (detail::debug_log_enabled())
     std::fprintf(stderr, "[spmv] plan %lldx%lld nnz=%lld op=%s: %s (%s), setup %.3f ms, extra %zu bytes\n",
                  static_cast<long long>(matrix.rows), static_cast<long long>(matrix.cols),
                  static_cast<long long>(matrix.nnz), std::string(to_string(op)).c_str(),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/backends.hpp"
+#include "core/debug_log.hpp"
 #include "core/tuner.hpp"
 #include "cuda/algorithms.cuh"
 #include "cuda/row_statistics.cuh"
@@ -213,13 +214,13 @@ struct TunedPlan<Value, Index>::Impl {
     std::string note;
     const auto entry = detail::load_wisdom(wisdom_path, key, &note);  // a corrupt file throws ParseError
     if (!entry) {
-      if (detail::tuning_debug_log())
+      if (detail::debug_log_enabled())
         std::fprintf(stderr, "[spmv] tune: wisdom %s not used: %s\n", wisdom_path.c_str(), note.c_str());
       return;
     }
     const auto c = detail::wisdom_candidate(*tuner, *entry);
     if (!c) {
-      if (detail::tuning_debug_log())
+      if (detail::debug_log_enabled())
         std::fprintf(stderr, "[spmv] tune: wisdom %s not used: its choice %s is not in this space\n",
                      wisdom_path.c_str(), entry->algorithm.c_str());
       return;
@@ -235,7 +236,7 @@ struct TunedPlan<Value, Index>::Impl {
       try {
         plan = std::make_unique<Plan<Value, Index>>(matrix, f.algorithm, op, o, stream);
       } catch (const Unsupported& e) {
-        if (detail::tuning_debug_log()) std::fprintf(stderr, "[spmv] tune: wisdom choice refused (%s); tuning\n", e.what());
+        if (detail::debug_log_enabled()) std::fprintf(stderr, "[spmv] tune: wisdom choice refused (%s); tuning\n", e.what());
         return;
       }
     }

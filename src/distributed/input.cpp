@@ -1,9 +1,8 @@
 // Getting each rank its rows: scattered from the root (a Matrix Market file, or a matrix the root
 // holds), or generated on every rank directly where the generator builds row ranges.
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
+#include "core/debug_log.hpp"
 #include "distributed/collective.hpp"
 #include "distributed/mpi_util.hpp"
 #include "spmv/distributed.hpp"
@@ -12,11 +11,6 @@ namespace spmv::dist {
 namespace {
 
 constexpr int kTagRows = 11;
-
-bool debug_log() {
-  const char* v = std::getenv("SPMV_DEBUG_LOG");
-  return v && std::strcmp(v, "0") != 0;
-}
 
 // Rows [begin, end) of `whole`, row pointers rebased to 0.
 template <class Value>
@@ -170,7 +164,7 @@ template <class Value>
 LocalRows<Value> generate(const Communicator& comm, std::string_view kind, const std::map<std::string, double>& params,
                           PartitionKind partition, const gen::GenerateOptions& options) {
   if (!gen::supports_row_ranges(kind)) {
-    if (debug_log() && comm.rank() == 0)
+    if (spmv::detail::debug_log_enabled() && comm.rank() == 0)
       std::fprintf(stderr, "[spmv] generator %.*s has no row-range path: rank 0 generates it whole and scatters\n",
                    static_cast<int>(kind.size()), kind.data());
     CsrMatrix<Value, std::int64_t> whole;
