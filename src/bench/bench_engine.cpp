@@ -91,22 +91,13 @@ Vector pseudo_random_values(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// dst = value by OpenMP threads (with solvers::cpu::copy for dst = src): the verification's rows-sized
-// vectors (343 M entries at poisson3d n = 700) are refilled for every algorithm.
-template <class T>
-void parallel_fill(std::span<T> dst, T value) {
-  const auto n = static_cast<std::int64_t>(dst.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) dst[i] = value;
-}
-
-// y before a verified product: NaN when beta == 0, which must overwrite y without reading it (STYLE.md
-// §9), else y0.
+// y before a verified product (refilled for every algorithm, in parallel: 343 M entries at poisson3d
+// n = 700): NaN when beta == 0, which must overwrite y without reading it (STYLE.md §9), else y0.
 template <class Value>
 void start_y(HostVector<Value>& y, const HostVector<Value>& y0, double beta) {
   y.resize(y0.size());
   if (beta == 0.0)
-    parallel_fill(std::span<Value>(y), std::numeric_limits<Value>::quiet_NaN());
+    solvers::cpu::fill(std::span<Value>(y), std::numeric_limits<Value>::quiet_NaN());
   else
     solvers::cpu::copy(std::span<const Value>(y0), std::span<Value>(y));
 }

@@ -30,6 +30,14 @@ void copy(std::span<const Value> x, std::span<Value> y) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = x[i];
 }
 
+// y = value everywhere.
+template <class Value>
+void fill(std::span<Value> y, Value value) {
+  const auto n = static_cast<std::int64_t>(y.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) y[i] = value;
+}
+
 // y = d .* x, or y = x when d is empty (no preconditioner).
 template <class Value>
 void scale_by(std::span<const Value> d, std::span<const Value> x, std::span<Value> y) {
