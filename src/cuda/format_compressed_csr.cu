@@ -23,11 +23,10 @@
 
 #include <bit>
 #include <climits>
-#include <type_traits>
-#include <utility>
 #include <cstdint>
 #include <string>
-#include <vector>
+#include <type_traits>
+#include <utility>
 
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
@@ -136,6 +135,7 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
 // ---- Conversion (plan time) -------------------------------------------------------------------------
 
 // The bits of a value, as the host conversion compares them (bit-exact: -0.0 and NaN payloads distinct).
+// The table is kept as values and read as bits by the fill kernel (the same bytes).
 template <class Value>
 using ValueBits = std::conditional_t<sizeof(Value) == 4, unsigned int, unsigned long long>;
 
@@ -144,7 +144,6 @@ using ValueBits = std::conditional_t<sizeof(Value) == 4, unsigned int, unsigned 
 enum ShapeFact { kLongRow, kTooWideSlice, kWideSlices, kShapeFacts };
 constexpr unsigned long long kNone = ULLONG_MAX;
 
-// The bits of a value, compared as the host conversion compares them.
 __device__ __forceinline__ unsigned int value_bits(float v) { return __float_as_uint(v); }
 __device__ __forceinline__ unsigned long long value_bits(double v) {
   return static_cast<unsigned long long>(__double_as_longlong(v));
@@ -330,7 +329,6 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
     // Values: the distinct bit patterns, ascending (the table), unless there are too many for codes.
     using Bits = ValueBits<Value>;
     const auto nnz = static_cast<std::size_t>(a.nnz);
-    DeviceBuffer<Bits> table_bits;
     int table_size = 0;
     {
       // The sort's keys out, the unique keys and CUB's temporary (about one more key array).
@@ -356,8 +354,8 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
       } else if (n <= static_cast<long long>(kCompressedMaxCode16)) {
         mode_ = n <= static_cast<long long>(kCompressedMaxCode8) ? CompressedValues::Code8 : CompressedValues::Code16;
         table_size = static_cast<int>(n);
-        table_bits = DeviceBuffer<Bits>(static_cast<std::size_t>(n));
-        SPMV_CUDA_CHECK(cudaMemcpyAsync(table_bits.data(), unique.data(), table_bits.bytes(), cudaMemcpyDeviceToDevice, stream));
+        table_ = DeviceBuffer<Value>(static_cast<std::size_t>(n));
+        SPMV_CUDA_CHECK(cudaMemcpyAsync(table_.data(), unique.data(), table_.bytes(), cudaMemcpyDeviceToDevice, stream));
       } else {
         mode_ = CompressedValues::Raw;
       }
@@ -367,10 +365,6 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
     if (mode_ == CompressedValues::Code8) code8_ = DeviceBuffer<std::uint8_t>(total);
     if (mode_ == CompressedValues::Code16) code16_ = DeviceBuffer<std::uint16_t>(total);
     if (mode_ == CompressedValues::Raw) values_ = DeviceBuffer<Value>(total);
-    if (table_size > 0) {
-      table_ = DeviceBuffer<Value>(static_cast<std::size_t>(table_size));
-      SPMV_CUDA_CHECK(cudaMemcpyAsync(table_.data(), table_bits.data(), table_.bytes(), cudaMemcpyDeviceToDevice, stream));
-    }
     clear(code8_, stream);
     clear(code16_, stream);
     clear(values_, stream);
@@ -378,7 +372,7 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
     auto fill = [&](auto mode) {
       compressed_fill_kernel<decltype(mode)::value><<<grid_for(rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
           a, slice_ptr_.data(), col_start_.data(), col_base_.data(), wide_.data(), col16_.data(), col32_.data(),
-          table_bits.data(), table_size, code8_.data(), code16_.data(), values_.data());
+          reinterpret_cast<const Bits*>(table_.data()), table_size, code8_.data(), code16_.data(), values_.data());
       SPMV_CHECK_LAUNCH("compressed_fill_kernel");
     };
     switch (mode_) {
