@@ -2,7 +2,7 @@
 // with right Jacobi preconditioning: it minimises the true residual ||b - A x|| over x0 + M^-1 K_m, so
 // the Givens estimate |g_{j+1}| that the stopping rule reads is the unpreconditioned residual.
 // Arnoldi orthogonalises with one classical Gram-Schmidt pass whose dot products and ||w|| come from
-// one sweep (the norm by Pythagoras), re-orthogonalised by a second pass only when the criterion (eta = 1/4)
+// one sweep (the norm by Pythagoras), re-orthogonalised by a second pass only when the DGKS criterion
 // asks for it, and a fused update + normalisation (src/solvers/gmres_arnoldi.hpp says why; the CUDA
 // path, src/cuda/solvers/gmres.cu, runs the same recurrence with the decision on the device). Per step
 // that is 2 sweeps over V_j instead of CGS2's 4 plus a norm and a scaling.

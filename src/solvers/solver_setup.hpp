@@ -47,9 +47,9 @@ inline constexpr const char* kBreakdownGmresSingular =
 // is the common step's.
 double vector_words_per_iteration(const SolverOptions& options);
 
-// GMRES's re-orthogonalisation threshold eta^2 with eta = 1/4 (gmres_arnoldi.hpp says why): a second
-// Gram-Schmidt pass runs when ||w - V h||^2 = w.w - h.h <= eta^2 w.w. Both backends read it.
-inline constexpr double kReorthogonaliseBelow = 1.0 / 16;
+// GMRES's re-orthogonalisation threshold eta^2 with eta = 1/sqrt(2) (DGKS; gmres_arnoldi.hpp says why):
+// a second Gram-Schmidt pass runs when ||w - V h||^2 = w.w - h.h <= eta^2 w.w. Both backends read it.
+inline constexpr double kReorthogonaliseBelow = 0.5;
 
 // Columns of the basis one CUDA GMRES multi-dot block accumulates in registers (per-thread double sums):
 // V_j^T w and w.w take one sweep while j + 2 <= 32, i.e. for GMRES(m) with m <= 30 (the default), and

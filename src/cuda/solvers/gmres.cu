@@ -1,5 +1,5 @@
 // Right-preconditioned GMRES(m) on the device, the recurrence of src/solvers/gmres.cpp (Arnoldi with
-// one classical Gram-Schmidt pass, its norm by Pythagoras, a second pass only when the criterion (eta = 1/4)
+// one classical Gram-Schmidt pass, its norm by Pythagoras, a second pass only when the DGKS criterion
 // asks for it, fused update + normalisation: src/solvers/gmres_arnoldi.hpp; Givens rotations). The
 // Hessenberg matrix, the rotations, g and y live on the device, and so does every decision: the
 // finish of the dot products chooses between one pass and two, the rotation kernel applies the
@@ -290,7 +290,7 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
       run.apply(Value(1), input, Value(0), w);
       dots(w, j, 0);
       // The second Gram-Schmidt pass: always enqueued (no host round trip), skipped on the device
-      // unless the finish kernel found w.w - h.h <= w.w / 16 (kReorthogonaliseBelow).
+      // unless the finish kernel found w.w - h.h <= w.w / 2 (kReorthogonaliseBelow).
       subtract(w, j);
       dots(w, j, 1);
       subtract(w, j);
