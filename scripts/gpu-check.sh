@@ -30,7 +30,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-bench families auto-confirm compressed profile huge tune-study lma solve-study solver-speed "
+opt_in=" cpu-bench families auto-confirm compressed reorder profile huge tune-study lma solve-study solver-speed "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -51,7 +51,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want profile || want huge || want tune-study || want lma || want solve-study || want solver-speed; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want tune-study || want lma || want solve-study || want solver-speed; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -138,6 +138,35 @@ if want compressed; then
     --gen banded:n=2000000,half_bandwidth=5,seed=1 --gen random_uniform:rows=1000000,cols=1000000,per_row=16,seed=1 \
     "$SPMV_MATRICES"/{bcsstk16,cage10,EX5,nh2010,luxembourg_osm,cti}.mtx.gz > "$OUT/compressed.log" 2>&1
   note "compressed-csr bench rc=$?"
+fi
+
+if want reorder; then
+  # Issue 13 section 3: Options::reorder (RCM, degree) against the same kernels on the matrix as given,
+  # cuSPARSE always on the matrix as given; --shuffle relabels at random (a numbering without locality).
+  # REORDER_GENS narrows the matrices, REORDER_RUNS the (shuffle seed : order) runs.
+  gens=${REORDER_GENS:-"poisson3d:n=128 rmat:scale=20,edge_factor=16,seed=1 random_uniform:rows=1000000,cols=1000000,per_row=12,seed=1"}
+  args=(); for g in $gens; do args+=(--gen "$g"); done
+  for run in ${REORDER_RUNS:-0:none 0:rcm 1:none 1:rcm 1:degree}; do
+    shuffle=${run%%:*} how=${run#*:}
+    $build/src/cli/spmv bench --backend cuda --precision both --quiet --shuffle $shuffle --reorder $how \
+      --algo ${REORDER_ALGOS:-auto,csr-vector,cusparse-csr-alg1,cusparse-coo-alg1} \
+      --csv "$OUT/reorder_s${shuffle}_$how.csv" "${args[@]}" "$SPMV_MATRICES"/{nh2010,luxembourg_osm}.mtx.gz \
+      > "$OUT/reorder_s${shuffle}_$how.log" 2>&1
+    note "reorder shuffle=$shuffle $how rc=$?"
+  done
+  python3 bench/reorder_summary.py "$OUT"/reorder_s*_*.csv | tee "$OUT/reorder_summary.txt"
+  # Solvers permute b and x once per solve (not per product): CG on a stencil as given and shuffled.
+  for g in ${REORDER_SOLVE_GENS:-poisson3d:n=128 stencil27:n=100}; do
+    for run in 0:none 0:rcm 1:none 1:rcm; do
+      shuffle=${run%%:*} how=${run#*:}
+      for p in f64 f32; do
+        $build/src/cli/spmv solve --gen "$g" --backend cuda --precision $p --method cg --tol 1e-6 --maxit 2000 \
+          --shuffle $shuffle --reorder $how > "$OUT/reorder_solve.tmp" 2>&1
+        echo "solve $g $p shuffle=$shuffle reorder=$how: $(grep -E 'after|ms/iteration|max error' "$OUT/reorder_solve.tmp" | tr '\n' ' ')" \
+          | tee -a "$OUT/reorder_solve.txt"
+      done
+    done
+  done
 fi
 
 if want profile; then

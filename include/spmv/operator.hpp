@@ -13,6 +13,7 @@
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/linear_operator.hpp"
+#include "spmv/reorder.hpp"
 #include "spmv/tuning.hpp"
 
 namespace spmv {
@@ -41,6 +42,9 @@ struct Options {
   // Algorithm::Tune: a JSON file of settled choices to start from and to add to (docs/algorithms/
   // tuning.md); empty: the environment's SPMV_TUNING_WISDOM, else none.
   std::string tuning_wisdom;
+  // Renumber rows and columns once (square matrices; include/spmv/reorder.hpp) and permute x and y in
+  // every product: the plan holds the reordered copy and two vectors of scratch. Not with Tune.
+  Reorder reorder = Reorder::None;
 };
 
 struct Timing {

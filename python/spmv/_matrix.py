@@ -101,6 +101,8 @@ class Matrix:
     ``'cuda:N'``. ``algorithm``: ``'auto'``, ``'tune'`` (run-time tuning: docs/algorithms/tuning.md) or a name from :func:`spmv.algorithms`. Both can be
     overridden per call. ``options``: tuning knobs of the C++ ``spmv::Options`` by field name
     (``threads``, ``block_size``, ``sell_c``, ...); they never change results beyond rounding.
+    ``options={'reorder': 'rcm'}`` (or ``'degree'``) renumbers a square matrix once for the locality of
+    the x gathers and permutes x and y in every product (docs/ALGORITHMS.md "Reordering").
 
     ``A.T`` (or ``A.transpose()``) is A^T as a view, like scipy's: it shares A's arrays and plan cache,
     its products run A's transposed products (``A.T @ x`` is ``A.rmatvec(x)``), its shape is swapped,

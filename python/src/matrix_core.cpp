@@ -543,8 +543,14 @@ Options parse_options(const nb::dict& given) {
       o.tuning_wisdom = nb::cast<std::string>(value);
       found = true;
     }
+    if (name == "reorder") {  // "none", "rcm" or "degree" (include/spmv/reorder.hpp)
+      const auto how = nb::isinstance<nb::str>(value) ? parse_reorder(nb::cast<std::string>(value)) : std::nullopt;
+      if (!how) throw nb::type_error("options['reorder'] must be one of 'none', 'rcm', 'degree'");
+      o.reorder = *how;
+      found = true;
+    }
     if (!found) {
-      std::string valid = "max_padding, expected_applies, tuning_wisdom";
+      std::string valid = "max_padding, expected_applies, tuning_wisdom, reorder";
       for (auto& [field, member] : ints) valid += std::string(", ") + field;
       throw InvalidArgument("unknown option '" + name + "'; valid options: " + valid);
     }

@@ -210,3 +210,24 @@ def test_cpu_simd_option_selects_kernels_with_the_same_result(algorithm, cpu_sim
     assert_close(a @ x, stored(a), x)
     with pytest.raises(TypeError):
         spmv.Matrix.from_scipy(s, options={"cpu_simd": "on"})
+
+
+@pytest.mark.parametrize("reorder", ["rcm", "degree"])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_reorder_option_keeps_the_callers_numbering(reorder, transpose):
+    # options={"reorder": ...}: the plan multiplies P A P^T and permutes x and y; y must still be A x
+    # (a scrambled grid, so that RCM has work to do and a wrong permutation shows).
+    s = CASES["poisson2d"].tocsr()
+    p = np.random.default_rng(5).permutation(s.shape[0])
+    s = s[p][:, p].tocsr()
+    a = spmv.Matrix.from_scipy(s, dtype=np.float64, options={"reorder": reorder})
+    x = random_vector(a.shape[1], np.float64, 4)
+    y0 = random_vector(a.shape[0], np.float64, 5)
+    y = y0.copy()
+    a.apply(x, y, alpha=-0.5, beta=2.0, transpose=transpose)
+    assert_close(y, stored(a), x, alpha=-0.5, beta=2.0, y0=y0, transpose=transpose)
+    with pytest.raises(TypeError):
+        spmv.Matrix.from_scipy(s, options={"reorder": "metis"})
+    rect = sp.random(5, 7, density=0.5, format="csr", random_state=1)
+    with pytest.raises(Exception):
+        spmv.Matrix.from_scipy(rect, options={"reorder": "rcm"}) @ np.ones(7)

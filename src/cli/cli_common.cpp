@@ -7,10 +7,13 @@
 #include <cstdio>
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 #include <utility>
+#include <vector>
 
 #include "spmv/error.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/reorder.hpp"
 
 namespace spmv::cli {
 
@@ -108,6 +111,35 @@ std::string algorithm_names() {
   std::string names;
   for (Algorithm a : all_algorithms()) names += fmt::format("{}{}", names.empty() ? "" : ", ", to_string(a));
   return names;
+}
+
+HostMatrix shuffled(const HostMatrix& a, std::uint64_t seed) {
+  if (a.rows != a.cols)
+    throw UsageError(fmt::format("--shuffle relabels square matrices; this one is {} x {}", a.rows, a.cols));
+  std::vector<std::int64_t> order(static_cast<std::size_t>(a.rows));
+  std::iota(order.begin(), order.end(), 0);
+  std::uint64_t state = seed;
+  for (std::size_t i = order.size(); i > 1; --i) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    std::swap(order[i - 1], order[z % i]);
+  }
+  return permute_symmetric(a, order);
+}
+
+void add_reorder_option(CLI::App& sub, Reorder& reorder) {
+  sub.add_option_function<std::string>(
+         "--reorder",
+         [&reorder](const std::string& name) {
+           const auto how = parse_reorder(name);
+           if (!how) throw UsageError("--reorder '" + name + "': expected none, rcm or degree");
+           reorder = *how;
+         },
+         "Renumber a square matrix once for x locality and permute x and y in every product: none (default), rcm "
+         "(reverse Cuthill-McKee) or degree (longest rows first); vendor baselines run on the matrix as given")
+      ->type_name("NAME");
 }
 
 Algorithm parse_algorithm_name(std::string_view name) {

@@ -12,6 +12,7 @@
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/matrix_market.hpp"
+#include "spmv/reorder.hpp"
 #include "spmv/solvers.hpp"
 
 namespace CLI {
@@ -55,6 +56,14 @@ HostMatrix load_matrix(const std::string& path, MatrixMarketHeader* header = nul
 
 // Adds --max-memory SIZE to a subcommand that reads a matrix; it fills options.max_memory.
 void add_max_memory_option(CLI::App& sub, ReadOptions& options);
+// Adds --reorder none|rcm|degree (Options::reorder, include/spmv/reorder.hpp) to a subcommand.
+void add_reorder_option(CLI::App& sub, Reorder& reorder);
+
+// --shuffle SEED (bench, solve): P A P^T for a random permutation P of this seed, the same on every
+// platform (Fisher-Yates on splitmix64): a mesh or graph whose numbering carries no locality. UsageError
+// for a non-square A.
+HostMatrix shuffled(const HostMatrix& a, std::uint64_t seed);
+
 // "2G", "512MB", "1.5GiB", "1000000": bytes (k/M/G/T count powers of 1000, KiB/MiB/GiB/TiB of 1024).
 std::uint64_t parse_memory_size(std::string_view text);
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <optional>
 
 #include "bench_engine.hpp"
@@ -65,6 +66,8 @@ struct BenchOptions {
   bool lma = false;
   ReadOptions read;  // --max-memory, for files and generators alike
   bool tune = false;
+  Reorder reorder = Reorder::None;
+  std::uint64_t shuffle = 0;  // --shuffle SEED: relabel square inputs at random first (0: off)
   DistributedFlags distributed;
 };
 
@@ -284,6 +287,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.options.block_size = o.block_size;
   settings.options.hola_sort_columns = o.hola_sort_columns;
   settings.options.expected_applies = o.expected_applies;
+  settings.options.reorder = o.reorder;
   settings.options.device = o.device;
   settings.algorithms = select_algorithms(o.algo, backend, op);
   settings.sweep = o.sweep;
@@ -362,8 +366,9 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
         host = load_matrix(source.path, nullptr, o.read);
       else if (o.lma)
         fem::sizes(fem::mesh_params(source.kind, source.params));  // checks the parameters; built per precision
-      else if (o.tune || !(bound = gen::size_bound(source.kind, source.params)))  // --tune studies a host matrix
+      else if (o.tune || o.shuffle || !(bound = gen::size_bound(source.kind, source.params)))  // host matrix
         host = gen::generate(source.kind, source.params);
+      if (host && o.shuffle) *host = shuffled(*host, o.shuffle);
     } catch (const Error& e) {
       // One unreadable file should not cost the rest of a suite; the exit code still reports it.
       fmt::print(stderr, "spmv: error: {}: {}\n", source.label, e.what());
@@ -483,6 +488,11 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
   sub->add_option("--expected-applies", o->expected_applies,
                   "Products the caller will run: lets Auto convert (e.g. the explicit transpose for A^T x) when it is repaid (0: unknown, no conversion)")
+      ->check(CLI::NonNegativeNumber);
+  add_reorder_option(*sub, o->reorder);
+  sub->add_option("--shuffle", o->shuffle,
+                  "Relabel every (square) matrix with a random symmetric permutation of this seed before the run: "
+                  "a mesh or graph whose numbering carries no locality (0: off)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--hola-sort-columns", o->hola_sort_columns,
                   "Hola: per-thread column sort for x locality (-1: the policy's default, 0: off, 1: on)")

@@ -46,6 +46,8 @@ struct SolveOptions {
   std::string backend = "auto";
   std::string precision = "f64";
   std::int64_t expected_applies = 0;
+  Reorder reorder = Reorder::None;
+  std::uint64_t shuffle = 0;
   int progress = 0;
   int threads = 0;
   int device = 0;
@@ -167,6 +169,11 @@ int run_solve(const SolveOptions& o) {
   }
   if (p.a.rows != p.a.cols)
     throw UsageError(fmt::format("{} is {} x {}: spmv solve needs a square matrix", p.label, p.a.rows, p.a.cols));
+  if (o.shuffle) {
+    if (o.lma) throw UsageError("--shuffle relabels an assembled matrix; --lma solves without one");
+    p.a = shuffled(p.a, o.shuffle);
+    p.label += fmt::format(" shuffled({})", o.shuffle);
+  }
   if (!o.rhs_file.empty()) {
     if (o.rhs_file != "-" && !std::filesystem::exists(o.rhs_file))
       throw UsageError(fmt::format("--rhs '{}': no such file", o.rhs_file));
@@ -182,6 +189,7 @@ int run_solve(const SolveOptions& o) {
 
   Options options;
   options.expected_applies = o.expected_applies;
+  options.reorder = o.reorder;
   options.threads = o.threads;
   options.device = o.device;
   fmt::print("solve: {} ({} rows, {} nonzeros), {}{}, {} backend, {}, tol {:g}, maxit {}{}\n", p.label,
@@ -258,6 +266,10 @@ Command add_solve_command(CLI::App& parent) {
   sub->add_option("--precision", o->precision, "Value type of the solve: f32 or f64")
       ->check(CLI::IsMember({"f32", "f64"}))
       ->capture_default_str();
+  sub->add_option("--shuffle", o->shuffle,
+                  "Relabel the matrix with a random symmetric permutation of this seed first (0: off)")
+      ->check(CLI::NonNegativeNumber);
+  add_reorder_option(*sub, o->reorder);
   sub->add_option("--expected-applies", o->expected_applies,
                   "Products the solve will run (e.g. maxit): lets Auto convert formats when repaid (0: unknown)")
       ->check(CLI::NonNegativeNumber);

@@ -206,6 +206,7 @@ template <class Value, class Index>
 std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
                                                           Operation op, const Options& options) {
   validate(a);
+  if (options.reorder != Reorder::None) return detail::make_reordered_cpu_operator(a, algorithm, op, options);
   Algorithm resolved = algorithm;
   Options chosen = options;
   std::string why;

@@ -52,6 +52,13 @@ std::unique_ptr<Operator<Value, Index>> make_tuned_cpu_operator(const CsrMatrix<
                                                                 const Options& options, Algorithm auto_choice,
                                                                 int auto_threads);
 
+// Implemented in src/cpu/reordered_operator.cpp: Options::reorder (the operator of P A P^T behind the
+// permutations of x and y).
+template <class Value, class Index>
+std::unique_ptr<Operator<Value, Index>> make_reordered_cpu_operator(const CsrMatrix<Value, Index>& a,
+                                                                    Algorithm algorithm, Operation op,
+                                                                    const Options& options);
+
 #ifdef SPMV_HAS_MKL
 // Implemented in src/cpu/mkl_baseline.cpp (compiled only with SPMV_WITH_MKL): the MKL baseline.
 template <class Value, class Index>

@@ -15,6 +15,7 @@
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
+#include "cuda/reordered.cuh"
 #include "cuda/row_statistics.cuh"
 
 namespace spmv {
@@ -186,10 +187,19 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   impl_->op = op;
   const auto start = std::chrono::steady_clock::now();
   const bool degenerate = matrix.rows == 0 || matrix.cols == 0 || matrix.nnz == 0;
+  if (options.reorder != Reorder::None && matrix.rows != matrix.cols)
+    throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
+                      " needs a square matrix (a symmetric permutation), got " + std::to_string(matrix.rows) + " x " +
+                      std::to_string(matrix.cols));
+  if (options.reorder != Reorder::None && !degenerate) {
+    auto reordered = make_reordered<Value, Index>(matrix, algorithm, op, options, stream);
+    algorithm = reordered->inner_algorithm();
+    impl_->kernel = std::move(reordered);
+  }
   // Auto for A x may convert (DIA, then ELL) when the caller's expected_applies repays it
   // (src/core/auto_rule.hpp); `conversions` lists what to try, in order, before the CSR choice.
   std::vector<Algorithm> conversions;
-  if (algorithm == Algorithm::Auto) {
+  if (algorithm == Algorithm::Auto && !impl_->kernel) {
     if (degenerate) {
       algorithm = choose_algorithm(0, 0, 0, matrix.rows, 0, op);
     } else {

@@ -252,6 +252,9 @@ template <class Value, class Index>
 TunedPlan<Value, Index>::TunedPlan(CsrView<Value, Index> matrix, Operation op, const Options& options,
                                    cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
+  if (options.reorder != Reorder::None)
+    throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
+                      " is not offered with tune: reorder the matrix with spmv::permute_symmetric and tune that");
   const auto start = std::chrono::steady_clock::now();
   Impl& m = *impl_;
   m.matrix = matrix;

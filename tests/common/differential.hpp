@@ -231,6 +231,72 @@ inline void run_differential_case(Backend backend, const DifferentialCase& c) {
   }
 }
 
+// Options::reorder: the plan of P A P^T behind the permutations of x and y must give A's products.
+// A few algorithms per backend (Auto, one without and one with a workspace of its own) carry the
+// reordering; the kernels themselves are swept above. Non-square matrices must be refused.
+struct ReorderCase {
+  Reorder reorder;
+  Algorithm algorithm;
+  std::size_t matrix;
+  Operation op;
+  TypeCombo types;
+};
+
+inline void PrintTo(const ReorderCase& c, std::ostream* os) {
+  *os << spmv::to_string(c.reorder) << " " << to_string(c.algorithm) << " on " << zoo()[c.matrix].name << ", op "
+      << spmv::to_string(c.op) << ", " << to_string(c.types);
+}
+
+inline std::vector<ReorderCase> reorder_cases(Backend backend) {
+  const std::vector<Algorithm> carriers =
+      backend == Backend::Cpu ? std::vector{Algorithm::Auto, Algorithm::MergeParallel, Algorithm::Sell}
+                              : std::vector{Algorithm::Auto, Algorithm::CsrVector, Algorithm::MergePath};
+  std::vector<ReorderCase> cases;
+  for (Reorder reorder : {Reorder::Rcm, Reorder::Degree})
+    for (Algorithm algorithm : carriers) {
+      if (reorder == Reorder::Degree && algorithm != Algorithm::Auto) continue;
+      for (std::size_t m = 0; m < zoo().size(); ++m)
+        for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+          if (algorithm != Algorithm::Auto && !offers(backend, algorithm, op)) continue;
+          cases.push_back({reorder, algorithm, m, op, TypeCombo::FloatInt32});
+          cases.push_back({reorder, algorithm, m, op, zoo()[m].index64 ? TypeCombo::DoubleInt64 : TypeCombo::DoubleInt32});
+        }
+    }
+  return cases;
+}
+
+struct ReorderCaseName {
+  std::string operator()(const ::testing::TestParamInfo<ReorderCase>& info) const {
+    const auto& c = info.param;
+    return std::string(spmv::to_string(c.reorder)) + "_" + identifier(to_string(c.algorithm)) + "_" +
+           zoo()[c.matrix].name + "_" + std::string(spmv::to_string(c.op)) + "_" + to_string(c.types);
+  }
+};
+
+template <class Value, class Index>
+void check_reordered(Backend backend, const ReorderCase& c) {
+  const auto& m = zoo_matrix(c.matrix);
+  Options options;
+  options.reorder = c.reorder;
+  if (m.rows != m.cols) {
+    const auto a = convert<Value, Index>(m);
+    EXPECT_THROW(make_operator(backend, a, c.algorithm, c.op, options), Unsupported)
+        << "a non-square matrix must be refused by reorder " << spmv::to_string(c.reorder);
+    return;
+  }
+  check_against_reference<Value, Index>(backend, c.algorithm, c.op, m, zoo()[c.matrix].name, options);
+}
+
+inline void run_reorder_case(Backend backend, const ReorderCase& c) {
+  if (backend == Backend::Cuda && !cuda_available()) GTEST_SKIP() << "no CUDA device";
+  switch (c.types) {
+    case TypeCombo::FloatInt32: return check_reordered<float, std::int32_t>(backend, c);
+    case TypeCombo::DoubleInt32: return check_reordered<double, std::int32_t>(backend, c);
+    case TypeCombo::FloatInt64: return check_reordered<float, std::int64_t>(backend, c);
+    case TypeCombo::DoubleInt64: return check_reordered<double, std::int64_t>(backend, c);
+  }
+}
+
 // Coverage: each (algorithm, op) must accept at least one generated zoo matrix, so that an
 // algorithm refusing everything cannot pass as "all skipped".
 struct CoverageCase {
@@ -293,4 +359,9 @@ inline void run_coverage_case(Backend backend, const CoverageCase& c) {
   INSTANTIATE_TEST_SUITE_P(prefix, prefix##DifferentialCoverage,                                              \
                            ::testing::ValuesIn(::spmv::test::coverage_cases(backend)),                        \
                            ::spmv::test::CoverageCaseName{});                                                 \
-  GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(prefix##DifferentialCoverage)
+  GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(prefix##DifferentialCoverage);                                \
+  class prefix##Reordered : public ::testing::TestWithParam<::spmv::test::ReorderCase> {};                    \
+  TEST_P(prefix##Reordered, MatchesReference) { ::spmv::test::run_reorder_case(backend, GetParam()); }         \
+  INSTANTIATE_TEST_SUITE_P(prefix, prefix##Reordered, ::testing::ValuesIn(::spmv::test::reorder_cases(backend)), \
+                           ::spmv::test::ReorderCaseName{});                                                  \
+  GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(prefix##Reordered)

@@ -17,7 +17,9 @@
 #include "spmv/cuda/plan.hpp"
 #include "spmv/cuda/solvers.hpp"
 #include "spmv/error.hpp"
+#include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/reorder.hpp"
 #include "spmv/solvers.hpp"
 
 namespace spmv::test {
@@ -104,6 +106,32 @@ TEST(CudaSolversAlgorithms, SeveralSpmvAlgorithmsGiveTheSameSolve) {
 }
 
 // The device stops itself: the host's check interval changes neither the iterate nor the count.
+// Options::reorder through the device solve: x comes back in the caller's numbering (a scrambled
+// grid, a known non-constant solution), for every method.
+TEST(CudaSolversDevice, ReorderedSolveReturnsXInTheCallersNumbering) {
+  SKIP_WITHOUT_CUDA();
+  SolverMatrix a = gen::poisson2d(24);
+  std::vector<std::int64_t> shuffle(static_cast<std::size_t>(a.rows));
+  for (std::size_t i = 0; i < shuffle.size(); ++i) shuffle[i] = static_cast<std::int64_t>((i * 389) % shuffle.size());
+  a = permute_symmetric(a, shuffle);
+  std::vector<double> truth(static_cast<std::size_t>(a.rows));
+  for (std::size_t i = 0; i < truth.size(); ++i) truth[i] = 1.0 + static_cast<double>(i % 7) / 7.0;
+  const auto b = reference_product(a, truth);
+  for (SolverMethod m : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres}) {
+    SolverOptions o;
+    o.method = m;
+    o.tolerance = 1e-12;
+    o.max_iterations = 3000;
+    Options options;
+    options.reorder = Reorder::Rcm;
+    std::vector<double> x(truth.size(), 0.0);
+    const SolverResult r = solve_csr<double, std::int64_t>(Backend::Cuda, a, Algorithm::Auto, options, b, x, o);
+    ASSERT_TRUE(r.converged) << to_string(m);
+    EXPECT_NE(r.algorithm.find("reorder=rcm"), std::string::npos) << r.algorithm;
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], truth[i], 1e-8) << to_string(m) << " row " << i;
+  }
+}
+
 TEST(CudaSolversDevice, CheckIntervalDoesNotChangeTheResult) {
   SKIP_WITHOUT_CUDA();
   const SolverMatrix a = gen::poisson3d(12);
