@@ -17,6 +17,7 @@
 #include "spmv/csr.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/reorder.hpp"
 #include "spmv/solvers.hpp"
 
 namespace spmv::test {
@@ -29,6 +30,25 @@ inline std::vector<double> reference_product(const SolverMatrix& a, std::span<co
   for (std::int64_t i = 0; i < a.rows; ++i)
     for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) y[i] += a.values[k] * x[a.col_idx[k]];
   return y;
+}
+
+// For Options::reorder in solves: a 2D Poisson matrix on a 24 x 24 grid numbered by i -> 389 i mod 576
+// (389 is prime to 576, so a permutation; RCM has a band to restore), a known solution that is not
+// constant (a wrongly permuted x cannot pass) and b = A x.
+struct ScrambledProblem {
+  SolverMatrix a;
+  std::vector<double> truth, b;
+};
+inline ScrambledProblem scrambled_poisson_problem() {
+  ScrambledProblem p;
+  const SolverMatrix grid = gen::poisson2d(24);
+  std::vector<std::int64_t> order(static_cast<std::size_t>(grid.rows));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>((i * 389) % order.size());
+  p.a = permute_symmetric(grid, order);
+  p.truth.resize(order.size());
+  for (std::size_t i = 0; i < p.truth.size(); ++i) p.truth[i] = 1.0 + static_cast<double>(i % 7) / 7.0;
+  p.b = reference_product(p.a, p.truth);
+  return p;
 }
 
 inline double reference_dot(std::span<const double> a, std::span<const double> b) {

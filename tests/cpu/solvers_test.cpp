@@ -103,13 +103,7 @@ TEST(CpuSolvers, RecoversTheKnownSolution) {
 // the caller's numbering. A scrambled grid (RCM has something to undo) and a known solution that is
 // not constant (so that a wrongly permuted x cannot pass).
 TEST(CpuSolvers, ReorderedSolveReturnsXInTheCallersNumbering) {
-  SolverMatrix a = gen::poisson2d(24);
-  std::vector<std::int64_t> shuffle(static_cast<std::size_t>(a.rows));
-  for (std::size_t i = 0; i < shuffle.size(); ++i) shuffle[i] = static_cast<std::int64_t>((i * 389) % shuffle.size());
-  a = permute_symmetric(a, shuffle);  // 389 is prime to 576: a permutation
-  std::vector<double> truth(static_cast<std::size_t>(a.rows));
-  for (std::size_t i = 0; i < truth.size(); ++i) truth[i] = 1.0 + static_cast<double>(i % 7) / 7.0;
-  const auto b = reference_product(a, truth);
+  const auto [a, truth, b] = scrambled_poisson_problem();
   for (Reorder how : {Reorder::Rcm, Reorder::Degree})
     for (SolverMethod m : {SolverMethod::Cg, SolverMethod::Gmres}) {
       SolverOptions o;

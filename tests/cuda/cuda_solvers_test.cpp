@@ -110,13 +110,7 @@ TEST(CudaSolversAlgorithms, SeveralSpmvAlgorithmsGiveTheSameSolve) {
 // grid, a known non-constant solution), for every method.
 TEST(CudaSolversDevice, ReorderedSolveReturnsXInTheCallersNumbering) {
   SKIP_WITHOUT_CUDA();
-  SolverMatrix a = gen::poisson2d(24);
-  std::vector<std::int64_t> shuffle(static_cast<std::size_t>(a.rows));
-  for (std::size_t i = 0; i < shuffle.size(); ++i) shuffle[i] = static_cast<std::int64_t>((i * 389) % shuffle.size());
-  a = permute_symmetric(a, shuffle);
-  std::vector<double> truth(static_cast<std::size_t>(a.rows));
-  for (std::size_t i = 0; i < truth.size(); ++i) truth[i] = 1.0 + static_cast<double>(i % 7) / 7.0;
-  const auto b = reference_product(a, truth);
+  const auto [a, truth, b] = scrambled_poisson_problem();
   for (SolverMethod m : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres}) {
     SolverOptions o;
     o.method = m;
