@@ -6,12 +6,14 @@
 #include "spmv/reorder.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <numeric>
 #include <string>
 #include <utility>
 
+#include "core/phase_log.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv {
@@ -25,26 +27,36 @@ struct Graph {
   Index degree(Index v) const { return start[v + 1] - start[v]; }
 };
 
+// Rows split in parallel; the transposed half lands through atomic cursors, so the order within a row
+// depends on the threads, and the per-row sort that follows makes the graph deterministic again.
 template <class Value, class Index>
 Graph<Index> symmetric_pattern(const CsrMatrix<Value, Index>& a) {
   const Index n = a.rows;
   Graph<Index> g;
   std::vector<Index> count(static_cast<std::size_t>(n) + 1, 0);
-  for (Index i = 0; i < n; ++i)
-    for (Index k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      if (a.col_idx[k] != i) {
-        ++count[i + 1];
-        ++count[a.col_idx[k] + 1];
-      }
-  std::partial_sum(count.begin(), count.end(), count.begin());
-  std::vector<Index> fill(count.begin(), count.end() - 1);
-  g.adj.resize(static_cast<std::size_t>(count[n]));
+  std::vector<Index> own(static_cast<std::size_t>(n), 0);  // off-diagonal entries of row i
+#pragma omp parallel for schedule(dynamic, 4096)
   for (Index i = 0; i < n; ++i)
     for (Index k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
       if (const Index j = a.col_idx[k]; j != i) {
-        g.adj[fill[i]++] = j;
-        g.adj[fill[j]++] = i;
+        ++own[i];
+        std::atomic_ref<Index>(count[j + 1]).fetch_add(1, std::memory_order_relaxed);
       }
+  for (Index i = 0; i < n; ++i) count[i + 1] += own[i];
+  std::partial_sum(count.begin(), count.end(), count.begin());
+  std::vector<Index> cursor(count.begin(), count.end() - 1);  // the transposed entries go after row i's own
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) cursor[i] += own[i];
+  g.adj.resize(static_cast<std::size_t>(count[n]));
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (Index i = 0; i < n; ++i) {
+    Index out = count[i];
+    for (Index k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (const Index j = a.col_idx[k]; j != i) {
+        g.adj[out++] = j;
+        g.adj[std::atomic_ref<Index>(cursor[j]).fetch_add(1, std::memory_order_relaxed)] = i;
+      }
+  }
   // Sort and deduplicate each row in place, then compact.
   std::vector<Index> unique_count(static_cast<std::size_t>(n) + 1, 0);
 #pragma omp parallel for schedule(dynamic, 1024)
@@ -163,7 +175,12 @@ std::vector<Index> reorder_permutation(const CsrMatrix<Value, Index>& a, Reorder
   validate(a);
   std::vector<Index> order(static_cast<std::size_t>(a.rows));
   std::iota(order.begin(), order.end(), Index(0));
-  if (how == Reorder::Rcm) return rcm(symmetric_pattern(a), a.rows);
+  if (how == Reorder::Rcm) {
+    detail::PhaseLog phase("reorder/pattern");
+    const Graph<Index> g = symmetric_pattern(a);
+    phase.next("reorder/rcm");
+    return rcm(g, a.rows);
+  }
   if (how == Reorder::Degree)
     std::stable_sort(order.begin(), order.end(), [&](Index p, Index q) { return a.row_length(p) > a.row_length(q); });
   return order;
@@ -183,6 +200,7 @@ CsrMatrix<Value, Index> permute_symmetric(const CsrMatrix<Value, Index>& a, cons
                             std::to_string(old) + ")");
     new_of[old] = i;
   }
+  detail::PhaseLog phase("reorder/permute");
   CsrMatrix<Value, Index> b;
   b.rows = b.cols = n;
   b.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
