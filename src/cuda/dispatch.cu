@@ -123,6 +123,12 @@ constexpr double kTransposeCopyMemoryShare = 0.5;
 // (transpose-atomic: poisson2d/3d f64 60.6% / 58.4% of copy bandwidth, Hola-SpMVT 45.4% / 42.1%,
 // cuSPARSE 51.8% / 47.6%); every other shape goes to Hola-SpMVT (stencil27 30.0% vs 10.6%, random
 // 26.0% vs 12.8%, rmat 14.6% vs 0.7%, mostly_empty 24.8% vs 21.6%).
+// Below this many nonzeros a product lasts about as long as two launches (12 MB at ~3 TB/s, ~4 us),
+// and CSR-vector's atomic scatter (one launch after the scaling of y, a sub-warp per row) beat both
+// on the small SuiteSparse matrices without long rows (H200, 2026-11-26, docs/PERFORMANCE.md
+// "Transpose without a copy": harmonic mean over the best cuSPARSE 0.89 -> 1.00 f32, 0.90 -> 0.97 f64
+// on the half of the files not looked at). The bound comes from the launch time, not from a fit.
+constexpr std::int64_t kTransposeVectorMaxNnz = std::int64_t(1) << 20;
 
 Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
                            std::int64_t nnz, Operation op, std::int64_t expected_applies, bool transpose_copy_fits,
@@ -130,6 +136,7 @@ Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max
   if (op == Operation::Transpose) {
     if (expected_applies >= kExplicitTransposeMinApplies && transpose_copy_fits) return Algorithm::ExplicitTranspose;
     const bool long_rows = double(row_max) > kTransposeLongRowFactor * (row_mean + 1);
+    if (nnz < kTransposeVectorMaxNnz && !long_rows) return Algorithm::CsrVector;
     const bool short_regular =
         !long_rows && row_std <= kTransposeIrregularCv * row_mean && row_mean <= kTransposeScalarMaxMean;
     return short_regular ? Algorithm::TransposeAtomic : Algorithm::Hola;
