@@ -45,6 +45,11 @@ struct Options {
   // Renumber rows and columns once (square matrices; include/spmv/reorder.hpp) and permute x and y in
   // every product: the plan holds the reordered copy and two vectors of scratch. Not with Tune.
   Reorder reorder = Reorder::None;
+  // Bitwise-reproducible products, run to run on one device (and one CPU thread count): algorithms
+  // whose summation order depends on timing (atomics, dynamic carries) refuse with Unsupported, Auto
+  // picks among the reproducible ones, CSR-vector adds a split row's chunks in order (docs/ALGORITHMS.md
+  // "Determinism").
+  bool deterministic = false;
 };
 
 struct Timing {

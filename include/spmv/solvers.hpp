@@ -73,6 +73,11 @@ struct SolverOptions {
   // Unsupported. The applies are then not timed separately: apply_share is -1. Other methods and the
   // CPU path reject it (InvalidArgument).
   bool graph = false;
+  // CG on the CPU backend (and so in distributed solves): the pipelined recurrence of Ghysels &
+  // Vanroose (src/solvers/cg.cpp), one global reduction per iteration instead of two, for four more
+  // vectors and a recurrence residual that may drift from the true one by rounding. Other methods
+  // and the CUDA path reject it (InvalidArgument / Unsupported).
+  bool pipelined = false;
   // Distributed solves (spmv::dist::solve sets it): sums the per-process parts of every reduction (dot
   // products, norms) across the processes, in place, so that every process takes the same decisions
   // with the same scalars. Empty: one process. The CPU solvers call it from the calling thread only

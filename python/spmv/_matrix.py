@@ -103,6 +103,8 @@ class Matrix:
     (``threads``, ``block_size``, ``sell_c``, ...); they never change results beyond rounding.
     ``options={'reorder': 'rcm'}`` (or ``'degree'``) renumbers a square matrix once for the locality of
     the x gathers and permutes x and y in every product (docs/ALGORITHMS.md "Reordering").
+    ``options={'deterministic': True}`` makes every product bitwise reproducible run to run: algorithms
+    whose summation order depends on timing refuse, and 'auto' picks a reproducible one.
 
     ``A.T`` (or ``A.transpose()``) is A^T as a view, like scipy's: it shares A's arrays and plan cache,
     its products run A's transposed products (``A.T @ x`` is ``A.rmatvec(x)``), its shape is swapped,

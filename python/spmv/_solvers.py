@@ -68,7 +68,7 @@ def _preconditioner(M):
 
 
 def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
-           check_every, fused=True, graph=False):
+           check_every, fused=True, graph=False, pipelined=False):
     A = _as_matrix(A, algorithm)
     algorithm = A.algorithm if algorithm is None else algorithm
     if not isinstance(algorithm, str):
@@ -90,6 +90,7 @@ def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callb
         "check_every": int(check_every),
         "fused": bool(fused),
         "graph": bool(graph),
+        "pipelined": bool(pipelined),
     }
     kind, ordinal = parse_device(A.device if backend is None else backend)
 
@@ -138,15 +139,16 @@ def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callb
 
 
 def cg(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, backend=None, callback=None,
-       callback_every=1, history=False, check_every=1, fused=True, graph=False):
+       callback_every=1, history=False, check_every=1, fused=True, graph=False, pipelined=False):
     """Conjugate Gradient for symmetric positive definite A; M='jacobi' for the diagonal preconditioner.
 
     Stops when ||r|| <= tol * ||b|| or after maxiter iterations; ``callback(iteration, relative_residual)``
     runs every ``callback_every`` iterations. ``fused=False`` runs issue 9's unfused kernels (to compare);
-    ``graph=True`` (CUDA) captures one iteration in a CUDA graph. Returns ``(x, SolveInfo)``.
+    ``graph=True`` (CUDA) captures one iteration in a CUDA graph; ``pipelined=True`` (CPU) runs the
+    pipelined recurrence, one global reduction per iteration. Returns ``(x, SolveInfo)``.
     """
     return _solve("cg", A, b, x0, tol, maxiter, M, algorithm, backend, 30, callback, callback_every, history,
-                  check_every, fused, graph)
+                  check_every, fused, graph, pipelined)
 
 
 def bicgstab(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, backend=None, callback=None,

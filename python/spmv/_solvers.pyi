@@ -31,7 +31,8 @@ class SolveInfo:
 def cg(A: Matrix | Any, b: Any, x0: Any | None = None, *, tol: float = 1e-8, maxiter: int = 1000,
        M: Literal["jacobi", "none"] | None = None, algorithm: str | None = None, backend: str | None = None,
        callback: Callable[[int, float], Any] | None = None, callback_every: int = 1, history: bool = False,
-       check_every: int = 1, fused: bool = True, graph: bool = False) -> tuple[Any, SolveInfo]: ...
+       check_every: int = 1, fused: bool = True, graph: bool = False,
+       pipelined: bool = False) -> tuple[Any, SolveInfo]: ...
 def bicgstab(A: Matrix | Any, b: Any, x0: Any | None = None, *, tol: float = 1e-8, maxiter: int = 1000,
              M: Literal["jacobi", "none"] | None = None, algorithm: str | None = None, backend: str | None = None,
              callback: Callable[[int, float], Any] | None = None, callback_every: int = 1, history: bool = False,

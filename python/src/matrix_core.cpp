@@ -465,6 +465,7 @@ SolverOptions solver_options_from(const nb::dict& d) {
   o.check_every = nb::cast<int>(d["check_every"]);
   o.fused = nb::cast<bool>(d["fused"]);
   o.graph = nb::cast<bool>(d["graph"]);
+  if (d.contains("pipelined")) o.pipelined = nb::cast<bool>(d["pipelined"]);
   nb::object callback = d["callback"];
   if (!callback.is_none()) {
     // Called from the solver with the GIL released around the solve: take it for the call. A Python
@@ -543,6 +544,11 @@ Options parse_options(const nb::dict& given) {
       o.tuning_wisdom = nb::cast<std::string>(value);
       found = true;
     }
+    if (name == "deterministic") {  // bitwise-reproducible products (docs/ALGORITHMS.md "Determinism")
+      if (!nb::isinstance<nb::bool_>(value)) throw nb::type_error("options['deterministic'] must be a bool");
+      o.deterministic = nb::cast<bool>(value);
+      found = true;
+    }
     if (name == "reorder") {  // "none", "rcm" or "degree" (include/spmv/reorder.hpp)
       const auto how = nb::isinstance<nb::str>(value) ? parse_reorder(nb::cast<std::string>(value)) : std::nullopt;
       if (!how) throw nb::type_error("options['reorder'] must be one of 'none', 'rcm', 'degree'");
@@ -550,7 +556,7 @@ Options parse_options(const nb::dict& given) {
       found = true;
     }
     if (!found) {
-      std::string valid = "max_padding, expected_applies, tuning_wisdom, reorder";
+      std::string valid = "max_padding, expected_applies, tuning_wisdom, reorder, deterministic";
       for (auto& [field, member] : ints) valid += std::string(", ") + field;
       throw InvalidArgument("unknown option '" + name + "'; valid options: " + valid);
     }

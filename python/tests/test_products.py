@@ -231,3 +231,19 @@ def test_reorder_option_keeps_the_callers_numbering(reorder, transpose):
     rect = sp.random(5, 7, density=0.5, format="csr", random_state=1)
     with pytest.raises(Exception):
         spmv.Matrix.from_scipy(rect, options={"reorder": "rcm"}) @ np.ones(7)
+
+
+def test_deterministic_option_repeats_bits_and_refuses_tune():
+    # options={"deterministic": True}: products repeat bit for bit; the tuner (choice set by timing)
+    # refuses; a non-bool value is a TypeError.
+    s = CASES["poisson2d"]
+    a = spmv.Matrix.from_scipy(s, dtype=np.float64, options={"deterministic": True})
+    x = random_vector(a.shape[1], np.float64, 6)
+    first = a @ x
+    for _ in range(3):
+        assert np.array_equal((a @ x).view(np.uint64), first.view(np.uint64))
+    assert_close(first, stored(a), x)
+    with pytest.raises(Exception):
+        spmv.Matrix.from_scipy(s, algorithm="tune", options={"deterministic": True}) @ x
+    with pytest.raises(TypeError):
+        spmv.Matrix.from_scipy(s, options={"deterministic": 1})

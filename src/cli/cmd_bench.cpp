@@ -67,6 +67,7 @@ struct BenchOptions {
   ReadOptions read;  // --max-memory, for files and generators alike
   bool tune = false;
   Reorder reorder = Reorder::None;
+  bool deterministic = false;
   std::uint64_t shuffle = 0;  // --shuffle SEED: relabel square inputs at random first (0: off)
   DistributedFlags distributed;
 };
@@ -288,6 +289,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.options.hola_sort_columns = o.hola_sort_columns;
   settings.options.expected_applies = o.expected_applies;
   settings.options.reorder = o.reorder;
+  settings.options.deterministic = o.deterministic;
   settings.options.device = o.device;
   settings.algorithms = select_algorithms(o.algo, backend, op);
   settings.sweep = o.sweep;
@@ -490,6 +492,9 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                   "Products the caller will run: lets Auto convert (e.g. the explicit transpose for A^T x) when it is repaid (0: unknown, no conversion)")
       ->check(CLI::NonNegativeNumber);
   add_reorder_option(*sub, o->reorder);
+  sub->add_flag("--deterministic", o->deterministic,
+                "Bitwise-reproducible products: refuse algorithms whose summation order depends on timing; Auto picks a "
+                "reproducible one");
   sub->add_option("--shuffle", o->shuffle,
                   "Relabel every (square) matrix with a random symmetric permutation of this seed before the run: "
                   "a mesh or graph whose numbering carries no locality (0: off)")

@@ -29,6 +29,7 @@ struct MultiplyOptions {
   int hola_sort_columns = -1;
   std::int64_t expected_applies = 0;
   Reorder reorder = Reorder::None;
+  bool deterministic = false;
   int threads = 0;
   int device = 0;
   bool quiet = false;
@@ -106,6 +107,7 @@ int run_multiply(const MultiplyOptions& o) {
   options.hola_sort_columns = o.hola_sort_columns;
   options.expected_applies = o.expected_applies;
   options.reorder = o.reorder;
+  options.deterministic = o.deterministic;
   options.threads = o.threads;
   options.device = o.device;
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
@@ -148,6 +150,9 @@ Command add_multiply_command(CLI::App& parent) {
                   "Products the caller will run: lets Auto convert when it is repaid (0: unknown, no conversion)")
       ->check(CLI::NonNegativeNumber);
   add_reorder_option(*sub, o->reorder);
+  sub->add_flag("--deterministic", o->deterministic,
+                "Bitwise-reproducible products: refuse algorithms whose summation order depends on timing; Auto picks a "
+                "reproducible one");
   sub->add_option("--hola-sort-columns", o->hola_sort_columns,
                   "Hola: per-thread column sort (-1: the policy's default, 0: off, 1: on)")
       ->check(CLI::Range(-1, 1));

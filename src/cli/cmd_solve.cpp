@@ -1,6 +1,6 @@
 // spmv solve [FILE | --gen KIND:k=v,...] [--rhs B] [--method cg|bicgstab|gmres] [--restart M]
 // [--precond jacobi|none] [--tol T] [--maxit N] [--algo NAME|auto] [--backend cpu|cuda|auto]
-// [--precision f32|f64] [--expected-applies N] [--progress N] [--unfused] [--graph] [--check-every K]
+// [--precision f32|f64] [--expected-applies N] [--progress N] [--unfused] [--pipelined] [--graph] [--check-every K]
 // [--bandwidth GBS] [--json FILE] [-o X]: solves A x = b with a Krylov method (spmv/solvers.hpp) and
 // prints progress lines and a summary, with the time per iteration as a multiple of the iteration's
 // memory floor (docs/SOLVERS.md, "The floor"). Without --rhs, b = A * 1, so the exact solution is known
@@ -47,6 +47,7 @@ struct SolveOptions {
   std::string precision = "f64";
   std::int64_t expected_applies = 0;
   Reorder reorder = Reorder::None;
+  bool deterministic = false;
   std::uint64_t shuffle = 0;
   int progress = 0;
   int threads = 0;
@@ -54,6 +55,7 @@ struct SolveOptions {
   bool history = false;
   bool lma = false;
   bool unfused = false;
+  bool pipelined = false;
   bool graph = false;
   int check_every = 1;
   double bandwidth = 0;
@@ -140,8 +142,8 @@ int run_solve(const SolveOptions& o) {
     refuse_with_distributed({{o.lma, "--lma"}, {o.graph, "--graph"}, {o.history, "--history"},
                              {!o.json.empty(), "--json"}, {o.backend == "cuda", "--backend cuda"}});
     return run_distributed_solve({o.file, o.gen, o.rhs_file, o.output, o.method, o.precond, o.algo, o.precision, o.tol,
-                                  o.maxit, o.restart, o.progress, o.unfused, o.threads, o.expected_applies, o.read,
-                                  o.distributed});
+                                  o.maxit, o.restart, o.progress, o.unfused, o.pipelined, o.threads,
+                                  o.expected_applies, o.read, o.distributed});
   }
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);
@@ -150,6 +152,7 @@ int run_solve(const SolveOptions& o) {
   SolverOptions so = solver_options(o.method, o.precond, o.tol, o.maxit, o.restart, o.progress, o.unfused, true);
   so.record_history = o.history;
   so.graph = o.graph;
+  so.pipelined = o.pipelined;
   so.check_every = o.check_every;
 
   if (o.file.empty() == o.gen.empty()) throw UsageError("give a matrix: FILE or --gen KIND:k=v,... (not both)");
@@ -190,6 +193,7 @@ int run_solve(const SolveOptions& o) {
   Options options;
   options.expected_applies = o.expected_applies;
   options.reorder = o.reorder;
+  options.deterministic = o.deterministic;
   options.threads = o.threads;
   options.device = o.device;
   fmt::print("solve: {} ({} rows, {} nonzeros), {}{}, {} backend, {}, tol {:g}, maxit {}{}\n", p.label,
@@ -270,6 +274,9 @@ Command add_solve_command(CLI::App& parent) {
                   "Relabel the matrix with a random symmetric permutation of this seed first (0: off)")
       ->check(CLI::NonNegativeNumber);
   add_reorder_option(*sub, o->reorder);
+  sub->add_flag("--deterministic", o->deterministic,
+                "Bitwise-reproducible products: refuse algorithms whose summation order depends on timing; Auto picks a "
+                "reproducible one");
   sub->add_option("--expected-applies", o->expected_applies,
                   "Products the solve will run (e.g. maxit): lets Auto convert formats when repaid (0: unknown)")
       ->check(CLI::NonNegativeNumber);
@@ -279,6 +286,9 @@ Command add_solve_command(CLI::App& parent) {
   sub->add_flag("--lma", o->lma,
                 "With --gen fem2d|fem3d: apply the matrix as the local-matrix-assembly operator (element matrices, "
                 "no assembled CSR) instead of an SpMV algorithm; b = A*1 from the assembled matrix as usual");
+  sub->add_flag("--pipelined", o->pipelined,
+                "CG on the CPU backend (and --distributed): the pipelined recurrence, one global reduction per iteration "
+                "instead of two (docs/SOLVERS.md)");
   sub->add_flag("--unfused", o->unfused,
                 "CG: run issue 9's unfused kernels instead of the fused iteration (to compare; same iterates up to "
                 "rounding)");

@@ -206,6 +206,12 @@ template <class Value, class Index>
 std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
                                                           Operation op, const Options& options) {
   validate(a);
+  // Every CPU kernel sums in a fixed order for a given thread count, except the tuner's choice (set by
+  // timing) and MKL's (not promised without its CNR mode).
+  if (options.deterministic && (algorithm == Algorithm::Tune || algorithm == Algorithm::Mkl))
+    throw Unsupported(std::string(to_string(algorithm)) +
+                      " is not offered with Options::deterministic (the choice or the vendor's summation order "
+                      "may change run to run); every other CPU algorithm is reproducible for a fixed thread count");
   if (options.reorder != Reorder::None) return detail::make_reordered_cpu_operator(a, algorithm, op, options);
   Algorithm resolved = algorithm;
   Options chosen = options;

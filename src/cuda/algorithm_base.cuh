@@ -28,6 +28,9 @@ class CudaAlgorithm {
   // nothing but y (or rewrites the same values in its own arrays, which another product reads
   // unchanged).
   virtual bool writes_workspace() const { return true; }
+  // True when every product of this plan gives the same bits, run to run (a fixed summation order:
+  // no atomics into y or partial sums, no order set by timing). The default is the safe answer.
+  virtual bool reproducible() const { return false; }
 };
 
 template <class Value, class Index>

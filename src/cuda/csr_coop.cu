@@ -87,6 +87,7 @@ class CsrCoop final : public CudaAlgorithm<Value, Index> {
   }
 
   bool writes_workspace() const override { return false; }
+  bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " coop=" + std::to_string(coop_) + " repeat=" + std::to_string(repeat_) +
            " unroll=" + std::to_string(csr_coop_policy(sizeof(Value)).unroll);

@@ -37,6 +37,7 @@ class CsrScalar final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("csr_scalar_kernel");
   }
   bool writes_workspace() const override { return false; }
+  bool reproducible() const override { return true; }
   std::string policy() const override { return "block=" + std::to_string(block_); }
 
  private:

@@ -187,8 +187,9 @@ struct SplitRows {
   const RowChunk<Index>* chunks;
   std::int64_t num_chunks;
   std::int64_t chunk_blocks;  // the grid's first blocks run chunks, the rest run rows
-  Value* sums;
+  Value* sums;        // one slot per chunk
   unsigned* arrivals;
+  bool ordered;       // Options::deterministic: partial sums added in chunk order, not with atomics
 };
 
 // One launch for matrices with long rows (rows longer than `head`): its first split.chunk_blocks
@@ -196,7 +197,9 @@ struct SplitRows {
 // reduction, CUDA sample threadFenceReduction) writes y[row] = alpha * sum + beta * y[row]; the
 // other blocks run the short rows as csr_vector_kernel does and skip the long ones. One launch lets
 // the two kinds of work overlap (two launches left the second kernel's ramp and the first's tail
-// idle). The sum is accumulated with atomics: not bit-reproducible for the long rows.
+// idle). The sum is accumulated with atomics, not bit-reproducible for the long rows, unless
+// split.ordered: then each chunk stores its partial sum in its own slot and the last to arrive adds the
+// row's slots in chunk order (Options::deterministic: the same bits every run, one extra read per chunk).
 template <int W, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_split_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
@@ -212,13 +215,19 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     if (lane == 0 && chunk.count == 1) {  // a row of one chunk: no partial sums to combine
       y[chunk.row] = axpby(alpha, sum, beta, y, chunk.row);
     } else if (lane == 0) {
-      atomicAdd(split.sums + chunk.first, sum);
+      if (split.ordered)
+        split.sums[c] = sum;
+      else
+        atomicAdd(split.sums + chunk.first, sum);
       __threadfence();  // the sum lands before the arrival is counted
       const unsigned arrived = atomicAdd(split.arrivals + chunk.first, 1u);
       if (arrived == static_cast<unsigned>(chunk.count - 1)) {
         __threadfence();
-        const Value total = __ldcg(split.sums + chunk.first);
-        split.sums[chunk.first] = Value(0);
+        Value total = __ldcg(split.sums + chunk.first);
+        if (split.ordered)
+          for (std::int64_t k = chunk.first + 1; k < chunk.first + chunk.count; ++k) total += __ldcg(split.sums + k);
+        else
+          split.sums[chunk.first] = Value(0);
         split.arrivals[chunk.first] = 0u;
         y[chunk.row] = axpby(alpha, total, beta, y, chunk.row);
       }
@@ -294,7 +303,7 @@ template <class Value, class Index>
 class CsrVector final : public CudaAlgorithm<Value, Index> {
  public:
   CsrVector(const CsrView<Value, Index>& a, Operation op, const Options& options, cudaStream_t stream)
-      : a_(a), op_(op) {
+      : a_(a), op_(op), deterministic_(options.deterministic) {
     constexpr CsrVectorPolicy policy = csr_vector_policy(sizeof(Value));
     constexpr int vector_width = kVectorWidth<Value, Index>;
     const double mean = double(a.nnz) / double(a.rows);
@@ -329,7 +338,8 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
     if (op_ == Operation::Transpose) scale_vector(beta, y, a_.cols, stream);
     if (num_chunks_ > 0) {
-      const SplitRows<Value, Index> split{chunks_.data(), num_chunks_, chunk_blocks_, sums_.data(), arrivals_.data()};
+      const SplitRows<Value, Index> split{chunks_.data(), num_chunks_,    chunk_blocks_,
+                                          sums_.data(),   arrivals_.data(), deterministic_};
       const std::int64_t row_blocks =
           std::min<std::int64_t>(grid_for(std::int64_t(a_.rows) * width_, block_), INT_MAX - chunk_blocks_);
       split_kernel_<<<static_cast<unsigned>(chunk_blocks_ + row_blocks), block_, 0, stream>>>(a_, alpha, x, beta, y,
@@ -344,13 +354,19 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
 
   // Long rows are summed through sums_/arrivals_, which each product uses and resets.
   bool writes_workspace() const override { return num_chunks_ > 0; }
+  // A^T scatters with atomics; A x is a fixed shuffle tree per row unless long rows were split.
+  bool reproducible() const override {
+    return op_ == Operation::NonTranspose && (num_chunks_ == 0 || deterministic_);
+  }
   std::string policy() const override {
     std::string s = "block=" + std::to_string(block_) + " subwarp=" + std::to_string(width_) +
                     " elements_per_load=" + std::to_string(elements_per_load_) + " unroll=" + std::to_string(unroll_);
     if (flat_) s += group_ ? " walk=flat rows_per_warp=32" : " walk=flat";
     if (num_chunks_ > 0)
       s += " split_rows=" + std::to_string(split_rows_) + " head=" + std::to_string(head_) +
-           " chunks=" + std::to_string(num_chunks_) + " (long rows summed with atomics: not bit-reproducible)";
+           " chunks=" + std::to_string(num_chunks_) +
+           (deterministic_ ? " (long rows' chunks added in order: reproducible)"
+                           : " (long rows summed with atomics: not bit-reproducible)");
     if (op_ == Operation::Transpose) s += " transpose=atomic-scatter (not bit-reproducible)";
     return s;
   }
@@ -470,6 +486,7 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
   int unroll_ = 1;
   bool flat_ = false;
   bool group_ = false;  // csr_vector_group_kernel (32 rows per warp)
+  bool deterministic_ = false;
   std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)
   std::int64_t num_chunks_ = 0;
   std::int64_t chunk_blocks_ = 0;

@@ -114,6 +114,8 @@ class CusparseSpmv final : public CudaAlgorithm<Value, Index> {
                                      kValueType<Value>, algorithm_, workspace_.data()));
   }
 
+  // cuSPARSE documents CSR_ALG2 as deterministic; ALG1 and COO_ALG1 are not.
+  bool reproducible() const override { return algorithm_ == CUSPARSE_SPMV_CSR_ALG2; }
   std::string policy() const override {
     return std::string("cusparseSpMV ") + algorithm_name_ + " cuSPARSE " + std::to_string(version_ / 1000) + "." +
            std::to_string(version_ % 1000 / 100) + "." + std::to_string(version_ % 100) +

@@ -99,6 +99,15 @@ class EventDriver {
 
 }  // namespace
 
+// The algorithms whose products are bit-reproducible by construction (CudaAlgorithm::reproducible;
+// csr-vector when it splits no row, or adds the chunks in order under Options::deterministic).
+static std::string reproducible_list(Operation op) {
+  return op == Operation::NonTranspose
+             ? "csr-scalar, csr-vector, csr-coop, pcsr, lightspmv, ell, ell-r, ell-r-vector, dia, sell, "
+               "compressed-csr or cusparse-csr-alg2"
+             : "explicit-transpose";
+}
+
 // A x: Auto's rule lives in src/core/auto_rule.{hpp,cpp} (CUDA-free, fitted and cross-validated on
 // matrix families). A^T x keeps its own measured thresholds here (H200 benchmark of 2026-11-21, % of
 // the 4264 GB/s copy bandwidth, f64 / f32):
@@ -194,6 +203,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   impl_->op = op;
   const auto start = std::chrono::steady_clock::now();
   const bool degenerate = matrix.rows == 0 || matrix.cols == 0 || matrix.nnz == 0;
+  const bool requested_auto = algorithm == Algorithm::Auto;
   if (options.reorder != Reorder::None && matrix.rows != matrix.cols)
     throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
                       " needs a square matrix (a symmetric permutation), got " + std::to_string(matrix.rows) + " x " +
@@ -252,6 +262,25 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
     for (const auto& entry : kTable<Value, Index>)
       if (entry.algorithm == algorithm) impl_->kernel = entry.factory(matrix, op, options, stream);
   }
+  if (options.deterministic && impl_->kernel && !impl_->kernel->reproducible()) {
+    if (!requested_auto)
+      throw Unsupported("algorithm " + std::string(to_string(algorithm)) + " (" + impl_->kernel->policy() +
+                        ") is not bit-reproducible: its summation order depends on timing (atomics or carries); "
+                        "with Options::deterministic use " + reproducible_list(op));
+    // Auto's reproducible choice: CSR-vector (split rows' chunks added in order) for A x; for A^T x only
+    // the explicit transpose sums in a fixed order, and it needs its copy of the matrix.
+    if (op == Operation::NonTranspose) {
+      impl_->kernel = make_csr_vector<Value, Index>(matrix, op, options, stream);
+      algorithm = Algorithm::CsrVector;
+    } else if (explicit_transpose_fits(matrix)) {
+      impl_->kernel = make_explicit_transpose<Value, Index>(matrix, op, options, stream);
+      algorithm = Algorithm::ExplicitTranspose;
+    } else {
+      throw Unsupported("a deterministic A^T x needs the explicit transpose (a second copy of the matrix), "
+                        "which does not fit in half the free device memory");
+    }
+    impl_->algorithm = algorithm;
+  }
   if (impl_->kernel && impl_->kernel->writes_workspace()) impl_->order.emplace(EventDriver());
   SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
   impl_->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -295,6 +324,8 @@ std::string Plan<Value, Index>::policy() const {
 }
 template <class Value, class Index>
 double Plan<Value, Index>::setup_ms() const { return impl_->setup_ms; }
+template <class Value, class Index>
+bool Plan<Value, Index>::reproducible() const { return !impl_->kernel || impl_->kernel->reproducible(); }
 template <class Value, class Index>
 std::size_t Plan<Value, Index>::extra_bytes() const { return impl_->kernel ? impl_->kernel->extra_bytes() : 0; }
 template <class Value, class Index>

@@ -88,6 +88,7 @@ class ExplicitTranspose final : public CudaAlgorithm<Value, Index> {
     inner_->apply(alpha, x, beta, y, stream);
   }
   bool writes_workspace() const override { return inner_->writes_workspace(); }
+  bool reproducible() const override { return inner_->reproducible(); }  // the CSC build is a stable sort
   std::string policy() const override { return "csc=stable-radix-sort inner=CsrVector[" + inner_->policy() + "]"; }
   std::size_t extra_bytes() const override {
     return t_row_ptr_.bytes() + t_col_idx_.bytes() + t_values_.bytes() + inner_->extra_bytes();

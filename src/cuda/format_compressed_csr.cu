@@ -408,6 +408,7 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("compressed_csr_kernel");
   }
   bool writes_workspace() const override { return false; }
+  bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " " + summary_ + " unroll=" + std::to_string(format::kSlotUnroll) +
            " conversion=device";

@@ -155,6 +155,7 @@ class Dia final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("dia_kernel");
   }
   bool writes_workspace() const override { return false; }
+  bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " diagonals=" + std::to_string(ndiag_) +
            " unroll=" + std::to_string(format::kSlotUnroll);

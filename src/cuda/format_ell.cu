@@ -70,6 +70,7 @@ class Ell final : public CudaAlgorithm<Value, Index> {
                                stream);
   }
   bool writes_workspace() const override { return false; }
+  bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " width=" + std::to_string(ell_.width) +
            " unroll=" + std::to_string(format::kSlotUnroll) + (stop_at_length_ ? " stop=row_length" : " stop=width");
@@ -142,6 +143,7 @@ class EllRVector final : public CudaAlgorithm<Value, Index> {
     }
   }
   bool writes_workspace() const override { return false; }
+  bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " threads_per_row=" + std::to_string(threads_per_row_) +
            " width=" + std::to_string(ell_.width) + " unroll=" + std::to_string(format::kSlotUnroll);

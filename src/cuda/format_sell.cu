@@ -170,6 +170,7 @@ class Sell final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("sell_kernel");
   }
   bool writes_workspace() const override { return false; }
+  bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " C=" + std::to_string(c_) + " sigma=" + std::to_string(sigma_) +
            " slices=" + std::to_string(slices_) + " unroll=" + std::to_string(format::kSlotUnroll);

@@ -103,6 +103,7 @@ class LightSpmv final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("lightspmv_kernel");
   }
 
+  bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " grid=" + std::to_string(grid_) + " vector=" + std::to_string(vector_) +
            " unroll=" + std::to_string(lightspmv_policy(sizeof(Value)).unroll) + " rows_per_atomic=" +

@@ -141,6 +141,7 @@ class Pcsr final : public CudaAlgorithm<Value, Index> {
     });
   }
 
+  bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(threads_) + " tile=" + std::to_string(tile_) + " tiles=" +
            std::to_string(num_tiles_) + " vector_loads=" + (aligned_ ? "on" : "off");

@@ -71,6 +71,7 @@ class Reordered final : public ReorderedAlgorithm<Value, Index> {
     return matrix_.bytes() + order_.bytes() + x_new_.bytes() + y_new_.bytes() + plan_.extra_bytes();
   }
   Algorithm inner_algorithm() const override { return plan_.algorithm(); }
+  bool reproducible() const override { return plan_.reproducible(); }  // the permutations are plain copies
 
  private:
   Reorder how_;

@@ -252,6 +252,9 @@ template <class Value, class Index>
 TunedPlan<Value, Index>::TunedPlan(CsrView<Value, Index> matrix, Operation op, const Options& options,
                                    cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
+  if (options.deterministic)
+    throw Unsupported("tune is not offered with Options::deterministic: the timing chooses the algorithm, so two "
+                      "runs may sum in different orders; pick a reproducible algorithm (docs/ALGORITHMS.md)");
   if (options.reorder != Reorder::None)
     throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
                       " is not offered with tune: reorder the matrix with spmv::permute_symmetric and tune that");

@@ -100,12 +100,14 @@ void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std
     throw InvalidArgument(method + ": check_every must be >= 1, got " + std::to_string(o.check_every));
   if (o.graph && o.method != SolverMethod::Cg)
     throw InvalidArgument(method + ": graph capture of the iteration is implemented for cg only");
+  if (o.pipelined && o.method != SolverMethod::Cg)
+    throw InvalidArgument(method + ": the pipelined recurrence is implemented for cg only");
 }
 
 double vector_words_per_iteration(const SolverOptions& o) {
   const bool jacobi = o.preconditioner == Preconditioner::Jacobi;
   switch (o.method) {
-    case SolverMethod::Cg: return (o.fused ? 10 : 11) + (jacobi ? 2 : 0);
+    case SolverMethod::Cg: return o.pipelined ? 19 : (o.fused ? 10 : 11) + (jacobi ? 2 : 0);
     case SolverMethod::BiCgStab: return jacobi ? 23 : 21;
     case SolverMethod::Gmres: {
       double step_words = 0;  // summed over a cycle's steps j = 0..m-1 (solver_setup.hpp)
@@ -118,7 +120,7 @@ double vector_words_per_iteration(const SolverOptions& o) {
 }
 
 void describe_iteration(const SolverOptions& o, std::int64_t n, std::size_t value_size, SolverResult& result) {
-  result.variant = o.method == SolverMethod::Cg ? (o.fused ? "fused" : "unfused") : "";
+  result.variant = o.method == SolverMethod::Cg ? (o.pipelined ? "pipelined" : o.fused ? "fused" : "unfused") : "";
   if (o.graph) result.variant += ", graph";
   result.applies_per_iteration = o.method == SolverMethod::BiCgStab ? 2 : 1;
   result.vector_bytes = static_cast<std::uint64_t>(

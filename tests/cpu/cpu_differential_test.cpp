@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/determinism.hpp"
 #include "common/differential.hpp"
 #include "common/error_bound.hpp"
 #include "common/zoo.hpp"
@@ -21,6 +22,18 @@ SPMV_DIFFERENTIAL_TESTS(Cpu, spmv::Backend::Cpu);
 
 namespace spmv::test {
 namespace {
+
+// ---- Options::deterministic (tests/common/determinism.hpp) ----------------------------------------
+
+TEST(CpuDeterministic, EveryAlgorithmRefusesOrRepeatsItsBits) { check_deterministic_mode(Backend::Cpu); }
+TEST(CpuDeterministic, AutoPicksAReproducibleAlgorithmN) { check_deterministic_auto(Backend::Cpu, Operation::NonTranspose); }
+TEST(CpuDeterministic, AutoPicksAReproducibleAlgorithmT) { check_deterministic_auto(Backend::Cpu, Operation::Transpose); }
+TEST(CpuDeterministic, TuneRefuses) {
+  Options options;
+  options.deterministic = true;
+  const auto a = convert<double, std::int32_t>(zoo_matrix("poisson2d_64"));
+  EXPECT_THROW(make_operator(Backend::Cpu, a, Algorithm::Tune, Operation::NonTranspose, options), Unsupported);
+}
 
 // ---- The checker rejects wrong kernels -----------------------------------------------------------
 

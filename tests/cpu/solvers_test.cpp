@@ -81,6 +81,44 @@ TEST_P(CpuSolvers, ConvergeAndAgreeWithTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Cpu, CpuSolvers, testing::ValuesIn(solver_cases()), solver_case_name);
 
+// SolverOptions::pipelined: the same Krylov iterates as CG in exact arithmetic, so on every CG case of
+// the grid it converges within the textbook reference's iteration slack, and the true residual of its
+// x (recomputed in double) meets the same bound as plain CG's; other methods refuse it.
+TEST(CpuSolvers, PipelinedCgAgreesWithTheReference) {
+  for (const Case& c : solver_cases()) {
+    if (c.method != SolverMethod::Cg) continue;
+    SCOPED_TRACE(c.matrix + (c.jacobi ? " jacobi" : "") + (c.single ? " f32" : " f64"));
+    const SolverMatrix a = solver_problem_matrix(c.matrix);
+    const auto b = random_rhs(a.rows, 42);
+    SolverOptions o;
+    o.preconditioner = c.jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+    o.tolerance = c.single ? 1e-5 : 1e-10;
+    o.max_iterations = 2000;
+    o.pipelined = true;
+    std::vector<double> x;
+    const SolverResult r = c.single ? solve_cpu<float>(a, b, x, o) : solve_cpu<double>(a, b, x, o);
+    ASSERT_TRUE(r.converged) << r.breakdown << " after " << r.iterations;
+    EXPECT_EQ(r.variant, "pipelined");
+    const ReferenceRun ref = reference_solve(SolverMethod::Cg, a, b, c.jacobi, o.tolerance, o.max_iterations, 20);
+    ASSERT_TRUE(ref.converged);
+    EXPECT_NEAR(r.iterations, ref.iterations, iteration_slack(ref.iterations));
+    const auto ax = reference_product(a, x);
+    double rr = 0, xx = 0;
+    for (std::int64_t i = 0; i < a.rows; ++i) rr += (b[i] - ax[i]) * (b[i] - ax[i]), xx += x[i] * x[i];
+    const double b_norm = std::sqrt(reference_dot(b, b));
+    const double eps = c.single ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+    EXPECT_LE(std::sqrt(rr) / b_norm,
+              true_residual_bound(o.tolerance, eps, r.iterations, norm_inf_matrix(a), std::sqrt(xx), b_norm));
+  }
+  const SolverMatrix a = solver_problem_matrix("poisson2d");
+  const auto b = random_rhs(a.rows, 1);
+  SolverOptions o;
+  o.method = SolverMethod::Gmres;
+  o.pipelined = true;
+  std::vector<double> x;
+  EXPECT_THROW(solve_cpu<double>(a, b, x, o), InvalidArgument);
+}
+
 // b = A * 1: the exact solution is known, so the error itself is checked (kappa * residual bound).
 TEST(CpuSolvers, RecoversTheKnownSolution) {
   const SolverMatrix a = gen::poisson2d(30);

@@ -92,6 +92,24 @@ TEST_P(DistributedSolvers, ConvergeAsTheSequentialReference) {
 
 INSTANTIATE_TEST_SUITE_P(Mpi, DistributedSolvers, testing::ValuesIn(test::solver_cases()), test::solver_case_name);
 
+// Pipelined CG across processes: one all-reduce per iteration, the same iteration count on every rank,
+// within the reference's slack.
+TEST(DistributedSolvers, PipelinedCg) {
+  const Communicator comm;
+  const SolverMatrix a = test::solver_problem_matrix("poisson3d");
+  const auto b = test::random_rhs(a.rows, 7);
+  SolverOptions o;
+  o.tolerance = 1e-10;
+  o.max_iterations = 2000;
+  o.pipelined = true;
+  const DistributedSolve s = solve_distributed<double>(comm, a, b, o);
+  ASSERT_TRUE(s.result.converged) << s.result.breakdown;
+  EXPECT_TRUE(same_on_every_rank(comm, s.result.iterations));
+  const auto ref = test::reference_solve(SolverMethod::Cg, a, b, false, o.tolerance, o.max_iterations, 20);
+  EXPECT_NEAR(s.result.iterations, ref.iterations, test::iteration_slack(ref.iterations));
+  if (comm.rank() == 0) EXPECT_LE(s.result.residual, 1e-8);  // true residual; the bound's tolerance x 100
+}
+
 // Rank 0 owns no rows (its parts are empty; it still joins every exchange and all-reduce).
 TEST(DistributedSolvers, RankWithoutRows) {
   const Communicator comm;

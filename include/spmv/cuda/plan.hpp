@@ -87,6 +87,7 @@ class Plan {
   std::string policy() const;
   double setup_ms() const;          // preprocessing time (device work timed with events)
   std::size_t extra_bytes() const;  // device memory held by the plan beyond the matrix and vectors
+  bool reproducible() const;        // every product gives the same bits, run to run (Options::deterministic)
   Index x_size() const;             // op(A).cols
   Index y_size() const;             // op(A).rows
 

@@ -62,6 +62,7 @@ struct DistributedSolve {
   double tol = 1e-8;
   int maxit = 1000, restart = 30, progress = 0;
   bool unfused = false;
+  bool pipelined = false;            // CG: one global reduction per iteration
   int threads = 0;                   // per rank, 0: OpenMP default
   std::int64_t expected_applies = 0;  // Options::expected_applies of both blocks
   ReadOptions read;

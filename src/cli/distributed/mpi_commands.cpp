@@ -373,8 +373,8 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
     const std::vector<Value> w(whole.begin(), whole.end());
     b = dist::scatter<Value>(comm, part, w);
   }
-  const SolverOptions so =
-      solver_options(a.method, a.precond, a.tol, a.maxit, a.restart, a.progress, a.unfused, rank == 0);
+  SolverOptions so = solver_options(a.method, a.precond, a.tol, a.maxit, a.restart, a.progress, a.unfused, rank == 0);
+  so.pipelined = a.pipelined;
   const auto diagonal = so.preconditioner == Preconditioner::Jacobi ? dist::local_diagonal(comm, rows)
                                                                       : std::vector<Value>{};
   std::vector<Value> x(b.size(), Value(0));

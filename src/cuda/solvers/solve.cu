@@ -286,6 +286,9 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
                                options);
   if (options.global_sum)
     throw InvalidArgument("solve: distributed solves (SolverOptions::global_sum) run on the CPU backend only");
+  if (options.pipelined)
+    throw Unsupported("cg: the pipelined recurrence is implemented on the CPU backend (and its distributed solves) "
+                      "only; the CUDA solvers keep their scalars on the device and need no global reduction");
   SolverResult result;
   spmv::solvers::describe_iteration(options, n, sizeof(Value), result);
   if (n == 0) {
