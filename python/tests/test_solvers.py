@@ -147,3 +147,18 @@ def test_cg_fused_and_unfused_agree_and_report_the_floor(jacobi):
     assert info_f.floor_ms(100.0) == pytest.approx(info_f.floor_bytes / 100e9 * 1e3)
     with pytest.raises(ValueError, match="graph"):
         spmv.cg(a, b, graph=True, backend="cpu")
+
+
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_pipelined_cg_matches_cg(jacobi):
+    # pipelined=True: the same Krylov iterates in exact arithmetic; iterations within 2 and x within
+    # the tolerance's reach of the fused CG's; 19 vector words per row (docs/SOLVERS.md).
+    a = spmv.generate.poisson2d(30)
+    b = a.to_scipy() @ np.ones(a.shape[0])
+    m = "jacobi" if jacobi else None
+    x_f, info_f = spmv.cg(a, b, tol=1e-10, maxiter=1000, M=m)
+    x_p, info_p = spmv.cg(a, b, tol=1e-10, maxiter=1000, M=m, pipelined=True)
+    assert info_p.converged and info_p.variant == "pipelined"
+    assert abs(info_p.iterations - info_f.iterations) <= 2
+    np.testing.assert_allclose(x_p, x_f, rtol=0, atol=1e-7)  # 2 * kappa * tol with kappa(poisson2d 30) ~ 390
+    assert info_p.vector_bytes == 19 * a.shape[0] * 8
