@@ -83,6 +83,9 @@ struct SolverOptions {
   // with the same scalars. Empty: one process. The CPU solvers call it from the calling thread only
   // (MPI_THREAD_FUNNELED is enough); the CUDA solvers reject it.
   std::function<void(std::span<double>)> global_sum;
+  // Optional, with global_sum: starts the same sum without waiting (MPI_Iallreduce) and returns the
+  // wait. Pipelined CG runs the next product between the two, hiding the reduction behind it.
+  std::function<std::function<void()>(std::span<double>)> global_sum_start;
 };
 
 struct SolverResult {

@@ -3,6 +3,8 @@
 // solvers take their decisions (stop, breakdown, restart) from those global scalars, so every rank
 // runs the same number of iterations and products, which keeps the halo exchanges matched.
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "cpu/instantiate.hpp"
@@ -81,6 +83,14 @@ SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a,
     detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, partial.data(), static_cast<int>(partial.size()), MPI_DOUBLE,
                                     MPI_SUM, comm.get()),
                       "MPI_Allreduce");
+  };
+  // The same sum started without waiting; the caller keeps `partial` alive until it calls the wait.
+  distributed.global_sum_start = [&comm](std::span<double> partial) -> std::function<void()> {
+    auto request = std::make_shared<MPI_Request>(MPI_REQUEST_NULL);
+    detail::check_mpi(MPI_Iallreduce(MPI_IN_PLACE, partial.data(), static_cast<int>(partial.size()), MPI_DOUBLE,
+                                     MPI_SUM, comm.get(), request.get()),
+                      "MPI_Iallreduce");
+    return [request] { detail::check_mpi(MPI_Wait(request.get(), MPI_STATUS_IGNORE), "MPI_Wait"); };
   };
   LocalPart<Value, Index> part(a, rank);
   return spmv::solve<Value>(part, b, x, distributed, diagonal);

@@ -9,6 +9,7 @@
 //   of 11 (12 instead of 13 with Jacobi). The x update of the last iteration is made there too, so x
 //   is the same as the unfused variant's up to rounding.
 #include <exception>
+#include <functional>
 #include <tuple>
 #include <vector>
 
@@ -156,8 +157,9 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 // and for the products of the directions (s = A p, q = M^-1 s, z = A q), so that the three reductions
 // of an iteration (gamma = r.u, delta = w.u, r.r) are one message, computed in the same sweep as the
 // updates: one global reduction per iteration instead of CG's two, which is what a distributed solve
-// waits for. (The paper overlaps that reduction with the product n = A m; here the sum is blocking and
-// the product follows it.) Its price: four more vectors and a recurrence residual that may drift from
+// waits for. When the run can start a sum without waiting (SolverOptions::global_sum_start: MPI_Iallreduce
+// in distributed solves), the next product n = A m runs while the reduction is in flight, as in the paper;
+// the product of the last iteration is then one apply more than needed. Its price: four more vectors and a recurrence residual that may drift from
 // the true one by rounding (the "residual gap"), so the final true residual is what to read.
 // Sweep per iteration (one OpenMP loop): reads w, r, u, m, n, p, s, q, z, x (10) and writes the eight
 // vectors p, s, q, z, x, r, u, w plus m (9): 19 vector words, against CG's 10 (12 with Jacobi).
@@ -189,10 +191,11 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     run.global_sum(sums);
   }
   if (run.start(std::sqrt(sums[2]))) return;
+  const bool overlap = static_cast<bool>(run.options().global_sum_start);
   double gamma_old = 0, alpha_old = 0;
   for (int k = 1;; ++k) {
     const double gamma = sums[0], delta = sums[1];
-    run.apply(Value(1), m, Value(0), nv);  // n = A m
+    if (k == 1 || !overlap) run.apply(Value(1), m, Value(0), nv);  // n = A m (else done during the sum)
     double beta = 0, denominator = delta;
     if (k > 1) {
       beta = gamma / gamma_old;
@@ -218,7 +221,13 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
       rr_new += static_cast<double>(ri) * ri;
     }
     sums[0] = gamma_new, sums[1] = delta_new, sums[2] = rr_new;
-    run.global_sum(sums);  // the one reduction of the iteration
+    if (overlap) {  // the one reduction of the iteration, hidden behind the next product
+      const std::function<void()> wait = run.options().global_sum_start(sums);
+      run.apply(Value(1), m, Value(0), nv);
+      wait();
+    } else {
+      run.global_sum(sums);  // the one reduction of the iteration
+    }
     if (run.step(k, std::sqrt(sums[2]))) return;
     if (sums[0] == 0) {  // r != 0 (not converged) but r.M^-1 r = 0: M is not positive definite
       run.stopped_on_breakdown(kBreakdownCgRho);
