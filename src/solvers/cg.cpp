@@ -8,6 +8,7 @@
 //   x += alpha p moved into the direction sweep, which reads p anyway: 10 vector words per row instead
 //   of 11 (12 instead of 13 with Jacobi). The x update of the last iteration is made there too, so x
 //   is the same as the unfused variant's up to rounding.
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <tuple>
@@ -159,7 +160,8 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 // updates: one global reduction per iteration instead of CG's two, which is what a distributed solve
 // waits for. When the run can start a sum without waiting (SolverOptions::global_sum_start: MPI_Iallreduce
 // in distributed solves), the next product n = A m runs while the reduction is in flight, as in the paper;
-// the product of the last iteration is then one apply more than needed. Its price: four more vectors and a recurrence residual that may drift from
+// the product of the last iteration is then one apply more than needed. When the recurrences drift so
+// far that the curvature they imply is not positive, the iteration restarts from x (below). Its price: four more vectors and a recurrence residual that may drift from
 // the true one by rounding (the "residual gap"), so the final true residual is what to read.
 // Sweep per iteration (one OpenMP loop): reads w, r, u, m, n, p, s, q, z, x (10) and writes the eight
 // vectors p, s, q, z, x, r, u, w plus m (9): 19 vector words, against CG's 10 (12 with Jacobi).
@@ -169,16 +171,20 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
   const auto n_rows = static_cast<std::int64_t>(b.size());
   const bool jacobi = !inverse_diagonal.empty();
   const Value* dinv = inverse_diagonal.data();
-  std::vector<Value> r(b.begin(), b.end()), u(n_rows), w(n_rows), m(n_rows), nv(n_rows);
-  std::vector<Value> p(n_rows, Value(0)), s(n_rows, Value(0)), q(n_rows, Value(0)), z(n_rows, Value(0));
+  std::vector<Value> r(n_rows), u(n_rows), w(n_rows), m(n_rows), nv(n_rows), p(n_rows), s(n_rows), q(n_rows),
+      z(n_rows);
   const auto precondition = [&](std::int64_t i, Value v) { return jacobi ? dinv[i] * v : v; };
-
-  run.apply(Value(-1), x, Value(1), r);  // r = b - A x0
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n_rows; ++i) u[i] = precondition(i, r[i]);
-  run.apply(Value(1), u, Value(0), w);  // w = A u
   double sums[3] = {0, 0, 0};  // gamma = r.u, delta = w.u, r.r
-  {
+  // The recurrences from x: r = b - A x, u = M^-1 r, w = A u, m = M^-1 w, directions zeroed, and the
+  // three scalars (one reduction). At the start, and again when the recurrences have drifted so far
+  // that the curvature they imply is no longer positive (seen in f32 near the attainable accuracy):
+  // a restart from the current x, as residual replacement does (Cools & Vanroose 2017).
+  const auto initialise = [&] {
+    std::copy(b.begin(), b.end(), r.begin());
+    run.apply(Value(-1), x, Value(1), r);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n_rows; ++i) u[i] = precondition(i, r[i]);
+    run.apply(Value(1), u, Value(0), w);
     double gamma = 0, delta = 0, rr = 0;
 #pragma omp parallel for schedule(static) reduction(+ : gamma, delta, rr)
     for (std::int64_t i = 0; i < n_rows; ++i) {
@@ -186,22 +192,32 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
       delta += static_cast<double>(w[i]) * u[i];
       rr += static_cast<double>(r[i]) * r[i];
       m[i] = precondition(i, w[i]);
+      p[i] = s[i] = q[i] = z[i] = Value(0);
     }
     sums[0] = gamma, sums[1] = delta, sums[2] = rr;
     run.global_sum(sums);
-  }
+  };
+  initialise();
   if (run.start(std::sqrt(sums[2]))) return;
   const bool overlap = static_cast<bool>(run.options().global_sum_start);
   double gamma_old = 0, alpha_old = 0;
+  bool fresh = true;  // the recurrences were just (re)initialised: n = A m not yet computed, beta = 0
   for (int k = 1;; ++k) {
-    const double gamma = sums[0], delta = sums[1];
-    if (k == 1 || !overlap) run.apply(Value(1), m, Value(0), nv);  // n = A m (else done during the sum)
+    double gamma = sums[0], delta = sums[1];
+    if (fresh || !overlap) run.apply(Value(1), m, Value(0), nv);  // n = A m (else done during the sum)
     double beta = 0, denominator = delta;
-    if (k > 1) {
+    if (!fresh) {
       beta = gamma / gamma_old;
       denominator = delta - beta * gamma / alpha_old;
     }
-    if (!(denominator > 0)) {  // p.Ap <= 0 (or NaN): A or M not SPD
+    if (!(denominator > 0) && !fresh && std::isfinite(denominator)) {  // drifted: restart from x
+      initialise();
+      run.apply(Value(1), m, Value(0), nv);
+      gamma = sums[0], delta = sums[1];
+      beta = 0, denominator = delta;
+    }
+    fresh = false;
+    if (!(denominator > 0)) {  // p.Ap <= 0 from fresh recurrences (or NaN): A or M not SPD
       run.stopped_on_breakdown(std::isfinite(denominator) ? kBreakdownCgCurvature : kBreakdownNonFinite);
       return;
     }

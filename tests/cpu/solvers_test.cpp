@@ -82,8 +82,8 @@ TEST_P(CpuSolvers, ConvergeAndAgreeWithTheReference) {
 INSTANTIATE_TEST_SUITE_P(Cpu, CpuSolvers, testing::ValuesIn(solver_cases()), solver_case_name);
 
 // SolverOptions::pipelined: the same Krylov iterates as CG in exact arithmetic, so on every CG case of
-// the grid it converges within the textbook reference's iteration slack, and the true residual of its
-// x (recomputed in double) meets the same bound as plain CG's; other methods refuse it.
+// the grid it converges (in f64 within the textbook reference's iteration slack), and the true residual
+// of its x (recomputed in double) meets the same bound as plain CG's; other methods refuse it.
 TEST(CpuSolvers, PipelinedCgAgreesWithTheReference) {
   for (const Case& c : solver_cases()) {
     if (c.method != SolverMethod::Cg) continue;
@@ -101,7 +101,11 @@ TEST(CpuSolvers, PipelinedCgAgreesWithTheReference) {
     EXPECT_EQ(r.variant, "pipelined");
     const ReferenceRun ref = reference_solve(SolverMethod::Cg, a, b, c.jacobi, o.tolerance, o.max_iterations, 20);
     ASSERT_TRUE(ref.converged);
-    EXPECT_NEAR(r.iterations, ref.iterations, iteration_slack(ref.iterations));
+    // f64: the iterates of CG. f32: near the attainable accuracy the recurrences drift until the
+    // iteration restarts from x (docs/SOLVERS.md: 96 iterations against 59 on 2D Poisson); a restart
+    // repeats at most the iterations done before it, hence twice the reference plus the slack.
+    if (!c.single) EXPECT_NEAR(r.iterations, ref.iterations, iteration_slack(ref.iterations));
+    else EXPECT_LE(r.iterations, 2 * ref.iterations + iteration_slack(ref.iterations));
     const auto ax = reference_product(a, x);
     double rr = 0, xx = 0;
     for (std::int64_t i = 0; i < a.rows; ++i) rr += (b[i] - ax[i]) * (b[i] - ax[i]), xx += x[i] * x[i];

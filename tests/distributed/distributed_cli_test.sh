@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # spmv multiply --distributed under mpirun -np 2 writes the same y as one process: exactly, on a matrix
 # and x whose products are exact in any summation order (integers), for A x and A^T x with alpha, beta;
-# and without MPI's launcher, a bad input fails on every rank with exit code 1 (no hang). spmv solve
+# and a bad input fails with exit code 1, never a hang. spmv solve
 # --distributed: the same iteration count as one process and x within the solve's error bound.
 # Usage: distributed_cli_test.sh SPMV MPIEXEC NUMPROC_FLAG SCRATCH
 set -euo pipefail
@@ -24,11 +24,13 @@ for p in nonzeros rows; do
   paste one.mtx two.mtx | awk '/^%/ || NF != 2 { next } { d = $1 - $2; s = ($1 < 0 ? -$1 : $1) + 1e-300;
     if ((d < 0 ? -d : d) > 1e-12 * s) { print "entry " NR ": " $1 " vs " $2; bad = 1 } } END { exit bad }'
 done
-# A missing x file on rank 0 is an error on both ranks, not a hang.
+# A missing x file on rank 0 is an error, not a hang. Both ranks raise it (the C++ test
+# BadInputOnOneRankIsAnErrorOnEveryRank checks that), but mpiexec kills the other process as soon as one
+# exits with an error, so the second message may never be printed: at least rank 0's must be.
 if "$mpiexec" "$np_flag" 2 "$spmv" multiply a.mtx --x missing.txt -q -o two.mtx --distributed 2> err.txt; then
   echo "expected a failure"; exit 1
 fi
-test "$(grep -c 'spmv: error: rank 0: --x' err.txt)" = 2
+test "$(grep -c 'spmv: error: rank 0: --x' err.txt)" -ge 1
 # spmv solve --distributed: CG with Jacobi on a.mtx (b = A*1, so x = 1), against one process: the same
 # iteration count within the solver tests' slack (3 + 5%; the sums run in another order) and both x
 # within 1e-6 of 1 (tol 1e-10 times kappa(A) ~ 660 for a 40 x 40 grid, with margin).
