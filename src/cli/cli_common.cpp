@@ -142,6 +142,19 @@ void add_reorder_option(CLI::App& sub, Reorder& reorder) {
       ->type_name("NAME");
 }
 
+void add_deterministic_option(CLI::App& sub, bool& deterministic) {
+  sub.add_flag("--deterministic", deterministic,
+               "Bitwise-reproducible products: refuse algorithms whose summation order depends on timing; Auto picks "
+               "a reproducible one");
+}
+
+void add_shuffle_option(CLI::App& sub, std::uint64_t& seed) {
+  sub.add_option("--shuffle", seed,
+                 "Relabel every (square) matrix with a random symmetric permutation of this seed first: a mesh or "
+                 "graph whose numbering carries no locality (0: off)")
+      ->check(CLI::NonNegativeNumber);
+}
+
 Algorithm parse_algorithm_name(std::string_view name) {
   if (auto a = parse_algorithm(name)) return *a;
   throw UsageError(fmt::format("unknown algorithm '{}'; valid names: auto, tune, {}", name, algorithm_names()));

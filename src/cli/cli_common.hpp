@@ -58,6 +58,10 @@ HostMatrix load_matrix(const std::string& path, MatrixMarketHeader* header = nul
 void add_max_memory_option(CLI::App& sub, ReadOptions& options);
 // Adds --reorder none|rcm|degree (Options::reorder, include/spmv/reorder.hpp) to a subcommand.
 void add_reorder_option(CLI::App& sub, Reorder& reorder);
+// Adds --deterministic (Options::deterministic: bitwise-reproducible products) to a subcommand.
+void add_deterministic_option(CLI::App& sub, bool& deterministic);
+// Adds --shuffle SEED (see shuffled()) to a subcommand.
+void add_shuffle_option(CLI::App& sub, std::uint64_t& seed);
 
 // --shuffle SEED (bench, solve): P A P^T for a random permutation P of this seed, the same on every
 // platform (Fisher-Yates on splitmix64): a mesh or graph whose numbering carries no locality. UsageError

@@ -492,13 +492,8 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                   "Products the caller will run: lets Auto convert (e.g. the explicit transpose for A^T x) when it is repaid (0: unknown, no conversion)")
       ->check(CLI::NonNegativeNumber);
   add_reorder_option(*sub, o->reorder);
-  sub->add_flag("--deterministic", o->deterministic,
-                "Bitwise-reproducible products: refuse algorithms whose summation order depends on timing; Auto picks a "
-                "reproducible one");
-  sub->add_option("--shuffle", o->shuffle,
-                  "Relabel every (square) matrix with a random symmetric permutation of this seed before the run: "
-                  "a mesh or graph whose numbering carries no locality (0: off)")
-      ->check(CLI::NonNegativeNumber);
+  add_deterministic_option(*sub, o->deterministic);
+  add_shuffle_option(*sub, o->shuffle);
   sub->add_option("--hola-sort-columns", o->hola_sort_columns,
                   "Hola: per-thread column sort for x locality (-1: the policy's default, 0: off, 1: on)")
       ->check(CLI::Range(-1, 1));

@@ -150,9 +150,7 @@ Command add_multiply_command(CLI::App& parent) {
                   "Products the caller will run: lets Auto convert when it is repaid (0: unknown, no conversion)")
       ->check(CLI::NonNegativeNumber);
   add_reorder_option(*sub, o->reorder);
-  sub->add_flag("--deterministic", o->deterministic,
-                "Bitwise-reproducible products: refuse algorithms whose summation order depends on timing; Auto picks a "
-                "reproducible one");
+  add_deterministic_option(*sub, o->deterministic);
   sub->add_option("--hola-sort-columns", o->hola_sort_columns,
                   "Hola: per-thread column sort (-1: the policy's default, 0: off, 1: on)")
       ->check(CLI::Range(-1, 1));

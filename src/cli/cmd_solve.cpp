@@ -270,13 +270,9 @@ Command add_solve_command(CLI::App& parent) {
   sub->add_option("--precision", o->precision, "Value type of the solve: f32 or f64")
       ->check(CLI::IsMember({"f32", "f64"}))
       ->capture_default_str();
-  sub->add_option("--shuffle", o->shuffle,
-                  "Relabel the matrix with a random symmetric permutation of this seed first (0: off)")
-      ->check(CLI::NonNegativeNumber);
+  add_shuffle_option(*sub, o->shuffle);
   add_reorder_option(*sub, o->reorder);
-  sub->add_flag("--deterministic", o->deterministic,
-                "Bitwise-reproducible products: refuse algorithms whose summation order depends on timing; Auto picks a "
-                "reproducible one");
+  add_deterministic_option(*sub, o->deterministic);
   sub->add_option("--expected-applies", o->expected_applies,
                   "Products the solve will run (e.g. maxit): lets Auto convert formats when repaid (0: unknown)")
       ->check(CLI::NonNegativeNumber);
