@@ -191,6 +191,17 @@ class TypedMatrix final : public MatrixCore {
     require_dtype<Value>(x.dtype(), "x");
     const std::span<const Value> bs(static_cast<const Value*>(b.data()), b.shape(0));
     const std::span<Value> xs(static_cast<Value*>(x.data()), x.shape(0));
+    if (options_.reorder != Reorder::None) {
+      // options['reorder']: the solve runs on P A P^T with b and x permuted once per solve (solve_csr),
+      // not through the matrix's reordered plan, which would permute x and y in every product.
+      check_sizes(a_.rows, a_.cols, Operation::NonTranspose, xs.size(), bs.size());
+      Options reordered = options_;
+      reordered.device = target.ordinal;
+      nb::gil_scoped_release release;
+      SolverResult r = solve_csr<Value, Index>(target.backend, a_, algorithm, reordered, bs, xs, options);
+      r.apply_bytes = apply_bytes();
+      return r;
+    }
     std::vector<Value> diagonal;
     if (options.preconditioner == Preconditioner::Jacobi && a_.rows == a_.cols) diagonal = matrix_diagonal(a_);
     if (target.backend == Backend::Cpu) {

@@ -162,3 +162,18 @@ def test_pipelined_cg_matches_cg(jacobi):
     assert abs(info_p.iterations - info_f.iterations) <= 2
     np.testing.assert_allclose(x_p, x_f, rtol=0, atol=1e-7)  # 2 * kappa * tol with kappa(poisson2d 30) ~ 390
     assert info_p.vector_bytes == 19 * a.shape[0] * 8
+
+
+def test_reordered_matrix_solves_once_in_the_new_numbering():
+    # options={'reorder': 'rcm'}: spmv.cg on NumPy vectors runs the whole solve on P A P^T (b and x
+    # permuted once) and returns x in the caller's numbering; a scrambled grid so that RCM has work.
+    s = spmv.generate.poisson2d(30).to_scipy().tocsr()
+    p = np.random.default_rng(3).permutation(s.shape[0])
+    s = s[p][:, p].tocsr()
+    truth = 1.0 + (np.arange(s.shape[0]) % 7) / 7.0
+    b = s @ truth
+    a = spmv.Matrix.from_scipy(s, options={"reorder": "rcm"})
+    x, info = spmv.cg(a, b, tol=1e-12, maxiter=2000)
+    assert info.converged
+    assert info.algorithm.startswith("reorder=rcm"), info.algorithm
+    np.testing.assert_allclose(x, truth, rtol=0, atol=1e-8)  # kappa(poisson2d 30) ~ 390 times tol 1e-12
