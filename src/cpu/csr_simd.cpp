@@ -4,8 +4,9 @@
 //
 // Shape: rows of at least kDirectRowVectors vectors run a dot product with four independent vector
 // accumulators (fused multiply-add; vector loads of values and indices, one gather of x per vector),
-// so the add latency is hidden, then a horizontal sum and a scalar tail. Shorter rows keep the
-// scalar loop: a horizontal sum per row costs more than it saves there. A first version also ran
+// so the add latency is hidden, then a horizontal sum and a scalar tail. Runs of shorter rows go to
+// the scalar loop compiled for the baseline target (csr_rows_scalar): a horizontal sum per row costs
+// more than it saves there, and the loop compiled here would chain fused multiply-adds. A first version also ran
 // runs of short rows as one flat range of products into an L1 buffer, then per-row sums of the
 // buffer; on the 2-core Zen 3 (AVX2) it took 1.4-2x the CPU time of the scalar loop on poisson2d
 // (5 per row), since the buffer's per-row bookkeeping outweighs the vector products and Zen 3's
@@ -58,13 +59,18 @@ template <class Value, class Index>
 void rows(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin, Index r_end,
           Value alpha, Value beta, Value* y) {
   const std::int64_t direct = kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));
-  for (Index r = r_begin; r < r_end; ++r) {
-    const std::int64_t k0 = row_ptr[r], k1 = row_ptr[r + 1];
-    Value s = 0;
-    if (k1 - k0 >= direct) s = dot_range(col, val, x, k0, k1);
-    else
-      for (std::int64_t k = k0; k < k1; ++k) s += val[k] * x[col[k]];
-    y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r];
+  for (Index r = r_begin; r < r_end;) {
+    if (row_ptr[r + 1] - row_ptr[r] >= direct) {
+      const Value s = dot_range(col, val, x, std::int64_t{row_ptr[r]}, std::int64_t{row_ptr[r + 1]});
+      y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r];
+      ++r;
+      continue;
+    }
+    // A run of short rows: the baseline-target loop (csr_simd.hpp says why it is not compiled here).
+    Index end = r + 1;
+    while (end < r_end && row_ptr[end + 1] - row_ptr[end] < direct) ++end;
+    csr_rows_scalar(row_ptr, col, val, x, r, end, alpha, beta, y);
+    r = end;
   }
 }
 

@@ -29,6 +29,15 @@ template <class Value, class Index>
 void csr_rows_simd(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
                    Index r_end, Value alpha, Value beta, Value* y);
 
+// The same in plain scalar code, compiled for the baseline target (src/cpu/row_loop.cpp): the SIMD
+// kernels hand runs of short rows to it, because the same loop compiled inside a Highway target with
+// FMA becomes one chain of fused multiply-adds (4-cycle latency on Zen 4 against an add's 3): on the
+// H200 host's Zen 4 (AVX3), one thread, f32, it ran EX5 / bcsstk16 / cage10 / bayer10 / stencil27 at
+// 0.25 / 0.19 / 0.11 / 0.081 / 4.7 ms against 0.16 / 0.15 / 0.088 / 0.061 / 3.0 ms for this one.
+template <class Value, class Index>
+void csr_rows_scalar(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
+                     Index r_end, Value alpha, Value beta, Value* y);
+
 // sum_{k in [k_begin, k_end)} val[k] * x[col[k]] (a piece of one row, for merge-path carries).
 template <class Value, class Index>
 Value csr_dot_simd(const Index* col, const Value* val, const Value* x, std::int64_t k_begin, std::int64_t k_end);

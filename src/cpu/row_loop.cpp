@@ -2,6 +2,7 @@
 // matrices too small to pay for starting threads.
 #include <cstdint>
 
+#include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 
@@ -19,16 +20,22 @@ void detail::row_loop_kernel(const CsrMatrix<Value, Index>& a, Operation op, Val
     if (alpha == 0) return;
   }
   if (op == Operation::NonTranspose) {
-    for (Index r = 0; r < a.rows; ++r) {
-      Value s = 0;
-      for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) s += val[k] * x[col[k]];
-      y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r];
-    }
+    detail::csr_rows_scalar(row_ptr, col, val, x, Index{0}, a.rows, alpha, beta, y);
   } else {
     for (Index r = 0; r < a.rows; ++r) {
       const Value ax = alpha * x[r];
       for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) y[col[k]] += val[k] * ax;
     }
+  }
+}
+
+template <class Value, class Index>
+void detail::csr_rows_scalar(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
+                             Index r_end, Value alpha, Value beta, Value* y) {
+  for (Index r = r_begin; r < r_end; ++r) {
+    Value s = 0;
+    for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) s += val[k] * x[col[k]];
+    y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r];
   }
 }
 
@@ -42,7 +49,8 @@ void row_loop(const CsrMatrix<Value, Index>& a, Operation op, Value alpha, std::
 
 #define SPMV_INSTANTIATE(V, I)                                                                        \
   template void row_loop(const CsrMatrix<V, I>&, Operation, V, std::span<const V>, V, std::span<V>); \
-  template void detail::row_loop_kernel(const CsrMatrix<V, I>&, Operation, V, const V*, V, V*);
+  template void detail::row_loop_kernel(const CsrMatrix<V, I>&, Operation, V, const V*, V, V*);         \
+  template void detail::csr_rows_scalar(const I*, const I*, const V*, const V*, I, I, V, V, V*);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
