@@ -193,8 +193,8 @@ class TypedMatrix final : public MatrixCore {
     const std::span<Value> xs(static_cast<Value*>(x.data()), x.shape(0));
     if (options_.reorder != Reorder::None) {
       // options['reorder']: the solve runs on P A P^T with b and x permuted once per solve (solve_csr),
-      // not through the matrix's reordered plan, which would permute x and y in every product.
-      check_sizes(a_.rows, a_.cols, Operation::NonTranspose, xs.size(), bs.size());
+      // not through the matrix's reordered plan, which would permute x and y in every product. solve_csr
+      // checks the sizes.
       Options reordered = options_;
       reordered.device = target.ordinal;
       nb::gil_scoped_release release;
@@ -476,7 +476,7 @@ SolverOptions solver_options_from(const nb::dict& d) {
   o.check_every = nb::cast<int>(d["check_every"]);
   o.fused = nb::cast<bool>(d["fused"]);
   o.graph = nb::cast<bool>(d["graph"]);
-  if (d.contains("pipelined")) o.pipelined = nb::cast<bool>(d["pipelined"]);
+  o.pipelined = nb::cast<bool>(d["pipelined"]);
   nb::object callback = d["callback"];
   if (!callback.is_none()) {
     // Called from the solver with the GIL released around the solve: take it for the call. A Python

@@ -173,14 +173,14 @@ std::vector<Index> reorder_permutation(const CsrMatrix<Value, Index>& a, Reorder
     throw Unsupported("reorder " + std::string(to_string(how)) + " needs a square matrix (a symmetric permutation), got " +
                       std::to_string(a.rows) + " x " + std::to_string(a.cols));
   validate(a);
-  std::vector<Index> order(static_cast<std::size_t>(a.rows));
-  std::iota(order.begin(), order.end(), Index(0));
   if (how == Reorder::Rcm) {
     detail::PhaseLog phase("reorder/pattern");
     const Graph<Index> g = symmetric_pattern(a);
     phase.next("reorder/rcm");
     return rcm(g, a.rows);
   }
+  std::vector<Index> order(static_cast<std::size_t>(a.rows));
+  std::iota(order.begin(), order.end(), Index(0));
   if (how == Reorder::Degree)
     std::stable_sort(order.begin(), order.end(), [&](Index p, Index q) { return a.row_length(p) > a.row_length(q); });
   return order;

@@ -91,10 +91,6 @@ std::unique_ptr<ReorderedAlgorithm<Value, Index>> make_reordered(const CsrView<V
   if (algorithm == Algorithm::Tune)
     throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
                       " is not offered with tune: reorder the matrix with spmv::permute_symmetric and tune that");
-  if (matrix.rows != matrix.cols)
-    throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
-                      " needs a square matrix (a symmetric permutation), got " + std::to_string(matrix.rows) +
-                      " x " + std::to_string(matrix.cols));
   const CsrMatrix<Value, Index> a = download(matrix, stream);
   const std::vector<Index> order = reorder_permutation(a, options.reorder);
   Options inner = options;

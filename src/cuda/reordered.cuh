@@ -14,7 +14,8 @@ class ReorderedAlgorithm : public CudaAlgorithm<Value, Index> {
 };
 
 // Downloads A, computes the order on the host (include/spmv/reorder.hpp), uploads B and builds its
-// plan with `algorithm` (Auto resolves on B). Throws Unsupported for a non-square A or Tune.
+// plan with `algorithm` (Auto resolves on B). Throws Unsupported for Tune; the plan refuses a
+// non-square A before calling this.
 template <class Value, class Index>
 std::unique_ptr<ReorderedAlgorithm<Value, Index>> make_reordered(const CsrView<Value, Index>& matrix,
                                                                  Algorithm algorithm, Operation op,
