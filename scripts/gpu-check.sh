@@ -9,7 +9,9 @@
 #   FAMILIES_CSV when given, narrowed by FAMILIES_ALGO and FAMILIES_ONLY; auto-confirm, Auto as it runs on
 #   the families; compressed, compressed-csr against the formats and cuSPARSE; profile, the Nsight
 #   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
-#   to end, peak host RSS by /usr/bin/time -v; tune-study, Algorithm::Tune against an exhaustive sweep;
+#   to end, peak host RSS by /usr/bin/time -v; distributed, issues 10/16: the MPI tests on the CUDA
+#   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_GENS,
+#   DIST_PRECISION, DIST_RANKS, DIST_FILTER); tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor)
@@ -30,7 +32,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-bench families auto-confirm compressed reorder profile huge tune-study lma solve-study solver-speed "
+opt_in=" cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -47,11 +49,17 @@ if [ -d $prefix/usr ]; then
   export hwy_ROOT=$prefix/usr
   export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
+# NCCL (the distributed CUDA backend): the toolkit's, else pip's nvidia-nccl-cu13 (the GPU image has it).
+if [ ! -f /usr/local/cuda/include/nccl.h ] && [ ! -f /usr/include/nccl.h ]; then
+  nccl_root=$(python3 -c "import nvidia.nccl as m; print(m.__path__[0])" 2>/dev/null)
+  [ -n "$nccl_root" ] && cmake_extra+=("-DNCCL_ROOT=$nccl_root") &&
+    export LD_LIBRARY_PATH=$nccl_root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 # A snapshot (scripts/snapshot.sh) has no .git: its COMMIT file names the commit for the reports.
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want tune-study || want lma || want solve-study || want solver-speed; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -285,6 +293,36 @@ if want huge; then
     rc=$?
     note "$1 $2 rc=$rc: peak host RSS $(awk '/Maximum resident set size/ {printf "%.1f GB", $6 / 1e6}' "$OUT/$name.log"), wall $(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$OUT/$name.log")"
     grep -E "^matrix|verified and timed|skipped|error" "$OUT/$name.log" | head -12
+  done
+fi
+
+if want distributed; then
+  export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  gpus=$(nvidia-smi -L | wc -l)
+  note "distributed: $gpus GPUs, $(mpirun --version 2>&1 | head -1), NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
+  grep -E "SPMV_WITH_NCCL|NCCL_LIBRARY:" $build/CMakeCache.txt
+  mpi=(mpirun --bind-to none -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS -x LD_LIBRARY_PATH)
+  nvidia-smi topo -m > "$OUT/topology.txt" 2>&1
+  for np in $(printf "%s\n" 2 "$gpus" | sort -un); do
+    # Two ranks run both backends; one rank per GPU the CUDA cases.
+    filter=${DIST_FILTER:-$([ "$np" = 2 ] && echo "*" || echo "*cuda*:*Cuda*")}
+    OMP_NUM_THREADS=2 timeout ${DIST_TEST_TIMEOUT:-300} "${mpi[@]}" -np "$np" $build/tests/spmv_distributed_tests \
+      --gtest_filter="$filter" --gtest_brief=1 > "$OUT/dist_tests_np$np.log" 2>&1
+    rc=$?
+    grep -E "FAILED|Failure|rank [0-9]+\]" "$OUT/dist_tests_np$np.log" | head -20
+    note "distributed tests np $np (rc=$rc): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \].*listed|SKIPPED \]' "$OUT/dist_tests_np$np.log" | head -3 | tr '\n' ' ')"
+  done
+  # Strong scaling: the same matrices on 2 and on every GPU; each run also times one GPU on rank 0.
+  gens=${DIST_GENS:-"poisson3d:n=560 stencil27:n=350"}
+  args=()
+  for g in $gens; do args+=(--gen "$g"); done
+  for np in ${DIST_RANKS:-$(printf "%s\n" 2 "$gpus" | sort -un)}; do
+    OMP_NUM_THREADS=$(( $(nproc) / np )) timeout ${DIST_BENCH_TIMEOUT:-400} "${mpi[@]}" -np "$np" \
+      $build/src/cli/spmv bench --distributed --backend cuda "${args[@]}" --precision "${DIST_PRECISION:-f64}" \
+      --json "$OUT/dist_bench_np$np.json" > "$OUT/dist_bench_np$np.log" 2>&1
+    rc=$?
+    note "distributed bench np $np (rc=$rc)"
+    grep -E "^distributed:|^one rank:|^speed-up|ranks \(|error|Error" "$OUT/dist_bench_np$np.log" | head -24
   done
 fi
 

@@ -22,9 +22,9 @@
 // - Global indices are 64-bit; each block's Index (int32_t or int64_t) only has to hold this rank's
 //   rows, nonzeros and columns, so a matrix of 2^31+ rows runs in 32-bit indices across enough ranks.
 // - Instantiated for float/double values x int32_t/int64_t block indices.
-// - The backend today is the CPU (OpenMP within a rank, MPI between ranks). The CUDA backend (a device
-//   plan per block, the halo on NCCL, the local product on its own stream) plugs in behind
-//   DistributedOptions::backend and device-pointer overloads of apply; it is not built yet.
+// - Two backends (DistributedOptions::backend): the CPU (OpenMP within a rank, MPI between ranks), and
+//   CUDA (a device cuda::Plan per block, one GPU per rank, the halo over NCCL on a stream of the matrix
+//   while the local block runs on the caller's stream), built when CMake finds NCCL (SPMV_WITH_NCCL).
 #include <mpi.h>
 
 #include <cstdint>
@@ -41,6 +41,8 @@
 #include "spmv/matrix_market.hpp"
 #include "spmv/operator.hpp"
 #include "spmv/solvers.hpp"
+
+struct CUstream_st;  // CUDA's stream (cudaStream_t is CUstream_st*), named without CUDA's headers
 
 namespace spmv::dist {
 
@@ -147,9 +149,12 @@ LocalRows<Value> generate(const Communicator& comm, std::string_view kind,
                           PartitionKind partition = PartitionKind::Nonzeros, const gen::GenerateOptions& options = {});
 
 struct DistributedOptions {
-  Backend backend = Backend::Cpu;         // Backend::Cuda: Unsupported until the NCCL backend exists
+  Backend backend = Backend::Cpu;         // Backend::Cuda: Unsupported in a build without NCCL
   Algorithm algorithm = Algorithm::Auto;  // for both blocks (Auto resolves per block)
-  Options options;                        // for both blocks
+  Options options;                        // for both blocks (Backend::Cuda: options.device is ignored)
+  // Backend::Cuda: this rank's CUDA device; -1: the rank's index among the ranks of its node modulo the
+  // node's devices (one GPU per rank when a node runs as many ranks as it has GPUs).
+  int device = -1;
 };
 
 // What one rank holds and sends, for reports.
@@ -166,7 +171,9 @@ struct DistributedInfo {
   std::string remote_algorithm;
 };
 
-// Accumulated wall time of the steps of apply on this rank, in milliseconds.
+// Accumulated time of the steps of apply on this rank, in milliseconds: wall time on the CPU backend;
+// on the CUDA backend, CUDA events of the host-vector applies (the device-pointer apply is not profiled,
+// so that it never synchronises).
 struct ApplyProfile {
   std::int64_t applies = 0;
   double pack_ms = 0;    // packing x (N) / posting the partial sums (T)
@@ -194,13 +201,27 @@ class DistributedMatrix {
   // still runs, so that ranks that disagree on alpha get each their own product, never a hang).
   // Vectors of the wrong length on any rank throw InvalidArgument on every rank (y is then
   // unspecified). Calls on one matrix are serialized by the caller.
+  // On the CUDA backend x and y are host memory here too: copied to the device and back, and the
+  // product is finished on return.
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y);
 
+  // Backend::Cuda: the same product on device arrays of this rank's parts (x_partition().count(rank)
+  // and y_partition().count(rank) entries on device()), enqueued on `stream` and asynchronous: the
+  // halo moves over NCCL on a stream of the matrix, joined back into `stream` by events, so the
+  // product (and every read of x) is finished when `stream` is. Collective in the NCCL sense: every
+  // rank enqueues its products in the same order. Same BLAS conventions (alpha == 0: x may be null).
+  // Lengths are not checked (device pointers); calls on one matrix are serialized by the caller, on
+  // one stream or ordered by events. Unsupported on the CPU backend.
+  void apply(Value alpha, const Value* x, Value beta, Value* y, CUstream_st* stream);
+
   // The halo exchange of one product alone, without arithmetic (benchmarks: communication time).
-  // Collective. x of the wrong length sends zeros and throws on that rank only.
+  // Collective. x of the wrong length sends zeros and throws on that rank only. On the CUDA backend the
+  // exchange moves the device copy of the last host-vector x (timing: the same bytes as a product).
   void exchange_only(std::span<const Value> x);
 
   Operation operation() const;
+  Backend backend() const;
+  int device() const;                       // Backend::Cuda: this rank's CUDA device; -1 on the CPU
   const RowPartition& x_partition() const;  // N: columns, T: rows
   const RowPartition& y_partition() const;  // N: rows, T: columns
   DistributedInfo info() const;

@@ -9,6 +9,7 @@
 #include "cpu/instantiate.hpp"
 #include "distributed/block_split.hpp"
 #include "distributed/collective.hpp"
+#include "distributed/device_part.hpp"
 #include "distributed/halo_exchange.hpp"
 #include "distributed/mpi_util.hpp"
 #include "spmv/distributed.hpp"
@@ -25,16 +26,18 @@ std::int64_t fingerprint(const RowPartition& p) {
 
 // Sizes and partitions must be the same on every rank: compared through MIN and MAX reductions of a
 // fixed-size summary, so that ranks holding partitions of different lengths cannot mismatch a call.
-void check_agreement(const Communicator& comm, const LocalRows<auto>& a) {
-  const std::array<std::int64_t, 6> mine{a.global_rows, a.global_cols, a.rows.ranks(), a.cols.ranks(),
-                                         fingerprint(a.rows), fingerprint(a.cols)};
-  std::array<std::int64_t, 6> lo{}, hi{};
-  detail::check_mpi(MPI_Allreduce(mine.data(), lo.data(), 6, MPI_INT64_T, MPI_MIN, comm.get()), "MPI_Allreduce");
-  detail::check_mpi(MPI_Allreduce(mine.data(), hi.data(), 6, MPI_INT64_T, MPI_MAX, comm.get()), "MPI_Allreduce");
-  static constexpr const char* what[6] = {"global rows", "global columns", "row partition ranks",
-                                          "column partition ranks", "row partition", "column partition"};
+void check_agreement(const Communicator& comm, const LocalRows<auto>& a, Backend backend) {
+  constexpr std::size_t n = 7;
+  const std::array<std::int64_t, n> mine{a.global_rows, a.global_cols, a.rows.ranks(), a.cols.ranks(),
+                                         fingerprint(a.rows), fingerprint(a.cols), static_cast<std::int64_t>(backend)};
+  std::array<std::int64_t, n> lo{}, hi{};
+  detail::check_mpi(MPI_Allreduce(mine.data(), lo.data(), n, MPI_INT64_T, MPI_MIN, comm.get()), "MPI_Allreduce");
+  detail::check_mpi(MPI_Allreduce(mine.data(), hi.data(), n, MPI_INT64_T, MPI_MAX, comm.get()), "MPI_Allreduce");
+  static constexpr const char* what[n] = {"global rows",      "global columns",   "row partition ranks",
+                                          "column partition ranks", "row partition", "column partition",
+                                          "backend"};
   std::string error;
-  for (std::size_t i = 0; i < 6 && error.empty(); ++i)
+  for (std::size_t i = 0; i < n && error.empty(); ++i)
     if (lo[i] != hi[i])
       error = "the ranks disagree on the " + std::string(what[i]) +
               (i < 4 ? " (from " + std::to_string(lo[i]) + " to " + std::to_string(hi[i]) + ")" : "");
@@ -70,14 +73,18 @@ template <class Value, class Index>
 struct DistributedMatrix<Value, Index>::Impl {
   MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the caller's: its messages never mix with theirs
   Operation op = Operation::NonTranspose;
+  Backend backend = Backend::Cpu;
   RowPartition rows, cols;
+  // The CPU backend: the blocks' operators and the MPI exchange; the CUDA backend: the device part.
   std::unique_ptr<Operator<Value, Index>> local, remote;  // remote: null without ghosts
   std::unique_ptr<detail::HaloExchange<Value>> halo;
+  std::unique_ptr<detail::DevicePart<Value, Index>> device;
   DistributedInfo info;
   ApplyProfile profile;
   std::int64_t nx = 0, ny = 0;
 
   ~Impl() {
+    device.reset();  // its NCCL communicator before the MPI one it was made from
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
@@ -94,11 +101,8 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
   MPI_Comm_set_errhandler(m.comm, MPI_ERRORS_RETURN);
   const Communicator own(m.comm);
   const int rank = own.rank();
-  detail::collectively(own, [&] {
-    if (options.backend != Backend::Cpu)
-      throw Unsupported("DistributedMatrix: the distributed CUDA backend (NCCL halo) is not built yet; use Backend::Cpu");
-    check_agreement(own, a);
-  });
+  m.backend = options.backend;
+  detail::collectively(own, [&] { check_agreement(own, a, options.backend); });
   detail::collectively(own, [&] {
     check_partition(a.rows, a.global_rows, own.size(), "row");
     check_partition(a.cols, a.global_cols, own.size(), "column");
@@ -113,11 +117,6 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
   detail::Blocks<Value, Index> blocks;
   detail::collectively(own, [&] { blocks = detail::split_blocks<Value, Index>(a.matrix, a.cols.begin(rank), a.cols.end(rank)); });
   auto plan = detail::build_halo_plan(m.comm, a.cols, blocks.ghost_cols);
-  detail::collectively(own, [&] {
-    m.local = make_operator(options.backend, blocks.local, options.algorithm, op, options.options);
-    if (blocks.remote.nnz() > 0)
-      m.remote = make_operator(options.backend, blocks.remote, options.algorithm, op, options.options);
-  });
   DistributedInfo& i = m.info;
   i.rows = a.matrix.rows;
   i.local_nonzeros = blocks.local.nnz();
@@ -127,9 +126,20 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
   i.send_entries = plan.sends();
   i.neighbors = plan.neighbors();
   i.bytes_sent = static_cast<std::int64_t>(sizeof(Value)) * (op == Operation::NonTranspose ? plan.sends() : plan.ghosts());
-  i.local_algorithm = describe(m.local.get());
-  i.remote_algorithm = describe(m.remote.get());
-  m.halo = std::make_unique<detail::HaloExchange<Value>>(m.comm, std::move(plan));
+  if (options.backend == Backend::Cuda) {
+    m.device = detail::make_device_part(m.comm, blocks, plan, op, options);
+    i.local_algorithm = m.device->local_algorithm();
+    i.remote_algorithm = m.device->remote_algorithm();
+  } else {
+    detail::collectively(own, [&] {
+      m.local = make_operator(options.backend, blocks.local, options.algorithm, op, options.options);
+      if (blocks.remote.nnz() > 0)
+        m.remote = make_operator(options.backend, blocks.remote, options.algorithm, op, options.options);
+    });
+    i.local_algorithm = describe(m.local.get());
+    i.remote_algorithm = describe(m.remote.get());
+    m.halo = std::make_unique<detail::HaloExchange<Value>>(m.comm, std::move(plan));
+  }
   m.nx = op == Operation::NonTranspose ? a.cols.count(rank) : a.rows.count(rank);
   m.ny = op == Operation::NonTranspose ? a.rows.count(rank) : a.cols.count(rank);
 }
@@ -145,6 +155,13 @@ void DistributedMatrix<Value, Index>::apply(Value alpha, std::span<const Value> 
   // lengths still takes part (sending zeros), and every rank learns of it after the wait.
   const int bad = static_cast<std::int64_t>(x.size()) != m.nx || static_cast<std::int64_t>(y.size()) != m.ny;
   int any_bad = 0;
+  if (m.device) {  // host vectors on the CUDA backend: agree on the lengths first, then copy and run
+    detail::check_mpi(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, m.comm), "MPI_Allreduce");
+    if (any_bad) refuse_lengths(bad, x.size(), y.size(), m.nx, m.ny);
+    m.device->apply_host(alpha, x, beta, y, p);
+    ++p.applies;
+    return;
+  }
   MPI_Request check;
   detail::check_mpi(MPI_Iallreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, m.comm, &check), "MPI_Iallreduce");
   // The halo moves for every alpha, 0 included: a rank whose alpha differs from the others' (a caller's
@@ -186,9 +203,21 @@ void DistributedMatrix<Value, Index>::apply(Value alpha, std::span<const Value> 
 }
 
 template <class Value, class Index>
+void DistributedMatrix<Value, Index>::apply(Value alpha, const Value* x, Value beta, Value* y, CUstream_st* stream) {
+  if (!impl_->device)
+    throw Unsupported("DistributedMatrix::apply: device pointers need the CUDA backend; this matrix is on the CPU");
+  impl_->device->apply(alpha, x, beta, y, stream);
+}
+
+template <class Value, class Index>
 void DistributedMatrix<Value, Index>::exchange_only(std::span<const Value> x) {
   Impl& m = *impl_;
   const bool bad = static_cast<std::int64_t>(x.size()) != m.nx;  // still takes part, sending zeros
+  if (m.device) {
+    m.device->exchange_only();
+    if (bad) refuse_lengths(true, x.size(), m.ny, m.nx, m.ny);
+    return;
+  }
   if (m.op == Operation::NonTranspose) m.halo->start_forward(bad ? std::span<const Value>{} : x);
   else m.halo->start_reverse();
   m.halo->finish();
@@ -197,6 +226,10 @@ void DistributedMatrix<Value, Index>::exchange_only(std::span<const Value> x) {
 
 template <class Value, class Index>
 Operation DistributedMatrix<Value, Index>::operation() const { return impl_->op; }
+template <class Value, class Index>
+Backend DistributedMatrix<Value, Index>::backend() const { return impl_->backend; }
+template <class Value, class Index>
+int DistributedMatrix<Value, Index>::device() const { return impl_->device ? impl_->device->device() : -1; }
 template <class Value, class Index>
 const RowPartition& DistributedMatrix<Value, Index>::x_partition() const {
   return impl_->op == Operation::NonTranspose ? impl_->cols : impl_->rows;

@@ -1,8 +1,9 @@
 // The distributed matrix against the single-process reference: the differential body
 // (common/differential.hpp: 16 (alpha, beta) pairs, NaN-poisoned y for beta = 0, alpha = 0 with NaN and
 // Inf in x, the per-row error bound) over the zoo, with the product run across the ranks and gathered,
-// under three partitions; then the pieces (partitions, generated and read slices, the halo of special
-// shapes, vector reductions) and collective errors. Run by ctest under mpirun -np 2 and -np 3.
+// under three partitions, on the CPU backend and (where every rank has a GPU and NCCL is built in) on
+// the CUDA one; then the pieces (partitions, generated and read slices, the halo of special shapes,
+// vector reductions) and collective errors. Run by ctest under mpirun -np 2 and -np 3.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <limits>
 
 #include "common/differential.hpp"
+#include "distributed/cuda_ranks.hpp"
 #include "distributed/mpi_util.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/generators.hpp"
@@ -85,8 +87,9 @@ LocalRows<Value> distribute(const Communicator& comm, const CsrMatrix<Value, std
 
 template <class Value, class Index>
 void check_distributed(const test::ZooMatrix& matrix, const std::string& name, Operation op, Scheme scheme,
-                       Algorithm algorithm = Algorithm::Auto) {
+                       Algorithm algorithm = Algorithm::Auto, Backend backend = Backend::Cpu) {
   const Communicator comm;
+  if (backend == Backend::Cuda && !test::cuda_on_every_rank(comm)) GTEST_SKIP() << "a rank has no GPU or no NCCL";
   CsrMatrix<Value, Index> a;
   try {
     a = convert<Value, Index>(matrix);
@@ -94,15 +97,15 @@ void check_distributed(const test::ZooMatrix& matrix, const std::string& name, O
     GTEST_SKIP() << "does not fit the index type: " << e.what();  // the same on every rank
   }
   const auto rows = distribute<Value>(comm, convert<Value, std::int64_t>(a), scheme);
-  DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, algorithm, {}});
+  DistributedMatrix<Value, Index> m(comm, rows, op, {backend, algorithm, {}});
   GatheredOperator<Value, Index> gathered(comm, m);
   const auto check = test::check_operator<Value, Index>(gathered, a, test::hash_name(name));
   EXPECT_EQ(check.pairs, 20);
   for (const auto& f : check.failures)
     ADD_FAILURE() << "rank " << comm.rank() << "/" << comm.size() << " " << name << " (" << a.rows << " x " << a.cols
                   << "), op " << spmv::to_string(op) << ", partition " << to_string(scheme) << ", "
-                  << spmv::to_string(algorithm) << ", " << test::type_name<Value>() << "/" << test::type_name<Index>()
-                  << ": " << f;
+                  << spmv::to_string(algorithm) << ", " << spmv::to_string(backend) << ", " << test::type_name<Value>()
+                  << "/" << test::type_name<Index>() << ": " << f;
 }
 
 struct Case {
@@ -110,17 +113,22 @@ struct Case {
   Operation op;
   Scheme scheme;
   test::TypeCombo types;
+  Backend backend;
 };
 
+// The CUDA backend gets the same sweep less the row partition (its blocks are the CPU's; only the
+// device plans and the NCCL halo differ).
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (std::size_t m = 0; m < zoo().size(); ++m)
-    for (Operation op : {Operation::NonTranspose, Operation::Transpose})
-      for (Scheme s : {Scheme::Nonzeros, Scheme::Rows, Scheme::Skewed}) {
-        out.push_back({m, op, s, test::TypeCombo::DoubleInt32});
-        if (s == Scheme::Nonzeros) out.push_back({m, op, s, test::TypeCombo::FloatInt32});
-        if (s == Scheme::Nonzeros && zoo()[m].index64) out.push_back({m, op, s, test::TypeCombo::DoubleInt64});
-      }
+  for (Backend b : {Backend::Cpu, Backend::Cuda})
+    for (std::size_t m = 0; m < zoo().size(); ++m)
+      for (Operation op : {Operation::NonTranspose, Operation::Transpose})
+        for (Scheme s : {Scheme::Nonzeros, Scheme::Rows, Scheme::Skewed}) {
+          if (b == Backend::Cuda && s == Scheme::Rows) continue;
+          out.push_back({m, op, s, test::TypeCombo::DoubleInt32, b});
+          if (s == Scheme::Nonzeros) out.push_back({m, op, s, test::TypeCombo::FloatInt32, b});
+          if (s == Scheme::Nonzeros && zoo()[m].index64) out.push_back({m, op, s, test::TypeCombo::DoubleInt64, b});
+        }
   return out;
 }
 
@@ -128,7 +136,7 @@ struct CaseName {
   std::string operator()(const ::testing::TestParamInfo<Case>& info) const {
     const auto& c = info.param;
     return zoo()[c.matrix].name + "_" + std::string(spmv::to_string(c.op)) + "_" + to_string(c.scheme) + "_" +
-           test::to_string(c.types);
+           test::to_string(c.types) + (c.backend == Backend::Cuda ? "_cuda" : "");
   }
 };
 
@@ -138,10 +146,11 @@ TEST_P(DistributedZoo, MatchesReference) {
   const Case& c = GetParam();
   const auto& m = zoo_matrix(c.matrix);
   const auto& name = zoo()[c.matrix].name;
+  const Algorithm a = Algorithm::Auto;
   switch (c.types) {
-    case test::TypeCombo::FloatInt32: return check_distributed<float, std::int32_t>(m, name, c.op, c.scheme);
-    case test::TypeCombo::DoubleInt64: return check_distributed<double, std::int64_t>(m, name, c.op, c.scheme);
-    default: return check_distributed<double, std::int32_t>(m, name, c.op, c.scheme);
+    case test::TypeCombo::FloatInt32: return check_distributed<float, std::int32_t>(m, name, c.op, c.scheme, a, c.backend);
+    case test::TypeCombo::DoubleInt64: return check_distributed<double, std::int64_t>(m, name, c.op, c.scheme, a, c.backend);
+    default: return check_distributed<double, std::int32_t>(m, name, c.op, c.scheme, a, c.backend);
   }
 }
 
@@ -286,8 +295,14 @@ TEST(Distributed, DisagreementsAreErrorsOnEveryRank) {
     if (comm.rank() == 0) bad.matrix.col_idx[0] = a.cols + 5;  // one rank's rows are invalid
     EXPECT_THROW((DistributedMatrix<double, std::int32_t>(comm, bad, Operation::NonTranspose)), InvalidArgument);
   }
-  EXPECT_THROW((DistributedMatrix<double, std::int32_t>(comm, rows, Operation::NonTranspose, {Backend::Cuda})),
-               Unsupported);
+  if (!test::cuda_on_every_rank(comm))  // no GPU or a build without NCCL: refused everywhere
+    EXPECT_THROW((DistributedMatrix<double, std::int32_t>(comm, rows, Operation::NonTranspose, {Backend::Cuda})),
+                 Unsupported);
+  {
+    DistributedMatrix<double, std::int32_t> m(comm, rows, Operation::NonTranspose);
+    EXPECT_THROW(m.apply(1.0, nullptr, 0.0, nullptr, nullptr), Unsupported);  // device pointers need CUDA
+    EXPECT_EQ(m.device(), -1);
+  }
   for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
     DistributedMatrix<double, std::int32_t> m(comm, rows, op);
     std::vector<double> x(static_cast<std::size_t>(m.x_partition().count(comm.rank())) + (comm.rank() == 1), 1.0);

@@ -24,6 +24,12 @@
 #include "spmv/distributed.hpp"
 #include "spmv/error.hpp"
 
+#if SPMV_HAS_NCCL
+#include <cuda_runtime_api.h>
+
+#include "spmv/cuda/device_buffer.hpp"
+#endif
+
 namespace spmv::cli {
 namespace {
 
@@ -33,10 +39,23 @@ dist::PartitionKind partition_kind(const DistributedFlags& f) {
   return f.partition == "rows" ? dist::PartitionKind::Rows : dist::PartitionKind::Nonzeros;
 }
 
-void require_cpu(const std::string& backend) {
-  if (backend == "cuda")
-    throw UsageError("--distributed runs on the CPU backend for now: the CUDA backend (NCCL halo) is not built yet "
-                     "(docs/DISTRIBUTED.md); drop --backend cuda");
+#if SPMV_HAS_NCCL
+constexpr bool kHasNccl = true;
+#else
+constexpr bool kHasNccl = false;
+#endif
+
+// --backend for a distributed run: cuda needs a GPU on every rank and a build with NCCL; auto takes
+// it when both hold, else the CPU. The same answer on every rank.
+Backend distributed_backend(const Communicator& comm, const std::string& name) {
+  if (name != "cpu" && name != "cuda" && name != "auto") resolve_backend(name, nullptr);  // the usual error
+  int usable = kHasNccl && cuda_available();
+  MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, comm.get());
+  if (name == "cuda" && !usable)
+    throw UsageError(kHasNccl ? "--backend cuda --distributed: a rank has no usable CUDA device"
+                              : "--backend cuda --distributed: this spmv was built without NCCL (-DSPMV_WITH_NCCL=ON, "
+                                "docs/DISTRIBUTED.md)");
+  return name != "cpu" && usable ? Backend::Cuda : Backend::Cpu;
 }
 
 // Runs f on the root alone; its failure is an error on every rank.
@@ -74,10 +93,10 @@ bool fits32_everywhere(const Communicator& comm, const dist::LocalRows<Value>& r
 
 template <class Value, class Index>
 std::vector<double> multiply_on(const Communicator& comm, const dist::LocalRows<Value>& rows,
-                                const DistributedMultiply& a, const std::vector<double>& x,
+                                const DistributedMultiply& a, Backend backend, const std::vector<double>& x,
                                 const std::vector<double>& y0) {
   const Operation op = a.transpose ? Operation::Transpose : Operation::NonTranspose;
-  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, parse_algorithm_name(a.algo), block_options(a)});
+  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {backend, parse_algorithm_name(a.algo), block_options(a)});
   const std::vector<Value> xw(x.begin(), x.end()), yw(y0.begin(), y0.end());
   const auto xp = dist::scatter<Value>(comm, m.x_partition(), xw);
   auto yp = dist::scatter<Value>(comm, m.y_partition(), yw);
@@ -86,16 +105,16 @@ std::vector<double> multiply_on(const Communicator& comm, const dist::LocalRows<
   if (!a.quiet && comm.rank() == 0) {
     const auto info = m.info();
     fmt::print(stderr,
-               "multiply: distributed over {} ranks ({} partition), CPU backend, rank 0 blocks: local {}, remote {}, "
+               "multiply: distributed over {} ranks ({} partition), {} backend, rank 0 blocks: local {}, remote {}, "
                "{}-bit indices, op {}\n",
-               comm.size(), a.flags.partition, info.local_algorithm, info.remote_algorithm, 8 * sizeof(Index),
+               comm.size(), a.flags.partition, to_string(backend), info.local_algorithm, info.remote_algorithm, 8 * sizeof(Index),
                to_string(op));
   }
   return {y.begin(), y.end()};
 }
 
 template <class Value>
-void multiply_in(const Communicator& comm, const DistributedMultiply& a) {
+void multiply_in(const Communicator& comm, const DistributedMultiply& a, Backend backend) {
   const auto rows = dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read);
   const std::int64_t x_len = a.transpose ? rows.global_rows : rows.global_cols;
   const std::int64_t y_len = a.transpose ? rows.global_cols : rows.global_rows;
@@ -113,8 +132,8 @@ void multiply_in(const Communicator& comm, const DistributedMultiply& a) {
     x = load(a.x_file, x_len, 1.0, "--x");  // default: all ones (y = row sums)
     y0 = load(a.y0_file, y_len, 0.0, "--y0");
   });
-  const auto y = fits32_everywhere(comm, rows) ? multiply_on<Value, std::int32_t>(comm, rows, a, x, y0)
-                                               : multiply_on<Value, std::int64_t>(comm, rows, a, x, y0);
+  const auto y = fits32_everywhere(comm, rows) ? multiply_on<Value, std::int32_t>(comm, rows, a, backend, x, y0)
+                                               : multiply_on<Value, std::int64_t>(comm, rows, a, backend, x, y0);
   on_root(comm, [&] { write_vector(a.output, y); });
 }
 
@@ -154,14 +173,17 @@ double max_over_ranks(const Communicator& comm, double v) {
 }
 
 // Median over samples of the slowest rank's time per call of f; the iterations per sample grow until
-// a sample lasts min_sample_ms (decided on reduced times, so the same count on every rank).
-template <class F>
-double median_ms(const Communicator& comm, const TimingOptions& t, F&& f) {
+// a sample lasts min_sample_ms (decided on reduced times, so the same count on every rank). `finish`
+// ends a sample (the CUDA backend: wait for the stream the products were enqueued on).
+template <class F, class Finish>
+double median_ms(const Communicator& comm, const TimingOptions& t, F&& f, Finish&& finish) {
   for (int i = 0; i < t.warmup; ++i) f();
+  finish();
   const auto sample = [&](int iterations) {
     MPI_Barrier(comm.get());
     const double start = MPI_Wtime();
     for (int i = 0; i < iterations; ++i) f();
+    finish();
     return max_over_ranks(comm, (MPI_Wtime() - start) * 1e3);
   };
   int iterations = 1;
@@ -172,6 +194,28 @@ double median_ms(const Communicator& comm, const TimingOptions& t, F&& f) {
   std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2), samples.end());
   return samples[samples.size() / 2];
 }
+
+template <class F>
+double median_ms(const Communicator& comm, const TimingOptions& t, F&& f) {
+  return median_ms(comm, t, std::forward<F>(f), [] {});
+}
+
+#if SPMV_HAS_NCCL
+// The CUDA backend's products timed on device copies of x and y, enqueued on a stream of their own.
+template <class Value, class Index>
+double device_median_ms(const Communicator& comm, const TimingOptions& t, dist::DistributedMatrix<Value, Index>& m,
+                        Value alpha, std::span<const Value> x, Value beta, std::span<const Value> y) {
+  SPMV_CUDA_CHECK(cudaSetDevice(m.device()));
+  cuda::DeviceBuffer<Value> dx(x), dy(y);
+  cudaStream_t stream = nullptr;
+  SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const double ms = median_ms(
+      comm, t, [&] { m.apply(alpha, dx.data(), beta, dy.data(), stream); },
+      [&] { SPMV_CUDA_CHECK(cudaStreamSynchronize(stream)); });
+  cudaStreamDestroy(stream);
+  return ms;
+}
+#endif
 
 // max_i |y_i - ref_i| / bound_i with the tests' bound (tests/common/error_bound.hpp):
 // c = 2 (n_i + 2), bound_i = c eps (|beta| |y0_i| + |alpha| sum_j |a_ij x_j|) + c tiny.
@@ -208,12 +252,14 @@ constexpr int kLabel = 96;  // characters of each block's algorithm label in the
 
 template <class Value, class Index>
 void print_report(const std::string& label, const CsrMatrix<Value, std::int64_t>& whole, const DistributedBench& a,
-                  Operation op, int ranks, const std::vector<double>& all, const std::vector<char>& names) {
-  fmt::print("{}: {} x {}, nnz {}, {}, {}-bit block indices, op {}, {} ranks ({} partition), OpenMP threads per "
-             "rank: {}\n",
-             label, whole.rows, whole.cols, whole.nnz(), sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index),
-             to_string(op), ranks, a.flags.partition,
-             a.threads > 0 ? std::to_string(a.threads) : "default");
+                  Backend backend, Operation op, int ranks, const std::vector<double>& all,
+                  const std::vector<char>& names) {
+  fmt::print("{}: {} x {}, nnz {}, {}, {}-bit block indices, op {}, {} ranks ({} partition), {}\n", label,
+             whole.rows, whole.cols, whole.nnz(), sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index), to_string(op),
+             ranks, a.flags.partition,
+             backend == Backend::Cuda ? std::string("CUDA backend, one GPU per rank, halo over NCCL")
+                                      : "CPU backend, OpenMP threads per rank: " +
+                                            (a.threads > 0 ? std::to_string(a.threads) : std::string("default")));
   fmt::print("{:>4} {:>10} {:>11} {:>11} {:>10} {:>9} {:>9} {:>4} {:>10} {:>9} {:>9} {:>8} {:>8} {:>8}  {}\n", "rank",
              "rows", "nnz", "local nnz", "remote nnz", "halo in", "sent", "nbrs", "bytes/prod", "local ms",
              "remote ms", "wait ms", "pack ms", "xchg ms", "local | remote block");
@@ -230,13 +276,13 @@ void print_report(const std::string& label, const CsrMatrix<Value, std::int64_t>
 
 template <class Value, class Index>
 bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const std::string& label,
-              const DistributedBench& a, nlohmann::json& records) {
+              const DistributedBench& a, Backend backend, nlohmann::json& records) {
   const int rank = comm.rank(), ranks = comm.size();
   const Operation op = a.transpose ? Operation::Transpose : Operation::NonTranspose;
   const Algorithm algorithm = parse_algorithm_name(a.algo.empty() ? "auto" : a.algo);
   MPI_Barrier(comm.get());
   const double start = MPI_Wtime();
-  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {Backend::Cpu, algorithm, block_options(a)});
+  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {backend, algorithm, block_options(a)});
   const double setup_ms = max_over_ranks(comm, (MPI_Wtime() - start) * 1e3);
   const auto alpha = static_cast<Value>(a.alpha), beta = static_cast<Value>(a.beta);
   const auto x = draw_part<Value>(m.x_partition(), rank, 1);
@@ -244,7 +290,7 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
   if (a.beta == 0) std::fill(y0.begin(), y0.end(), std::numeric_limits<Value>::quiet_NaN());  // must be overwritten
 
   // One product verified against the single-process reference on the root, and one rank timed there
-  // on the whole matrix (the same algorithm and threads) while the others sleep.
+  // on the whole matrix (the same algorithm and threads, or the same GPU) while the others sleep.
   auto y = y0;
   m.apply(alpha, x, beta, y);
   const auto whole = dist::gather_rows(comm, rows);
@@ -255,16 +301,33 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
   std::string single_algorithm;
   on_root(comm, [&] {
     ratio = error_ratio(whole, op, a.alpha, xw, a.beta, y0w, yw);
-    auto plan = make_operator(Backend::Cpu, convert<Value, Index>(whole), algorithm, op, block_options(a));
-    single_algorithm = std::string(to_string(plan->algorithm()));
-    auto scratch = y0w;
-    single_ms = plan->time(alpha, xw, beta, scratch, a.timing).median_ms;
+    Options single = block_options(a);
+    single.device = std::max(m.device(), 0);
+    const auto time_whole = [&]<class I>(const CsrMatrix<Value, I>& w) {
+      auto plan = make_operator(backend, w, algorithm, op, single);
+      single_algorithm = std::string(to_string(plan->algorithm()));
+      auto scratch = y0w;
+      single_ms = plan->time(alpha, xw, beta, scratch, a.timing).median_ms;
+    };
+    // The whole matrix may need 64-bit indices where every rank's blocks fit 32 bits.
+    if (fits_index<Index>(whole.rows, whole.cols, whole.nnz())) time_whole(convert<Value, Index>(whole));
+    else time_whole(whole);
   });
   idle_barrier(comm);
   MPI_Bcast(&ratio, 1, MPI_DOUBLE, 0, comm.get());
 
   m.reset_profile();
-  const double dist_ms = median_ms(comm, a.timing, [&] { m.apply(alpha, x, beta, y); });
+  double dist_ms = 0;
+  if (backend == Backend::Cuda) {
+#if SPMV_HAS_NCCL
+    dist_ms = device_median_ms<Value, Index>(comm, a.timing, m, alpha, x, beta, y);
+#endif
+    // The step times come from host-vector products, which the CUDA backend profiles with events.
+    m.reset_profile();
+    for (int i = 0; i < std::max(3, a.timing.repetitions); ++i) m.apply(alpha, x, beta, y);
+  } else {
+    dist_ms = median_ms(comm, a.timing, [&] { m.apply(alpha, x, beta, y); });
+  }
   const auto profile = m.profile();
   const double exchange_ms = median_ms(comm, a.timing, [&] { m.exchange_only(x); });
   const auto info = m.info();
@@ -283,7 +346,7 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
   MPI_Gather(names, 2 * kLabel, MPI_CHAR, all_names.data(), 2 * kLabel, MPI_CHAR, 0, comm.get());
   if (rank != 0) return ratio <= 1.0;
 
-  print_report<Value, Index>(label, whole, a, op, ranks, all, all_names);
+  print_report<Value, Index>(label, whole, a, backend, op, ranks, all, all_names);
   const double speedup = single_ms / dist_ms;
   fmt::print("distributed: {:.4f} ms per product (slowest rank, median), {:.2f} GFLOP/s, setup {:.1f} ms\n", dist_ms,
              2.0 * static_cast<double>(whole.nnz()) / dist_ms * 1e-6, setup_ms);
@@ -312,6 +375,7 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
                      {"index_bits", 8 * sizeof(Index)},
                      {"op", to_string(op)},
                      {"ranks", ranks},
+                     {"backend", to_string(backend)},
                      {"partition", a.flags.partition},
                      {"threads_per_rank", a.threads},
                      {"per_rank", per_rank},
@@ -328,12 +392,13 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
 
 template <class Value>
 bool bench_source(const Communicator& comm, const std::string& file, const std::string& kind,
-                  const std::map<std::string, double>& params, const DistributedBench& a, nlohmann::json& records) {
+                  const std::map<std::string, double>& params, const DistributedBench& a, Backend backend,
+                  nlohmann::json& records) {
   const auto rows = file.empty() ? dist::generate<Value>(comm, kind, params, partition_kind(a.flags))
                                  : dist::read_matrix_market<Value>(comm, file, partition_kind(a.flags), a.read);
   const std::string label = file.empty() ? generator_label(kind, params) : matrix_name(file);
-  return fits32_everywhere(comm, rows) ? bench_on<Value, std::int32_t>(comm, rows, label, a, records)
-                                       : bench_on<Value, std::int64_t>(comm, rows, label, a, records);
+  return fits32_everywhere(comm, rows) ? bench_on<Value, std::int32_t>(comm, rows, label, a, backend, records)
+                                       : bench_on<Value, std::int64_t>(comm, rows, label, a, backend, records);
 }
 
 
@@ -432,13 +497,13 @@ int solve_in(const Communicator& comm, const DistributedSolve& a) {
 }  // namespace
 
 int run_distributed_multiply(const DistributedMultiply& a) {
-  require_cpu(a.backend);
   if (a.beta != 0.0 && a.y0_file.empty())
     throw UsageError(fmt::format("--beta {} needs the initial y: pass --y0 FILE", a.beta));
   dist::Environment mpi(nullptr, nullptr);
   const Communicator comm;
-  if (a.precision == "f32") multiply_in<float>(comm, a);
-  else multiply_in<double>(comm, a);
+  const Backend backend = distributed_backend(comm, a.backend);
+  if (a.precision == "f32") multiply_in<float>(comm, a, backend);
+  else multiply_in<double>(comm, a, backend);
   return kExitOk;
 }
 
@@ -450,9 +515,9 @@ int run_distributed_solve(const DistributedSolve& a) {
 }
 
 int run_distributed_bench(const DistributedBench& a) {
-  require_cpu(a.backend);
   dist::Environment mpi(nullptr, nullptr);
   const Communicator comm;
+  const Backend backend = distributed_backend(comm, a.backend);
   std::vector<std::tuple<std::string, std::string, std::map<std::string, double>>> sources;
   for (const auto& f : a.files) sources.emplace_back(f, "", std::map<std::string, double>{});
   for (const auto& spec : a.gens) {
@@ -463,8 +528,8 @@ int run_distributed_bench(const DistributedBench& a) {
   bool ok = true;
   nlohmann::json records = nlohmann::json::array();  // filled on rank 0
   for (const auto& [file, kind, params] : sources) {
-    if (a.precision != "f32") ok &= bench_source<double>(comm, file, kind, params, a, records);
-    if (a.precision != "f64") ok &= bench_source<float>(comm, file, kind, params, a, records);
+    if (a.precision != "f32") ok &= bench_source<double>(comm, file, kind, params, a, backend, records);
+    if (a.precision != "f64") ok &= bench_source<float>(comm, file, kind, params, a, backend, records);
   }
   if (!a.json.empty())
     on_root(comm, [&] {

@@ -1,0 +1,321 @@
+// The CUDA backend of the distributed matrix: each block is a device cuda::Plan, the halo moves over
+// NCCL point-to-point calls (one group per product) on a stream of the matrix while the local block
+// runs on the caller's stream, and events join the two (docs/DISTRIBUTED.md "The CUDA backend").
+//
+//   A x:   caller stream  | local block .................. | wait | remote block (+= into y)
+//          halo stream    | pack x[send] | ncclSend/ncclRecv -> ghost |
+//   A^T x: caller stream  | remote block -> ghost | local block ........ | wait | add received sums
+//          halo stream    |                       | ncclSend ghost / ncclRecv sums |
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cpu/instantiate.hpp"
+#include "distributed/collective.hpp"
+#include "distributed/device_part.hpp"
+#include "distributed/mpi_util.hpp"
+#include "spmv/cuda/device_buffer.hpp"
+#include "spmv/cuda/plan.hpp"
+
+namespace spmv::dist::detail {
+namespace {
+
+void check_nccl(ncclResult_t status, const char* call) {
+  if (status != ncclSuccess) throw Error(std::string(call) + " failed: " + ncclGetErrorString(status));
+}
+
+template <class Value>
+constexpr ncclDataType_t nccl_type() {
+  return sizeof(Value) == 4 ? ncclFloat32 : ncclFloat64;
+}
+
+// out[k] = x[index[k]]: the entries the neighbours need, packed in their segments' order.
+template <class Value, class Index>
+__global__ void gather_entries(const Value* __restrict__ x, const Index* __restrict__ index, Value* __restrict__ out,
+                               std::int64_t n) {
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
+       k += std::int64_t{gridDim.x} * blockDim.x)
+    out[k] = x[index[k]];
+}
+
+// y[index[k]] += in[k] over one neighbour's segment: its indices are distinct (a neighbour's ghosts
+// are), so no atomics; neighbours go one launch each, in rank order, which keeps the sum's order fixed.
+template <class Value, class Index>
+__global__ void add_entries(Value* __restrict__ y, const Index* __restrict__ index, const Value* __restrict__ in,
+                            std::int64_t n) {
+  for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < n;
+       k += std::int64_t{gridDim.x} * blockDim.x)
+    y[index[k]] += in[k];
+}
+
+constexpr int kThreads = 256;
+unsigned blocks_for(std::int64_t n) { return static_cast<unsigned>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 4096)); }
+
+// One event; timing events only where the profile reads them.
+class Event {
+ public:
+  explicit Event(bool timing = false) {
+    SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(cudaStream_t s) { SPMV_CUDA_CHECK(cudaEventRecord(event_, s)); }
+  void wait_in(cudaStream_t s) { SPMV_CUDA_CHECK(cudaStreamWaitEvent(s, event_, 0)); }
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+float elapsed_ms(const Event& from, const Event& to) {
+  float ms = 0;
+  SPMV_CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), to.get()));
+  return ms;
+}
+
+// The timestamps of one profiled product (host-vector applies).
+struct StepEvents {
+  Event start{true}, packed{true}, local_begin{true}, local_end{true}, exchanged{true}, remote_begin{true},
+      remote_end{true}, end{true};
+};
+
+// The ranks of this rank's node (shared memory) and its place among them: picks one GPU per rank.
+int node_rank(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int r = 0;
+  MPI_Comm_rank(node, &r);
+  MPI_Comm_free(&node);
+  return r;
+}
+
+template <class Value, class Index>
+std::string describe(const cuda::Plan<Value, Index>* plan) {
+  if (!plan) return "-";
+  const std::string policy = plan->policy();
+  return std::string(to_string(plan->algorithm())) + (policy.empty() ? "" : " " + policy);
+}
+
+template <class Value, class Index>
+class NcclPart final : public DevicePart<Value, Index> {
+ public:
+  NcclPart(MPI_Comm comm, Blocks<Value, Index>& blocks, const HaloPlan& plan, Operation op,
+           const DistributedOptions& options)
+      : op_(op), plan_(plan) {
+    const Communicator own(comm);
+    const int on_node = node_rank(comm);  // collective: before anything that may fail on one rank
+    // Every step that can fail on one rank only runs collectively; NCCL's init, collective itself,
+    // comes last, once every rank is known to reach it.
+    collectively(own, [&] {
+      int devices = 0;
+      if (cudaGetDeviceCount(&devices) != cudaSuccess) {  // no driver or no device: a refusal, not a crash
+        devices = 0;
+        cudaGetLastError();
+      }
+      device_ = options.device >= 0 ? options.device : on_node % std::max(devices, 1);
+      if (device_ >= devices)
+        throw Unsupported("DistributedMatrix: the CUDA backend needs a GPU per rank; this rank has " +
+                          std::to_string(devices) + " devices and was given device " + std::to_string(device_));
+      SPMV_CUDA_CHECK(cudaSetDevice(device_));
+      SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&halo_stream_, cudaStreamNonBlocking));
+      Options block = options.options;
+      block.device = device_;
+      local_csr_ = cuda::DeviceCsr<Value, Index>(blocks.local);
+      local_ = std::make_unique<cuda::Plan<Value, Index>>(local_csr_.view(), options.algorithm, op, block);
+      if (blocks.remote.nnz() > 0) {
+        remote_csr_ = cuda::DeviceCsr<Value, Index>(blocks.remote);
+        remote_ = std::make_unique<cuda::Plan<Value, Index>>(remote_csr_.view(), options.algorithm, op, block);
+      }
+      blocks = {};  // the host copies are no longer needed
+      std::vector<Index> index(plan_.send_index.begin(), plan_.send_index.end());
+      send_index_ = cuda::DeviceBuffer<Index>(std::span<const Index>(index));
+      packed_ = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(plan_.sends()));
+      ghost_ = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(plan_.ghosts()));
+      joins_ = std::make_unique<Joins>();
+      SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+    });
+    ncclUniqueId id{};
+    if (own.rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm), "MPI_Bcast");
+    collectively(own, [&] { check_nccl(ncclCommInitRank(&nccl_, own.size(), id, own.rank()), "ncclCommInitRank"); });
+  }
+
+  ~NcclPart() override {
+    cudaSetDevice(device_);
+    if (halo_stream_) cudaStreamSynchronize(halo_stream_);
+    if (nccl_) ncclCommDestroy(nccl_);
+    if (halo_stream_) cudaStreamDestroy(halo_stream_);
+    if (work_stream_) cudaStreamDestroy(work_stream_);
+  }
+
+  int device() const override { return device_; }
+  std::string local_algorithm() const override { return describe(local_.get()); }
+  std::string remote_algorithm() const override { return describe(remote_.get()); }
+
+  void apply(Value alpha, const Value* x, Value beta, Value* y, CUstream_st* stream) override {
+    SPMV_CUDA_CHECK(cudaSetDevice(device_));
+    run(alpha, x, beta, y, stream, nullptr);
+  }
+
+  void apply_host(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y,
+                  ApplyProfile& profile) override {
+    SPMV_CUDA_CHECK(cudaSetDevice(device_));
+    if (x_.size() != x.size()) x_ = cuda::DeviceBuffer<Value>(x.size());
+    if (y_.size() != y.size()) y_ = cuda::DeviceBuffer<Value>(y.size());
+    const cudaStream_t s = halo_stream_;  // host applies run on the matrix's own stream (no caller stream)
+    if (!x.empty()) SPMV_CUDA_CHECK(cudaMemcpyAsync(x_.data(), x.data(), x.size_bytes(), cudaMemcpyHostToDevice, s));
+    if (beta != Value(0) && !y.empty())
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(y_.data(), y.data(), y.size_bytes(), cudaMemcpyHostToDevice, s));
+    if (!work_stream_) SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&work_stream_, cudaStreamNonBlocking));
+    Event uploaded;
+    uploaded.record(s);
+    uploaded.wait_in(work_stream_);
+    StepEvents e;
+    run(alpha, x_.data(), beta, y_.data(), work_stream_, &e);
+    if (!y.empty()) SPMV_CUDA_CHECK(cudaMemcpyAsync(y.data(), y_.data(), y.size_bytes(), cudaMemcpyDeviceToHost, work_stream_));
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(work_stream_));
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(halo_stream_));
+    if (op_ == Operation::NonTranspose) {
+      profile.pack_ms += elapsed_ms(e.start, e.packed);
+      profile.local_ms += elapsed_ms(e.local_begin, e.local_end);
+      profile.wait_ms += std::max(0.0f, elapsed_ms(e.local_end, e.exchanged));
+      profile.remote_ms += elapsed_ms(e.remote_begin, e.remote_end);
+    } else {
+      profile.remote_ms += elapsed_ms(e.start, e.remote_end);
+      profile.local_ms += elapsed_ms(e.local_begin, e.local_end);
+      profile.wait_ms += std::max(0.0f, elapsed_ms(e.local_end, e.exchanged));
+      profile.unpack_ms += elapsed_ms(e.remote_begin, e.end);
+    }
+  }
+
+  void exchange_only() override {
+    SPMV_CUDA_CHECK(cudaSetDevice(device_));
+    SPMV_CUDA_CHECK(cudaDeviceSynchronize());  // no product of the caller's may still use the buffers
+    if (op_ == Operation::NonTranspose) {
+      pack(x_.size() > 0 ? x_.data() : nullptr, halo_stream_);
+      forward(halo_stream_);
+    } else {
+      reverse(halo_stream_);
+    }
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(halo_stream_));
+  }
+
+ private:
+  // The product; `e` (host applies only) timestamps its steps.
+  void run(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t s, StepEvents* e) {
+    const auto mark = [&](Event StepEvents::*which, cudaStream_t on) {
+      if (e) (e->*which).record(on);
+    };
+    mark(&StepEvents::start, s);
+    if (op_ == Operation::NonTranspose) {
+      joins_->ready.record(s);  // x is ready on the caller's stream (and the last product read the ghosts)
+      joins_->ready.wait_in(halo_stream_);
+      pack(alpha == Value(0) ? nullptr : x, halo_stream_);  // alpha == 0: x is not read (it may be null)
+      mark(&StepEvents::packed, halo_stream_);
+      forward(halo_stream_);
+      joins_->exchanged.record(halo_stream_);
+      mark(&StepEvents::exchanged, halo_stream_);
+      mark(&StepEvents::local_begin, s);
+      local_->apply(alpha, x, beta, y, s);
+      mark(&StepEvents::local_end, s);
+      joins_->exchanged.wait_in(s);
+      mark(&StepEvents::remote_begin, s);
+      if (remote_) remote_->apply(alpha, ghost_.data(), Value(1), y, s);
+      mark(&StepEvents::remote_end, s);
+    } else {
+      // The remote block's partial sums first, so that they travel while the local block runs.
+      if (remote_) remote_->apply(alpha, x, Value(0), ghost_.data(), s);
+      mark(&StepEvents::remote_end, s);
+      joins_->sums_ready.record(s);
+      joins_->sums_ready.wait_in(halo_stream_);
+      reverse(halo_stream_);
+      joins_->exchanged.record(halo_stream_);
+      mark(&StepEvents::exchanged, halo_stream_);
+      mark(&StepEvents::local_begin, s);
+      local_->apply(alpha, x, beta, y, s);
+      mark(&StepEvents::local_end, s);
+      joins_->exchanged.wait_in(s);
+      mark(&StepEvents::remote_begin, s);
+      for (std::size_t i = 0; i < plan_.send_ranks.size(); ++i) {
+        const std::int64_t at = plan_.send_offsets[i], n = plan_.send_offsets[i + 1] - at;
+        if (n > 0) add_entries<<<blocks_for(n), kThreads, 0, s>>>(y, send_index_.data() + at, packed_.data() + at, n);
+      }
+      SPMV_CUDA_CHECK(cudaGetLastError());
+    }
+    mark(&StepEvents::end, s);
+  }
+
+  // packed = x[send_index] (zeros without x: a product with alpha == 0 still exchanges, so that ranks
+  // stay matched).
+  void pack(const Value* x, cudaStream_t s) {
+    const std::int64_t n = plan_.sends();
+    if (n == 0) return;
+    if (x) gather_entries<<<blocks_for(n), kThreads, 0, s>>>(x, send_index_.data(), packed_.data(), n);
+    else SPMV_CUDA_CHECK(cudaMemsetAsync(packed_.data(), 0, packed_.bytes(), s));
+    SPMV_CUDA_CHECK(cudaGetLastError());
+  }
+
+  // A x: each owner sends its packed entries, the ghost vector receives in place (segments per owner).
+  void forward(cudaStream_t s) {
+    exchange(ghost_.data(), plan_.recv_ranks, plan_.recv_offsets, packed_.data(), plan_.send_ranks,
+             plan_.send_offsets, s);
+  }
+  // A^T x: the ghost vector's partial sums go back to their owners, received into `packed`.
+  void reverse(cudaStream_t s) {
+    exchange(packed_.data(), plan_.send_ranks, plan_.send_offsets, ghost_.data(), plan_.recv_ranks,
+             plan_.recv_offsets, s);
+  }
+
+  void exchange(Value* recv, const std::vector<int>& from, const std::vector<std::int64_t>& recv_offsets,
+                const Value* send, const std::vector<int>& to, const std::vector<std::int64_t>& send_offsets,
+                cudaStream_t s) {
+    if (from.empty() && to.empty()) return;
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    for (std::size_t i = 0; i < from.size(); ++i)
+      check_nccl(ncclRecv(recv + recv_offsets[i], static_cast<std::size_t>(recv_offsets[i + 1] - recv_offsets[i]),
+                          nccl_type<Value>(), from[i], nccl_, s),
+                 "ncclRecv");
+    for (std::size_t i = 0; i < to.size(); ++i)
+      check_nccl(ncclSend(send + send_offsets[i], static_cast<std::size_t>(send_offsets[i + 1] - send_offsets[i]),
+                          nccl_type<Value>(), to[i], nccl_, s),
+                 "ncclSend");
+    check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  }
+
+  Operation op_;
+  HaloPlan plan_;
+  int device_ = 0;
+  cudaStream_t halo_stream_ = nullptr;
+  cudaStream_t work_stream_ = nullptr;  // host-vector applies
+  ncclComm_t nccl_ = nullptr;
+  cuda::DeviceCsr<Value, Index> local_csr_, remote_csr_;  // before the plans that view them
+  std::unique_ptr<cuda::Plan<Value, Index>> local_, remote_;
+  cuda::DeviceBuffer<Index> send_index_;
+  cuda::DeviceBuffer<Value> packed_, ghost_;
+  cuda::DeviceBuffer<Value> x_, y_;  // host-vector applies: the device copies of x and y
+  // The joins between the caller's stream and the halo stream (created on device_, as events must be).
+  struct Joins {
+    Event ready, sums_ready, exchanged;
+  };
+  std::unique_ptr<Joins> joins_;
+};
+
+}  // namespace
+
+template <class Value, class Index>
+std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm comm, Blocks<Value, Index>& blocks,
+                                                           const HaloPlan& plan, Operation op,
+                                                           const DistributedOptions& options) {
+  return std::make_unique<NcclPart<Value, Index>>(comm, blocks, plan, op, options);
+}
+
+#define SPMV_INSTANTIATE(V, I)                                                                         \
+  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, Blocks<V, I>&, const HaloPlan&, \
+                                                              Operation, const DistributedOptions&);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::dist::detail

@@ -1,0 +1,41 @@
+#pragma once
+// Private: this rank's part of a distributed matrix on a GPU (the CUDA backend): both blocks as device
+// plans and the halo over NCCL. Declared without CUDA headers so that distributed_matrix.cpp stays
+// plain C++; implemented in cuda/device_part.cu when NCCL is built in (SPMV_WITH_NCCL), refused by
+// no_device_part.cpp otherwise.
+#include <mpi.h>
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "distributed/block_split.hpp"
+#include "distributed/halo_exchange.hpp"
+#include "spmv/distributed.hpp"
+
+namespace spmv::dist::detail {
+
+template <class Value, class Index>
+class DevicePart {
+ public:
+  virtual ~DevicePart() = default;
+  virtual int device() const = 0;
+  virtual std::string local_algorithm() const = 0;   // "csr-vector <policy>"
+  virtual std::string remote_algorithm() const = 0;  // "-" without a remote block
+  // Device arrays, asynchronous on `stream` (DistributedMatrix::apply's device overload).
+  virtual void apply(Value alpha, const Value* x, Value beta, Value* y, CUstream_st* stream) = 0;
+  // Host vectors of the right lengths: copied in and out, finished on return, steps timed into `profile`.
+  virtual void apply_host(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y,
+                          ApplyProfile& profile) = 0;
+  // The exchange of one product alone (the device copy of the last host x), finished on return.
+  virtual void exchange_only() = 0;
+};
+
+// Collective over `comm` (every rank calls it; failures are agreed on, so never a hang): picks the
+// device, uploads the blocks, builds their plans and the NCCL communicator.
+template <class Value, class Index>
+std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm comm, Blocks<Value, Index>& blocks,
+                                                           const HaloPlan& plan, Operation op,
+                                                           const DistributedOptions& options);
+
+}  // namespace spmv::dist::detail

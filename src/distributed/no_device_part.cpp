@@ -1,0 +1,24 @@
+// The CUDA backend of the distributed matrix in a build without NCCL: refused on every rank.
+#include "cpu/instantiate.hpp"
+#include "distributed/collective.hpp"
+#include "distributed/device_part.hpp"
+
+namespace spmv::dist::detail {
+
+template <class Value, class Index>
+std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm comm, Blocks<Value, Index>&, const HaloPlan&,
+                                                           Operation, const DistributedOptions&) {
+  collectively(Communicator(comm), [] {
+    throw Unsupported("DistributedMatrix: this build has no CUDA backend for distributed matrices (it needs "
+                      "the CUDA toolkit and NCCL; configure with -DSPMV_WITH_NCCL=ON); use Backend::Cpu");
+  });
+  return nullptr;
+}
+
+#define SPMV_INSTANTIATE(V, I)                                                                         \
+  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, Blocks<V, I>&, const HaloPlan&, \
+                                                              Operation, const DistributedOptions&);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::dist::detail
