@@ -10,8 +10,8 @@
 #   the families; compressed, compressed-csr against the formats and cuSPARSE; profile, the Nsight
 #   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
 #   to end, peak host RSS by /usr/bin/time -v; distributed, issues 10/16: the MPI tests on the CUDA
-#   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_GENS,
-#   DIST_PRECISION, DIST_RANKS, DIST_FILTER); tune-study, Algorithm::Tune against an exhaustive sweep;
+#   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_PARTS,
+#   DIST_GENS, DIST_PRECISION, DIST_RANKS, DIST_FILTER, DIST_WIDE_FILTER); tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor)
@@ -303,9 +303,11 @@ if want distributed; then
   grep -E "SPMV_WITH_NCCL|NCCL_LIBRARY:" $build/CMakeCache.txt
   mpi=(mpirun --bind-to none -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS -x LD_LIBRARY_PATH)
   nvidia-smi topo -m > "$OUT/topology.txt" 2>&1
-  for np in $(printf "%s\n" 2 "$gpus" | sort -un); do
-    # Two ranks run both backends; one rank per GPU the CUDA cases.
-    filter=${DIST_FILTER:-$([ "$np" = 2 ] && echo "*" || echo "*cuda*:*Cuda*")}
+  parts=${DIST_PARTS:-"tests bench"}
+  for np in $([[ $parts == *tests* ]] && printf "%s\n" 2 "$gpus" | sort -un); do
+    # Two ranks run both backends; one rank per GPU the CUDA cases with the skewed partition (a rank
+    # without rows, one without columns) and the device-pointer tests.
+    filter=$([ "$np" = 2 ] && echo "${DIST_FILTER:-*}" || echo "${DIST_WIDE_FILTER:-*skewed*cuda*:*Cuda*}")
     OMP_NUM_THREADS=2 timeout ${DIST_TEST_TIMEOUT:-300} "${mpi[@]}" -np "$np" $build/tests/spmv_distributed_tests \
       --gtest_filter="$filter" --gtest_brief=1 > "$OUT/dist_tests_np$np.log" 2>&1
     rc=$?
@@ -316,7 +318,7 @@ if want distributed; then
   gens=${DIST_GENS:-"poisson3d:n=560 stencil27:n=350"}
   args=()
   for g in $gens; do args+=(--gen "$g"); done
-  for np in ${DIST_RANKS:-$(printf "%s\n" 2 "$gpus" | sort -un)}; do
+  for np in $([[ $parts == *bench* ]] && echo "${DIST_RANKS:-$(printf "%s\n" 2 "$gpus" | sort -un)}"); do
     OMP_NUM_THREADS=$(( $(nproc) / np )) timeout ${DIST_BENCH_TIMEOUT:-400} "${mpi[@]}" -np "$np" \
       $build/src/cli/spmv bench --distributed --backend cuda "${args[@]}" --precision "${DIST_PRECISION:-f64}" \
       --json "$OUT/dist_bench_np$np.json" > "$OUT/dist_bench_np$np.log" 2>&1
