@@ -94,6 +94,9 @@ struct RowPartition {
 enum class PartitionKind {
   Nonzeros,  // about equal rows + nonzeros per rank (each row weighs 1 + its length), the default
   Rows,      // about equal rows per rank
+  Graph,     // square matrices: a METIS k-way partition of the pattern of A + A^T that cuts the halo, its
+             // rows renumbered part by part into contiguous blocks (P A P^T; LocalRows::permutation keeps
+             // the order). Needs a build with METIS (graph_partition_available()).
 };
 
 // Blocks of rows / ranks rows (the first rows % ranks ranks get one more).
@@ -106,6 +109,29 @@ RowPartition partition_nonzeros(std::span<const std::int64_t> row_ptr, int ranks
 RowPartition partition_nonzeros(const Communicator& comm, const RowPartition& current,
                                 std::span<const std::int64_t> row_lengths);
 
+// ---- Graph partition (PartitionKind::Graph; docs/DISTRIBUTED.md "Graph partition") ------------------
+
+// A k-way partition of the rows of a square matrix, renumbered so that each part is a contiguous block.
+struct GraphPartition {
+  std::vector<std::int64_t> permutation;  // new to old: entry i is the original index of row (and column) i
+                                          // of P A P^T; the parts' rows in order, stable within a part
+  RowPartition parts;                     // part p = rows [begin(p), end(p)) of P A P^T
+  std::int64_t edge_cut = 0;              // edges of the graph of A + A^T that join two parts (METIS's)
+  double ms = 0;                          // wall time: the graph built, partitioned and the order derived
+};
+
+// Whether this build has METIS (CMake SPMV_WITH_METIS, Debian libmetis-dev).
+bool graph_partition_available();
+
+// Not collective (the root's step of PartitionKind::Graph, exposed for callers that hold the whole
+// matrix). METIS_PartGraphKway into `parts` parts (parts >= 1; some may be empty when parts > rows) on
+// the pattern of A + A^T without self loops, each row weighing 1 + its length (the nonzero partition's
+// weight), METIS's default imbalance tolerance (3%) and a fixed seed: the same partition on every run.
+// Throws InvalidArgument for a non-square matrix, Unsupported for a graph larger than METIS's idx_t or
+// a build without METIS.
+template <class Value>
+GraphPartition partition_graph(const CsrMatrix<Value, std::int64_t>& a, int parts);
+
 // This rank's rows of a global matrix, with global column indices.
 template <class Value>
 struct LocalRows {
@@ -114,7 +140,22 @@ struct LocalRows {
   RowPartition rows;  // of the global rows (y of A x, x of A^T x)
   RowPartition cols;  // of the global columns (x of A x, y of A^T x); square: the row partition
   CsrMatrix<Value, std::int64_t> matrix;  // rows.count(rank) rows, global_cols columns
+  // PartitionKind::Graph, on the root only (a global-length array; the other ranks never hold one): the
+  // rows and columns are those of P A P^T, and entry i is the original index of global row i. Empty: the
+  // original numbering (every other partition kind, and the ranks other than the root).
+  std::vector<std::int64_t> permutation;
+  std::int64_t edge_cut = -1;  // PartitionKind::Graph, on the root: GraphPartition::edge_cut; -1 otherwise
+  double partition_ms = 0;     // PartitionKind::Graph, on the root: GraphPartition::ms
 };
+
+// Whole vectors between the original numbering and the distributed one, on the root before dist::scatter
+// and after dist::gather (not collective): out[i] = whole[permutation[i]] and its inverse. An empty
+// permutation (other partitions, other ranks) returns `whole` unchanged; a length that differs from a
+// non-empty permutation's throws InvalidArgument.
+template <class T>
+std::vector<T> to_distributed_order(std::span<const std::int64_t> permutation, std::span<const T> whole);
+template <class T>
+std::vector<T> to_original_order(std::span<const std::int64_t> permutation, std::span<const T> whole);
 
 // The column partition a matrix gets by default: the row partition for a square matrix (x and y
 // distributed alike), equal blocks of columns otherwise.
@@ -122,7 +163,9 @@ RowPartition default_column_partition(std::int64_t global_rows, std::int64_t glo
                                       const RowPartition& rows);
 
 // The root holds the whole matrix (the other ranks pass an empty one, ignored) and sends each rank its
-// rows. Sizes and the partition are broadcast from the root.
+// rows. Sizes and the partition are broadcast from the root. PartitionKind::Graph partitions on the root
+// (partition_graph: rank r gets part r), which then holds both A and P A P^T while scattering; its
+// refusals (a non-square matrix, METIS's size limit, no METIS) are thrown on every rank.
 template <class Value>
 LocalRows<Value> scatter_rows(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole,
                               PartitionKind kind = PartitionKind::Nonzeros, int root = 0);
@@ -142,7 +185,8 @@ LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string&
 
 // Every rank generates its own rows (gen::generate_rows) when the generator has a row-wise path
 // (gen::supports_row_ranges); otherwise rank 0 generates the whole matrix and scatters it (rmat, the
-// FEM kinds), which SPMV_DEBUG_LOG=1 reports. The matrix equals gen::generate's for any rank count.
+// FEM kinds, and every kind under PartitionKind::Graph, which needs the whole graph), which
+// SPMV_DEBUG_LOG=1 reports. The matrix equals gen::generate's for any rank count (Graph: P A P^T).
 template <class Value>
 LocalRows<Value> generate(const Communicator& comm, std::string_view kind,
                           const std::map<std::string, double>& params = {},

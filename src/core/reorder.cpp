@@ -6,7 +6,6 @@
 #include "spmv/reorder.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <numeric>
@@ -14,66 +13,15 @@
 #include <utility>
 
 #include "core/phase_log.hpp"
+#include "core/symmetric_pattern.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv {
 namespace {
 
-// The pattern of A + A^T without the diagonal, duplicates removed: the graph RCM walks.
+// The pattern of A + A^T without the diagonal: the graph RCM walks.
 template <class Index>
-struct Graph {
-  std::vector<Index> start;  // n + 1
-  std::vector<Index> adj;
-  Index degree(Index v) const { return start[v + 1] - start[v]; }
-};
-
-// Rows split in parallel; the transposed half lands through atomic cursors, so the order within a row
-// depends on the threads, and the per-row sort that follows makes the graph deterministic again.
-template <class Value, class Index>
-Graph<Index> symmetric_pattern(const CsrMatrix<Value, Index>& a) {
-  const Index n = a.rows;
-  Graph<Index> g;
-  std::vector<Index> count(static_cast<std::size_t>(n) + 1, 0);
-  std::vector<Index> own(static_cast<std::size_t>(n), 0);  // off-diagonal entries of row i
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (Index i = 0; i < n; ++i)
-    for (Index k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      if (const Index j = a.col_idx[k]; j != i) {
-        ++own[i];
-        std::atomic_ref<Index>(count[j + 1]).fetch_add(1, std::memory_order_relaxed);
-      }
-  for (Index i = 0; i < n; ++i) count[i + 1] += own[i];
-  std::partial_sum(count.begin(), count.end(), count.begin());
-  std::vector<Index> cursor(count.begin(), count.end() - 1);  // the transposed entries go after row i's own
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i) cursor[i] += own[i];
-  g.adj.resize(static_cast<std::size_t>(count[n]));
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (Index i = 0; i < n; ++i) {
-    Index out = count[i];
-    for (Index k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      if (const Index j = a.col_idx[k]; j != i) {
-        g.adj[out++] = j;
-        g.adj[std::atomic_ref<Index>(cursor[j]).fetch_add(1, std::memory_order_relaxed)] = i;
-      }
-  }
-  // Sort and deduplicate each row in place, then compact.
-  std::vector<Index> unique_count(static_cast<std::size_t>(n) + 1, 0);
-#pragma omp parallel for schedule(dynamic, 1024)
-  for (Index i = 0; i < n; ++i) {
-    auto first = g.adj.begin() + count[i], last = g.adj.begin() + count[i + 1];
-    std::sort(first, last);
-    unique_count[i + 1] = static_cast<Index>(std::unique(first, last) - first);
-  }
-  std::partial_sum(unique_count.begin(), unique_count.end(), unique_count.begin());
-  std::vector<Index> adj(static_cast<std::size_t>(unique_count[n]));
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i)
-    std::copy_n(g.adj.begin() + count[i], unique_count[i + 1] - unique_count[i], adj.begin() + unique_count[i]);
-  g.start = std::move(unique_count);
-  g.adj = std::move(adj);
-  return g;
-}
+using Graph = detail::SymmetricGraph<Index>;
 
 struct Search {
   std::size_t end;         // one past the last row reached
@@ -175,7 +123,7 @@ std::vector<Index> reorder_permutation(const CsrMatrix<Value, Index>& a, Reorder
   validate(a);
   if (how == Reorder::Rcm) {
     detail::PhaseLog phase("reorder/pattern");
-    const Graph<Index> g = symmetric_pattern(a);
+    const Graph<Index> g = detail::symmetric_pattern(a);
     phase.next("reorder/rcm");
     return rcm(g, a.rows);
   }

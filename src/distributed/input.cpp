@@ -1,11 +1,13 @@
 // Getting each rank its rows: scattered from the root (a Matrix Market file, or a matrix the root
 // holds), or generated on every rank directly where the generator builds row ranges.
 #include <cstdio>
+#include <utility>
 
 #include "core/debug_log.hpp"
 #include "distributed/collective.hpp"
 #include "distributed/mpi_util.hpp"
 #include "spmv/distributed.hpp"
+#include "spmv/reorder.hpp"
 
 namespace spmv::dist {
 namespace {
@@ -93,20 +95,36 @@ LocalRows<Value> scatter_rows(const Communicator& comm, const CsrMatrix<Value, s
 template <class Value>
 LocalRows<Value> scatter_rows(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole,
                               PartitionKind kind, int root) {
-  // The root partitions and broadcasts; the matrix's shape travels with the partition.
+  // The root partitions and broadcasts; the matrix's shape travels with the partition. The graph
+  // partition scatters P A P^T instead of A, its parts as the contiguous blocks.
   RowPartition rows;
+  GraphPartition graph;
+  CsrMatrix<Value, std::int64_t> permuted;
   std::int64_t sizes[2] = {whole.rows, whole.cols};
   detail::collectively(comm, [&] {
     if (root < 0 || root >= comm.size()) throw InvalidArgument("scatter_rows: no rank " + std::to_string(root));
     if (comm.rank() != root) return;
     validate(whole);
-    rows = kind == PartitionKind::Nonzeros ? partition_nonzeros(whole.row_ptr, comm.size())
-                                           : partition_rows(whole.rows, comm.size());
+    if (kind == PartitionKind::Graph) {
+      graph = partition_graph(whole, comm.size());
+      permuted = permute_symmetric(whole, graph.permutation);
+      rows = graph.parts;
+    } else {
+      rows = kind == PartitionKind::Nonzeros ? partition_nonzeros(whole.row_ptr, comm.size())
+                                             : partition_rows(whole.rows, comm.size());
+    }
   });
   detail::check_mpi(MPI_Bcast(sizes, 2, MPI_INT64_T, root, comm.get()), "MPI_Bcast");
   rows.offsets.resize(static_cast<std::size_t>(comm.size()) + 1);
   detail::check_mpi(MPI_Bcast(rows.offsets.data(), comm.size() + 1, MPI_INT64_T, root, comm.get()), "MPI_Bcast");
-  return scatter_rows(comm, whole, rows, default_column_partition(sizes[0], sizes[1], rows), root);
+  auto out = scatter_rows(comm, kind == PartitionKind::Graph ? permuted : whole, rows,
+                          default_column_partition(sizes[0], sizes[1], rows), root);
+  out.permutation = std::move(graph.permutation);
+  if (kind == PartitionKind::Graph && comm.rank() == root) {
+    out.edge_cut = graph.edge_cut;
+    out.partition_ms = graph.ms;
+  }
+  return out;
 }
 
 template <class Value>
@@ -163,10 +181,11 @@ LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string&
 template <class Value>
 LocalRows<Value> generate(const Communicator& comm, std::string_view kind, const std::map<std::string, double>& params,
                           PartitionKind partition, const gen::GenerateOptions& options) {
-  if (!gen::supports_row_ranges(kind)) {
+  if (!gen::supports_row_ranges(kind) || partition == PartitionKind::Graph) {
     if (spmv::detail::debug_log_enabled() && comm.rank() == 0)
-      std::fprintf(stderr, "[spmv] generator %.*s has no row-range path: rank 0 generates it whole and scatters\n",
-                   static_cast<int>(kind.size()), kind.data());
+      std::fprintf(stderr, "[spmv] generator %.*s: rank 0 generates it whole and scatters (%s)\n",
+                   static_cast<int>(kind.size()), kind.data(),
+                   partition == PartitionKind::Graph ? "the graph partition needs the whole graph" : "no row-range path");
     CsrMatrix<Value, std::int64_t> whole;
     detail::collectively(comm, [&] {
       if (comm.rank() == 0) whole = gen::generate<Value, std::int64_t>(kind, params, options);
