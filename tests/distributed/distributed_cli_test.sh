@@ -24,6 +24,36 @@ for p in nonzeros rows; do
   paste one.mtx two.mtx | awk '/^%/ || NF != 2 { next } { d = $1 - $2; s = ($1 < 0 ? -$1 : $1) + 1e-300;
     if ((d < 0 ? -d : d) > 1e-12 * s) { print "entry " NR ": " $1 " vs " $2; bad = 1 } } END { exit bad }'
 done
+# --partition graph (METIS): rank 0 renumbers the rows, the vectors go through the permutation both ways,
+# so the output equals one process's exactly (integer data, as above), for A x and A^T x; a solve with a
+# non-constant right-hand side gives one process's x; a rectangular matrix is refused. Without METIS the
+# flag must be refused with the package to install.
+if "$mpiexec" "$np_flag" 2 "$spmv" multiply a.mtx -q -o two.mtx --distributed --partition graph 2> err.txt; then
+  for t in "" --transpose; do
+    "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q -o one.mtx
+    "$mpiexec" "$np_flag" 2 "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q -o two.mtx \
+      --distributed --partition graph
+    cmp one.mtx two.mtx
+  done
+  awk 'BEGIN { for (i = 0; i < 1600; ++i) print sin(0.01 * i * i) }' > b.txt
+  "$spmv" solve a.mtx --backend cpu --rhs b.txt --tol 1e-12 -o x1.mtx > /dev/null
+  "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --partition graph --rhs b.txt --tol 1e-12 -o x2.mtx \
+    > /dev/null
+  # Both within tol * kappa(A) ~ 1e-12 * 660 of the solution, in the max norm: 1e-8 of max |x| has margin.
+  paste x1.mtx x2.mtx | awk '/^%/ || NF != 2 { next } { a = $1 < 0 ? -$1 : $1; d = $1 - $2; d = d < 0 ? -d : d;
+    if (a > big) big = a; if (d > worst) worst = d } END { if (worst > 1e-8 * big) { print "x differs by " worst; exit 1 } }'
+  if "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx -q -o two.mtx --distributed --partition graph 2> err.txt; then
+    echo "expected a failure"; exit 1
+  fi
+  grep -q 'needs a square matrix' err.txt
+  "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --partition graph --reps 7 \
+    > bench.txt 2> err.txt
+  head -1 bench.txt | grep -q '2 ranks (graph partition)'
+  grep -q 'graph partition (METIS, 2 parts): edge cut [1-9]' err.txt
+else
+  grep -q 'built without METIS (apt-get install libmetis-dev' err.txt
+  echo "--partition graph: refused, this build has no METIS"
+fi
 # A missing x file on rank 0 is an error, not a hang. Both ranks raise it (the C++ test
 # BadInputOnOneRankIsAnErrorOnEveryRank checks that), but mpiexec kills the other process as soon as one
 # exits with an error, so the second message may never be printed: at least rank 0's must be.

@@ -20,7 +20,7 @@ namespace spmv::cli {
 
 struct DistributedFlags {
   bool enabled = false;
-  std::string partition = "nonzeros";  // nonzeros | rows
+  std::string partition = "nonzeros";  // nonzeros | rows | graph
 };
 
 // Adds --distributed and --partition to a subcommand.

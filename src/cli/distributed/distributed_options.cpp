@@ -12,8 +12,10 @@ void add_distributed_options(CLI::App& sub, DistributedFlags& flags) {
                "Run across the MPI ranks (mpirun -np N spmv ...): rows split over ranks, halo exchanged; rank 0 "
                "reads and writes (docs/DISTRIBUTED.md)")
       ->group("Distributed");
-  sub.add_option("--partition", flags.partition, "--distributed: rows per rank balanced by nonzeros or by rows")
-      ->check(CLI::IsMember({"nonzeros", "rows"}))
+  sub.add_option("--partition", flags.partition,
+                 "--distributed: contiguous rows per rank balanced by nonzeros or by rows, or graph: a METIS "
+                 "partition of a square matrix that cuts the halo (rows renumbered on rank 0, vectors moved back)")
+      ->check(CLI::IsMember({"nonzeros", "rows", "graph"}))
       ->capture_default_str()
       ->group("Distributed");
 }

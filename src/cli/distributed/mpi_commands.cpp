@@ -36,6 +36,7 @@ namespace {
 using dist::Communicator;
 
 dist::PartitionKind partition_kind(const DistributedFlags& f) {
+  if (f.partition == "graph") return dist::PartitionKind::Graph;
   return f.partition == "rows" ? dist::PartitionKind::Rows : dist::PartitionKind::Nonzeros;
 }
 
@@ -56,6 +57,14 @@ Backend distributed_backend(const Communicator& comm, const std::string& name) {
                               : "--backend cuda --distributed: this spmv was built without NCCL (-DSPMV_WITH_NCCL=ON, "
                                 "docs/DISTRIBUTED.md)");
   return name != "cpu" && usable ? Backend::Cuda : Backend::Cpu;
+}
+
+// The graph partition's cost and quality, from the root (stderr: the reports on stdout keep their form).
+template <class Value>
+void report_graph_partition(const Communicator& comm, const dist::LocalRows<Value>& rows, bool quiet) {
+  if (!quiet && comm.rank() == 0 && rows.edge_cut >= 0)
+    fmt::print(stderr, "graph partition (METIS, {} parts): edge cut {}, {:.1f} ms on rank 0\n", comm.size(),
+               rows.edge_cut, rows.partition_ms);
 }
 
 // Runs f on the root alone; its failure is an error on every rank.
@@ -131,10 +140,14 @@ void multiply_in(const Communicator& comm, const DistributedMultiply& a, Backend
     };
     x = load(a.x_file, x_len, 1.0, "--x");  // default: all ones (y = row sums)
     y0 = load(a.y0_file, y_len, 0.0, "--y0");
+    // --partition graph: the distributed rows are P A P^T; the vectors follow, the output goes back.
+    x = dist::to_distributed_order<double>(rows.permutation, x);
+    y0 = dist::to_distributed_order<double>(rows.permutation, y0);
   });
+  report_graph_partition(comm, rows, a.quiet);
   const auto y = fits32_everywhere(comm, rows) ? multiply_on<Value, std::int32_t>(comm, rows, a, backend, x, y0)
                                                : multiply_on<Value, std::int64_t>(comm, rows, a, backend, x, y0);
-  on_root(comm, [&] { write_vector(a.output, y); });
+  on_root(comm, [&] { write_vector(a.output, dist::to_original_order<double>(rows.permutation, y)); });
 }
 
 // ---- bench ---------------------------------------------------------------------------------------
@@ -397,6 +410,7 @@ bool bench_source(const Communicator& comm, const std::string& file, const std::
   const auto rows = file.empty() ? dist::generate<Value>(comm, kind, params, partition_kind(a.flags))
                                  : dist::read_matrix_market<Value>(comm, file, partition_kind(a.flags), a.read);
   const std::string label = file.empty() ? generator_label(kind, params) : matrix_name(file);
+  report_graph_partition(comm, rows, a.quiet);
   return fits32_everywhere(comm, rows) ? bench_on<Value, std::int32_t>(comm, rows, label, a, backend, records)
                                        : bench_on<Value, std::int64_t>(comm, rows, label, a, backend, records);
 }
@@ -436,7 +450,7 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
                                      rows.global_rows));
     });
     const std::vector<Value> w(whole.begin(), whole.end());
-    b = dist::scatter<Value>(comm, part, w);
+    b = dist::scatter<Value>(comm, part, dist::to_distributed_order<Value>(rows.permutation, w));
   }
   SolverOptions so = solver_options(a.method, a.precond, a.tol, a.maxit, a.restart, a.progress, a.unfused, rank == 0);
   so.pipelined = a.pipelined;
@@ -467,7 +481,8 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
                ms_max, r.applies, halo_total, halo_max, info.local_algorithm, info.remote_algorithm);
   }
   if (!a.output.empty()) {  // the same on every rank: the gather is collective
-    const auto whole_x = dist::gather<Value>(comm, m.x_partition(), x);
+    const auto gathered = dist::gather<Value>(comm, m.x_partition(), x);
+    const auto whole_x = dist::to_original_order<Value>(rows.permutation, gathered);
     const std::vector<double> out(whole_x.begin(), whole_x.end());
     on_root(comm, [&] { write_vector(a.output, out); });
   }
@@ -490,6 +505,7 @@ int solve_in(const Communicator& comm, const DistributedSolve& a) {
     fmt::print("solve: {} ({} rows, distributed over {} ranks, {} partition), {}, CPU backend, {}, tol {:g}, maxit {}{}\n",
                label, rows.global_rows, comm.size(), a.flags.partition, a.method, a.precision, a.tol, a.maxit,
                a.precond == "jacobi" ? ", Jacobi" : "");
+  report_graph_partition(comm, rows, false);
   return fits32_everywhere(comm, rows) ? solve_on<Value, std::int32_t>(comm, rows, label, a)
                                        : solve_on<Value, std::int64_t>(comm, rows, label, a);
 }
