@@ -13,6 +13,7 @@
 #include "common/differential.hpp"
 #include "distributed/cuda_ranks.hpp"
 #include "distributed/mpi_util.hpp"
+#include "distributed/whole_vector_operator.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/matrix_market.hpp"
@@ -23,39 +24,24 @@ namespace {
 using test::zoo;
 using test::zoo_matrix;
 
-// The whole-vector Operator face of a distributed matrix: every rank passes the whole x and y (the
-// differential body draws them identically everywhere), applies its part, and gets the whole y back,
-// so that check_operator compares every rank's copy with the reference.
+// Every rank cuts its part out of the whole x and y, applies, and gets the whole y back.
 template <class Value, class Index>
-class GatheredOperator : public Operator<Value, Index> {
+class GatheredOperator : public test::WholeVectorOperator<Value, Index> {
  public:
-  GatheredOperator(const Communicator& comm, DistributedMatrix<Value, Index>& m) : comm_(comm), m_(m) {}
-  Backend backend() const override { return Backend::Cpu; }
-  Algorithm algorithm() const override { return Algorithm::Auto; }
-  Operation operation() const override { return m_.operation(); }
-  std::string policy() const override { return "distributed"; }
-  double setup_ms() const override { return 0; }
-  std::size_t extra_bytes() const override { return 0; }
-  std::int64_t rows() const override { return m_.y_partition().size(); }
-  std::int64_t cols() const override { return m_.x_partition().size(); }
-  Timing time(Value, std::span<const Value>, Value, std::span<Value>, const TimingOptions&) override { return {}; }
+  using test::WholeVectorOperator<Value, Index>::WholeVectorOperator;
 
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {
-    const int r = comm_.rank();
-    const auto& xp = m_.x_partition();
-    const auto& yp = m_.y_partition();
+    const int r = this->comm_.rank();
+    const auto& xp = this->m_.x_partition();
+    const auto& yp = this->m_.y_partition();
     std::vector<Value> xs(x.begin() + xp.begin(r), x.begin() + xp.end(r));
     std::vector<Value> ys(y.begin() + yp.begin(r), y.begin() + yp.end(r));
-    m_.apply(alpha, xs, beta, ys);
-    std::vector<Value> whole = gather<Value>(comm_, yp, ys);
+    this->m_.apply(alpha, xs, beta, ys);
+    std::vector<Value> whole = gather<Value>(this->comm_, yp, ys);
     whole.resize(static_cast<std::size_t>(yp.size()));
-    MPI_Bcast(whole.data(), static_cast<int>(whole.size()), detail::mpi_type<Value>(), 0, comm_.get());
+    MPI_Bcast(whole.data(), static_cast<int>(whole.size()), detail::mpi_type<Value>(), 0, this->comm_.get());
     std::copy(whole.begin(), whole.end(), y.begin());
   }
-
- private:
-  Communicator comm_;
-  DistributedMatrix<Value, Index>& m_;
 };
 
 enum class Scheme { Nonzeros, Rows, Skewed };

@@ -10,7 +10,9 @@
 #include <numeric>
 
 #include "common/differential.hpp"
+#include "distributed/cuda_ranks.hpp"
 #include "distributed/mpi_util.hpp"
+#include "distributed/whole_vector_operator.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/reorder.hpp"
@@ -35,71 +37,67 @@ Matrix scrambled(const Matrix& a, std::uint64_t seed) {
   return permute_symmetric(a, order);
 }
 
-// The whole-vector Operator face of a matrix distributed by the graph partition: every rank passes the
-// whole x and y in the ORIGINAL numbering; the root moves them to the distributed numbering and scatters
-// them, the ranks apply, the root gathers y and moves it back, and every rank gets the whole y.
+// The whole vectors in the ORIGINAL numbering: the root moves them to the distributed numbering and
+// scatters them, the ranks apply, the root gathers y and moves it back, and every rank gets the whole y.
 template <class Value, class Index>
-class OriginalOrderOperator : public Operator<Value, Index> {
+class OriginalOrderOperator : public test::WholeVectorOperator<Value, Index> {
  public:
   OriginalOrderOperator(const Communicator& comm, const LocalRows<Value>& rows, DistributedMatrix<Value, Index>& m)
-      : comm_(comm), permutation_(rows.permutation), m_(m) {}
-  Backend backend() const override { return Backend::Cpu; }
-  Algorithm algorithm() const override { return Algorithm::Auto; }
-  Operation operation() const override { return m_.operation(); }
-  std::string policy() const override { return "graph-partitioned"; }
-  double setup_ms() const override { return 0; }
-  std::size_t extra_bytes() const override { return 0; }
-  std::int64_t rows() const override { return m_.y_partition().size(); }
-  std::int64_t cols() const override { return m_.x_partition().size(); }
-  Timing time(Value, std::span<const Value>, Value, std::span<Value>, const TimingOptions&) override { return {}; }
+      : test::WholeVectorOperator<Value, Index>(comm, m), permutation_(rows.permutation) {}
 
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {
-    const bool root = comm_.rank() == 0;
+    const Communicator& comm = this->comm_;
+    auto& m = this->m_;
+    const bool root = comm.rank() == 0;
     const auto xw = root ? to_distributed_order<Value>(permutation_, x) : std::vector<Value>{};
     const auto yw = root ? to_distributed_order<Value>(permutation_, y) : std::vector<Value>{};
-    const auto xp = scatter<Value>(comm_, m_.x_partition(), xw);
-    auto yp = scatter<Value>(comm_, m_.y_partition(), yw);
-    m_.apply(alpha, xp, beta, yp);
-    auto whole = gather<Value>(comm_, m_.y_partition(), yp);
+    const auto xp = scatter<Value>(comm, m.x_partition(), xw);
+    auto yp = scatter<Value>(comm, m.y_partition(), yw);
+    m.apply(alpha, xp, beta, yp);
+    auto whole = gather<Value>(comm, m.y_partition(), yp);
     if (root) whole = to_original_order<Value>(permutation_, whole);
     whole.resize(y.size());
-    MPI_Bcast(whole.data(), static_cast<int>(whole.size()), detail::mpi_type<Value>(), 0, comm_.get());
+    MPI_Bcast(whole.data(), static_cast<int>(whole.size()), detail::mpi_type<Value>(), 0, comm.get());
     std::copy(whole.begin(), whole.end(), y.begin());
   }
 
  private:
-  Communicator comm_;
   std::vector<std::int64_t> permutation_;
-  DistributedMatrix<Value, Index>& m_;
 };
 
 template <class Value>
-void check_graph_partitioned(const Matrix& whole, const std::string& name, Operation op) {
+void check_graph_partitioned(const Matrix& whole, const std::string& name, Operation op,
+                             Backend backend = Backend::Cpu) {
   const Communicator comm;
   const auto a = convert<Value, std::int32_t>(whole);
   const auto rows = scatter_rows(comm, comm.rank() == 0 ? convert<Value, std::int64_t>(a) : CsrMatrix<Value, std::int64_t>{},
                                  PartitionKind::Graph);
-  DistributedMatrix<Value, std::int32_t> m(comm, rows, op);
+  DistributedMatrix<Value, std::int32_t> m(comm, rows, op, {backend, Algorithm::Auto, {}});
   OriginalOrderOperator<Value, std::int32_t> original(comm, rows, m);
   const auto check = test::check_operator<Value, std::int32_t>(original, a, test::hash_name(name));
   EXPECT_EQ(check.pairs, 20);
   for (const auto& f : check.failures)
     ADD_FAILURE() << "rank " << comm.rank() << "/" << comm.size() << " " << name << ", op " << spmv::to_string(op)
-                  << ", " << test::type_name<Value>() << ": " << f;
+                  << ", " << spmv::to_string(backend) << ", " << test::type_name<Value>() << ": " << f;
 }
 
-// Every square zoo matrix, both operations; float on the non-transposed product.
+// Every square zoo matrix, both operations; float on the non-transposed product; on the CUDA backend
+// too where every rank has a GPU (the permutation lives on the host: the backend only sees P A P^T).
 TEST(GraphPartition, ProductsEqualTheOneProcessProductOfTheOriginalMatrix) {
   SKIP_WITHOUT_METIS();
+  const bool cuda = test::cuda_on_every_rank(Communicator());
   int square = 0;
   for (std::size_t i = 0; i < zoo().size(); ++i) {
     const auto& a = zoo_matrix(i);
     if (a.rows != a.cols || a.rows > (1 << 20)) continue;
     ++square;
     SCOPED_TRACE(zoo()[i].name);
-    check_graph_partitioned<double>(a, zoo()[i].name, Operation::NonTranspose);
-    check_graph_partitioned<double>(a, zoo()[i].name, Operation::Transpose);
-    check_graph_partitioned<float>(a, zoo()[i].name, Operation::NonTranspose);
+    for (Backend b : {Backend::Cpu, Backend::Cuda}) {
+      if (b == Backend::Cuda && !cuda) continue;
+      check_graph_partitioned<double>(a, zoo()[i].name, Operation::NonTranspose, b);
+      check_graph_partitioned<double>(a, zoo()[i].name, Operation::Transpose, b);
+      check_graph_partitioned<float>(a, zoo()[i].name, Operation::NonTranspose, b);
+    }
   }
   EXPECT_GE(square, 20);
 }
