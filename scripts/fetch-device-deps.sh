@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .deps .matrices
 (cd .deps && apt-get download libgtest-dev libgmock-dev googletest libcli11-dev libfmt-dev libfmt9 \
-  nlohmann-json3-dev libeigen3-dev zlib1g-dev libhwy-dev libhwy1)
+  nlohmann-json3-dev libeigen3-dev zlib1g-dev libhwy-dev libhwy1 libmetis-dev libmetis5)
 cp ../shared/matrices/*.mtx.gz .matrices/

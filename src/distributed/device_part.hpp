@@ -31,11 +31,12 @@ class DevicePart {
   virtual void exchange_only() = 0;
 };
 
-// Collective over `comm` (every rank calls it; failures are agreed on, so never a hang): picks the
-// device, uploads the blocks, builds their plans and the NCCL communicator.
+// Collective over `comm` (the matrix's duplicate of `caller`, the communicator it was built on; every
+// rank calls it, failures are agreed on, so never a hang): picks the device, uploads the blocks,
+// builds their plans and the matrix's NCCL communicator (split off a parent cached on `caller`).
 template <class Value, class Index>
-std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm comm, Blocks<Value, Index>& blocks,
-                                                           const HaloPlan& plan, Operation op,
-                                                           const DistributedOptions& options);
+std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm caller, MPI_Comm comm,
+                                                           Blocks<Value, Index>& blocks, const HaloPlan& plan,
+                                                           Operation op, const DistributedOptions& options);
 
 }  // namespace spmv::dist::detail

@@ -127,7 +127,7 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
   i.neighbors = plan.neighbors();
   i.bytes_sent = static_cast<std::int64_t>(sizeof(Value)) * (op == Operation::NonTranspose ? plan.sends() : plan.ghosts());
   if (options.backend == Backend::Cuda) {
-    m.device = detail::make_device_part(m.comm, blocks, plan, op, options);
+    m.device = detail::make_device_part(comm.get(), m.comm, blocks, plan, op, options);
     i.local_algorithm = m.device->local_algorithm();
     i.remote_algorithm = m.device->remote_algorithm();
   } else {

@@ -6,8 +6,8 @@
 namespace spmv::dist::detail {
 
 template <class Value, class Index>
-std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm comm, Blocks<Value, Index>&, const HaloPlan&,
-                                                           Operation, const DistributedOptions&) {
+std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm, MPI_Comm comm, Blocks<Value, Index>&,
+                                                           const HaloPlan&, Operation, const DistributedOptions&) {
   collectively(Communicator(comm), [] {
     throw Unsupported("DistributedMatrix: this build has no CUDA backend for distributed matrices (it needs "
                       "the CUDA toolkit and NCCL; configure with -DSPMV_WITH_NCCL=ON); use Backend::Cpu");
@@ -15,9 +15,9 @@ std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm comm, Blocks
   return nullptr;
 }
 
-#define SPMV_INSTANTIATE(V, I)                                                                         \
-  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, Blocks<V, I>&, const HaloPlan&, \
-                                                              Operation, const DistributedOptions&);
+#define SPMV_INSTANTIATE(V, I)                                                                   \
+  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, MPI_Comm, Blocks<V, I>&, \
+                                                              const HaloPlan&, Operation, const DistributedOptions&);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 

@@ -10,6 +10,8 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "cpu/instantiate.hpp"
@@ -92,6 +94,64 @@ int node_rank(MPI_Comm comm) {
   return r;
 }
 
+// A NCCL communicator, destroyed with its last owner.
+struct NcclComm {
+  ncclComm_t comm = nullptr;
+  std::shared_ptr<NcclComm> parent;  // a split child shares its parent's resources: the parent outlives it
+  ~NcclComm() {
+    if (comm) ncclCommDestroy(comm);
+  }
+};
+
+// ncclCommInitRank costs ~0.5-1 s (bootstrap, topology, proxy threads); every matrix needs a
+// communicator of its own (a product's sends and receives must never match another matrix's), so
+// the first matrix on an MPI communicator makes a parent, cached on that communicator as an MPI
+// attribute per device, and each matrix splits a child off it that shares its resources.
+using ParentCache = std::map<int, std::shared_ptr<NcclComm>>;  // by device
+
+int cache_keyval() {
+  static int keyval = MPI_KEYVAL_INVALID;
+  if (keyval == MPI_KEYVAL_INVALID) {
+    const auto release = [](MPI_Comm, int, void* cache, void*) -> int {
+      delete static_cast<ParentCache*>(cache);
+      return MPI_SUCCESS;
+    };
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release, &keyval, nullptr), "MPI_Comm_create_keyval");
+  }
+  return keyval;
+}
+
+// Collective over `comm`, the matrix's duplicate of `caller` (the communicator it was built on, which
+// holds the cache): every rank has `device` current.
+std::shared_ptr<NcclComm> matrix_comm(MPI_Comm caller, MPI_Comm comm, int device) {
+  const Communicator c(comm);
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(caller, cache_keyval(), &value, &found), "MPI_Comm_get_attr");
+  auto* cache = found ? static_cast<ParentCache*>(value) : nullptr;
+  std::shared_ptr<NcclComm> parent = cache && cache->count(device) ? cache->at(device) : nullptr;
+  int everywhere = parent != nullptr;  // split only where every rank has the parent (same ranks, same order)
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (!everywhere) {
+    ncclUniqueId id{};
+    if (c.rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm), "MPI_Bcast");
+    parent = std::make_shared<NcclComm>();
+    collectively(c, [&] { check_nccl(ncclCommInitRank(&parent->comm, c.size(), id, c.rank()), "ncclCommInitRank"); });
+    if (!cache) {
+      cache = new ParentCache;
+      check_mpi(MPI_Comm_set_attr(caller, cache_keyval(), cache), "MPI_Comm_set_attr");
+    }
+    (*cache)[device] = parent;
+  }
+  auto child = std::make_shared<NcclComm>();
+  child->parent = parent;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.splitShare = 1;
+  collectively(c, [&] { check_nccl(ncclCommSplit(parent->comm, 0, c.rank(), &child->comm, &config), "ncclCommSplit"); });
+  return child;
+}
+
 template <class Value, class Index>
 std::string describe(const cuda::Plan<Value, Index>* plan) {
   if (!plan) return "-";
@@ -102,13 +162,13 @@ std::string describe(const cuda::Plan<Value, Index>* plan) {
 template <class Value, class Index>
 class NcclPart final : public DevicePart<Value, Index> {
  public:
-  NcclPart(MPI_Comm comm, Blocks<Value, Index>& blocks, const HaloPlan& plan, Operation op,
+  NcclPart(MPI_Comm caller, MPI_Comm comm, Blocks<Value, Index>& blocks, const HaloPlan& plan, Operation op,
            const DistributedOptions& options)
       : op_(op), plan_(plan) {
     const Communicator own(comm);
     const int on_node = node_rank(comm);  // collective: before anything that may fail on one rank
-    // Every step that can fail on one rank only runs collectively; NCCL's init, collective itself,
-    // comes last, once every rank is known to reach it.
+    // Every step that can fail on one rank only runs collectively; the NCCL communicator, collective
+    // itself, comes last, once every rank is known to reach it.
     collectively(own, [&] {
       int devices = 0;
       if (cudaGetDeviceCount(&devices) != cudaSuccess) {  // no driver or no device: a refusal, not a crash
@@ -137,16 +197,13 @@ class NcclPart final : public DevicePart<Value, Index> {
       joins_ = std::make_unique<Joins>();
       SPMV_CUDA_CHECK(cudaDeviceSynchronize());
     });
-    ncclUniqueId id{};
-    if (own.rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm), "MPI_Bcast");
-    collectively(own, [&] { check_nccl(ncclCommInitRank(&nccl_, own.size(), id, own.rank()), "ncclCommInitRank"); });
+    nccl_ = matrix_comm(caller, comm, device_);
   }
 
   ~NcclPart() override {
     cudaSetDevice(device_);
     if (halo_stream_) cudaStreamSynchronize(halo_stream_);
-    if (nccl_) ncclCommDestroy(nccl_);
+    nccl_.reset();
     if (halo_stream_) cudaStreamDestroy(halo_stream_);
     if (work_stream_) cudaStreamDestroy(work_stream_);
   }
@@ -276,11 +333,11 @@ class NcclPart final : public DevicePart<Value, Index> {
     check_nccl(ncclGroupStart(), "ncclGroupStart");
     for (std::size_t i = 0; i < from.size(); ++i)
       check_nccl(ncclRecv(recv + recv_offsets[i], static_cast<std::size_t>(recv_offsets[i + 1] - recv_offsets[i]),
-                          nccl_type<Value>(), from[i], nccl_, s),
+                          nccl_type<Value>(), from[i], nccl_->comm, s),
                  "ncclRecv");
     for (std::size_t i = 0; i < to.size(); ++i)
       check_nccl(ncclSend(send + send_offsets[i], static_cast<std::size_t>(send_offsets[i + 1] - send_offsets[i]),
-                          nccl_type<Value>(), to[i], nccl_, s),
+                          nccl_type<Value>(), to[i], nccl_->comm, s),
                  "ncclSend");
     check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   }
@@ -290,7 +347,7 @@ class NcclPart final : public DevicePart<Value, Index> {
   int device_ = 0;
   cudaStream_t halo_stream_ = nullptr;
   cudaStream_t work_stream_ = nullptr;  // host-vector applies
-  ncclComm_t nccl_ = nullptr;
+  std::shared_ptr<NcclComm> nccl_;
   cuda::DeviceCsr<Value, Index> local_csr_, remote_csr_;  // before the plans that view them
   std::unique_ptr<cuda::Plan<Value, Index>> local_, remote_;
   cuda::DeviceBuffer<Index> send_index_;
@@ -306,15 +363,15 @@ class NcclPart final : public DevicePart<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm comm, Blocks<Value, Index>& blocks,
-                                                           const HaloPlan& plan, Operation op,
-                                                           const DistributedOptions& options) {
-  return std::make_unique<NcclPart<Value, Index>>(comm, blocks, plan, op, options);
+std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm caller, MPI_Comm comm,
+                                                           Blocks<Value, Index>& blocks, const HaloPlan& plan,
+                                                           Operation op, const DistributedOptions& options) {
+  return std::make_unique<NcclPart<Value, Index>>(caller, comm, blocks, plan, op, options);
 }
 
-#define SPMV_INSTANTIATE(V, I)                                                                         \
-  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, Blocks<V, I>&, const HaloPlan&, \
-                                                              Operation, const DistributedOptions&);
+#define SPMV_INSTANTIATE(V, I)                                                                   \
+  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, MPI_Comm, Blocks<V, I>&, \
+                                                              const HaloPlan&, Operation, const DistributedOptions&);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
