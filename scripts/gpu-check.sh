@@ -11,7 +11,8 @@
 #   Compute counters of `spmv bench --profile`; huge, issue 18's largest matrices end
 #   to end, peak host RSS by /usr/bin/time -v; distributed, issues 10/16: the MPI tests on the CUDA
 #   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_PARTS,
-#   DIST_GENS, DIST_PRECISION, DIST_RANKS, DIST_FILTER, DIST_WIDE_FILTER); tune-study, Algorithm::Tune against an exhaustive sweep;
+#   DIST_GENS, DIST_PRECISION, DIST_RANKS, DIST_EXTRA bench arguments, DIST_TAG in the log names,
+#   DIST_FILTER, DIST_WIDE_FILTER); tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor)
@@ -321,10 +322,10 @@ if want distributed; then
   for np in $([[ $parts == *bench* ]] && echo "${DIST_RANKS:-$(printf "%s\n" 2 "$gpus" | sort -un)}"); do
     OMP_NUM_THREADS=$(( $(nproc) / np )) timeout ${DIST_BENCH_TIMEOUT:-400} "${mpi[@]}" -np "$np" \
       $build/src/cli/spmv bench --distributed --backend cuda "${args[@]}" --precision "${DIST_PRECISION:-f64}" \
-      --json "$OUT/dist_bench_np$np.json" > "$OUT/dist_bench_np$np.log" 2>&1
+      ${DIST_EXTRA:-} --json "$OUT/dist_bench${DIST_TAG:-}_np$np.json" > "$OUT/dist_bench${DIST_TAG:-}_np$np.log" 2>&1
     rc=$?
     note "distributed bench np $np (rc=$rc)"
-    grep -E "^distributed:|^one rank:|^speed-up|ranks \(|error|Error" "$OUT/dist_bench_np$np.log" | head -24
+    grep -E "^distributed:|^one rank:|^speed-up|ranks \(|graph partition|error|Error" "$OUT/dist_bench${DIST_TAG:-}_np$np.log" | head -24
   done
 fi
 
