@@ -207,6 +207,7 @@ struct DistributedInfo {
   std::int64_t nonzeros = 0;        // local + remote block
   std::int64_t local_nonzeros = 0;
   std::int64_t remote_nonzeros = 0;
+  std::int64_t remote_rows = 0;     // rows with remote entries (the remote block holds only those)
   std::int64_t halo_entries = 0;    // ghost entries this rank receives per product (N)
   std::int64_t send_entries = 0;    // x entries this rank sends per product (N)
   int neighbors = 0;                // ranks it receives from or sends to

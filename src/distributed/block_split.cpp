@@ -35,15 +35,22 @@ Blocks<Value, Index> split_blocks(const CsrMatrix<Value, std::int64_t>& a, std::
   spmv::detail::refuse_if_too_large<Index>(rows, col_end - col_begin, local_ptr.back());
   spmv::detail::refuse_if_too_large<Index>(rows, ghosts, remote_ptr.back());
 
-  auto init = [rows](CsrMatrix<Value, Index>& m, std::int64_t cols, const std::vector<std::int64_t>& ptr) {
-    m.rows = static_cast<Index>(rows);
+  auto init = [](CsrMatrix<Value, Index>& m, std::int64_t cols, const std::vector<std::int64_t>& ptr) {
+    m.rows = static_cast<Index>(ptr.size() - 1);
     m.cols = static_cast<Index>(cols);
     m.row_ptr.assign(ptr.begin(), ptr.end());
     m.col_idx.resize(static_cast<std::size_t>(ptr.back()));
     m.values.resize(static_cast<std::size_t>(ptr.back()));
   };
   init(b.local, col_end - col_begin, local_ptr);
-  init(b.remote, ghosts, remote_ptr);
+  // The remote block's rows: those with remote entries, their pointers taken from remote_ptr.
+  std::vector<std::int64_t> compressed_ptr{0};
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (remote_ptr[r + 1] > remote_ptr[r]) {
+      b.remote_rows.push_back(static_cast<Index>(r));
+      compressed_ptr.push_back(remote_ptr[r + 1]);
+    }
+  init(b.remote, ghosts, compressed_ptr);
 #pragma omp parallel for schedule(static)
   for (std::int64_t r = 0; r < rows; ++r) {
     std::int64_t l = local_ptr[r], g = remote_ptr[r];

@@ -77,6 +77,8 @@ struct DistributedMatrix<Value, Index>::Impl {
   RowPartition rows, cols;
   // The CPU backend: the blocks' operators and the MPI exchange; the CUDA backend: the device part.
   std::unique_ptr<Operator<Value, Index>> local, remote;  // remote: null without ghosts
+  std::vector<Index> remote_rows;                        // the remote block's rows in this rank's rows
+  std::vector<Value> remote_part;                        // its x (A^T) or product (A), one per remote row
   std::unique_ptr<detail::HaloExchange<Value>> halo;
   std::unique_ptr<detail::DevicePart<Value, Index>> device;
   DistributedInfo info;
@@ -121,6 +123,7 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
   i.rows = a.matrix.rows;
   i.local_nonzeros = blocks.local.nnz();
   i.remote_nonzeros = blocks.remote.nnz();
+  i.remote_rows = blocks.remote.rows;
   i.nonzeros = i.local_nonzeros + i.remote_nonzeros;
   i.halo_entries = plan.ghosts();
   i.send_entries = plan.sends();
@@ -138,6 +141,8 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
     });
     i.local_algorithm = describe(m.local.get());
     i.remote_algorithm = describe(m.remote.get());
+    m.remote_rows = std::move(blocks.remote_rows);
+    m.remote_part.resize(m.remote_rows.size());
     m.halo = std::make_unique<detail::HaloExchange<Value>>(m.comm, std::move(plan));
   }
   m.nx = op == Operation::NonTranspose ? a.cols.count(rank) : a.rows.count(rank);
@@ -184,13 +189,26 @@ void DistributedMatrix<Value, Index>::apply(Value alpha, std::span<const Value> 
     p.pack_ms += now_ms() - t;
     local_then_wait();
     t = now_ms();
-    if (m.remote) m.remote->apply(alpha, halo.ghost(), Value(1), y);
+    if (m.remote) {  // y[remote_rows] += alpha * B * ghost
+      m.remote->apply(alpha, halo.ghost(), Value(0), m.remote_part);
+      const auto n = static_cast<std::int64_t>(m.remote_rows.size());
+#pragma omp parallel for schedule(static) if (n > 65536)
+      for (std::int64_t k = 0; k < n; ++k) y[m.remote_rows[k]] += m.remote_part[k];
+    }
     p.remote_ms += now_ms() - t;
   } else {
     // The remote block's partial sums first, so that they travel during the local block.
     auto ghost = halo.ghost();
-    if (m.remote && !bad) m.remote->apply(alpha, x, Value(0), ghost);
-    else std::fill(ghost.begin(), ghost.end(), Value(0));
+    if (m.remote && !bad) {  // ghost = alpha * B^T * x[remote_rows] (x is not read when alpha == 0)
+      const auto n = static_cast<std::int64_t>(m.remote_rows.size());
+      if (alpha != Value(0)) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+        for (std::int64_t k = 0; k < n; ++k) m.remote_part[k] = x[m.remote_rows[k]];
+      }
+      m.remote->apply(alpha, m.remote_part, Value(0), ghost);
+    } else {
+      std::fill(ghost.begin(), ghost.end(), Value(0));
+    }
     const double t1 = now_ms();
     halo.start_reverse();
     p.remote_ms += t1 - t, p.pack_ms += now_ms() - t1;

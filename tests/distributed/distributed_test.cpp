@@ -177,6 +177,9 @@ TEST(Distributed, RanksWithoutHalo) {
     DistributedMatrix<double, std::int32_t> m(comm, rows, op);
     if (comm.rank() == 0) EXPECT_EQ(m.info().halo_entries, 0);
     if (comm.rank() == comm.size() - 1) EXPECT_EQ(m.info().send_entries, 0);
+    // Only a rank's first row reaches into the previous rank: the remote block keeps that row alone.
+    EXPECT_EQ(m.info().remote_rows, comm.rank() > 0 && p.count(comm.rank()) > 0 ? 1 : 0);
+    EXPECT_EQ(m.info().remote_nonzeros, m.info().remote_rows);
     const auto blocks = scatter_rows(comm, block_diagonal, p, p);
     DistributedMatrix<double, std::int32_t> b(comm, blocks, op);
     EXPECT_EQ(b.info().halo_entries, 0);

@@ -42,8 +42,9 @@ __global__ void gather_entries(const Value* __restrict__ x, const Index* __restr
     out[k] = x[index[k]];
 }
 
-// y[index[k]] += in[k] over one neighbour's segment: its indices are distinct (a neighbour's ghosts
-// are), so no atomics; neighbours go one launch each, in rank order, which keeps the sum's order fixed.
+// y[index[k]] += in[k] for distinct indices (one neighbour's segment of the send list, or the remote
+// block's rows), so no atomics; neighbours go one launch each, in rank order, which keeps the sum's
+// order fixed.
 template <class Value, class Index>
 __global__ void add_entries(Value* __restrict__ y, const Index* __restrict__ index, const Value* __restrict__ in,
                             std::int64_t n) {
@@ -188,6 +189,8 @@ class NcclPart final : public DevicePart<Value, Index> {
       if (blocks.remote.nnz() > 0) {
         remote_csr_ = cuda::DeviceCsr<Value, Index>(blocks.remote);
         remote_ = std::make_unique<cuda::Plan<Value, Index>>(remote_csr_.view(), options.algorithm, op, block);
+        remote_rows_ = cuda::DeviceBuffer<Index>(std::span<const Index>(blocks.remote_rows));
+        remote_part_ = cuda::DeviceBuffer<Value>(blocks.remote_rows.size());
       }
       blocks = {};  // the host copies are no longer needed
       std::vector<Index> index(plan_.send_index.begin(), plan_.send_index.end());
@@ -280,11 +283,21 @@ class NcclPart final : public DevicePart<Value, Index> {
       mark(&StepEvents::local_end, s);
       joins_->exchanged.wait_in(s);
       mark(&StepEvents::remote_begin, s);
-      if (remote_) remote_->apply(alpha, ghost_.data(), Value(1), y, s);
+      if (remote_) {  // y[remote_rows] += alpha * B * ghost
+        remote_->apply(alpha, ghost_.data(), Value(0), remote_part_.data(), s);
+        const auto n = static_cast<std::int64_t>(remote_part_.size());
+        add_entries<<<blocks_for(n), kThreads, 0, s>>>(y, remote_rows_.data(), remote_part_.data(), n);
+        SPMV_CUDA_CHECK(cudaGetLastError());
+      }
       mark(&StepEvents::remote_end, s);
     } else {
       // The remote block's partial sums first, so that they travel while the local block runs.
-      if (remote_) remote_->apply(alpha, x, Value(0), ghost_.data(), s);
+      if (remote_) {  // ghost = alpha * B^T * x[remote_rows] (alpha == 0: x is not read, it may be null)
+        const auto n = static_cast<std::int64_t>(remote_part_.size());
+        if (alpha != Value(0)) gather_entries<<<blocks_for(n), kThreads, 0, s>>>(x, remote_rows_.data(), remote_part_.data(), n);
+        SPMV_CUDA_CHECK(cudaGetLastError());
+        remote_->apply(alpha, remote_part_.data(), Value(0), ghost_.data(), s);
+      }
       mark(&StepEvents::remote_end, s);
       joins_->sums_ready.record(s);
       joins_->sums_ready.wait_in(halo_stream_);
@@ -350,6 +363,8 @@ class NcclPart final : public DevicePart<Value, Index> {
   std::shared_ptr<NcclComm> nccl_;
   cuda::DeviceCsr<Value, Index> local_csr_, remote_csr_;  // before the plans that view them
   std::unique_ptr<cuda::Plan<Value, Index>> local_, remote_;
+  cuda::DeviceBuffer<Index> remote_rows_;  // the remote block's rows in this rank's rows
+  cuda::DeviceBuffer<Value> remote_part_;  // one per remote row: its x (A^T) or its product (A)
   cuda::DeviceBuffer<Index> send_index_;
   cuda::DeviceBuffer<Value> packed_, ghost_;
   cuda::DeviceBuffer<Value> x_, y_;  // host-vector applies: the device copies of x and y
