@@ -311,7 +311,7 @@ std::vector<Value> local_diagonal(const Communicator& comm, const LocalRows<Valu
 // every dot product and norm summed over the ranks (MPI_Allreduce): each iteration costs one halo
 // exchange per product and, for CG, two all-reduces. Every rank gets the same SolverResult counts and
 // residuals; bad input on any rank (sizes, NaN in b or x0, a zero diagonal with Jacobi) is an
-// InvalidArgument on every rank. The CPU backend only (options.graph is refused).
+// InvalidArgument on every rank. The CPU backend only (a CUDA matrix is Unsupported, options.graph refused).
 template <class Value, class Index>
 SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a, std::span<const Value> b,
                    std::span<Value> x, const SolverOptions& options = {}, std::span<const Value> diagonal = {});

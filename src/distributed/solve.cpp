@@ -64,6 +64,9 @@ SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a,
       throw InvalidArgument(method + ": this rank owns " + std::to_string(yp.count(rank)) + " rows; b has " +
                             std::to_string(b.size()) + " entries and x " + std::to_string(x.size()));
     if (options.graph) throw InvalidArgument(method + ": graph capture is a CUDA option; distributed solves run on the CPU");
+    if (a.backend() != Backend::Cpu)
+      throw Unsupported(method + ": distributed solves run on the CPU backend; this matrix is on CUDA (its "
+                                 "products would copy x and y every iteration)");
     if (const auto i = solvers::cpu::first_non_finite(b); i >= 0) throw InvalidArgument(method + ": b holds NaN or Inf at " + here(i));
     if (const auto i = solvers::cpu::first_non_finite<Value>(x); i >= 0)
       throw InvalidArgument(method + ": the initial guess x0 holds NaN or Inf at " + here(i));

@@ -118,6 +118,16 @@ TEST_F(DistributedCuda, SeveralMatrices) {
   }
 }
 
+// Distributed solves run on the CPU backend: a CUDA matrix is refused on every rank.
+TEST_F(DistributedCuda, SolveRefusesTheCudaBackend) {
+  const Communicator comm;
+  const auto rows = scatter_rows(comm, test::zoo_matrix("poisson2d_64"), PartitionKind::Nonzeros);
+  DistributedMatrix<double, std::int32_t> a(comm, rows, Operation::NonTranspose, {Backend::Cuda});
+  const auto n = static_cast<std::size_t>(a.y_partition().count(comm.rank()));
+  std::vector<double> b(n, 1.0), x(n, 0.0);
+  EXPECT_THROW(solve<double>(comm, a, b, x), Unsupported);
+}
+
 }  // namespace
 }  // namespace spmv::dist
 
