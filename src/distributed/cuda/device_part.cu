@@ -81,7 +81,7 @@ float elapsed_ms(const Event& from, const Event& to) {
 
 // The timestamps of one profiled product (host-vector applies).
 struct StepEvents {
-  Event start{true}, packed{true}, local_begin{true}, local_end{true}, exchanged{true}, remote_begin{true},
+  Event start{true}, packed{true}, local_begin{true}, local_end{true}, exchanged{true}, joined{true},
       remote_end{true}, end{true};
 };
 
@@ -242,12 +242,12 @@ class NcclPart final : public DevicePart<Value, Index> {
       profile.pack_ms += elapsed_ms(e.start, e.packed);
       profile.local_ms += elapsed_ms(e.local_begin, e.local_end);
       profile.wait_ms += std::max(0.0f, elapsed_ms(e.local_end, e.exchanged));
-      profile.remote_ms += elapsed_ms(e.remote_begin, e.remote_end);
+      profile.remote_ms += elapsed_ms(e.joined, e.remote_end);
     } else {
       profile.remote_ms += elapsed_ms(e.start, e.remote_end);
       profile.local_ms += elapsed_ms(e.local_begin, e.local_end);
       profile.wait_ms += std::max(0.0f, elapsed_ms(e.local_end, e.exchanged));
-      profile.unpack_ms += elapsed_ms(e.remote_begin, e.end);
+      profile.unpack_ms += elapsed_ms(e.joined, e.end);
     }
   }
 
@@ -269,6 +269,16 @@ class NcclPart final : public DevicePart<Value, Index> {
     const auto mark = [&](Event StepEvents::*which, cudaStream_t on) {
       if (e) (e->*which).record(on);
     };
+    // The exchange is in flight on the halo stream: the local block meanwhile, then the join.
+    const auto local_then_join = [&] {
+      joins_->exchanged.record(halo_stream_);
+      mark(&StepEvents::exchanged, halo_stream_);
+      mark(&StepEvents::local_begin, s);
+      local_->apply(alpha, x, beta, y, s);
+      mark(&StepEvents::local_end, s);
+      joins_->exchanged.wait_in(s);
+      mark(&StepEvents::joined, s);
+    };
     mark(&StepEvents::start, s);
     if (op_ == Operation::NonTranspose) {
       joins_->ready.record(s);  // x is ready on the caller's stream (and the last product read the ghosts)
@@ -276,13 +286,7 @@ class NcclPart final : public DevicePart<Value, Index> {
       pack(alpha == Value(0) ? nullptr : x, halo_stream_);  // alpha == 0: x is not read (it may be null)
       mark(&StepEvents::packed, halo_stream_);
       forward(halo_stream_);
-      joins_->exchanged.record(halo_stream_);
-      mark(&StepEvents::exchanged, halo_stream_);
-      mark(&StepEvents::local_begin, s);
-      local_->apply(alpha, x, beta, y, s);
-      mark(&StepEvents::local_end, s);
-      joins_->exchanged.wait_in(s);
-      mark(&StepEvents::remote_begin, s);
+      local_then_join();
       if (remote_) {  // y[remote_rows] += alpha * B * ghost
         remote_->apply(alpha, ghost_.data(), Value(0), remote_part_.data(), s);
         const auto n = static_cast<std::int64_t>(remote_part_.size());
@@ -302,13 +306,7 @@ class NcclPart final : public DevicePart<Value, Index> {
       joins_->sums_ready.record(s);
       joins_->sums_ready.wait_in(halo_stream_);
       reverse(halo_stream_);
-      joins_->exchanged.record(halo_stream_);
-      mark(&StepEvents::exchanged, halo_stream_);
-      mark(&StepEvents::local_begin, s);
-      local_->apply(alpha, x, beta, y, s);
-      mark(&StepEvents::local_end, s);
-      joins_->exchanged.wait_in(s);
-      mark(&StepEvents::remote_begin, s);
+      local_then_join();
       for (std::size_t i = 0; i < plan_.send_ranks.size(); ++i) {
         const std::int64_t at = plan_.send_offsets[i], n = plan_.send_offsets[i + 1] - at;
         if (n > 0) add_entries<<<blocks_for(n), kThreads, 0, s>>>(y, send_index_.data() + at, packed_.data() + at, n);
