@@ -110,7 +110,8 @@ class MergeParallelPlan {
   CsrMatrix<Value, Index> a_;
   Operation op_;
   int segments_;
-  bool simd_;
+  bool simd_;       // the SIMD row kernels are on and can take A
+  bool long_rows_;  // and some row is long enough to use them (else the scalar loops run)
   std::vector<Index> start_row_;      // segments_ + 1 merge-path coordinates (row, nonzero)
   std::vector<Index> start_nz_;
   std::vector<Index> carry_row_;      // per segment (N)

@@ -141,8 +141,9 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
     case Algorithm::RowLoop: {
       auto m = std::make_shared<const CsrMatrix<Value, Index>>(a);
       // RowLoop's N product runs the SIMD row kernel when enabled (T scatters: scalar).
-      const bool simd = algorithm == Algorithm::RowLoop && op == Operation::NonTranspose &&
-                        cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(a.cols);
+      const bool enabled = algorithm == Algorithm::RowLoop && op == Operation::NonTranspose &&
+                           cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(a.cols);
+      const bool simd = enabled && cpu::detail::simd_row_reached<Value, Index>(a.row_ptr.data(), a.rows);
       if (algorithm == Algorithm::Reference)
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
           cpu::detail::reference_kernel(*m, op, alpha, x, beta, y);
@@ -157,8 +158,7 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
           cpu::detail::row_loop_kernel(*m, op, alpha, x, beta, y);
         };
-      kernel.policy = algorithm == Algorithm::RowLoop ? (simd ? "sequential simd=" + cpu::detail::simd_target()
-                                                              : std::string("sequential simd=off"))
+      kernel.policy = algorithm == Algorithm::RowLoop ? "sequential " + cpu::detail::simd_policy<Value, Index>(enabled, simd)
                       : op == Operation::NonTranspose
                           ? "sequential, double accumulation"
                           // the oracle favours obviousness over the no-allocation rule of plans

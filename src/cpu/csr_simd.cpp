@@ -58,7 +58,7 @@ HWY_INLINE Value dot_range(const Index* col, const Value* val, const Value* x, s
 template <class Value, class Index>
 void rows(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin, Index r_end,
           Value alpha, Value beta, Value* y) {
-  const std::int64_t direct = kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));
+  const std::int64_t direct = kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));  // simd_row_threshold
   for (Index r = r_begin; r < r_end;) {
     if (row_ptr[r + 1] - row_ptr[r] >= direct) {
       const Value s = dot_range(col, val, x, std::int64_t{row_ptr[r]}, std::int64_t{row_ptr[r + 1]});
@@ -76,6 +76,9 @@ void rows(const Index* row_ptr, const Index* col, const Value* val, const Value*
 
 // HWY_EXPORT takes plain function names: one per (value, index) combination.
 #define SPMV_SIMD_ENTRY(V, I, suffix)                                                                          \
+  std::int64_t threshold_##suffix() {                                                                          \
+    return kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<V, I>()));                       \
+  }                                                                                                            \
   void rows_##suffix(const I* row_ptr, const I* col, const V* val, const V* x, I r_begin, I r_end, V alpha,  \
                      V beta, V* y) {                                                                           \
     rows<V, I>(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);                                          \
@@ -103,6 +106,10 @@ HWY_EXPORT(dot_f32_i32);
 HWY_EXPORT(dot_f32_i64);
 HWY_EXPORT(dot_f64_i32);
 HWY_EXPORT(dot_f64_i64);
+HWY_EXPORT(threshold_f32_i32);
+HWY_EXPORT(threshold_f32_i64);
+HWY_EXPORT(threshold_f64_i32);
+HWY_EXPORT(threshold_f64_i64);
 
 bool simd_enabled(int requested) {
   if (requested >= 0) return requested != 0;
@@ -122,6 +129,10 @@ std::string simd_target() {
   void csr_rows_simd<V, I>(const I* row_ptr, const I* col, const V* val, const V* x, I r_begin, I r_end,     \
                            V alpha, V beta, V* y) {                                                            \
     HWY_DYNAMIC_DISPATCH(rows_##suffix)(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);                \
+  }                                                                                                            \
+  template <>                                                                                                  \
+  std::int64_t simd_row_threshold<V, I>() {                                                                   \
+    return HWY_DYNAMIC_DISPATCH(threshold_##suffix)();                                                         \
   }                                                                                                            \
   template <>                                                                                                  \
   V csr_dot_simd<V, I>(const I* col, const V* val, const V* x, std::int64_t k_begin, std::int64_t k_end) {    \

@@ -23,6 +23,31 @@ bool simd_fits(std::int64_t cols) {
 // The Highway target the dispatcher picks on this CPU, e.g. "AVX2" (for policy strings).
 std::string simd_target();
 
+// Rows of at least this many nonzeros take the vector dot product on this CPU's target (four vectors:
+// 64 f32 / 32 f64 on AVX-512). Shorter rows run the scalar loop.
+template <class Value, class Index>
+std::int64_t simd_row_threshold();
+
+// Whether some row of A reaches simd_row_threshold. When none does, the plans call the scalar loop on
+// every row directly: csr_rows_simd would only add a pass that finds runs of short rows, which cost
+// 5-14% on matrices of 4-20 nonzeros per row (cage10, bayer10, cti, cs4; f32 and f64, one thread, the
+// 2-core Zen 4 VM, 2026-11-26).
+template <class Value, class Index>
+bool simd_row_reached(const Index* row_ptr, Index rows) {
+  const std::int64_t threshold = simd_row_threshold<Value, Index>();
+  for (Index r = 0; r < rows; ++r)
+    if (std::int64_t{row_ptr[r + 1] - row_ptr[r]} >= threshold) return true;
+  return false;
+}
+
+// The policy words of a CSR plan: "simd=AVX3", "simd=AVX3 unused (rows < 64)" or "simd=off".
+template <class Value, class Index>
+std::string simd_policy(bool enabled, bool reached) {
+  if (!enabled) return "simd=off";
+  return "simd=" + simd_target() +
+         (reached ? "" : " unused (rows < " + std::to_string(simd_row_threshold<Value, Index>()) + ")");
+}
+
 // For r in [r_begin, r_end): s = sum_k val[k] * x[col[k]] over row r, then
 // y[r] = alpha * s (beta == 0: y is not read) or alpha * s + beta * y[r]. Rows may be empty.
 template <class Value, class Index>

@@ -43,6 +43,7 @@ MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>
   validate(a_);
   // The SIMD kernels serve the N product; T scatters into y, where lanes would conflict.
   simd_ = op_ == Operation::NonTranspose && detail::simd_enabled(simd) && detail::simd_fits<Value, Index>(a_.cols);
+  long_rows_ = simd_ && detail::simd_row_reached<Value, Index>(a_.row_ptr.data(), a_.rows);
   segments_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
   const std::int64_t rows = a_.rows, nnz = a_.nnz();
   // rows + nnz may overflow a 32-bit Index; the diagonals are 64-bit.
@@ -85,7 +86,7 @@ void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
     for (int s = 0; s < segments; ++s) {
       Index r = start_row_[s], k = start_nz_[s];
       const Index r_end = start_row_[s + 1], k_end = start_nz_[s + 1];
-      if (simd_) {
+      if (long_rows_) {
         if (r < r_end) {  // the row the segment starts inside (or at its first nonzero)
           const Value acc = detail::csr_dot_simd(col, val, xp, k, row_ptr[r + 1]);
           yp[r] = beta == 0 ? alpha * acc : alpha * acc + beta * yp[r];
@@ -148,7 +149,7 @@ std::string MergeParallelPlan<Value, Index>::policy() const {
   return "threads=" + std::to_string(segments_) + " items_per_thread=" +
          std::to_string((total + segments_ - 1) / segments_) +
          (op_ == Operation::Transpose ? " private-y-per-thread" : " carry-out-fixup") +
-         (simd_ ? " simd=" + detail::simd_target() : " simd=off");
+         " " + detail::simd_policy<Value, Index>(simd_, long_rows_);
 }
 
 template <class Value, class Index>

@@ -211,7 +211,8 @@ TEST(CpuDispatch, ColumnChunkedDefaultSpanFillsTheChunkBytes) {
 // ---- SIMD row kernels (Options::cpu_simd, environment SPMV_CPU_SIMD) ------------------------------
 
 TEST(CpuSimd, OptionChoosesTheKernelAndPolicySaysWhich) {
-  const auto a = convert<float, std::int32_t>(gen::poisson2d(30));
+  const auto a = convert<float, std::int32_t>(gen::random_uniform(300, 300, 100, 3));  // rows of 100 >= 64
+  const auto short_rows = convert<float, std::int32_t>(gen::poisson2d(30));
   for (Algorithm algorithm : {Algorithm::RowLoop, Algorithm::MergeParallel}) {
     Options options;
     options.cpu_simd = 0;
@@ -219,7 +220,11 @@ TEST(CpuSimd, OptionChoosesTheKernelAndPolicySaysWhich) {
         << to_string(algorithm);
     options.cpu_simd = 1;
     const auto policy = make_cpu_operator(a, algorithm, Operation::NonTranspose, options)->policy();
-    EXPECT_TRUE(contains(policy, "simd=") && !contains(policy, "simd=off")) << to_string(algorithm) << ": " << policy;
+    EXPECT_TRUE(contains(policy, "simd=") && !contains(policy, "simd=off") && !contains(policy, "unused"))
+        << to_string(algorithm) << ": " << policy;
+    // Every row shorter than the vector path's threshold: the scalar loop, and the policy says so.
+    const auto short_policy = make_cpu_operator(short_rows, algorithm, Operation::NonTranspose, options)->policy();
+    EXPECT_TRUE(contains(short_policy, "unused (rows < ")) << to_string(algorithm) << ": " << short_policy;
     // T scatters into y: always the scalar loop.
     EXPECT_TRUE(contains(make_cpu_operator(a, algorithm, Operation::Transpose, options)->policy(), "simd=off"));
   }
