@@ -2,11 +2,18 @@
 // matrices too small to pay for starting threads.
 #include <cstdint>
 
+#include "cpu/csr_rows_scalar-inl.hpp"
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 
 namespace spmv::cpu {
+
+// Made in row_loop_f32.cpp (without GCC's vectoriser): never instantiated here.
+extern template void detail::csr_rows_scalar(const std::int32_t*, const std::int32_t*, const float*, const float*,
+                                             std::int32_t, std::int32_t, float, float, float*);
+extern template void detail::csr_rows_scalar(const std::int64_t*, const std::int64_t*, const float*, const float*,
+                                             std::int64_t, std::int64_t, float, float, float*);
 
 template <class Value, class Index>
 void detail::row_loop_kernel(const CsrMatrix<Value, Index>& a, Operation op, Value alpha, const Value* x,
@@ -30,16 +37,6 @@ void detail::row_loop_kernel(const CsrMatrix<Value, Index>& a, Operation op, Val
 }
 
 template <class Value, class Index>
-void detail::csr_rows_scalar(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
-                             Index r_end, Value alpha, Value beta, Value* y) {
-  for (Index r = r_begin; r < r_end; ++r) {
-    Value s = 0;
-    for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) s += val[k] * x[col[k]];
-    y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r];
-  }
-}
-
-template <class Value, class Index>
 void row_loop(const CsrMatrix<Value, Index>& a, Operation op, Value alpha, std::span<const Value> x, Value beta,
               std::span<Value> y) {
   validate(a);
@@ -49,9 +46,13 @@ void row_loop(const CsrMatrix<Value, Index>& a, Operation op, Value alpha, std::
 
 #define SPMV_INSTANTIATE(V, I)                                                                        \
   template void row_loop(const CsrMatrix<V, I>&, Operation, V, std::span<const V>, V, std::span<V>); \
-  template void detail::row_loop_kernel(const CsrMatrix<V, I>&, Operation, V, const V*, V, V*);         \
-  template void detail::csr_rows_scalar(const I*, const I*, const V*, const V*, I, I, V, V, V*);
+  template void detail::row_loop_kernel(const CsrMatrix<V, I>&, Operation, V, const V*, V, V*);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
+// f64 here; f32 in row_loop_f32.cpp, compiled without GCC's vectoriser (src/CMakeLists.txt says why).
+template void detail::csr_rows_scalar(const std::int32_t*, const std::int32_t*, const double*, const double*,
+                                      std::int32_t, std::int32_t, double, double, double*);
+template void detail::csr_rows_scalar(const std::int64_t*, const std::int64_t*, const double*, const double*,
+                                      std::int64_t, std::int64_t, double, double, double*);
 
 }  // namespace spmv::cpu
