@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <numeric>
 
+#include "cpu/instantiate.hpp"
+
 namespace spmv::detail {
 
 // Rows split in parallel; the transposed half lands through atomic cursors, so the order within a row
@@ -57,10 +59,7 @@ SymmetricGraph<Index> symmetric_pattern(const CsrMatrix<Value, Index>& a) {
 }
 
 #define SPMV_INSTANTIATE(V, I) template SymmetricGraph<I> symmetric_pattern(const CsrMatrix<V, I>&);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::detail
