@@ -37,6 +37,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 // horizontal sum to rows long enough to amortise it on any target.
 constexpr std::int64_t kDirectRowVectors = 4;
 
+// That threshold in nonzeros on this target (simd_row_threshold).
+template <class Value, class Index>
+HWY_INLINE std::int64_t direct_row_length() {
+  return kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));
+}
+
 template <class Value, class Index>
 HWY_INLINE Value dot_range(const Index* col, const Value* val, const Value* x, std::int64_t k, std::int64_t end) {
   const GatherTag<Value, Index> d;
@@ -58,7 +64,7 @@ HWY_INLINE Value dot_range(const Index* col, const Value* val, const Value* x, s
 template <class Value, class Index>
 void rows(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin, Index r_end,
           Value alpha, Value beta, Value* y) {
-  const std::int64_t direct = kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));  // simd_row_threshold
+  const std::int64_t direct = direct_row_length<Value, Index>();
   for (Index r = r_begin; r < r_end;) {
     if (row_ptr[r + 1] - row_ptr[r] >= direct) {
       const Value s = dot_range(col, val, x, std::int64_t{row_ptr[r]}, std::int64_t{row_ptr[r + 1]});
@@ -76,9 +82,7 @@ void rows(const Index* row_ptr, const Index* col, const Value* val, const Value*
 
 // HWY_EXPORT takes plain function names: one per (value, index) combination.
 #define SPMV_SIMD_ENTRY(V, I, suffix)                                                                          \
-  std::int64_t threshold_##suffix() {                                                                          \
-    return kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<V, I>()));                       \
-  }                                                                                                            \
+  std::int64_t threshold_##suffix() { return direct_row_length<V, I>(); }                                     \
   void rows_##suffix(const I* row_ptr, const I* col, const V* val, const V* x, I r_begin, I r_end, V alpha,  \
                      V beta, V* y) {                                                                           \
     rows<V, I>(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);                                          \

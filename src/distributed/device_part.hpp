@@ -31,6 +31,15 @@ class DevicePart {
   virtual void exchange_only() = 0;
 };
 
+// "csr-vector <policy>" for a block's operator or plan (anything with algorithm() and policy()); "-"
+// where the block has none.
+template <class Block>
+std::string describe(const Block* block) {
+  if (!block) return "-";
+  const std::string policy = block->policy();
+  return std::string(to_string(block->algorithm())) + (policy.empty() ? "" : " " + policy);
+}
+
 // Collective over `comm` (the matrix's duplicate of `caller`, the communicator it was built on; every
 // rank calls it, failures are agreed on, so never a hang): picks the device, uploads the blocks,
 // builds their plans and the matrix's NCCL communicator (split off a parent cached on `caller`).
@@ -38,5 +47,10 @@ template <class Value, class Index>
 std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm caller, MPI_Comm comm,
                                                            Blocks<Value, Index>& blocks, const HaloPlan& plan,
                                                            Operation op, const DistributedOptions& options);
+
+// Its explicit instantiations, in whichever file defines it (cuda/device_part.cu or no_device_part.cpp).
+#define SPMV_INSTANTIATE_MAKE_DEVICE_PART(V, I)                                                  \
+  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, MPI_Comm, Blocks<V, I>&, \
+                                                              const HaloPlan&, Operation, const DistributedOptions&);
 
 }  // namespace spmv::dist::detail

@@ -60,20 +60,12 @@ void check_partition(const RowPartition& p, std::int64_t size, int ranks, const 
 
 double now_ms() { return MPI_Wtime() * 1e3; }
 
-template <class Value, class Index>
-std::string describe(const Operator<Value, Index>* op) {
-  if (!op) return "-";
-  const std::string policy = op->policy();
-  return std::string(to_string(op->algorithm())) + (policy.empty() ? "" : " " + policy);
-}
-
 }  // namespace
 
 template <class Value, class Index>
 struct DistributedMatrix<Value, Index>::Impl {
   MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the caller's: its messages never mix with theirs
   Operation op = Operation::NonTranspose;
-  Backend backend = Backend::Cpu;
   RowPartition rows, cols;
   // The CPU backend: the blocks' operators and the MPI exchange; the CUDA backend: the device part.
   std::unique_ptr<Operator<Value, Index>> local, remote;  // remote: null without ghosts
@@ -103,7 +95,6 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
   MPI_Comm_set_errhandler(m.comm, MPI_ERRORS_RETURN);
   const Communicator own(m.comm);
   const int rank = own.rank();
-  m.backend = options.backend;
   detail::collectively(own, [&] { check_agreement(own, a, options.backend); });
   detail::collectively(own, [&] {
     check_partition(a.rows, a.global_rows, own.size(), "row");
@@ -139,8 +130,8 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
       if (blocks.remote.nnz() > 0)
         m.remote = make_operator(options.backend, blocks.remote, options.algorithm, op, options.options);
     });
-    i.local_algorithm = describe(m.local.get());
-    i.remote_algorithm = describe(m.remote.get());
+    i.local_algorithm = detail::describe(m.local.get());
+    i.remote_algorithm = detail::describe(m.remote.get());
     m.remote_rows = std::move(blocks.remote_rows);
     m.remote_part.resize(m.remote_rows.size());
     m.halo = std::make_unique<detail::HaloExchange<Value>>(m.comm, std::move(plan));
@@ -245,7 +236,7 @@ void DistributedMatrix<Value, Index>::exchange_only(std::span<const Value> x) {
 template <class Value, class Index>
 Operation DistributedMatrix<Value, Index>::operation() const { return impl_->op; }
 template <class Value, class Index>
-Backend DistributedMatrix<Value, Index>::backend() const { return impl_->backend; }
+Backend DistributedMatrix<Value, Index>::backend() const { return impl_->device ? Backend::Cuda : Backend::Cpu; }
 template <class Value, class Index>
 int DistributedMatrix<Value, Index>::device() const { return impl_->device ? impl_->device->device() : -1; }
 template <class Value, class Index>

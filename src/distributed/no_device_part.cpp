@@ -15,10 +15,6 @@ std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm, MPI_Comm co
   return nullptr;
 }
 
-#define SPMV_INSTANTIATE(V, I)                                                                   \
-  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, MPI_Comm, Blocks<V, I>&, \
-                                                              const HaloPlan&, Operation, const DistributedOptions&);
-SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
-#undef SPMV_INSTANTIATE
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE_MAKE_DEVICE_PART)
 
 }  // namespace spmv::dist::detail

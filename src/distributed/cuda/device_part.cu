@@ -154,13 +154,6 @@ std::shared_ptr<NcclComm> matrix_comm(MPI_Comm caller, MPI_Comm comm, int device
 }
 
 template <class Value, class Index>
-std::string describe(const cuda::Plan<Value, Index>* plan) {
-  if (!plan) return "-";
-  const std::string policy = plan->policy();
-  return std::string(to_string(plan->algorithm())) + (policy.empty() ? "" : " " + policy);
-}
-
-template <class Value, class Index>
 class NcclPart final : public DevicePart<Value, Index> {
  public:
   NcclPart(MPI_Comm caller, MPI_Comm comm, Blocks<Value, Index>& blocks, const HaloPlan& plan, Operation op,
@@ -382,10 +375,6 @@ std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm caller, MPI_
   return std::make_unique<NcclPart<Value, Index>>(caller, comm, blocks, plan, op, options);
 }
 
-#define SPMV_INSTANTIATE(V, I)                                                                   \
-  template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, MPI_Comm, Blocks<V, I>&, \
-                                                              const HaloPlan&, Operation, const DistributedOptions&);
-SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
-#undef SPMV_INSTANTIATE
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE_MAKE_DEVICE_PART)
 
 }  // namespace spmv::dist::detail
