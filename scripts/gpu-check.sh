@@ -12,7 +12,8 @@
 #   to end, peak host RSS by /usr/bin/time -v; distributed, issues 10/16: the MPI tests on the CUDA
 #   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_PARTS,
 #   DIST_GENS, DIST_PRECISION, DIST_RANKS, DIST_EXTRA bench arguments, DIST_TAG in the log names,
-#   DIST_FILTER, DIST_WIDE_FILTER); tune-study, Algorithm::Tune against an exhaustive sweep;
+#   DIST_FILTER, DIST_WIDE_FILTER; DIST_PARTS with "solve": distributed CG per iteration on 1, 2 and
+#   every GPU, DIST_SOLVE_GENS, DIST_SOLVE_MAXIT); tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor)
@@ -316,6 +317,18 @@ if want distributed; then
     rc=$?
     grep -E "FAILED|Failure|rank [0-9]+\]" "$OUT/dist_tests_np$np.log" | head -20
     note "distributed tests np $np (rc=$rc): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \].*listed|SKIPPED \]' "$OUT/dist_tests_np$np.log" | head -3 | tr '\n' ' ')"
+  done
+  # Distributed CG on the CUDA backend (DIST_PARTS with "solve"): time per iteration on 1, 2 and every
+  # GPU (one rank per GPU, reductions over NCCL), and the one-GPU solver (unfused, as distributed runs).
+  for g in $([[ $parts == *solve* ]] && echo "${DIST_SOLVE_GENS:-poisson3d:n=300}"); do
+    solve_args=(solve --gen "$g" --precision "${DIST_PRECISION:-f64}" --tol 0 --maxit "${DIST_SOLVE_MAXIT:-300}")
+    timeout 200 $build/src/cli/spmv "${solve_args[@]}" --backend cuda --unfused > "$OUT/dist_solve_one.log" 2>&1
+    note "solve $g one GPU, unfused: $(grep -E 'ms/iteration|time' "$OUT/dist_solve_one.log" | head -1)"
+    for np in $(printf "%s\n" 1 2 "$gpus" | sort -un); do
+      OMP_NUM_THREADS=2 timeout 300 "${mpi[@]}" -np "$np" $build/src/cli/spmv "${solve_args[@]}" --distributed \
+        --backend cuda > "$OUT/dist_solve_np$np.log" 2>&1
+      note "solve $g np $np (rc=$?): $(grep -E 'ms/iteration' "$OUT/dist_solve_np$np.log" | head -1)"
+    done
   done
   # Strong scaling: the same matrices on 2 and on every GPU; each run also times one GPU on rank 0.
   gens=${DIST_GENS:-"poisson3d:n=560 stencil27:n=350"}

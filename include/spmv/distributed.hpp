@@ -259,6 +259,12 @@ class DistributedMatrix {
   // one stream or ordered by events. Unsupported on the CPU backend.
   void apply(Value alpha, const Value* x, Value beta, Value* y, CUstream_st* stream);
 
+  // Backend::Cuda: sums `count` doubles of device memory (on device()) across the ranks in place,
+  // enqueued on `stream` (ncclAllReduce on the matrix's NCCL communicator). Collective in the NCCL
+  // sense, like the device apply; every rank gets the same bits. The device solvers' reduction
+  // (SolverOptions::device_global_sum). Unsupported on the CPU backend.
+  void all_reduce_sum(double* values, int count, CUstream_st* stream);
+
   // The halo exchange of one product alone, without arithmetic (benchmarks: communication time).
   // Collective. x of the wrong length sends zeros and throws on that rank only. On the CUDA backend the
   // exchange moves the device copy of the last host-vector x (timing: the same bytes as a product).
@@ -311,7 +317,12 @@ std::vector<Value> local_diagonal(const Communicator& comm, const LocalRows<Valu
 // every dot product and norm summed over the ranks (MPI_Allreduce): each iteration costs one halo
 // exchange per product and, for CG, two all-reduces. Every rank gets the same SolverResult counts and
 // residuals; bad input on any rank (sizes, NaN in b or x0, a zero diagonal with Jacobi) is an
-// InvalidArgument on every rank. The CPU backend only (a CUDA matrix is Unsupported, options.graph refused).
+// InvalidArgument on every rank; options.graph is refused.
+// A matrix on the CUDA backend solves on its GPUs: b, x0 (and the diagonal) are uploaded once, the
+// CUDA solvers of spmv/cuda/solvers.hpp run with the scalars on the device, each reduction summed over
+// the ranks by ncclAllReduce on the solver's stream (SolverOptions::device_global_sum, set here), and x
+// is downloaded at the end. CG runs its unfused kernels there (the fused ones finish their sums inside
+// the sweep); pipelined CG is refused (Unsupported), as on one GPU.
 template <class Value, class Index>
 SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a, std::span<const Value> b,
                    std::span<Value> x, const SolverOptions& options = {}, std::span<const Value> diagonal = {});

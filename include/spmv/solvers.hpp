@@ -29,6 +29,8 @@
 #include "spmv/linear_operator.hpp"
 #include "spmv/operator.hpp"
 
+struct CUstream_st;  // CUDA's stream (cudaStream_t is CUstream_st*), named without CUDA's headers
+
 namespace spmv {
 
 enum class SolverMethod { Cg, BiCgStab, Gmres };
@@ -81,11 +83,18 @@ struct SolverOptions {
   // Distributed solves (spmv::dist::solve sets it): sums the per-process parts of every reduction (dot
   // products, norms) across the processes, in place, so that every process takes the same decisions
   // with the same scalars. Empty: one process. The CPU solvers call it from the calling thread only
-  // (MPI_THREAD_FUNNELED is enough); the CUDA solvers reject it.
+  // (MPI_THREAD_FUNNELED is enough); the CUDA solvers reject it (they take device_global_sum).
   std::function<void(std::span<double>)> global_sum;
   // Optional, with global_sum: starts the same sum without waiting (MPI_Iallreduce) and returns the
   // wait. Pipelined CG runs the next product between the two, hiding the reduction behind it.
   std::function<std::function<void()>(std::span<double>)> global_sum_start;
+  // The CUDA solvers' global_sum (spmv::dist::solve sets it for a matrix on the CUDA backend): sums
+  // `count` doubles of device memory across the processes in place, enqueued on `stream` without
+  // waiting (DistributedMatrix::all_reduce_sum: ncclAllReduce). Every reduction's per-block partial sums
+  // are first summed on the device, then passed here, and the scalar kernels read the result, so the
+  // scalars and decisions stay on the device and equal on every process. It needs the unfused CG
+  // (fused = false: the fused kernels finish their sums inside the sweep) and no graph capture.
+  std::function<void(double* values, int count, CUstream_st* stream)> device_global_sum;
 };
 
 struct SolverResult {

@@ -27,6 +27,8 @@ class DevicePart {
   // Host vectors of the right lengths: copied in and out, finished on return, steps timed into `profile`.
   virtual void apply_host(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y,
                           ApplyProfile& profile) = 0;
+  // Sums `count` doubles of device memory across the ranks in place, enqueued on `stream`.
+  virtual void all_reduce_sum(double* values, int count, CUstream_st* stream) = 0;
   // The exchange of one product alone (the device copy of the last host x), finished on return.
   virtual void exchange_only() = 0;
 };
@@ -52,5 +54,15 @@ std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm caller, MPI_
 #define SPMV_INSTANTIATE_MAKE_DEVICE_PART(V, I)                                                  \
   template std::unique_ptr<DevicePart<V, I>> make_device_part(MPI_Comm, MPI_Comm, Blocks<V, I>&, \
                                                               const HaloPlan&, Operation, const DistributedOptions&);
+
+// dist::solve for a matrix on the CUDA backend (after its collective checks): b, x and the diagonal
+// are this rank's parts on the host, uploaded once; x is downloaded at the end (cuda/device_solve.cu).
+template <class Value, class Index>
+SolverResult solve_on_device(DistributedMatrix<Value, Index>& a, int rank, std::span<const Value> b,
+                             std::span<Value> x, const SolverOptions& options, std::span<const Value> diagonal);
+
+#define SPMV_INSTANTIATE_SOLVE_ON_DEVICE(V, I)                                                               \
+  template SolverResult solve_on_device(DistributedMatrix<V, I>&, int, std::span<const V>, std::span<V>, \
+                                        const SolverOptions&, std::span<const V>);
 
 }  // namespace spmv::dist::detail

@@ -219,6 +219,14 @@ void DistributedMatrix<Value, Index>::apply(Value alpha, const Value* x, Value b
 }
 
 template <class Value, class Index>
+void DistributedMatrix<Value, Index>::all_reduce_sum(double* values, int count, CUstream_st* stream) {
+  if (!impl_->device)
+    throw Unsupported("DistributedMatrix::all_reduce_sum: device memory needs the CUDA backend; this matrix is on "
+                      "the CPU");
+  impl_->device->all_reduce_sum(values, count, stream);
+}
+
+template <class Value, class Index>
 void DistributedMatrix<Value, Index>::exchange_only(std::span<const Value> x) {
   Impl& m = *impl_;
   const bool bad = static_cast<std::int64_t>(x.size()) != m.nx;  // still takes part, sending zeros

@@ -17,4 +17,13 @@ std::unique_ptr<DevicePart<Value, Index>> make_device_part(MPI_Comm, MPI_Comm co
 
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE_MAKE_DEVICE_PART)
 
+// Unreachable: no matrix is on the CUDA backend in this build.
+template <class Value, class Index>
+SolverResult solve_on_device(DistributedMatrix<Value, Index>&, int, std::span<const Value>, std::span<Value>,
+                             const SolverOptions&, std::span<const Value>) {
+  throw Unsupported("dist::solve: this build has no CUDA backend for distributed matrices");
+}
+
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE_SOLVE_ON_DEVICE)
+
 }  // namespace spmv::dist::detail

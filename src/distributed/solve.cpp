@@ -1,7 +1,8 @@
 // Distributed Krylov solves: spmv::solve (src/solvers) over this rank's rows, with the distributed
 // matrix as its operator and SolverOptions::global_sum summing every reduction over the ranks. The
 // solvers take their decisions (stop, breakdown, restart) from those global scalars, so every rank
-// runs the same number of iterations and products, which keeps the halo exchanges matched.
+// runs the same number of iterations and products, which keeps the halo exchanges matched. A matrix on
+// the CUDA backend solves on its GPUs (detail::solve_on_device, cuda/device_solve.cu).
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "cpu/instantiate.hpp"
 #include "distributed/collective.hpp"
+#include "distributed/device_part.hpp"
 #include "distributed/mpi_util.hpp"
 #include "solvers/cpu_vector_ops.hpp"
 #include "spmv/distributed.hpp"
@@ -63,10 +65,12 @@ SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a,
     if (static_cast<std::int64_t>(b.size()) != yp.count(rank) || static_cast<std::int64_t>(x.size()) != yp.count(rank))
       throw InvalidArgument(method + ": this rank owns " + std::to_string(yp.count(rank)) + " rows; b has " +
                             std::to_string(b.size()) + " entries and x " + std::to_string(x.size()));
-    if (options.graph) throw InvalidArgument(method + ": graph capture is a CUDA option; distributed solves run on the CPU");
-    if (a.backend() != Backend::Cpu)
-      throw Unsupported(method + ": distributed solves run on the CPU backend; this matrix is on CUDA (its "
-                                 "products would copy x and y every iteration)");
+    if (options.graph)
+      throw InvalidArgument(method + ": graph capture is not available in distributed solves (the products join "
+                                     "the halo exchange's stream and the all-reduces through events)");
+    if (options.pipelined && a.backend() == Backend::Cuda)
+      throw Unsupported("cg: the pipelined recurrence is implemented on the CPU backend only; on GPUs each "
+                        "reduction is one ncclAllReduce on the solver's stream");
     if (const auto i = solvers::cpu::first_non_finite(b); i >= 0) throw InvalidArgument(method + ": b holds NaN or Inf at " + here(i));
     if (const auto i = solvers::cpu::first_non_finite<Value>(x); i >= 0)
       throw InvalidArgument(method + ": the initial guess x0 holds NaN or Inf at " + here(i));
@@ -95,6 +99,7 @@ SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a,
                       "MPI_Iallreduce");
     return [request] { detail::check_mpi(MPI_Wait(request.get(), MPI_STATUS_IGNORE), "MPI_Wait"); };
   };
+  if (a.backend() == Backend::Cuda) return detail::solve_on_device(a, rank, b, x, options, diagonal);
   LocalPart<Value, Index> part(a, rank);
   return spmv::solve<Value>(part, b, x, distributed, diagonal);
 }

@@ -118,14 +118,20 @@ TEST_F(DistributedCuda, SeveralMatrices) {
   }
 }
 
-// Distributed solves run on the CPU backend: a CUDA matrix is refused on every rank.
-TEST_F(DistributedCuda, SolveRefusesTheCudaBackend) {
+// all_reduce_sum: every rank adds rank + 1 and 0.5 into two device doubles; every rank gets the sums.
+TEST_F(DistributedCuda, AllReduceSumOnTheDevice) {
   const Communicator comm;
   const auto rows = scatter_rows(comm, test::zoo_matrix("poisson2d_64"), PartitionKind::Nonzeros);
   DistributedMatrix<double, std::int32_t> a(comm, rows, Operation::NonTranspose, {Backend::Cuda});
-  const auto n = static_cast<std::size_t>(a.y_partition().count(comm.rank()));
-  std::vector<double> b(n, 1.0), x(n, 0.0);
-  EXPECT_THROW(solve<double>(comm, a, b, x), Unsupported);
+  SPMV_CUDA_CHECK(cudaSetDevice(a.device()));
+  const std::vector<double> mine = {static_cast<double>(comm.rank() + 1), 0.5};
+  cuda::DeviceBuffer<double> values{std::span<const double>(mine)};
+  a.all_reduce_sum(values.data(), 2, nullptr);
+  SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto sums = download(values);
+  const int p = comm.size();
+  EXPECT_EQ(sums[0], p * (p + 1) / 2.0);
+  EXPECT_EQ(sums[1], 0.5 * p);
 }
 
 }  // namespace

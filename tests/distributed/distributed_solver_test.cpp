@@ -3,13 +3,15 @@
 // f32), under mpirun -np 2 and -np 3: convergence, the same iteration count as the reference within
 // the usual slack, every rank agreeing on the result, and the gathered x's true residual (recomputed
 // here in double) within the bound of the one-process tests. Then a rank that owns no rows, and bad
-// input on one rank only (an error on every rank, never a hang).
+// input on one rank only (an error on every rank, never a hang). Each runs again on the CUDA backend
+// (one GPU per rank, reductions over NCCL), skipped together where a rank has no GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "common/solver_problems.hpp"
+#include "distributed/cuda_ranks.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/error.hpp"
 
@@ -39,10 +41,11 @@ struct DistributedSolve {
 
 template <class Value>
 DistributedSolve solve_distributed(const Communicator& comm, const SolverMatrix& a, const std::vector<double>& b,
-                                   const SolverOptions& options, const RowPartition* rows = nullptr) {
+                                   const SolverOptions& options, const RowPartition* rows = nullptr,
+                                   Backend backend = Backend::Cpu) {
   const auto whole = convert<Value, std::int64_t>(a);
   const LocalRows<Value> local = rows ? scatter_rows(comm, whole, *rows, *rows) : scatter_rows(comm, whole);
-  DistributedMatrix<Value, std::int32_t> m(comm, local, Operation::NonTranspose);
+  DistributedMatrix<Value, std::int32_t> m(comm, local, Operation::NonTranspose, {backend});
   const auto bp = part_of<Value>(b, m.y_partition(), comm.rank());
   std::vector<Value> x(bp.size(), Value(0));
   const auto diagonal = local_diagonal(comm, local);
@@ -53,11 +56,8 @@ DistributedSolve solve_distributed(const Communicator& comm, const SolverMatrix&
   return out;
 }
 
-class DistributedSolvers : public testing::TestWithParam<SolverCase> {};
-
-TEST_P(DistributedSolvers, ConvergeAsTheSequentialReference) {
+void check_convergence(const SolverCase& c, Backend backend) {
   const Communicator comm;
-  const SolverCase& c = GetParam();
   const SolverMatrix a = test::solver_problem_matrix(c.matrix);
   const auto b = test::random_rhs(a.rows, 42);
   SolverOptions o;
@@ -66,7 +66,8 @@ TEST_P(DistributedSolvers, ConvergeAsTheSequentialReference) {
   o.tolerance = c.single ? 1e-5 : 1e-10;  // as the one-process tests (tests/cpu/solvers_test.cpp)
   o.max_iterations = 2000;
   o.restart = 20;
-  const DistributedSolve s = c.single ? solve_distributed<float>(comm, a, b, o) : solve_distributed<double>(comm, a, b, o);
+  const DistributedSolve s = c.single ? solve_distributed<float>(comm, a, b, o, nullptr, backend)
+                                      : solve_distributed<double>(comm, a, b, o, nullptr, backend);
   const SolverResult& r = s.result;
 
   ASSERT_TRUE(r.converged) << r.breakdown << " after " << r.iterations;
@@ -90,7 +91,25 @@ TEST_P(DistributedSolvers, ConvergeAsTheSequentialReference) {
   EXPECT_NEAR(r.residual, std::sqrt(rr) / b_norm, 10 * eps * test::norm_inf_matrix(a) * std::sqrt(xx) / b_norm);
 }
 
+class DistributedSolvers : public testing::TestWithParam<SolverCase> {};
+
+TEST_P(DistributedSolvers, ConvergeAsTheSequentialReference) { check_convergence(GetParam(), Backend::Cpu); }
+
 INSTANTIATE_TEST_SUITE_P(Mpi, DistributedSolvers, testing::ValuesIn(test::solver_cases()), test::solver_case_name);
+
+// The same grid on the CUDA backend: the device solvers with every reduction summed by ncclAllReduce
+// (CG unfused). Skipped on every rank together where a rank has no GPU or the build has no NCCL.
+class DistributedCudaSolvers : public testing::TestWithParam<SolverCase> {
+ protected:
+  void SetUp() override {
+    if (!test::cuda_on_every_rank(Communicator())) GTEST_SKIP() << "no GPU on some rank, or no NCCL in this build";
+  }
+};
+
+TEST_P(DistributedCudaSolvers, ConvergeAsTheSequentialReference) { check_convergence(GetParam(), Backend::Cuda); }
+
+INSTANTIATE_TEST_SUITE_P(Mpi, DistributedCudaSolvers, testing::ValuesIn(test::solver_cases()),
+                         test::solver_case_name);
 
 // Pipelined CG across processes: one all-reduce per iteration, the same iteration count on every rank,
 // within the reference's slack.
@@ -111,7 +130,7 @@ TEST(DistributedSolvers, PipelinedCg) {
 }
 
 // Rank 0 owns no rows (its parts are empty; it still joins every exchange and all-reduce).
-TEST(DistributedSolvers, RankWithoutRows) {
+void check_rank_without_rows(Backend backend) {
   const Communicator comm;
   const SolverMatrix a = gen::poisson2d(24);
   const auto b = test::random_rhs(a.rows, 7);
@@ -124,7 +143,7 @@ TEST(DistributedSolvers, RankWithoutRows) {
     o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
     o.tolerance = 1e-10;
     o.max_iterations = 2000;
-    const DistributedSolve s = solve_distributed<double>(comm, a, b, o, &p);
+    const DistributedSolve s = solve_distributed<double>(comm, a, b, o, &p, backend);
     ASSERT_TRUE(s.result.converged) << s.result.breakdown;
     const auto ref = test::reference_cg(a, b, jacobi, o.tolerance, o.max_iterations);
     EXPECT_NEAR(s.result.iterations, ref.iterations, test::iteration_slack(ref.iterations));
@@ -132,12 +151,16 @@ TEST(DistributedSolvers, RankWithoutRows) {
   }
 }
 
+TEST(DistributedSolvers, RankWithoutRows) { check_rank_without_rows(Backend::Cpu); }
+
+TEST_F(DistributedCudaSolvers, RankWithoutRows) { check_rank_without_rows(Backend::Cuda); }
+
 // Bad input on one rank only: InvalidArgument on every rank (ctest's TIMEOUT catches a hang).
-TEST(DistributedSolvers, BadInputOnOneRankIsAnErrorOnEveryRank) {
+void check_bad_input(Backend backend) {
   const Communicator comm;
   const auto whole = gen::poisson2d(16);
   const auto local = scatter_rows(comm, whole);
-  DistributedMatrix<double, std::int32_t> m(comm, local, Operation::NonTranspose);
+  DistributedMatrix<double, std::int32_t> m(comm, local, Operation::NonTranspose, {backend});
   const auto n = static_cast<std::size_t>(m.y_partition().count(comm.rank()));
   const int last = comm.size() - 1;
   std::vector<double> b(n, 1.0), x(n, 0.0);
@@ -166,6 +189,13 @@ TEST(DistributedSolvers, BadInputOnOneRankIsAnErrorOnEveryRank) {
     graph.graph = true;
     EXPECT_THROW(solve<double>(comm, m, b, x, graph), InvalidArgument);
   }
+  if (backend == Backend::Cuda) {  // the pipelined recurrence is the CPU backend's
+    SolverOptions pipelined = o;
+    pipelined.pipelined = true;
+    EXPECT_THROW(solve<double>(comm, m, b, x, pipelined), Unsupported);
+  } else {  // the device all-reduce needs the CUDA backend
+    EXPECT_THROW(m.all_reduce_sum(nullptr, 1, nullptr), Unsupported);
+  }
   // And a good solve still works afterwards (no exchange or reduction was left pending).
   o.tolerance = 1e-8;
   o.max_iterations = 500;
@@ -173,6 +203,10 @@ TEST(DistributedSolvers, BadInputOnOneRankIsAnErrorOnEveryRank) {
   EXPECT_TRUE(r.converged);
   EXPECT_TRUE(same_on_every_rank(comm, r.iterations));
 }
+
+TEST(DistributedSolvers, BadInputOnOneRankIsAnErrorOnEveryRank) { check_bad_input(Backend::Cpu); }
+
+TEST_F(DistributedCudaSolvers, BadInputOnOneRankIsAnErrorOnEveryRank) { check_bad_input(Backend::Cuda); }
 
 }  // namespace
 }  // namespace spmv::dist

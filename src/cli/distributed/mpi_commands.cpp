@@ -420,12 +420,12 @@ bool bench_source(const Communicator& comm, const std::string& file, const std::
 
 template <class Value, class Index>
 int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const std::string& label,
-             const DistributedSolve& a) {
+             const DistributedSolve& a, Backend backend) {
   if (rows.global_rows != rows.global_cols)
     throw UsageError(fmt::format("{} is {} x {}: spmv solve needs a square matrix", label, rows.global_rows,
                                  rows.global_cols));
   dist::DistributedMatrix<Value, Index> m(comm, rows, Operation::NonTranspose,
-                                          {Backend::Cpu, parse_algorithm_name(a.algo), block_options(a)});
+                                          {backend, parse_algorithm_name(a.algo), block_options(a)});
   const dist::RowPartition& part = m.y_partition();
   const int rank = comm.rank();
   // b: this rank's part of --rhs (read on the root), or of A * 1 (row sums of the local rows, in double).
@@ -501,13 +501,17 @@ int solve_in(const Communicator& comm, const DistributedSolve& a) {
     rows = dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read);
     label = matrix_name(a.file);
   }
+  // auto: the GPUs when every rank has one, except for --pipelined, which the CPU backend implements.
+  const Backend backend = distributed_backend(comm, a.pipelined && a.backend == "auto" ? "cpu" : a.backend);
   if (comm.rank() == 0)
-    fmt::print("solve: {} ({} rows, distributed over {} ranks, {} partition), {}, CPU backend, {}, tol {:g}, maxit {}{}\n",
-               label, rows.global_rows, comm.size(), a.flags.partition, a.method, a.precision, a.tol, a.maxit,
+    fmt::print("solve: {} ({} rows, distributed over {} ranks, {} partition), {}, {} backend{}, {}, tol {:g}, maxit "
+               "{}{}\n",
+               label, rows.global_rows, comm.size(), a.flags.partition, a.method, to_string(backend),
+               backend == Backend::Cuda ? " (one GPU per rank, reductions over NCCL)" : "", a.precision, a.tol, a.maxit,
                a.precond == "jacobi" ? ", Jacobi" : "");
   report_graph_partition(comm, rows, false);
-  return fits32_everywhere(comm, rows) ? solve_on<Value, std::int32_t>(comm, rows, label, a)
-                                       : solve_on<Value, std::int64_t>(comm, rows, label, a);
+  return fits32_everywhere(comm, rows) ? solve_on<Value, std::int32_t>(comm, rows, label, a, backend)
+                                       : solve_on<Value, std::int64_t>(comm, rows, label, a, backend);
 }
 
 }  // namespace

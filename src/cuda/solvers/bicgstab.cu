@@ -151,7 +151,8 @@ void bicgstab_device(DeviceRun<Value>& run, const Value* b, Value* x) {
   // r.r of the initial residual through the generic dot kernel (state is running after setup).
   dot_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), r.data(), r.data(), n, part);
   SPMV_CHECK_LAUNCH(dot_kernel);
-  bicgstab_start_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, blocks, run.history());
+  const int start_count = run.global_rows(row(0), 1);
+  bicgstab_start_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, start_count, run.history());
   SPMV_CHECK_LAUNCH(bicgstab_start_kernel);
   run.start_loop();
   if (run.after_iteration(0)) return;
@@ -162,23 +163,27 @@ void bicgstab_device(DeviceRun<Value>& run, const Value* b, Value* x) {
     run.apply(Value(1), p_hat.data(), Value(0), v.data());
     dot_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), shadow.data(), v.data(), n, row(0));
     SPMV_CHECK_LAUNCH(dot_kernel);
-    bicgstab_alpha_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, blocks);
+    const int alpha_count = run.global_rows(row(0), 1);
+    bicgstab_alpha_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, alpha_count);
     SPMV_CHECK_LAUNCH(bicgstab_alpha_kernel);
     bicgstab_s_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dinv, r.data(), v.data(),
                                                                 s.data(), s_hat.data(), n, row(1));
     SPMV_CHECK_LAUNCH(bicgstab_s_kernel);
+    run.global_rows(row(1), 1);  // s.s, read with t.s and t.t by the omega kernel
     // The second apply runs even when ||s|| already met the tolerance (the device decides that in
     // the omega kernel; skipping it would need the host to know): one wasted apply on the last iteration.
     run.apply(Value(1), s_hat.data(), Value(0), t.data());
     bicgstab_ts_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), t.data(), s.data(), n, row(2));
     SPMV_CHECK_LAUNCH(bicgstab_ts_kernel);
-    bicgstab_omega_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, blocks);
+    const int omega_count = run.global_rows(row(2), 2);
+    bicgstab_omega_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, omega_count);
     SPMV_CHECK_LAUNCH(bicgstab_omega_kernel);
     bicgstab_update_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), x, r.data(),
                                                                      shadow.data(), p_hat.data(), s.data(),
                                                                      s_hat.data(), t.data(), n, part);
     SPMV_CHECK_LAUNCH(bicgstab_update_kernel);
-    bicgstab_end_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, blocks, run.history());
+    const int end_count = run.global_rows(row(0), 2);
+    bicgstab_end_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, end_count, run.history());
     SPMV_CHECK_LAUNCH(bicgstab_end_kernel);
     if (run.after_iteration(k)) return;
   }

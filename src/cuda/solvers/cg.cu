@@ -12,6 +12,8 @@
 //   | cg_fused_direction_kernel (x += alpha p, p = M^-1 r + beta p).
 // The direction sweep does nothing once the device stopped, so the last iteration's x update is made
 // after the loop by cg_fused_finish_kernel (when the residual kernel set x_pending).
+// Distributed solves (SolverOptions::device_global_sum) run the unfused variant, each one-block kernel
+// reading partials that DeviceRun::global_rows summed across the processes.
 // No host round trip: alpha and beta live in CgScalars on the device; every kernel returns at once
 // once the state is no longer running. Both variants enqueue their iteration through
 // DeviceRun::iterate, so that it can be captured in a CUDA graph.
@@ -212,7 +214,9 @@ void cg_device(DeviceRun<Value>& run, const Value* b, Value* x) {
   run.apply(Value(-1), x, Value(1), r.data());
   cg_start_partials_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(dinv, r.data(), z, n, run.partials());
   SPMV_CHECK_LAUNCH(cg_start_partials_kernel);
-  cg_start_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), blocks, run.history());
+  const int start_count = run.global_rows(run.partials(), 2);
+  cg_start_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), start_count,
+                                                run.history());
   SPMV_CHECK_LAUNCH(cg_start_kernel);
   SPMV_CUDA_CHECK(cudaMemcpyAsync(p.data(), z, bytes, cudaMemcpyDeviceToDevice, st));
   run.start_loop();
@@ -221,12 +225,14 @@ void cg_device(DeviceRun<Value>& run, const Value* b, Value* x) {
     run.apply(Value(1), p.data(), Value(0), q.data());
     dot_kernel<Value><<<blocks, kSolverThreads, 0, s>>>(run.state(), p.data(), q.data(), n, run.partials());
     SPMV_CHECK_LAUNCH(dot_kernel);
-    cg_alpha_kernel<<<1, kSolverThreads, 0, s>>>(run.state(), scalars.data(), run.partials(), blocks);
+    const int pq_count = run.global_rows(run.partials(), 1);
+    cg_alpha_kernel<<<1, kSolverThreads, 0, s>>>(run.state(), scalars.data(), run.partials(), pq_count);
     SPMV_CHECK_LAUNCH(cg_alpha_kernel);
     cg_update_kernel<Value><<<blocks, kSolverThreads, 0, s>>>(run.state(), scalars.data(), dinv, x, r.data(), z,
                                                               p.data(), q.data(), n, run.partials());
     SPMV_CHECK_LAUNCH(cg_update_kernel);
-    cg_beta_kernel<<<1, kSolverThreads, 0, s>>>(run.state(), scalars.data(), run.partials(), blocks, run.history());
+    const int rz_count = run.global_rows(run.partials(), 2);
+    cg_beta_kernel<<<1, kSolverThreads, 0, s>>>(run.state(), scalars.data(), run.partials(), rz_count, run.history());
     SPMV_CHECK_LAUNCH(cg_beta_kernel);
     cg_direction_kernel<Value><<<blocks, kSolverThreads, 0, s>>>(run.state(), scalars.data(), z, p.data(), n);
     SPMV_CHECK_LAUNCH(cg_direction_kernel);

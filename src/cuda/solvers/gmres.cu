@@ -12,6 +12,8 @@
 //     (w -= V h) | gmres_multi_dot_kernel | gmres_dots_finish_kernel (h2, H(:, j) += h2)
 //     | gmres_subtract_kernel (w -= V h2; last block: beta = ||w|| computed)
 //   | gmres_rotation_kernel (1 thread) | gmres_orthonormalise_kernel (v_{j+1} = (w - V h) / beta).
+// Distributed solves (SolverOptions::device_global_sum) sum every set of partials across the processes
+// before its finish (DeviceRun::global_rows), and recompute the second pass's ||w|| globally.
 // Per cycle: gmres_solve_kernel (1 thread: y = R^-1 g) | gmres_update_kernel (x += M^-1 V y), then the
 // restart: r = b - A x into v_0 | dot_kernel | gmres_restart_kernel | gmres_orthonormalise_kernel.
 #include "cuda/solvers/solver_kernels.cuh"
@@ -135,6 +137,15 @@ __global__ void __launch_bounds__(kSolverThreads)
   reduce_in_last_block<1>(norm2, partials, counter, [&](const double* t) { c->beta = sqrt(t[0]); });
 }
 
+// Distributed solves: the second pass's beta = ||w|| from the norm partials that gmres_subtract_kernel
+// stored and DeviceRun::global_rows summed across the processes (its last block saw only this
+// process's part).
+__global__ void gmres_global_beta_kernel(const SolverState* s, GmresScalars* c, const double* partials, int count) {
+  if (!arnoldi_running(s, c) || !c->reorthogonalise) return;
+  const double sum = finish_sum(partials, 0, count);
+  if (threadIdx.x == 0) c->beta = sqrt(sum);
+}
+
 // v = (v - V h) / ||.|| over the step's subtract_columns columns, in place: v_{j+1} from w in one sweep
 // after a single pass, a plain scaling after two passes and for v_0 at a restart.
 template <class Value>
@@ -250,8 +261,9 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
     const int columns = pass == 0 ? j + 2 : j + 1;
     launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns, n, dot_partials.data(),
                             pass);
+    const int count = run.global_rows(dot_partials.data(), columns);
     gmres_dots_finish_kernel<<<columns, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dot_partials.data(),
-                                                                 blocks, h.data(),
+                                                                 count, h.data(),
                                                                  hess.data() + static_cast<std::size_t>(j) * (m + 1),
                                                                  pass, run.counter());
     SPMV_CHECK_LAUNCH(gmres_dots_finish_kernel);
@@ -261,14 +273,21 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
                                                                     h.data(), w, n, run.partials(), run.counter());
     SPMV_CHECK_LAUNCH(gmres_subtract_kernel);
   };
+  const auto global_beta = [&] {  // distributed: the second pass's ||w|| over every process's rows
+    if (!run.distributed()) return;
+    const int count = run.global_rows(run.partials(), 1);
+    gmres_global_beta_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), count);
+    SPMV_CHECK_LAUNCH(gmres_global_beta_kernel);
+  };
 
   const auto residual_and_open_cycle = [&](int first) {
     SPMV_CUDA_CHECK(cudaMemcpyAsync(v0, b, bytes, cudaMemcpyDeviceToDevice, st));
     run.apply(Value(-1), x, Value(1), v0);
     dot_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), v0, v0, n, run.partials());
     SPMV_CHECK_LAUNCH(dot_kernel);
+    const int count = run.global_rows(run.partials(), 1);
     gmres_restart_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), g.data(), m, run.partials(),
-                                                       blocks, run.history(), first);
+                                                       count, run.history(), first);
     SPMV_CHECK_LAUNCH(gmres_restart_kernel);
     orthonormalise(v0);
   };
@@ -294,6 +313,7 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
       subtract(w, j);
       dots(w, j, 1);
       subtract(w, j);
+      global_beta();
       gmres_rotation_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), hess.data(), cs.data(), sn.data(), g.data(),
                                              m, j, run.history());
       SPMV_CHECK_LAUNCH(gmres_rotation_kernel);

@@ -47,6 +47,12 @@ __global__ void setup_state_kernel(SolverState* s, const double* partials, int c
   }
 }
 
+// Block r: the total of row r's `count` partials (finish_sum's order) into sums[r].
+__global__ void global_rows_kernel(const double* first_row, int count, double* sums) {
+  const double sum = finish_sum(first_row + static_cast<std::size_t>(blockIdx.x) * kMaxReductionBlocks, 0, count);
+  if (threadIdx.x == 0) sums[blockIdx.x] = sum;
+}
+
 }  // namespace
 
 template <class Value>
@@ -54,6 +60,9 @@ DeviceRun<Value>::DeviceRun(LinearOperator<Value>& op, const SolverOptions& opti
                             std::int64_t n, SolverResult& result)
     : op_(op), options_(options), stream_(stream), n_(n), result_(result), blocks_(reduction_blocks(n)) {
   if (options.record_history) history_ = DeviceBuffer<double>(static_cast<std::size_t>(options.max_iterations) + 1);
+  // The most rows one reduction sums: GMRES's j + 2 dots (j < restart), or a kernel's partial rows.
+  if (options.device_global_sum)
+    global_sums_ = DeviceBuffer<double>(static_cast<std::size_t>(std::max(kMaxDotsPerKernel, options.restart + 2)));
   SPMV_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned int), stream_));
   SPMV_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned_), 2 * sizeof(SolverState)));
   for (auto& e : snapshot_done_) SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -112,7 +121,8 @@ double DeviceRun<Value>::setup(const Value* b, const Value* x, const Value* diag
   SPMV_CUDA_CHECK(cudaMemcpyAsync(bad.data(), none, sizeof(none), cudaMemcpyHostToDevice, stream_));
   check_inputs_kernel<Value><<<blocks_, kSolverThreads, 0, stream_>>>(b, x, n_, partials(), bad.data());
   SPMV_CHECK_LAUNCH(check_inputs_kernel);
-  setup_state_kernel<<<1, kSolverThreads, 0, stream_>>>(state(), partials(), blocks_, options_.tolerance,
+  const int count = global_rows(partials(), 1);  // (never inside a launch's arguments: it launches itself)
+  setup_state_kernel<<<1, kSolverThreads, 0, stream_>>>(state(), partials(), count, options_.tolerance,
                                                         options_.max_iterations);
   SPMV_CHECK_LAUNCH(setup_state_kernel);
   if (options_.preconditioner == Preconditioner::Jacobi) {
@@ -184,6 +194,18 @@ void DeviceRun<Value>::harvest_apply_events(bool wait) {
     spare_events_.push_back(apply_events_[done]);
   }
   apply_events_.erase(apply_events_.begin(), apply_events_.begin() + static_cast<std::ptrdiff_t>(done));
+}
+
+template <class Value>
+int DeviceRun<Value>::global_rows(double* first_row, int rows) {
+  if (!options_.device_global_sum) return blocks_;
+  global_rows_kernel<<<rows, kSolverThreads, 0, stream_>>>(first_row, blocks_, global_sums_.data());
+  SPMV_CHECK_LAUNCH(global_rows_kernel);
+  options_.device_global_sum(global_sums_.data(), rows, stream_);
+  SPMV_CUDA_CHECK(cudaMemcpy2DAsync(first_row, kMaxReductionBlocks * sizeof(double), global_sums_.data(),
+                                    sizeof(double), sizeof(double), static_cast<std::size_t>(rows),
+                                    cudaMemcpyDeviceToDevice, stream_));
+  return 1;
 }
 
 template <class Value>
@@ -285,18 +307,25 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
   spmv::solvers::check_problem(op.rows(), op.cols(), static_cast<std::size_t>(n), static_cast<std::size_t>(op.cols()),
                                options);
   if (options.global_sum)
-    throw InvalidArgument("solve: distributed solves (SolverOptions::global_sum) run on the CPU backend only");
+    throw InvalidArgument("solve: the CUDA solvers sum across processes on the device (SolverOptions::"
+                          "device_global_sum); global_sum is the CPU solvers' hook");
+  if (options.device_global_sum && options.graph)
+    throw InvalidArgument(std::string(to_string(options.method)) +
+                          ": a distributed solve (device_global_sum) cannot be captured in a CUDA graph");
+  if (options.device_global_sum && options.method == SolverMethod::Cg && options.fused)
+    throw InvalidArgument("cg: a distributed solve (device_global_sum) needs the unfused kernels (fused = false): the "
+                          "fused ones finish their sums inside the sweep, before they could be summed across processes");
   if (options.pipelined)
     throw Unsupported("cg: the pipelined recurrence is implemented on the CPU backend (and its distributed solves) "
                       "only; the CUDA solvers keep their scalars on the device and need no global reduction");
   SolverResult result;
   spmv::solvers::describe_iteration(options, n, sizeof(Value), result);
-  if (n == 0) {
+  if (n == 0 && !options.device_global_sum) {  // a distributed solve's rank without rows still joins every sum
     result.converged = true;
     if (options.record_history) result.history.push_back(0.0);
     return result;
   }
-  if (!b || !x) throw InvalidArgument(std::string(to_string(options.method)) + ": b and x must be device pointers");
+  if (n > 0 && (!b || !x)) throw InvalidArgument(std::string(to_string(options.method)) + ": b and x must be device pointers");
   DeviceRun<Value> run(op, options, stream, n, result);
   const double b_norm = run.setup(b, x, diagonal);
   if (b_norm == 0) {  // x = 0 is exact
@@ -322,7 +351,8 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
   ++result.applies;
   norm_partials_kernel<Value><<<run.blocks(), kSolverThreads, 0, stream>>>(r.data(), n, run.partials());
   SPMV_CHECK_LAUNCH(norm_partials_kernel);
-  relative_norm_kernel<Value><<<1, kSolverThreads, 0, stream>>>(run.partials(), run.blocks(), norm.data());
+  const int count = run.global_rows(run.partials(), 1);
+  relative_norm_kernel<Value><<<1, kSolverThreads, 0, stream>>>(run.partials(), count, norm.data());
   SPMV_CHECK_LAUNCH(relative_norm_kernel);
   double r_norm = 0;
   SPMV_CUDA_CHECK(cudaMemcpyAsync(&r_norm, norm.data(), sizeof(double), cudaMemcpyDeviceToHost, stream));

@@ -220,6 +220,14 @@ class DeviceRun {
     }
     launch_graph();
   }
+  // After a kernel stored per-block partial sums (store_block_sums) in `rows` rows from `first_row`:
+  // the count that the scalar kernel reading them passes to finish_sum. One process: blocks(). In a
+  // distributed solve (options.device_global_sum) each row is summed here on the device, in block
+  // order, then across the processes by the hook, and its total is left in the row's first slot: 1.
+  // Rows a kernel did not write (it returned once the device stopped) are summed too, harmlessly, so
+  // every process enqueues the same collectives.
+  int global_rows(double* first_row, int rows);
+  bool distributed() const { return static_cast<bool>(options_.device_global_sum); }
   void start_loop();  // after the initial residual: the loop's timing starts here
   // After the host enqueued iteration k: snapshot every check_every iterations and inspect the
   // previous one. True when the host should stop enqueuing (the device stopped, or k reached the max).
@@ -252,6 +260,7 @@ class DeviceRun {
   DeviceBuffer<double> partials_{static_cast<std::size_t>(kMaxDotsPerKernel) * kMaxReductionBlocks};
   DeviceBuffer<unsigned int> counter_{1};
   DeviceBuffer<double> history_;
+  DeviceBuffer<double> global_sums_;  // distributed solves: the row totals handed to device_global_sum
   cudaStream_t capture_stream_ = nullptr;  // non-null only while a capture is open
   cudaGraphExec_t graph_ = nullptr;
   int captured_applies_ = 0;  // applies in one launch of graph_

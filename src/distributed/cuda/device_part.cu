@@ -244,6 +244,12 @@ class NcclPart final : public DevicePart<Value, Index> {
     }
   }
 
+  void all_reduce_sum(double* values, int count, CUstream_st* stream) override {
+    SPMV_CUDA_CHECK(cudaSetDevice(device_));
+    check_nccl(ncclAllReduce(values, values, static_cast<std::size_t>(count), ncclDouble, ncclSum, nccl_->comm, stream),
+               "ncclAllReduce");
+  }
+
   void exchange_only() override {
     SPMV_CUDA_CHECK(cudaSetDevice(device_));
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());  // no product of the caller's may still use the buffers
