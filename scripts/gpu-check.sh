@@ -19,7 +19,7 @@
 #   cupyx/scipy, time per iteration against the floor)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
-# BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS, PACK=1 (tar $OUT into $OUT/out.tgz at the end:
+# BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS, BUILD_TARGETS (ninja targets; default all), PACK=1 (tar $OUT into $OUT/out.tgz at the end:
 # the device tool brings back at most 8 files).
 # The GPU machine has no package registry: Debian packages the build needs (GoogleTest, CLI11, fmt,
 # nlohmann-json, Eigen) travel as .deb files in .deps/ (scripts/fetch-device-deps.sh) and are
@@ -65,7 +65,7 @@ if want build || want tests || want sanitize || want bench || want cpu-bench || 
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
-  if ! ninja -C $build -j "$JOBS" > "$OUT/build.log" 2>&1; then
+  if ! ninja -C $build -j "$JOBS" ${BUILD_TARGETS:-} > "$OUT/build.log" 2>&1; then
     grep -E "error|Error" "$OUT/build.log" | head -40
     note "build FAILED (see build.log)"
     exit 1
