@@ -6,6 +6,7 @@
 // the view never dereferences its pointer. No CUDA header (STYLE.md §5).
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 namespace spmv {
 
@@ -31,7 +32,12 @@ struct DenseView {
   // Elements the array must hold: the last entry's offset + 1 (0 when the view is empty).
   constexpr std::int64_t extent() const { return rows == 0 || cols == 0 ? 0 : offset(rows - 1, cols - 1) + 1; }
   // A read-only view of the same array.
-  constexpr operator DenseView<const T>() const { return {data, rows, cols, ld, layout}; }
+  // (A template, so that DenseView<const V> declares no conversion to itself.)
+  template <class U>
+    requires(!std::is_const_v<T> && std::is_same_v<U, const T>)
+  constexpr operator DenseView<U>() const {
+    return {data, rows, cols, ld, layout};
+  }
 };
 
 // Tightly packed views (ld = cols for row-major, rows for column-major; at least 1).

@@ -1,0 +1,227 @@
+// SpMM dispatch (include/spmv/cuda/spmm.hpp): validation, degenerate shapes, the tile policy and the
+// launches of the kernels in spmm_row_major.cuh / spmm_col_major.cuh. A bounded set of compiled
+// tiles is chosen at run time from k and the layout (STYLE.md §6): row-major (lanes x columns per
+// lane) 4x1, 8x1, 16x1, 32x1, 32x2; column-major sub-warps of 2..32 lanes x register tiles of 4 or 8.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "core/debug_log.hpp"
+#include "cuda/common/launch.cuh"
+#include "cuda/common/warp_launch.cuh"
+#include "cuda/row_statistics.cuh"
+#include "cuda/spmm_col_major.cuh"
+#include "cuda/spmm_row_major.cuh"
+#include "spmv/cuda/spmm.hpp"
+
+namespace spmv::cuda {
+namespace {
+
+// Launch policy (tuning as data). Not yet measured for SpMM: the block of 128 threads is CSR-vector's
+// (H200 sweep, src/cuda/csr_vector.cu), whose sub-warp-per-row shape these kernels share.
+struct SpmmPolicy {
+  int block_size;
+  int col_major_wide_tile;  // register columns per lane for column-major X when k > 4
+};
+constexpr SpmmPolicy spmm_policy() { return {128, 8}; }
+
+// Row-major tile for k columns: the narrowest sub-warp whose lanes cover k (so k = 4 keeps 8 rows per
+// warp busy), 32 lanes x 2 columns beyond 32 (one pass over A for k <= 64, then tiles of 64).
+struct RowTile {
+  int lanes;
+  int per_lane;
+};
+inline RowTile row_tile_for(std::int64_t k) {
+  if (k <= 4) return {4, 1};
+  if (k <= 8) return {8, 1};
+  if (k <= 16) return {16, 1};
+  if (k <= 32) return {32, 1};
+  return {32, 2};
+}
+
+// Column-major: lanes per row from the mean row length, fewer than CSR-vector's for the same rows since
+// every nonzero already costs R gathers (W = pow2 >= mean / 4 in [2, 32]; not measured yet).
+inline int col_lanes_for(double mean_row) { return pow2_at_least(mean_row / 4.0, 2, 32); }
+inline int col_tile_for(std::int64_t k) { return k <= 4 ? 4 : spmm_policy().col_major_wide_tile; }
+
+template <class Value>
+__global__ void scale_dense_kernel(Value beta, Value* __restrict__ y, std::int64_t rows, std::int64_t k,
+                                   spmm::Strides ys) {
+  const std::int64_t n = rows * k;
+  const bool row_major = ys.col == 1;  // walk Y in memory order
+  for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n;
+       idx += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t i = row_major ? idx / k : idx % rows;
+    const std::int64_t j = row_major ? idx % k : idx / rows;
+    Value& v = y[i * ys.row + j * ys.col];
+    v = beta == Value(0) ? Value(0) : beta * v;
+  }
+}
+
+template <class Value>
+void scale_dense(Value beta, const DenseView<Value>& y, int block, cudaStream_t stream) {
+  if (y.rows == 0 || y.cols == 0) return;
+  scale_dense_kernel<<<grid_for(y.rows * y.cols, block), block, 0, stream>>>(beta, y.data, y.rows, y.cols,
+                                                                             {y.row_stride(), y.col_stride()});
+  SPMV_CHECK_LAUNCH("scale_dense_kernel");
+}
+
+template <class Value, class Index>
+struct Launch {
+  CsrView<Value, Index> a;
+  std::int64_t k;
+  Value alpha, beta;
+  const Value* x;
+  std::int64_t ldx;
+  Value* y;
+  spmm::Strides ys;
+  bool transpose;
+  int block;
+  cudaStream_t stream;
+
+  template <int L, int R>
+  void row_major() const {
+    const unsigned grid = grid_for(std::int64_t(a.rows) * L, block);
+    if (transpose) {
+      spmm::row_major_transpose_kernel<L, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys);
+      SPMV_CHECK_LAUNCH("spmm::row_major_transpose_kernel");
+    } else {
+      spmm::row_major_kernel<L, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, beta, y, ys);
+      SPMV_CHECK_LAUNCH("spmm::row_major_kernel");
+    }
+  }
+  template <int W, int R>
+  void col_major() const {
+    const unsigned grid = grid_for(std::int64_t(a.rows) * W, block);
+    if (transpose) {
+      spmm::col_major_transpose_kernel<W, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys);
+      SPMV_CHECK_LAUNCH("spmm::col_major_transpose_kernel");
+    } else {
+      spmm::col_major_kernel<W, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, beta, y, ys);
+      SPMV_CHECK_LAUNCH("spmm::col_major_kernel");
+    }
+  }
+  template <int R>
+  void col_major_lanes(int lanes) const {
+    switch (lanes) {
+      case 2: col_major<2, R>(); break;
+      case 4: col_major<4, R>(); break;
+      case 8: col_major<8, R>(); break;
+      case 16: col_major<16, R>(); break;
+      default: col_major<32, R>(); break;
+    }
+  }
+};
+
+}  // namespace
+
+template <class Value, class Index>
+struct SpmmPlan<Value, Index>::Impl {
+  CsrView<Value, Index> matrix;
+  Operation op = Operation::NonTranspose;
+  int block = 0;
+  int col_lanes = 2;
+  double setup_ms = 0;
+};
+
+template <class Value, class Index>
+SpmmPlan<Value, Index>::SpmmPlan(CsrView<Value, Index> matrix, Operation op, const Options& options,
+                                 cudaStream_t stream)
+    : impl_(std::make_unique<Impl>()) {
+  if (matrix.rows < 0 || matrix.cols < 0 || matrix.nnz < 0)
+    throw InvalidArgument("spmv::cuda::SpmmPlan: negative matrix size");
+  if (matrix.nnz > 0 && (!matrix.row_ptr || !matrix.col_idx || !matrix.values))
+    throw InvalidArgument("spmv::cuda::SpmmPlan: null matrix array");
+  if (matrix.rows > 0 && !matrix.row_ptr) throw InvalidArgument("spmv::cuda::SpmmPlan: null row_ptr");
+  const auto start = std::chrono::steady_clock::now();
+  impl_->matrix = matrix;
+  impl_->op = op;
+  impl_->block = warp_block_size(options.block_size, spmm_policy().block_size, "spmm");
+  if (matrix.rows > 0 && matrix.nnz > 0) impl_->col_lanes = col_lanes_for(row_statistics(matrix, stream).mean);
+  impl_->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (detail::debug_log_enabled())
+    std::fprintf(stderr, "[spmv] spmm plan %lldx%lld nnz=%lld op=%s: column-major lanes=%d, setup %.3f ms\n",
+                 static_cast<long long>(matrix.rows), static_cast<long long>(matrix.cols),
+                 static_cast<long long>(matrix.nnz), std::string(to_string(op)).c_str(), impl_->col_lanes,
+                 impl_->setup_ms);
+}
+
+template <class Value, class Index>
+SpmmPlan<Value, Index>::~SpmmPlan() = default;
+template <class Value, class Index>
+SpmmPlan<Value, Index>::SpmmPlan(SpmmPlan&&) noexcept = default;
+template <class Value, class Index>
+SpmmPlan<Value, Index>& SpmmPlan<Value, Index>::operator=(SpmmPlan&&) noexcept = default;
+
+template <class Value, class Index>
+void SpmmPlan<Value, Index>::apply(Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y,
+                                   cudaStream_t stream) const {
+  if (!impl_) throw InvalidArgument("spmv::cuda::SpmmPlan::apply on a moved-from plan");
+  const std::int64_t k = x.cols;
+  detail::check_dense("spmv::cuda::SpmmPlan::apply", "X", x, x_rows(), k);
+  detail::check_dense("spmv::cuda::SpmmPlan::apply", "Y", y, y_rows(), k);
+  const auto& a = impl_->matrix;
+  // Degenerate shapes and alpha == 0 before any launch but Y's scaling (STYLE.md §4, BLAS).
+  if (k == 0 || y_rows() == 0) return;
+  if (alpha == Value(0) || a.rows == 0 || a.cols == 0 || a.nnz == 0) {
+    scale_dense(beta, y, impl_->block, stream);
+    return;
+  }
+  const bool transpose = impl_->op == Operation::Transpose;
+  if (transpose) scale_dense(beta, y, impl_->block, stream);
+  const Launch<Value, Index> launch{a,   k,   alpha, beta, x.data, x.ld, y.data, {y.row_stride(), y.col_stride()},
+                                    transpose, impl_->block, stream};
+  // k == 1: both layouts are one contiguous column; the row-major kernel's 4 lanes serve it.
+  if (x.layout == Layout::RowMajor || k == 1) {
+    const std::int64_t ldx = x.layout == Layout::RowMajor ? x.ld : 1;
+    Launch<Value, Index> l = launch;
+    l.ldx = ldx;
+    const RowTile tile = row_tile_for(k);
+    switch (tile.lanes * 4 + tile.per_lane) {
+      case 4 * 4 + 1: l.template row_major<4, 1>(); break;
+      case 8 * 4 + 1: l.template row_major<8, 1>(); break;
+      case 16 * 4 + 1: l.template row_major<16, 1>(); break;
+      case 32 * 4 + 1: l.template row_major<32, 1>(); break;
+      default: l.template row_major<32, 2>(); break;
+    }
+    return;
+  }
+  if (col_tile_for(k) == 4)
+    launch.template col_major_lanes<4>(impl_->col_lanes);
+  else
+    launch.template col_major_lanes<spmm_policy().col_major_wide_tile>(impl_->col_lanes);
+}
+
+template <class Value, class Index>
+Operation SpmmPlan<Value, Index>::operation() const { return impl_->op; }
+template <class Value, class Index>
+std::int64_t SpmmPlan<Value, Index>::x_rows() const {
+  return impl_->op == Operation::NonTranspose ? impl_->matrix.cols : impl_->matrix.rows;
+}
+template <class Value, class Index>
+std::int64_t SpmmPlan<Value, Index>::y_rows() const {
+  return impl_->op == Operation::NonTranspose ? impl_->matrix.rows : impl_->matrix.cols;
+}
+template <class Value, class Index>
+std::string SpmmPlan<Value, Index>::policy(std::int64_t k, Layout layout) const {
+  const std::string op = impl_->op == Operation::Transpose ? " atomic-scatter" : "";
+  const std::string block = " block=" + std::to_string(impl_->block);
+  if (layout == Layout::RowMajor || k == 1) {
+    const RowTile t = row_tile_for(k);
+    return "row-major lanes=" + std::to_string(t.lanes) + " cols/lane=" + std::to_string(t.per_lane) + block + op;
+  }
+  return "column-major lanes=" + std::to_string(impl_->col_lanes) + " cols/lane=" + std::to_string(col_tile_for(k)) +
+         block + op;
+}
+template <class Value, class Index>
+double SpmmPlan<Value, Index>::setup_ms() const { return impl_->setup_ms; }
+template <class Value, class Index>
+bool SpmmPlan<Value, Index>::reproducible() const { return impl_->op == Operation::NonTranspose; }
+
+template class SpmmPlan<float, std::int32_t>;
+template class SpmmPlan<float, std::int64_t>;
+template class SpmmPlan<double, std::int32_t>;
+template class SpmmPlan<double, std::int64_t>;
+
+}  // namespace spmv::cuda
