@@ -8,12 +8,14 @@
 // Instantiated for float/double x int32_t/int64_t.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/dense.hpp"
+#include "spmv/operator.hpp"
 
 namespace spmv::cpu {
 
@@ -52,3 +54,48 @@ void spmm(const CsrMatrix<Value, Index>& a, Operation op, Value alpha, DenseView
           DenseView<Value> y, int threads = 0);
 
 }  // namespace spmv::cpu
+
+namespace spmv {
+
+// What an SpmmOperator runs: spmv's SpMM kernels, the vendor's SpMM (cusparseSpMM on CUDA; none on the
+// CPU), or k separate SpMV products of the backend's Auto operator (the baseline SpMM must beat).
+enum class SpmmKernel { Spmm, Vendor, ColumnSpmv };
+
+// The backend-neutral face of SpMM on HOST views, as Operator is for SpMV: what `spmv bench --k` and
+// the Python package drive. The CUDA operator copies X (and Y when beta != 0) to the device and Y back
+// per call. Calls on one operator are serialized (the CUDA one owns its device copies).
+template <class Value, class Index>
+class SpmmOperator {
+ public:
+  virtual ~SpmmOperator() = default;
+  virtual Backend backend() const = 0;
+  virtual SpmmKernel kernel() const = 0;
+  virtual Operation operation() const = 0;
+  virtual std::string name() const = 0;                                  // e.g. "spmm", "cusparse-spmm-csr-alg2"
+  virtual std::string policy(std::int64_t k, Layout layout) const = 0;  // what apply() runs for k columns
+  virtual double setup_ms() const = 0;
+  virtual void apply(Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y) = 0;
+  // Times repeated products on backend-resident copies of X and Y (CUDA: events after warm-up); Y's
+  // contents afterwards are unspecified.
+  virtual Timing time(Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y,
+                      const TimingOptions& options) = 0;
+};
+
+// Vendor variants (CUDA: CUSPARSE_SPMM_ALG_DEFAULT, CSR_ALG1, CSR_ALG2, CSR_ALG3; `variant` indexes
+// them); ignored by the other kernels. Throws Unsupported for what a backend lacks (the CPU has no
+// vendor SpMM; a cuSPARSE algorithm may refuse a layout or operation).
+inline constexpr int kVendorSpmmVariants = 4;
+template <class Value, class Index>
+std::unique_ptr<SpmmOperator<Value, Index>> make_spmm_operator(Backend backend, const CsrMatrix<Value, Index>& a,
+                                                               Operation op, SpmmKernel kernel,
+                                                               const Options& options = {}, int variant = 0);
+
+namespace detail {
+// Defined by the CUDA backend (src/cuda/spmm_operator.cu); without it, throws Unsupported.
+template <class Value, class Index>
+std::unique_ptr<SpmmOperator<Value, Index>> make_cuda_spmm_operator(const CsrMatrix<Value, Index>& a, Operation op,
+                                                                    SpmmKernel kernel, const Options& options,
+                                                                    int variant);
+}  // namespace detail
+
+}  // namespace spmv
