@@ -126,7 +126,7 @@ double DeviceRun<Value>::setup(const Value* b, const Value* x, const Value* diag
                                                         options_.max_iterations);
   SPMV_CHECK_LAUNCH(setup_state_kernel);
   if (options_.preconditioner == Preconditioner::Jacobi) {
-    if (!diagonal)
+    if (!diagonal && n_ > 0)  // (a distributed solve's rank without rows has none, and needs none)
       throw InvalidArgument(method + ": the Jacobi preconditioner needs the operator's diagonal (" +
                             std::to_string(n_) + " entries on the device), got a null pointer");
     dinv_ = DeviceBuffer<Value>(static_cast<std::size_t>(n_));
