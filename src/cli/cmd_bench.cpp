@@ -22,6 +22,7 @@
 #include "cli_common.hpp"
 #include "distributed/distributed_cli.hpp"
 #include "host_bandwidth.hpp"
+#include "spmm_bench.hpp"
 #include "spmv/error.hpp"
 #include "spmv/fem.hpp"
 #include "spmv/generators.hpp"
@@ -70,6 +71,8 @@ struct BenchOptions {
   bool deterministic = false;
   std::uint64_t shuffle = 0;  // --shuffle SEED: relabel square inputs at random first (0: off)
   DistributedFlags distributed;
+  std::int64_t k = 0;          // --k: SpMM with k columns (0: SpMV)
+  std::string layout = "row";  // --layout: X and Y row- or column-major (SpMM)
 };
 
 // A matrix to run on: a file or a generator call, loaded only when its turn comes.
@@ -265,7 +268,122 @@ std::vector<BenchRow> bench_fem_source(const Source& source, const BenchSettings
   return run(fem::build<Value, std::int64_t>(mesh, build));
 }
 
+// --k K: SpMM rows (src/bench/spmm_bench.hpp) for every matrix and precision, in the SpMV table's
+// format; the matrix is read or generated once in double / int64 and converted per precision.
+template <class Value>
+std::vector<BenchRow> spmm_rows(const HostMatrix& host, const bench::SpmmBenchSettings& settings) {
+  if (fits_index<std::int32_t>(host.rows, host.cols, host.nnz()))
+    return bench::bench_spmm(convert<Value, std::int32_t>(host), settings);
+  return bench::bench_spmm(convert<Value, std::int64_t>(host), settings);
+}
+
+int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
+  if (o.distributed.enabled) throw UsageError("--k (SpMM) does not run with --distributed");
+  if (o.sweep || o.tune || o.profile || o.lma || !o.algo.empty() || o.reorder != Reorder::None || o.shuffle)
+    throw UsageError("--k runs spmv's SpMM and its baselines only: --algo, --sweep, --tune, --profile, --lma, "
+                     "--reorder and --shuffle do not apply");
+  std::string note;
+  const Backend backend = resolve_backend(o.backend, &note);
+  bench::SpmmBenchSettings settings;
+  settings.backend = backend;
+  settings.op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
+  settings.alpha = o.alpha;
+  settings.beta = o.beta;
+  settings.k = o.k;
+  settings.layout = o.layout == "col" ? Layout::ColMajor : Layout::RowMajor;
+  settings.timing = TimingOptions{o.warmup, o.reps, o.min_sample_ms};
+  settings.options.threads = o.threads;
+  settings.options.block_size = o.block_size;
+  settings.options.device = o.device;
+  std::vector<Source> sources;
+  for (const std::string& f : o.files) {
+    if (f != "-" && !std::filesystem::exists(f)) throw UsageError(fmt::format("cannot open '{}': no such file", f));
+    sources.push_back({matrix_name(f), f, "", {}});
+  }
+  for (const std::string& spec : o.gens) {
+    auto [kind, params] = parse_generator_spec(spec);
+    sources.push_back(generator_source(kind, params));
+  }
+  if (sources.empty()) {
+    const std::int64_t n = backend == Backend::Cuda ? kDefaultPoissonCuda : kDefaultPoissonCpu;
+    sources.push_back(generator_source("poisson2d", {{"n", static_cast<double>(n)}}));
+    sources.back().label += " (default)";
+  }
+  RunInfo run;
+  run.backend = std::string(to_string(backend));
+  run.date = iso_date_utc();
+  run.git_commit = SPMV_GIT_COMMIT;
+  run.command_line = command_line;
+  std::optional<CsvReport> csv;
+  std::optional<JsonReport> json;
+  if (!o.csv.empty()) csv.emplace(o.csv);
+  if (!note.empty()) fmt::print("{}\n", note);
+  describe_device(o, backend, o.device, run);
+  settings.bandwidth_gbs = run.bandwidth_gbs;
+  if (!o.json.empty()) json.emplace(o.json, run, std::string(bench::kSpmmByteModelDescription));
+  fmt::print("op: Y = {}*{}*X + {}*Y, X and Y {} with k = {} columns; timing: median of {} samples after {} warm-up "
+             "products; byte model: {}; baseline: {}\n",
+             o.alpha, o.transpose ? "A^T" : "A", o.beta, to_string(settings.layout), o.k, o.reps, o.warmup,
+             bench::kSpmmByteModelDescription,
+             backend == Backend::Cuda ? "the fastest cusparseSpMM algorithm" : "k SpMV products (CPU Auto)");
+  std::vector<Precision> precisions;
+  if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
+  if (o.precision == "f32" || o.precision == "both") precisions.push_back(Precision::F32);
+  int ok = 0, skipped = 0, errors = 0;
+  std::vector<std::string> failed;
+  for (const Source& source : sources) {
+    MatrixInfo info{source.label, source.path.empty() ? source.label : source.path, {}};
+    HostMatrix host;
+    try {
+      host = !source.path.empty() ? load_matrix(source.path, nullptr, o.read)
+                                  : gen::generate(source.kind, source.params);
+    } catch (const Error& e) {
+      fmt::print(stderr, "spmv: error: {}: {}\n", source.label, e.what());
+      ++errors;
+      continue;
+    }
+    info.stats = compute_stats(host);
+    print_matrix_header(info, fits_index<std::int32_t>(host.rows, host.cols, host.nnz()));
+    std::vector<BenchRow> all_rows;
+    for (Precision p : precisions) {
+      fmt::print("\n[{}, {}, spmm k={}]\n", source.label, to_string(p), o.k);
+      bench::print_table_header();
+      std::vector<BenchRow> rows;
+      try {
+        rows = p == Precision::F64 ? spmm_rows<double>(host, settings) : spmm_rows<float>(host, settings);
+      } catch (const Error& e) {
+        fmt::print(stderr, "spmv: error: {} ({}): {}\n", source.label, to_string(p), e.what());
+        ++errors;
+        continue;
+      }
+      for (BenchRow& row : rows) {
+        switch (row.status) {
+          case RowStatus::Ok: ++ok; break;
+          case RowStatus::Skipped: ++skipped; break;
+          case RowStatus::Error: ++errors; break;
+          case RowStatus::Failed:
+            failed.push_back(fmt::format("{} ({}, {})", row.display_name(), source.label, row.precision));
+            break;
+        }
+        if (csv) csv->add(run, info, row);
+        all_rows.push_back(std::move(row));
+      }
+    }
+    if (json) json->add_matrix(info, all_rows);
+  }
+  fmt::print("\n{} verified and timed, {} skipped, {} failed verification, {} errors\n", ok, skipped, failed.size(),
+             errors);
+  if (!failed.empty()) {
+    fmt::print(stderr, "\n*** VERIFICATION FAILED ({}): ", failed.size());
+    for (std::size_t i = 0; i < failed.size(); ++i) fmt::print(stderr, "{}{}", i ? ", " : "", failed[i]);
+    fmt::print(stderr, " ***\n");
+    return kExitVerifyFailed;
+  }
+  return errors ? kExitError : kExitOk;
+}
+
 int run_bench(const BenchOptions& o, const std::string& command_line) {
+  if (o.k > 0) return run_spmm_bench(o, command_line);
   if (o.distributed.enabled) {
     if (!o.csv.empty()) throw UsageError("--csv is not available with --distributed (use --json)");
     refuse_with_distributed({{o.sweep, "--sweep"}, {o.tune, "--tune"}, {o.profile, "--profile"}, {o.lma, "--lma"}});
@@ -464,6 +582,13 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
       ->check(CLI::IsMember({"f32", "f64", "both"}))
       ->capture_default_str();
   sub->add_flag("--transpose", o->transpose, "Time y = alpha*A^T*x + beta*y");
+  sub->add_option("--k", o->k,
+                  "SpMM: time Y = alpha*op(A)*X + beta*Y with K columns (spmv's SpMM against cusparseSpMM on CUDA, "
+                  "against K SpMV products on the CPU; docs/CLI.md); 0: SpMV")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--layout", o->layout, "SpMM (--k): X and Y row-major (row) or column-major (col)")
+      ->check(CLI::IsMember({"row", "col"}))
+      ->capture_default_str();
   sub->add_option("--backend", o->backend, "cpu, cuda, or auto (CUDA when a device is present)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();

@@ -23,6 +23,10 @@ namespace {
 // keep the FMA units busy while leaving registers for the gathers; not measured beyond that.
 template <class Value>
 constexpr int kMaxTile = 128 / static_cast<int>(sizeof(Value));
+// Threads a product uses: one per this many multiply-adds (nnz * k), at most the plan's threads. The
+// CPU Auto's SpMV rule (16384 nonzeros per thread, src/cpu/cpu_dispatch.cpp) at k = 4: below it an
+// OpenMP fork/join costs more than the work it shares out. Not measured for SpMM.
+constexpr std::int64_t kMultiplyAddsPerThread = 16384 * 4;
 // Blocks per thread: more than one so that dynamic scheduling can even out what the row+nnz split
 // misses (memory-bound rows of different locality).
 constexpr int kBlocksPerThread = 4;
@@ -146,7 +150,9 @@ void SpmmPlan<Value, Index>::apply(Value alpha, DenseView<const Value> x, Value 
   }
   const std::int64_t blocks = static_cast<std::int64_t>(block_rows_.size()) - 1;
   const bool contiguous = x.layout == Layout::RowMajor || k == 1;
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
+  const int threads = static_cast<int>(std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(a_.nnz()) * k / kMultiplyAddsPerThread, 1, threads_));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
   for (std::int64_t b = 0; b < blocks; ++b) {
     if (contiguous)
       run_rows<true>(a_, block_rows_[b], block_rows_[b + 1], alpha, x, beta, y);
