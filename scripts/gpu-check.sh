@@ -16,7 +16,9 @@
 #   every GPU, DIST_SOLVE_GENS, DIST_SOLVE_MAXIT); tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
-#   cupyx/scipy, time per iteration against the floor)
+#   cupyx/scipy, time per iteration against the floor; spmm, issue 11: `spmv bench --k` against
+#   cusparseSpMM for k = SPMM_KS (default 4 8 32), f32 and f64, SPMM_LAYOUT (row), SPMM_GENS / SPMM_FILES,
+#   then bench/spmm_summary.py's harmonic means)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS, BUILD_TARGETS (ninja targets; default all), PACK=1 (tar $OUT into $OUT/out.tgz at the end:
@@ -34,7 +36,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed "
+opt_in=" cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -61,7 +63,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -275,6 +277,25 @@ if want solver-speed; then
     > "$OUT/solver_compare.md" 2> "$OUT/solver_compare.log"
   note "solver-speed compare rc=$?"
   cat "$OUT/solver_compare.md"
+fi
+
+if want spmm; then
+  # Issue 11: spmv's SpMM against cusparseSpMM (ALG_DEFAULT, CSR_ALG1/2/3; the fastest is the baseline),
+  # Y = A X with k columns, generated matrices of each shape class and SuiteSparse files.
+  gens=${SPMM_GENS:-"poisson2d:n=2000 rmat:scale=20,edge_factor=16,seed=1 random_uniform:rows=1000000,cols=1000000,per_row=16,seed=1 stencil27:n=90 long_rows:rows=1000000,cols=1000000,long_rows=100,long_length=100000,short_length=12,seed=1"}
+  files=${SPMM_FILES:-"bcsstk16 cage10 EX5 nh2010 luxembourg_osm cti"}
+  args=()
+  for g in $gens; do args+=(--gen "$g"); done
+  for f in $files; do [ -f "$SPMV_MATRICES/$f.mtx.gz" ] && args+=("$SPMV_MATRICES/$f.mtx.gz"); done
+  for k in ${SPMM_KS:-4 8 32}; do
+    timeout ${SPMM_TIMEOUT:-600} $build/src/cli/spmv bench --backend cuda --k $k --layout ${SPMM_LAYOUT:-row} \
+      --precision both --reps 7 -q --csv "$OUT/spmm.csv" "${args[@]}" > "$OUT/spmm_k$k.log" 2>&1
+    rc=$?
+    note "spmm bench k=$k rc=$rc ($(grep -E 'verified and timed' "$OUT/spmm_k$k.log" | tail -1))"
+    grep -E "FAILED|error" "$OUT/spmm_k$k.log" | head -5
+  done
+  python3 bench/spmm_summary.py "$OUT/spmm.csv" > "$OUT/spmm_summary.txt" 2>&1
+  tail -12 "$OUT/spmm_summary.txt"
 fi
 
 if want huge; then
