@@ -9,7 +9,8 @@
 //
 // MATRIX: a Matrix Market file (.mtx or .mtx.gz) or a generator spec kind:key=value,... (as `spmv bench
 // --gen`). Algorithms: any name `spmv bench --algo` takes, plus auto-hint (Auto with
-// Options::expected_applies = --applies, default 1000: the count MKL's mv hint is given). Each sample
+// Options::expected_applies = --applies, default 1000: the count MKL's mv hint is given) and auto-scalar
+// (Auto with Options::cpu_simd = 0: the plain scalar loops, the forced fallback). Each sample
 // runs ~20 ms of products y = A x (f32 and f64 values, int32 indices). Matrix statistics are printed first.
 #include <time.h>
 
@@ -84,9 +85,10 @@ void run(const std::string& label, const Matrix& m, const std::vector<std::strin
     Entry<Value>& entry = entries[e];
     entry.name = algos[e];
     spmv::Options options;
-    const bool hint = algos[e] == "auto-hint";
+    const bool hint = algos[e] == "auto-hint", scalar = algos[e] == "auto-scalar";
     if (hint) options.expected_applies = applies;
-    const auto algo = hint ? std::optional(spmv::Algorithm::Auto) : spmv::parse_algorithm(algos[e]);
+    if (scalar) options.cpu_simd = 0;
+    const auto algo = hint || scalar ? std::optional(spmv::Algorithm::Auto) : spmv::parse_algorithm(algos[e]);
     if (!algo) {
       entry.refused = "unknown algorithm";
       continue;

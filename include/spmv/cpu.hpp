@@ -111,7 +111,8 @@ class MergeParallelPlan {
   Operation op_;
   int segments_;
   bool simd_;       // the SIMD row kernels are on and can take A
-  bool long_rows_;  // and some row is long enough to use them (else the scalar loops run)
+  bool long_rows_ = false;  // and some row is long enough to use them (else the short-row loop runs)
+  bool unrolled_ = false;   // and the short-row loop is the unrolled one (src/cpu/csr_simd.hpp, ShortRows)
   std::vector<Index> start_row_;      // segments_ + 1 merge-path coordinates (row, nonzero)
   std::vector<Index> start_nz_;
   std::vector<Index> carry_row_;      // per segment (N)

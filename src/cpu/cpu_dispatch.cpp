@@ -140,25 +140,32 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
     case Algorithm::Reference:
     case Algorithm::RowLoop: {
       auto m = std::make_shared<const CsrMatrix<Value, Index>>(a);
-      // RowLoop's N product runs the SIMD row kernel when enabled (T scatters: scalar).
+      // RowLoop's N product runs the dispatched row kernels when enabled (T scatters: scalar): the SIMD
+      // one where some row is long enough for it, else the chosen short-row loop on every row.
       const bool enabled = algorithm == Algorithm::RowLoop && op == Operation::NonTranspose &&
                            cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(a.cols);
-      const bool simd = enabled && cpu::detail::simd_row_reached<Value, Index>(a.row_ptr.data(), a.rows);
+      const cpu::detail::RowKernels rows =
+          enabled ? cpu::detail::choose_row_kernels<Value, Index>(a.row_ptr.data(), a.col_idx.data(), a.rows, a.cols)
+                  : cpu::detail::RowKernels{};
       if (algorithm == Algorithm::Reference)
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
           cpu::detail::reference_kernel(*m, op, alpha, x, beta, y);
         };
-      else if (simd)
-        kernel.run = [m](Value alpha, const Value* x, Value beta, Value* y) {
+      else if (rows.long_rows || rows.short_rows != cpu::detail::ShortRows::Plain)
+        kernel.run = [m, rows](Value alpha, const Value* x, Value beta, Value* y) {
           if (alpha == 0) return cpu::detail::row_loop_kernel(*m, Operation::NonTranspose, alpha, x, beta, y);
-          cpu::detail::csr_rows_simd(m->row_ptr.data(), m->col_idx.data(), m->values.data(), x, Index{0}, m->rows,
-                                     alpha, beta, y);
+          if (rows.long_rows)
+            cpu::detail::csr_rows_simd(m->row_ptr.data(), m->col_idx.data(), m->values.data(), x, Index{0}, m->rows,
+                                       alpha, beta, y, rows.short_rows);
+          else
+            cpu::detail::csr_rows_short(rows.short_rows, m->row_ptr.data(), m->col_idx.data(), m->values.data(), x,
+                                        Index{0}, m->rows, alpha, beta, y);
         };
       else
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
           cpu::detail::row_loop_kernel(*m, op, alpha, x, beta, y);
         };
-      kernel.policy = algorithm == Algorithm::RowLoop ? "sequential " + cpu::detail::simd_policy<Value, Index>(enabled, simd)
+      kernel.policy = algorithm == Algorithm::RowLoop ? "sequential " + cpu::detail::simd_policy<Value, Index>(enabled, rows)
                       : op == Operation::NonTranspose
                           ? "sequential, double accumulation"
                           // the oracle favours obviousness over the no-allocation rule of plans

@@ -5,8 +5,9 @@
 // Shape: rows of at least kDirectRowVectors vectors run a dot product with four independent vector
 // accumulators (fused multiply-add; vector loads of values and indices, one gather of x per vector),
 // so the add latency is hidden, then a horizontal sum and a scalar tail. Runs of shorter rows go to
-// the scalar loop compiled for the baseline target (csr_rows_scalar): a horizontal sum per row costs
-// more than it saves there, and the loop compiled here would chain fused multiply-adds. A first version also ran
+// the scalar loops compiled for the baseline target (csr_rows_scalar, or csr_rows_unrolled where the
+// plan chose it): a horizontal sum per row costs more than it saves there, and the loop compiled here
+// would chain fused multiply-adds. A first version also ran
 // runs of short rows as one flat range of products into an L1 buffer, then per-row sums of the
 // buffer; on the 2-core Zen 3 (AVX2) it took 1.4-2x the CPU time of the scalar loop on poisson2d
 // (5 per row), since the buffer's per-row bookkeeping outweighs the vector products and Zen 3's
@@ -63,7 +64,7 @@ HWY_INLINE Value dot_range(const Index* col, const Value* val, const Value* x, s
 
 template <class Value, class Index>
 void rows(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin, Index r_end,
-          Value alpha, Value beta, Value* y) {
+          Value alpha, Value beta, Value* y, ShortRows short_rows) {
   const std::int64_t direct = direct_row_length<Value, Index>();
   for (Index r = r_begin; r < r_end;) {
     if (row_ptr[r + 1] - row_ptr[r] >= direct) {
@@ -75,7 +76,7 @@ void rows(const Index* row_ptr, const Index* col, const Value* val, const Value*
     // A run of short rows: the baseline-target loop (csr_simd.hpp says why it is not compiled here).
     Index end = r + 1;
     while (end < r_end && row_ptr[end + 1] - row_ptr[end] < direct) ++end;
-    csr_rows_scalar(row_ptr, col, val, x, r, end, alpha, beta, y);
+    csr_rows_short(short_rows, row_ptr, col, val, x, r, end, alpha, beta, y);
     r = end;
   }
 }
@@ -84,8 +85,8 @@ void rows(const Index* row_ptr, const Index* col, const Value* val, const Value*
 #define SPMV_SIMD_ENTRY(V, I, suffix)                                                                          \
   std::int64_t threshold_##suffix() { return direct_row_length<V, I>(); }                                     \
   void rows_##suffix(const I* row_ptr, const I* col, const V* val, const V* x, I r_begin, I r_end, V alpha,  \
-                     V beta, V* y) {                                                                           \
-    rows<V, I>(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);                                          \
+                     V beta, V* y, ShortRows short_rows) {                                                     \
+    rows<V, I>(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y, short_rows);                              \
   }                                                                                                            \
   V dot_##suffix(const I* col, const V* val, const V* x, std::int64_t k_begin, std::int64_t k_end) {          \
     return dot_range<V, I>(col, val, x, k_begin, k_end);                                                       \
@@ -131,8 +132,8 @@ std::string simd_target() {
 #define SPMV_SIMD_DISPATCH(V, I, suffix)                                                                       \
   template <>                                                                                                  \
   void csr_rows_simd<V, I>(const I* row_ptr, const I* col, const V* val, const V* x, I r_begin, I r_end,     \
-                           V alpha, V beta, V* y) {                                                            \
-    HWY_DYNAMIC_DISPATCH(rows_##suffix)(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);                \
+                           V alpha, V beta, V* y, ShortRows short_rows) {                                      \
+    HWY_DYNAMIC_DISPATCH(rows_##suffix)(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y, short_rows);    \
   }                                                                                                            \
   template <>                                                                                                  \
   std::int64_t simd_row_threshold<V, I>() {                                                                   \

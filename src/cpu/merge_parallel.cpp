@@ -43,7 +43,11 @@ MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>
   validate(a_);
   // The SIMD kernels serve the N product; T scatters into y, where lanes would conflict.
   simd_ = op_ == Operation::NonTranspose && detail::simd_enabled(simd) && detail::simd_fits<Value, Index>(a_.cols);
-  long_rows_ = simd_ && detail::simd_row_reached<Value, Index>(a_.row_ptr.data(), a_.rows);
+  if (simd_) {
+    const auto rows = detail::choose_row_kernels<Value, Index>(a_.row_ptr.data(), a_.col_idx.data(), a_.rows, a_.cols);
+    long_rows_ = rows.long_rows;
+    unrolled_ = rows.short_rows == detail::ShortRows::Unrolled;
+  }
   segments_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
   const std::int64_t rows = a_.rows, nnz = a_.nnz();
   // rows + nnz may overflow a 32-bit Index; the diagonals are 64-bit.
@@ -86,15 +90,29 @@ void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
     for (int s = 0; s < segments; ++s) {
       Index r = start_row_[s], k = start_nz_[s];
       const Index r_end = start_row_[s + 1], k_end = start_nz_[s + 1];
-      if (long_rows_) {
-        if (r < r_end) {  // the row the segment starts inside (or at its first nonzero)
-          const Value acc = detail::csr_dot_simd(col, val, xp, k, row_ptr[r + 1]);
+      if (long_rows_ || unrolled_) {
+        const auto short_rows = unrolled_ ? detail::ShortRows::Unrolled : detail::ShortRows::Plain;
+        // The dispatched kernels: the row the segment starts inside (or at its first nonzero) and the
+        // carry-out are pieces of rows (a dot product); the whole rows between go to the row kernel.
+        const auto piece = [&](std::int64_t begin, std::int64_t end) {
+          if (long_rows_) return detail::csr_dot_simd(col, val, xp, begin, end);
+          Value acc = 0;
+          for (std::int64_t j = begin; j < end; ++j) acc += val[j] * xp[col[j]];
+          return acc;
+        };
+        if (r < r_end) {
+          const Value acc = piece(k, row_ptr[r + 1]);
           yp[r] = beta == 0 ? alpha * acc : alpha * acc + beta * yp[r];
-          detail::csr_rows_simd(row_ptr, col, val, xp, static_cast<Index>(r + 1), r_end, alpha, beta, yp);
+          if (long_rows_)
+            detail::csr_rows_simd(row_ptr, col, val, xp, static_cast<Index>(r + 1), r_end, alpha, beta, yp,
+                                  short_rows);
+          else
+            detail::csr_rows_short(short_rows, row_ptr, col, val, xp, static_cast<Index>(r + 1), r_end, alpha,
+                                   beta, yp);
           k = row_ptr[r_end];
         }
         carry_row_[s] = r_end;
-        carry_value_[s] = detail::csr_dot_simd(col, val, xp, k, k_end);
+        carry_value_[s] = piece(k, k_end);
         continue;
       }
       Value acc = 0;
@@ -149,7 +167,7 @@ std::string MergeParallelPlan<Value, Index>::policy() const {
   return "threads=" + std::to_string(segments_) + " items_per_thread=" +
          std::to_string((total + segments_ - 1) / segments_) +
          (op_ == Operation::Transpose ? " private-y-per-thread" : " carry-out-fixup") +
-         " " + detail::simd_policy<Value, Index>(simd_, long_rows_);
+         " " + detail::simd_policy<Value, Index>(simd_, {long_rows_, unrolled_ ? detail::ShortRows::Unrolled : detail::ShortRows::Plain});
 }
 
 template <class Value, class Index>

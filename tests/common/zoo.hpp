@@ -249,6 +249,19 @@ inline std::vector<ZooEntry> build() {
     }
     return from_rows(700, rows);
   }, true);
+  // Row lengths 0..40 (mean 20, columns near the diagonal): regular and local enough for the CPU's
+  // unrolled short-row loop (src/cpu/csr_simd.hpp, choose_row_kernels), so its 4-step, pair and single
+  // remainders, empty rows and rows shorter than one vector all run through it.
+  add("unroll_lengths", [] {
+    SplitMix64 rng(124);
+    std::vector<std::vector<std::pair<std::int64_t, double>>> rows(410);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const std::size_t len = (r * 17) % 41;  // gcd(17, 41) = 1: each length ten times
+      for (std::size_t k = 0; k < len; ++k)
+        rows[r].emplace_back(static_cast<std::int64_t>((r + rng.below(60)) % 410), rng.symmetric());
+    }
+    return from_rows(410, rows);
+  }, true);
   // Every shared SuiteSparse file (duplicates summed, symmetric storage expanded by read_csr).
   for (const auto& path : shared_matrix_files()) {
     std::string stem = path.filename().string();

@@ -211,7 +211,9 @@ TEST(CpuDispatch, ColumnChunkedDefaultSpanFillsTheChunkBytes) {
 // ---- SIMD row kernels (Options::cpu_simd, environment SPMV_CPU_SIMD) ------------------------------
 
 TEST(CpuSimd, OptionChoosesTheKernelAndPolicySaysWhich) {
-  const auto a = convert<float, std::int32_t>(gen::random_uniform(300, 300, 100, 3));  // rows of 100 >= 64
+  // Rows of 200: past the vector path's threshold (64 f32 on AVX-512) and past kUnrollMaxRow, below which
+  // such regular, local rows would take the unrolled scalar loop instead (UnrolledShortRowsForRegularLocalRows).
+  const auto a = convert<float, std::int32_t>(gen::random_uniform(300, 300, 200, 3));
   const auto short_rows = convert<float, std::int32_t>(gen::poisson2d(30));
   for (Algorithm algorithm : {Algorithm::RowLoop, Algorithm::MergeParallel}) {
     Options options;
@@ -228,6 +230,43 @@ TEST(CpuSimd, OptionChoosesTheKernelAndPolicySaysWhich) {
     // T scatters into y: always the scalar loop.
     EXPECT_TRUE(contains(make_cpu_operator(a, algorithm, Operation::Transpose, options)->policy(), "simd=off"));
   }
+}
+
+// The short-row loop the dispatched path picks from row statistics (src/cpu/csr_simd.hpp,
+// choose_row_kernels): unrolled for regular rows of 12+ whose columns stay near the diagonal, the plain
+// loop for short rows, irregular rows or columns spread over an x larger than the locality window; the
+// unrolled plan matches the reference (check_operator: alpha/beta grid, NaN in y when beta = 0) for both
+// index types (the zoo's unroll_lengths sweeps its remainders in the differential tests).
+template <class Value, class Index>
+void check_unrolled_choice() {
+  const auto banded = convert<Value, Index>(gen::banded(3000, 8, 1));                   // 17 per row, local
+  const auto spread = convert<Value, Index>(gen::random_uniform(3000, 1 << 20, 14, 5));  // x far beyond 512 KiB
+  const auto power = convert<Value, Index>(gen::rmat(12, 16, 3));                        // irregular rows
+  const auto short_rows = convert<Value, Index>(gen::poisson2d(40));                     // 5 per row
+  const auto zoo_lengths = convert<Value, Index>(zoo_matrix("unroll_lengths"));  // the sweep's remainders
+  for (Algorithm algorithm : {Algorithm::RowLoop, Algorithm::MergeParallel}) {
+    Options options;
+    options.cpu_simd = 1;
+    EXPECT_TRUE(contains(make_cpu_operator(zoo_lengths, algorithm, Operation::NonTranspose, options)->policy(),
+                         "rows unrolled"));
+    const auto oper = make_cpu_operator(banded, algorithm, Operation::NonTranspose, options);
+    EXPECT_TRUE(contains(oper->policy(), "rows unrolled")) << to_string(algorithm) << ": " << oper->policy();
+    const OperatorCheck check = check_operator(*oper, banded, 23);
+    for (const auto& f : check.failures) ADD_FAILURE() << oper->policy() << ": " << f;
+    for (const auto* m : {&spread, &power, &short_rows}) {
+      const auto plain = make_cpu_operator(*m, algorithm, Operation::NonTranspose, options);
+      EXPECT_FALSE(contains(plain->policy(), "unrolled")) << to_string(algorithm) << ": " << plain->policy();
+    }
+    options.cpu_simd = 0;  // the forced fallback never unrolls
+    EXPECT_TRUE(contains(make_cpu_operator(banded, algorithm, Operation::NonTranspose, options)->policy(), "simd=off"));
+  }
+}
+
+TEST(CpuSimd, UnrolledShortRowsForRegularLocalRows) {
+  check_unrolled_choice<float, std::int32_t>();
+  check_unrolled_choice<double, std::int32_t>();
+  check_unrolled_choice<float, std::int64_t>();
+  check_unrolled_choice<double, std::int64_t>();
 }
 
 // Run twice by ctest: with the environment unset (SIMD) and by cpu_differential_scalar_fallback
