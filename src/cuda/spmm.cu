@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/debug_log.hpp"
 #include "cuda/common/launch.cuh"
@@ -45,6 +48,26 @@ inline RowTile row_tile_for(std::int64_t k) {
 inline int col_lanes_for(double mean_row) { return pow2_at_least(mean_row / 4.0, 2, 32); }
 inline int col_tile_for(std::int64_t k) { return k <= 4 ? 4 : spmm_policy().col_major_wide_tile; }
 
+// Long rows: one sub-warp walks a whole row, so a row far longer than the rest (power-law graphs,
+// long_rows) would leave the product waiting on one sub-warp. Rows longer than kSplitRowNnz are cut
+// into chunks of kChunkNnz nonzeros, one sub-warp each, added into Y with atomics (as CSR-vector
+// splits SpMV rows, src/cuda/csr_vector.cu). Not measured for SpMM yet: 4096 keeps stencils, FEM and
+// uniform random rows whole, and a chunk of 1024 is 256 broadcast batches of the narrowest sub-warp.
+constexpr std::int64_t kSplitRowNnz = 4096;
+constexpr std::int64_t kChunkNnz = 1024;
+
+// Y(row, :) = beta * Y(row, :) for the long rows (their chunks then add into Y).
+template <class Value, class Index>
+__global__ void scale_rows_kernel(Value beta, Value* __restrict__ y, const Index* __restrict__ rows,
+                                  std::int64_t num_rows, std::int64_t k, spmm::Strides ys) {
+  const std::int64_t n = num_rows * k;
+  for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n;
+       idx += std::int64_t(gridDim.x) * blockDim.x) {
+    Value& v = y[std::int64_t(rows[idx / k]) * ys.row + (idx % k) * ys.col];
+    v = beta == Value(0) ? Value(0) : beta * v;
+  }
+}
+
 template <class Value>
 __global__ void scale_dense_kernel(Value beta, Value* __restrict__ y, std::int64_t rows, std::int64_t k,
                                    spmm::Strides ys) {
@@ -79,27 +102,65 @@ struct Launch {
   bool transpose;
   int block;
   cudaStream_t stream;
+  std::int64_t long_row;  // rows longer than this run as chunks (INT64_MAX: none)
+  const spmm::Chunk<Index>* chunks;
+  std::int64_t num_chunks;
+  const Index* long_rows;  // the split rows (N: their Y rows are scaled by beta first)
+  std::int64_t num_long_rows;
+
+  // N with split rows: Y(long rows) = beta * Y before their chunks add into it.
+  void scale_long_rows() const {
+    if (transpose || num_long_rows == 0) return;
+    scale_rows_kernel<<<grid_for(num_long_rows * k, block), block, 0, stream>>>(beta, y, long_rows, num_long_rows, k,
+                                                                                ys);
+    SPMV_CHECK_LAUNCH("scale_rows_kernel");
+  }
 
   template <int L, int R>
   void row_major() const {
+    scale_long_rows();
     const unsigned grid = grid_for(std::int64_t(a.rows) * L, block);
     if (transpose) {
-      spmm::row_major_transpose_kernel<L, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys);
+      spmm::row_major_transpose_kernel<L, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys, long_row);
       SPMV_CHECK_LAUNCH("spmm::row_major_transpose_kernel");
     } else {
-      spmm::row_major_kernel<L, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, beta, y, ys);
+      spmm::row_major_kernel<L, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, beta, y, ys, long_row);
       SPMV_CHECK_LAUNCH("spmm::row_major_kernel");
+    }
+    if (num_chunks == 0) return;
+    const unsigned chunk_grid = grid_for(num_chunks * L, block);
+    if (transpose) {
+      spmm::row_major_transpose_chunk_kernel<L, R>
+          <<<chunk_grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys, chunks, num_chunks);
+      SPMV_CHECK_LAUNCH("spmm::row_major_transpose_chunk_kernel");
+    } else {
+      spmm::row_major_chunk_kernel<L, R><<<chunk_grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys, chunks,
+                                                                          num_chunks);
+      SPMV_CHECK_LAUNCH("spmm::row_major_chunk_kernel");
     }
   }
   template <int W, int R>
   void col_major() const {
+    scale_long_rows();
     const unsigned grid = grid_for(std::int64_t(a.rows) * W, block);
     if (transpose) {
-      spmm::col_major_transpose_kernel<W, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys);
+      spmm::col_major_transpose_kernel<W, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys, long_row);
       SPMV_CHECK_LAUNCH("spmm::col_major_transpose_kernel");
     } else {
-      spmm::col_major_kernel<W, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, beta, y, ys);
+      spmm::col_major_kernel<W, R><<<grid, block, 0, stream>>>(a, k, alpha, x, ldx, beta, y, ys, long_row);
       SPMV_CHECK_LAUNCH("spmm::col_major_kernel");
+    }
+    if (num_chunks == 0) return;
+    // Chunks are long: a full warp of lanes across each one's nonzeros.
+    const unsigned chunk_grid = grid_for(num_chunks * 32, block);
+    if (transpose) {
+      spmm::col_major_transpose_chunk_kernel<32, R>
+          <<<chunk_grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys, chunks, num_chunks);
+      SPMV_CHECK_LAUNCH("spmm::col_major_transpose_chunk_kernel");
+    } else {
+      spmm::col_major_chunk_kernel<32, R><<<chunk_grid, block, 0, stream>>>(a, k, alpha, x, ldx, y, ys, chunks,
+                                                                           num_chunks);
+      SPMV_CHECK_LAUNCH("spmm::col_major_chunk_kernel");
     }
   }
   template <int R>
@@ -123,6 +184,9 @@ struct SpmmPlan<Value, Index>::Impl {
   int block = 0;
   int col_lanes = 2;
   double setup_ms = 0;
+  std::int64_t long_row = std::numeric_limits<std::int64_t>::max();
+  DeviceBuffer<spmm::Chunk<Index>> chunks;
+  DeviceBuffer<Index> long_rows;
 };
 
 template <class Value, class Index>
@@ -138,13 +202,39 @@ SpmmPlan<Value, Index>::SpmmPlan(CsrView<Value, Index> matrix, Operation op, con
   impl_->matrix = matrix;
   impl_->op = op;
   impl_->block = warp_block_size(options.block_size, spmm_policy().block_size, "spmm");
-  if (matrix.rows > 0 && matrix.nnz > 0) impl_->col_lanes = col_lanes_for(row_statistics(matrix, stream).mean);
+  if (matrix.rows > 0 && matrix.nnz > 0) {
+    const RowStatistics stats = row_statistics(matrix, stream);
+    impl_->col_lanes = col_lanes_for(stats.mean);
+    if (stats.max > kSplitRowNnz) split_long_rows(stream);
+  }
   impl_->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (detail::debug_log_enabled())
     std::fprintf(stderr, "[spmv] spmm plan %lldx%lld nnz=%lld op=%s: column-major lanes=%d, setup %.3f ms\n",
                  static_cast<long long>(matrix.rows), static_cast<long long>(matrix.cols),
                  static_cast<long long>(matrix.nnz), std::string(to_string(op)).c_str(), impl_->col_lanes,
                  impl_->setup_ms);
+}
+
+// The long rows' chunks, from a host copy of row_ptr (plan time only, and only for matrices that have
+// such rows).
+template <class Value, class Index>
+void SpmmPlan<Value, Index>::split_long_rows(cudaStream_t stream) {
+  const auto& a = impl_->matrix;
+  std::vector<Index> row_ptr(static_cast<std::size_t>(a.rows) + 1);
+  SPMV_CUDA_CHECK(cudaMemcpyAsync(row_ptr.data(), a.row_ptr, row_ptr.size() * sizeof(Index), cudaMemcpyDeviceToHost,
+                                  stream));
+  SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<spmm::Chunk<Index>> chunks;
+  std::vector<Index> rows;
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const std::int64_t begin = row_ptr[r], end = row_ptr[r + 1];
+    if (end - begin <= kSplitRowNnz) continue;
+    rows.push_back(static_cast<Index>(r));
+    for (std::int64_t c = begin; c < end; c += kChunkNnz) chunks.push_back({c, std::min(c + kChunkNnz, end), static_cast<Index>(r)});
+  }
+  impl_->long_row = kSplitRowNnz;
+  impl_->chunks = DeviceBuffer<spmm::Chunk<Index>>(std::span<const spmm::Chunk<Index>>(chunks), stream);
+  impl_->long_rows = DeviceBuffer<Index>(std::span<const Index>(rows), stream);
 }
 
 template <class Value, class Index>
@@ -170,8 +260,22 @@ void SpmmPlan<Value, Index>::apply(Value alpha, DenseView<const Value> x, Value 
   }
   const bool transpose = impl_->op == Operation::Transpose;
   if (transpose) scale_dense(beta, y, impl_->block, stream);
-  const Launch<Value, Index> launch{a,   k,   alpha, beta, x.data, x.ld, y.data, {y.row_stride(), y.col_stride()},
-                                    transpose, impl_->block, stream};
+  const Launch<Value, Index> launch{a,
+                                    k,
+                                    alpha,
+                                    beta,
+                                    x.data,
+                                    x.ld,
+                                    y.data,
+                                    {y.row_stride(), y.col_stride()},
+                                    transpose,
+                                    impl_->block,
+                                    stream,
+                                    impl_->long_row,
+                                    impl_->chunks.data(),
+                                    static_cast<std::int64_t>(impl_->chunks.size()),
+                                    impl_->long_rows.data(),
+                                    static_cast<std::int64_t>(impl_->long_rows.size())};
   // k == 1: both layouts are one contiguous column; the row-major kernel's 4 lanes serve it.
   if (x.layout == Layout::RowMajor || k == 1) {
     const std::int64_t ldx = x.layout == Layout::RowMajor ? x.ld : 1;
@@ -206,7 +310,10 @@ std::int64_t SpmmPlan<Value, Index>::y_rows() const {
 template <class Value, class Index>
 std::string SpmmPlan<Value, Index>::policy(std::int64_t k, Layout layout) const {
   const std::string op = impl_->op == Operation::Transpose ? " atomic-scatter" : "";
-  const std::string block = " block=" + std::to_string(impl_->block);
+  std::string block = " block=" + std::to_string(impl_->block);
+  if (impl_->long_rows.size() > 0)
+    block += " split_rows=" + std::to_string(impl_->long_rows.size()) + " (" + std::to_string(impl_->chunks.size()) +
+             " chunks of " + std::to_string(kChunkNnz) + ", atomics)";
   if (layout == Layout::RowMajor || k == 1) {
     const RowTile t = row_tile_for(k);
     return "row-major lanes=" + std::to_string(t.lanes) + " cols/lane=" + std::to_string(t.per_lane) + block + op;
@@ -217,7 +324,9 @@ std::string SpmmPlan<Value, Index>::policy(std::int64_t k, Layout layout) const 
 template <class Value, class Index>
 double SpmmPlan<Value, Index>::setup_ms() const { return impl_->setup_ms; }
 template <class Value, class Index>
-bool SpmmPlan<Value, Index>::reproducible() const { return impl_->op == Operation::NonTranspose; }
+bool SpmmPlan<Value, Index>::reproducible() const {
+  return impl_->op == Operation::NonTranspose && impl_->chunks.size() == 0;
+}
 
 template class SpmmPlan<float, std::int32_t>;
 template class SpmmPlan<float, std::int64_t>;

@@ -14,7 +14,9 @@
 // 0 rows, 0 columns and 0 nonzeros are handled before any launch. Wrong sizes, negative sizes,
 // leading dimensions below the contiguous extent and null pointers with entries throw InvalidArgument.
 // op = Transpose scatters alpha*a_ij*X(i, :) into Y(j, :) with atomics after Y = beta*Y (no second
-// copy of A): results are not bit-reproducible run to run (reproducible() says so).
+// copy of A): results are not bit-reproducible run to run (reproducible() says so). Rows longer than
+// 4096 nonzeros are cut into chunks added with atomics, in both operations (then op = N is not
+// bit-reproducible either; policy() names the split).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -47,9 +49,10 @@ class SpmmPlan {
   // The kernel and tile apply() runs for k columns in `layout`, e.g. "row-major lanes=8 cols/lane=1 block=128".
   std::string policy(std::int64_t k, Layout layout) const;
   double setup_ms() const;
-  bool reproducible() const;  // op = NonTranspose: yes (one sub-warp sums each entry in a fixed order)
+  bool reproducible() const;  // op = N without split rows: one sub-warp sums each entry in a fixed order
 
  private:
+  void split_long_rows(cudaStream_t stream);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
