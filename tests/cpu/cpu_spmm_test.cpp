@@ -23,12 +23,36 @@ struct CpuSpmmRunner {
   }
 };
 
+// The backend-neutral operator of `spmv bench --k` (include/spmv/spmm.hpp), `kKernel` on the CPU.
+template <SpmmKernel kKernel>
+struct CpuSpmmOperatorRunner {
+  template <class Value, class Index>
+  static Product<Value> make(const CsrMatrix<Value, Index>& a, Operation op) {
+    std::shared_ptr<SpmmOperator<Value, Index>> oper = make_spmm_operator(Backend::Cpu, a, op, kKernel);
+    return [oper](Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y) {
+      oper->apply(alpha, x, beta, y);
+    };
+  }
+};
+
 }  // namespace spmv::test
 
 SPMV_SPMM_TESTS(Cpu, CpuSpmmRunner, false)
 
 namespace spmv::test {
 namespace {
+
+// The operators `spmv bench --k` times: spmv's SpMM and the k-SpMV baseline, on the sweep's matrices.
+TEST(CpuSpmmOperator, SpmmAndKSpmvMatchReference) {
+  for (const char* name : {"power_law_rmat12", "empty_rows", "tiny_unsorted_duplicates", "empty_7x0"})
+    for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+      SCOPED_TRACE(std::string(name) + (op == Operation::NonTranspose ? " N" : " T"));
+      run_spmm_zoo_param<CpuSpmmOperatorRunner<SpmmKernel::Spmm>>({zoo_index(name), op, 1}, zoo_spmm_cases());
+      run_spmm_zoo_param<CpuSpmmOperatorRunner<SpmmKernel::ColumnSpmv>>({zoo_index(name), op, 0}, zoo_spmm_cases());
+    }
+  const auto a = convert<double, std::int32_t>(zoo_matrix("tiny_3x4"));
+  EXPECT_THROW(make_spmm_operator(Backend::Cpu, a, Operation::NonTranspose, SpmmKernel::Vendor), Unsupported);
+}
 
 // [1 0 2 0; 0 0 0 0; -3 4 0 0.5] times X = [[1 2]; [3 4]; [5 6]; [7 8]] (row-major): exact in binary.
 TEST(CpuSpmm, HandExampleBothLayoutsAndTranspose) {

@@ -14,6 +14,7 @@
 #include "spmv/cuda/spmm.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/spmm.hpp"
 
 namespace spmv::test {
 
@@ -33,6 +34,18 @@ struct CudaSpmmRunner {
                   DenseView<Value>{d_y.data(), y.rows, y.cols, y.ld, y.layout});
       SPMV_CUDA_CHECK(cudaDeviceSynchronize());
       d_y.download(std::span<Value>(y.data, ny));
+    };
+  }
+};
+
+// The host-view operators of `spmv bench --k` on CUDA: spmv's SpMM and a cuSPARSE variant.
+template <SpmmKernel kKernel, int kVariant>
+struct CudaSpmmOperatorRunner {
+  template <class Value, class Index>
+  static Product<Value> make(const CsrMatrix<Value, Index>& a, Operation op) {
+    std::shared_ptr<SpmmOperator<Value, Index>> oper = make_spmm_operator(Backend::Cuda, a, op, kKernel, {}, kVariant);
+    return [oper](Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y) {
+      oper->apply(alpha, x, beta, y);
     };
   }
 };
@@ -60,6 +73,22 @@ TEST(CudaSpmmFiles, MatchReference) {
         run_spmm_zoo_param<CudaSpmmRunner>({i, op, types}, cases);
       }
   }
+}
+
+// The bench's operators: spmv's SpMM through the host path, and cusparseSpMM (ALG_DEFAULT, which takes
+// both layouts and operations; the other variants may refuse some, as the bench reports).
+TEST(CudaSpmmOperator, SpmmAndCusparseMatchReference) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<SpmmCase> cases{{4, Layout::RowMajor, 0, 1.0, 0.0, false},
+                                    {8, Layout::RowMajor, 0, -1.0, 0.5, false},
+                                    {32, Layout::RowMajor, 0, 0.5, 0.0, false},
+                                    {8, Layout::ColMajor, 0, 1.0, 1.0, false}};
+  for (const char* name : {"power_law_rmat12", "empty_rows", "huge_row", "tiny_unsorted_duplicates"})
+    for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+      SCOPED_TRACE(std::string(name) + (op == Operation::NonTranspose ? " N" : " T"));
+      run_spmm_zoo_param<CudaSpmmOperatorRunner<SpmmKernel::Spmm, 0>>({zoo_index(name), op, 1}, cases);
+      run_spmm_zoo_param<CudaSpmmOperatorRunner<SpmmKernel::Vendor, 0>>({zoo_index(name), op, 0}, cases);
+    }
 }
 
 TEST(CudaSpmm, RejectsBadViews) {
