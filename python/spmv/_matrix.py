@@ -295,27 +295,70 @@ class Matrix:
             return self._columns(x, transpose)
         return self.apply(x, None, transpose=transpose)
 
-    def _columns(self, x, transpose):
-        # One product per column, each on a contiguous copy of the column (documented: A @ X copies).
-        device = is_device_array(x)
-        xp = cupy_module() if device else np
-        if device and xp is None:
-            raise TypeError("a 2-D device array needs CuPy (not installed)")
-        if device and not (hasattr(xp, "ndarray") and isinstance(x, xp.ndarray)):
-            x = xp.asarray(x)
-        if not device:
-            x = np.asarray(x)
+    def _columns(self, x, transpose, device=None):
+        # One SpMM, Y = op(A) X (spmv.Matrix documents it): X is read in place when one of its dimensions
+        # is contiguous (C or Fortran order, or a slice of one), Y gets X's order. Host X of another dtype
+        # is converted (a copy); device X must already have the matrix's dtype (no hidden device copies).
+        dev = is_device_array(x)
         n_in = self.shape[0] if transpose else self.shape[1]
         n_out = self.shape[1] if transpose else self.shape[0]
-        if x.shape[0] != n_in:
-            raise ValueError(f"operand has {x.shape[0]} rows, {'A^T' if transpose else 'A'} "
-                             f"(A is {self.shape[0]} x {self.shape[1]}) needs {n_in}")
-        if device and x.dtype != self.dtype:
+        op = self._op(transpose)
+        if dev:
+            return self._columns_device(x, n_in, n_out, op, transpose, device)
+        a = np.asarray(x)
+        if a.dtype.kind == "c":
+            raise TypeError("X is complex; spmv computes in float32 or float64")
+        if a.dtype.kind not in "fiub":
+            raise TypeError(f"X has dtype {a.dtype}, expected real numbers")
+        if a.shape[0] != n_in:
+            raise ValueError(f"operand has {a.shape[0]} rows, {self._what(transpose)} needs {n_in}")
+        if a.shape[1] == 0 or n_out == 0:
+            return np.zeros((n_out, a.shape[1]), dtype=self.dtype)
+        if a.dtype != self.dtype or _dense_layout(a.shape, a.strides, a.itemsize) is None:
+            a = np.asfortranarray(a, dtype=self.dtype) if a.flags.f_contiguous and not a.flags.c_contiguous \
+                else np.ascontiguousarray(a, dtype=self.dtype)
+        order = "F" if _dense_layout(a.shape, a.strides, a.itemsize)[0] == "F" else "C"
+        out = np.empty((n_out, a.shape[1]), dtype=self.dtype, order=order)
+        kind, ordinal = parse_device(self._device if device is None else device)
+        if kind == "cuda":
+            backend, ordinal = "cuda", ordinal if ordinal is not None else _core.current_device()
+        else:
+            backend, ordinal = "cpu", 0
+        self._core.spmm_host(backend, ordinal, op, 1.0, a, 0.0, out)
+        return out
+
+    def _columns_device(self, x, n_in, n_out, op, transpose, device):
+        cupy = cupy_module()
+        if cupy is None:
+            raise TypeError("a 2-D device array needs CuPy (not installed)")
+        kind, ordinal = parse_device(self._device if device is None else device)
+        if kind == "cpu" and device is not None:
+            raise ValueError("X is a CUDA array but device='cpu'; use device='cuda' (or None)")
+        if not isinstance(x, cupy.ndarray):
+            x = cupy.asarray(x)  # a view of the producer's memory (__cuda_array_interface__ / DLPack), no copy
+        if x.dtype != self.dtype:
             raise TypeError(f"operand has dtype {x.dtype}, the matrix {self.dtype}; convert it explicitly "
                             "(spmv makes no hidden device copies)")
-        out = xp.empty((n_out, x.shape[1]), dtype=self.dtype)
-        for j in range(x.shape[1]):
-            out[:, j] = self.apply(xp.ascontiguousarray(x[:, j]), None, transpose=transpose)
+        if x.shape[0] != n_in:
+            raise ValueError(f"operand has {x.shape[0]} rows, {self._what(transpose)} needs {n_in}")
+        if x.shape[1] == 0 or n_out == 0:
+            with cupy.cuda.Device(x.device.id):
+                return cupy.zeros((n_out, x.shape[1]), dtype=self.dtype)
+        layout = _dense_layout(x.shape, x.strides, x.itemsize)
+        if layout is None:
+            raise ValueError("X has no contiguous dimension; pass cupy.ascontiguousarray(X) "
+                             "(spmv makes no hidden device copies)")
+        if not _core.cuda_available():
+            _core.require_cuda_device(x.device.id)
+        ordinal = x.device.id if ordinal is None else ordinal
+        _core.require_cuda_device(ordinal)
+        with cupy.cuda.Device(ordinal):
+            out = cupy.empty((n_out, x.shape[1]), dtype=self.dtype, order=layout[0])
+            stream = cupy.cuda.get_current_stream().ptr
+        out_layout = _dense_layout(out.shape, out.strides, out.itemsize)
+        self._core.spmm_device(ordinal, op, 1.0, x.data.ptr, x.shape[0], x.shape[1], layout[1], layout[0] == "C", 0,
+                               0.0, out.data.ptr, out.shape[0], out.shape[1], out_layout[1], out_layout[0] == "C", 0,
+                               stream)
         return out
 
     def apply(self, x, y=None, alpha=1.0, beta=0.0, *, transpose=False, device=None, algorithm=None):
@@ -468,11 +511,11 @@ class Matrix:
         def rmatvec(x):
             return self.apply(np.asarray(x).reshape(-1), transpose=True, device=device, algorithm=algorithm)
 
-        def matmat(x):
-            return np.column_stack([matvec(x[:, j]) for j in range(x.shape[1])])
+        def matmat(x):  # one SpMM, not a product per column
+            return self._columns(np.asarray(x), False, device)
 
         def rmatmat(x):
-            return np.column_stack([rmatvec(x[:, j]) for j in range(x.shape[1])])
+            return self._columns(np.asarray(x), True, device)
 
         return LinearOperator(self.shape, matvec=matvec, rmatvec=rmatvec, matmat=matmat, rmatmat=rmatmat,
                               dtype=self.dtype)
@@ -492,6 +535,24 @@ class Matrix:
                               algorithm=algorithm)
 
         return LinearOperator(self.shape, matvec=matvec, rmatvec=rmatvec, dtype=self.dtype)
+
+
+def _dense_layout(shape, strides, itemsize):
+    """("C", ld) when the rows of a 2-D array are contiguous, ("F", ld) when its columns are (ld in
+    elements), None when neither is (negative or doubly strided): what SpMM can read in place."""
+    rows, cols = shape
+    if rows == 0 or cols == 0:  # NumPy and CuPy give empty arrays zero strides
+        return ("C", max(cols, 1))
+    s0, s1 = strides
+    if s0 % itemsize or s1 % itemsize:
+        return None
+    s0 //= itemsize
+    s1 //= itemsize
+    if (cols <= 1 or s1 == 1) and (rows <= 1 or s0 >= max(cols, 1)):
+        return ("C", max(cols, 1) if rows <= 1 else s0)
+    if (rows <= 1 or s0 == 1) and (cols <= 1 or s1 >= max(rows, 1)):
+        return ("F", max(rows, 1) if cols <= 1 else s1)
+    return None
 
 
 def _ndim(x):

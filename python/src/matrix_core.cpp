@@ -15,11 +15,13 @@
 
 #include "cuda_support.hpp"
 #include "spmv/error.hpp"
+#include "spmv/spmm.hpp"
 
 #if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
 #include "spmv/cuda/linear_operator.hpp"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/cuda/solvers.hpp"
+#include "spmv/cuda/spmm.hpp"
 #include "spmv/cuda/tuned_plan.hpp"
 #define SPMV_PYTHON_CUDA 1
 #else
@@ -74,6 +76,28 @@ void check_sizes(std::int64_t rows, std::int64_t cols, Operation op, std::size_t
 void check_no_overlap(std::uintptr_t x, std::size_t x_bytes, std::uintptr_t y, std::size_t y_bytes) {
   if (x_bytes == 0 || y_bytes == 0) return;
   if (x < y + y_bytes && y < x + x_bytes) throw InvalidArgument("x and y overlap in memory; pass separate arrays");
+}
+
+// The dense view of a 2-D host array from its strides: row-major when its rows are contiguous
+// (stride 1 across columns), column-major when its columns are; a dimension of extent <= 1 has any
+// stride. Anything else (negative or doubly strided) is refused; the Python side copies such arrays.
+template <class T, class Array>
+DenseView<T> dense_view(const Array& a, const char* name) {
+  const std::int64_t rows = static_cast<std::int64_t>(a.shape(0)), cols = static_cast<std::int64_t>(a.shape(1));
+  const std::int64_t s0 = a.stride(0), s1 = a.stride(1);
+  auto* data = static_cast<T*>(a.data());
+  if (rows == 0 || cols == 0) return {data, rows, cols, std::max<std::int64_t>(cols, 1), Layout::RowMajor};
+  if ((cols <= 1 || s1 == 1) && (rows <= 1 || s0 >= std::max<std::int64_t>(cols, 1)))
+    return {data, rows, cols, rows <= 1 ? std::max<std::int64_t>(cols, 1) : s0, Layout::RowMajor};
+  if ((rows <= 1 || s0 == 1) && (cols <= 1 || s1 >= std::max<std::int64_t>(rows, 1)))
+    return {data, rows, cols, cols <= 1 ? std::max<std::int64_t>(rows, 1) : s1, Layout::ColMajor};
+  throw InvalidArgument(std::string(name) + " (" + shape_text(rows, cols) + ", strides " + std::to_string(s0) + ", " +
+                        std::to_string(s1) + " elements) has no contiguous dimension; pass a C- or F-contiguous array");
+}
+
+template <class Value>
+DenseView<Value> device_dense(const DeviceDense& d) {
+  return {reinterpret_cast<Value*>(d.address), d.rows, d.cols, d.ld, d.row_major ? Layout::RowMajor : Layout::ColMajor};
 }
 
 template <class Value, class Index>
@@ -176,6 +200,63 @@ class TypedMatrix final : public MatrixCore {
                       reinterpret_cast<Value*>(y.address), s);
 #else
     (void)algorithm, (void)alpha, (void)beta, (void)stream;
+    require_cuda_device(ordinal);
+#endif
+  }
+
+  void spmm_host(Target target, Operation op, double alpha, ConstHostDense x, double beta, HostDense y) override {
+    require_dtype<Value>(x.dtype(), "X");
+    require_dtype<Value>(y.dtype(), "Y");
+    const DenseView<const Value> xv = dense_view<const Value>(x, "X");
+    const DenseView<Value> yv = dense_view<Value>(y, "Y");
+    check_no_overlap(reinterpret_cast<std::uintptr_t>(xv.data), static_cast<std::size_t>(xv.extent()) * sizeof(Value),
+                     reinterpret_cast<std::uintptr_t>(yv.data), static_cast<std::size_t>(yv.extent()) * sizeof(Value));
+    const auto a = static_cast<Value>(alpha), b = static_cast<Value>(beta);
+    if (target.backend == Backend::Cpu) {
+      const cpu::SpmmPlan<Value, Index>& plan = cpu_spmm_entry(op);
+      nb::gil_scoped_release release;  // apply() is const and owns no scratch
+      plan.apply(a, xv, b, yv);
+      return;
+    }
+#if SPMV_PYTHON_CUDA
+    cuda::SpmmPlan<Value, Index>& plan = cuda_spmm_entry(target.ordinal, op, nullptr);
+    nb::gil_scoped_release release;
+    DeviceGuard guard(target.ordinal);
+    // Sizes are checked by the plan before any copy is used; copies cover the views' whole extents,
+    // so Y's padding between rows (or columns) comes back as it was.
+    detail::check_dense("spmm", "X", xv, plan.x_rows(), xv.cols);
+    detail::check_dense("spmm", "Y", yv, plan.y_rows(), xv.cols);
+    cuda::DeviceBuffer<Value> dx(std::span<const Value>(xv.data, static_cast<std::size_t>(xv.extent())));
+    cuda::DeviceBuffer<Value> dy(std::span<const Value>(yv.data, static_cast<std::size_t>(yv.extent())));
+    plan.apply(a, DenseView<const Value>{dx.data(), xv.rows, xv.cols, xv.ld, xv.layout}, b,
+               DenseView<Value>{dy.data(), yv.rows, yv.cols, yv.ld, yv.layout}, nullptr);
+    dy.download(std::span<Value>(yv.data, dy.size()));  // synchronizes: errors of the product surface here
+#else
+    require_cuda_device(target.ordinal);
+#endif
+  }
+
+  void spmm_device(int ordinal, Operation op, double alpha, DeviceDense x, double beta, DeviceDense y,
+                   std::uintptr_t stream) override {
+#if SPMV_PYTHON_CUDA
+    require_cuda_device(ordinal);
+    DeviceGuard guard(ordinal);
+    const DenseView<const Value> xv = device_dense<Value>(x);
+    const DenseView<Value> yv = device_dense<Value>(y);
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
+    cuda::SpmmPlan<Value, Index>& plan = cuda_spmm_entry(ordinal, op, s);
+    detail::check_dense("spmm", "X", xv, plan.x_rows(), xv.cols);
+    detail::check_dense("spmm", "Y", yv, plan.y_rows(), xv.cols);
+    check_device_vector(x.address, static_cast<std::size_t>(xv.extent()), sizeof(Value), ordinal, "X");
+    check_device_vector(y.address, static_cast<std::size_t>(yv.extent()), sizeof(Value), ordinal, "Y");
+    check_no_overlap(x.address, static_cast<std::size_t>(xv.extent()) * sizeof(Value), y.address,
+                     static_cast<std::size_t>(yv.extent()) * sizeof(Value));
+    nb::gil_scoped_release release;
+    if (x.stream) stream_wait(stream, x.stream);
+    if (y.stream) stream_wait(stream, y.stream);
+    plan.apply(static_cast<Value>(alpha), xv, static_cast<Value>(beta), yv, s);
+#else
+    (void)op, (void)alpha, (void)x, (void)beta, (void)y, (void)stream;
     require_cuda_device(ordinal);
 #endif
   }
@@ -298,6 +379,13 @@ class TypedMatrix final : public MatrixCore {
     return *it->second;
   }
 
+  const cpu::SpmmPlan<Value, Index>& cpu_spmm_entry(Operation op) {
+    auto it = cpu_spmm_.find(op);
+    if (it == cpu_spmm_.end())
+      it = cpu_spmm_.emplace(op, std::make_unique<cpu::SpmmPlan<Value, Index>>(a_, op, options_.threads)).first;
+    return *it->second;
+  }
+
 #if SPMV_PYTHON_CUDA
   // A Plan, or a TunedPlan for algorithm "tune" (include/spmv/cuda/tuned_plan.hpp).
   struct DevicePlan {
@@ -331,17 +419,39 @@ class TypedMatrix final : public MatrixCore {
   struct DeviceState {
     cuda::DeviceCsr<Value, Index> csr;  // uploaded once per device
     std::map<Key, std::unique_ptr<DevicePlan>> plans;  // declared after csr: destroyed before it
+    std::map<Operation, std::unique_ptr<cuda::SpmmPlan<Value, Index>>> spmm_plans;
   };
 
-  DevicePlan& cuda_entry(int ordinal, Algorithm algorithm, Operation op, cudaStream_t stream) {
-    require_cuda_device(ordinal);
-    DeviceGuard guard(ordinal);
+  // The device's state, the matrix uploaded on first use (the caller holds a DeviceGuard).
+  typename std::map<int, std::unique_ptr<DeviceState>>::iterator device_state(int ordinal, cudaStream_t stream) {
     auto device = devices_.find(ordinal);
     if (device == devices_.end()) {
       auto state = std::make_unique<DeviceState>();
       state->csr = cuda::DeviceCsr<Value, Index>(a_, stream);
       device = devices_.emplace(ordinal, std::move(state)).first;
     }
+    return device;
+  }
+
+  cuda::SpmmPlan<Value, Index>& cuda_spmm_entry(int ordinal, Operation op, cudaStream_t stream) {
+    require_cuda_device(ordinal);
+    DeviceGuard guard(ordinal);
+    auto& state = *device_state(ordinal, stream)->second;
+    auto it = state.spmm_plans.find(op);
+    if (it == state.spmm_plans.end()) {
+      Options options = options_;
+      options.device = ordinal;
+      it = state.spmm_plans
+               .emplace(op, std::make_unique<cuda::SpmmPlan<Value, Index>>(state.csr.view(), op, options, stream))
+               .first;
+    }
+    return *it->second;
+  }
+
+  DevicePlan& cuda_entry(int ordinal, Algorithm algorithm, Operation op, cudaStream_t stream) {
+    require_cuda_device(ordinal);
+    DeviceGuard guard(ordinal);
+    auto device = device_state(ordinal, stream);
     auto& plans = device->second->plans;
     auto it = plans.find({algorithm, op});
     if (it == plans.end()) {
@@ -363,6 +473,7 @@ class TypedMatrix final : public MatrixCore {
   CsrMatrix<Value, Index> a_;
   Options options_;
   std::map<Key, std::unique_ptr<Operator<Value, Index>>> cpu_;
+  std::map<Operation, std::unique_ptr<cpu::SpmmPlan<Value, Index>>> cpu_spmm_;
 };
 
 // One copy of a user array into the library's storage, converting the element type on the way.
@@ -625,6 +736,27 @@ void bind_matrix(nb::module_& m) {
           },
           nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("transpose"), nb::arg("alpha"), nb::arg("x"),
           nb::arg("x_size"), nb::arg("x_stream"), nb::arg("beta"), nb::arg("y"), nb::arg("y_size"),
+          nb::arg("y_stream"), nb::arg("stream"))
+      .def(
+          "spmm_host",
+          [](MatrixCore& self, const std::string& backend, int ordinal, bool transpose, double alpha, ConstHostDense x,
+             double beta, HostDense y) {
+            self.spmm_host(target_from(backend, ordinal), operation_from(transpose), alpha, x, beta, y);
+          },
+          nb::arg("backend"), nb::arg("ordinal"), nb::arg("transpose"), nb::arg("alpha"), nb::arg("x").noconvert(),
+          nb::arg("beta"), nb::arg("y").noconvert())
+      .def(
+          "spmm_device",
+          [](MatrixCore& self, int ordinal, bool transpose, double alpha, std::uintptr_t x, std::int64_t x_rows,
+             std::int64_t x_cols, std::int64_t x_ld, bool x_row_major, std::uintptr_t x_stream, double beta,
+             std::uintptr_t y, std::int64_t y_rows, std::int64_t y_cols, std::int64_t y_ld, bool y_row_major,
+             std::uintptr_t y_stream, std::uintptr_t stream) {
+            self.spmm_device(ordinal, operation_from(transpose), alpha, {x, x_rows, x_cols, x_ld, x_row_major, x_stream},
+                             beta, {y, y_rows, y_cols, y_ld, y_row_major, y_stream}, stream);
+          },
+          nb::arg("ordinal"), nb::arg("transpose"), nb::arg("alpha"), nb::arg("x"), nb::arg("x_rows"),
+          nb::arg("x_cols"), nb::arg("x_ld"), nb::arg("x_row_major"), nb::arg("x_stream"), nb::arg("beta"),
+          nb::arg("y"), nb::arg("y_rows"), nb::arg("y_cols"), nb::arg("y_ld"), nb::arg("y_row_major"),
           nb::arg("y_stream"), nb::arg("stream"))
       .def(
           "plan_info",

@@ -26,6 +26,11 @@ namespace nb = nanobind;
 using HostVector = nb::ndarray<nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using ConstHostVector = nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
+// 2-D host arrays of any strides (SpMM); the layout is read from the strides at the call, which needs
+// one dimension of unit stride (spmv/_matrix.py makes such a copy of anything else).
+using HostDense = nb::ndarray<nb::ndim<2>, nb::device::cpu>;
+using ConstHostDense = nb::ndarray<nb::ro, nb::ndim<2>, nb::device::cpu>;
+
 // Where a product runs: the CPU, or CUDA device `ordinal`.
 struct Target {
   Backend backend = Backend::Cpu;
@@ -37,6 +42,15 @@ struct Target {
 struct DeviceVector {
   std::uintptr_t address = 0;
   std::size_t size = 0;
+  std::uintptr_t stream = 0;
+};
+
+// A 2-D device array for SpMM: address, shape, leading dimension and layout (in elements), and the
+// stream its producer last wrote it on (0: none given).
+struct DeviceDense {
+  std::uintptr_t address = 0;
+  std::int64_t rows = 0, cols = 0, ld = 0;
+  bool row_major = true;
   std::uintptr_t stream = 0;
 };
 
@@ -81,6 +95,12 @@ class MatrixCore {
   // streams; nothing is copied and nothing waits for the result.
   virtual void apply_device(int ordinal, Algorithm algorithm, Operation op, double alpha, DeviceVector x,
                             double beta, DeviceVector y, std::uintptr_t stream) = 0;
+  // SpMM, Y = alpha*op(A)*X + beta*Y (include/spmv/spmm.hpp, include/spmv/cuda/spmm.hpp), with the
+  // SpMM plan cached per (device, operation). Host arrays: the CPU plan, or on CUDA one upload of X and
+  // Y and one download of Y per call. Device arrays: in place on `stream`, after the producers' streams.
+  virtual void spmm_host(Target target, Operation op, double alpha, ConstHostDense x, double beta, HostDense y) = 0;
+  virtual void spmm_device(int ordinal, Operation op, double alpha, DeviceDense x, double beta, DeviceDense y,
+                           std::uintptr_t stream) = 0;
   // Solves A x = b (x holds x0) with the cached plan of (algorithm, non-transposed); Jacobi takes the
   // matrix's diagonal. Host arrays: the CPU operator, or on CUDA one upload of b, x0 and the diagonal
   // and one download of x. Device arrays: in place on `stream`, after the producers' streams; returns
