@@ -420,6 +420,26 @@ TEST_F(Cli, BenchProfileNeedsTheCudaBackend) {
   EXPECT_NE(r.err.find("--profile reads GPU counters"), std::string::npos) << r.err;
 }
 
+// --k: SpMM rows (on the CPU spmv's SpMM and its k-SpMV baseline), verified, k and layout in the policy.
+TEST_F(Cli, BenchSpmmRowsOnTheCpu) {
+  const CliResult r = run("bench --gen poisson2d:n=20 --backend cpu --k 5 --layout col --beta 0.5 --transpose "
+                          "--precision both --reps 7 --min-sample-ms 0.1 --bandwidth 10 --quiet --csv " + arg("spmm.csv"));
+  EXPECT_OK(r);
+  const auto rows = read_csv(file("spmm.csv"));
+  ASSERT_EQ(rows.size(), 4u);  // (k-spmv, spmm) x (f64, f32)
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("verified"), "ok") << row.at("algorithm") << ": " << row.at("message");
+    EXPECT_EQ(row.at("op"), "T");
+    EXPECT_EQ(row.at("policy").rfind("k=5 column-major;", 0), 0u) << row.at("policy");
+  }
+  EXPECT_EQ(rows[0].at("algorithm"), "k-spmv");
+  EXPECT_EQ(rows[1].at("algorithm"), "spmm");
+  EXPECT_EQ(rows[1].at("vendor_baseline"), "k-spmv");
+  const CliResult refused = run("bench --gen poisson2d:n=8 --backend cpu --k 4 --algo auto --reps 7 --bandwidth 10");
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("--k runs spmv's SpMM"), std::string::npos) << refused.err;
+}
+
 TEST_F(Cli, BenchVerificationFailureIsLoudAndFails) {
   const CliResult r = run("bench --gen poisson2d:n=8 --backend cpu --algo reference,row-loop --reps 7 "
                           "--bandwidth 10 --quiet --inject-fault --csv " + arg("out.csv"));
