@@ -37,11 +37,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 // +-15%) of the scalar loop on poisson2d n=1000, stencil27 n=60 and rmat scale 18; 4 keeps the
 // horizontal sum to rows long enough to amortise it on any target.
 constexpr std::int64_t kDirectRowVectors = 4;
+// ... and at least this many nonzeros whatever the vector length: on the 2-core Zen 4 VM (AVX-512, one
+// thread, 2026-11-26, CPU ms, same process) f64 rows of 32 (4 vectors of 8) ran slower through the
+// 8-lane gathers than through the scalar loop: mostly_empty (rows of 32 or 0) 6.6 ms against 4.2-4.8.
+// Shorter rows gained nothing measurable on Zen 3 either.
+constexpr std::int64_t kDirectRowMin = 64;
 
 // That threshold in nonzeros on this target (simd_row_threshold).
 template <class Value, class Index>
 HWY_INLINE std::int64_t direct_row_length() {
-  return kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));
+  const std::int64_t vectors = kDirectRowVectors * static_cast<std::int64_t>(hn::Lanes(GatherTag<Value, Index>()));
+  return vectors > kDirectRowMin ? vectors : kDirectRowMin;
 }
 
 template <class Value, class Index>

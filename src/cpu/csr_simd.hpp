@@ -26,8 +26,8 @@ bool simd_fits(std::int64_t cols) {
 // The Highway target the dispatcher picks on this CPU, e.g. "AVX2" (for policy strings).
 std::string simd_target();
 
-// Rows of at least this many nonzeros take the vector dot product on this CPU's target (four vectors:
-// 64 f32 / 32 f64 on AVX-512). Shorter rows run the scalar loop.
+// Rows of at least this many nonzeros take the vector dot product on this CPU's target (four vectors and
+// at least 64: 64 f32 and f64 on AVX-512). Shorter rows run the scalar loop.
 template <class Value, class Index>
 std::int64_t simd_row_threshold();
 
