@@ -202,6 +202,9 @@ SpmmPlan<Value, Index>::SpmmPlan(CsrView<Value, Index> matrix, Operation op, con
   impl_->matrix = matrix;
   impl_->op = op;
   impl_->block = warp_block_size(options.block_size, spmm_policy().block_size, "spmm");
+  if (impl_->block > spmm::kSpmmMaxBlock)
+    throw InvalidArgument("spmm: block_size must be at most " + std::to_string(spmm::kSpmmMaxBlock) + ", got " +
+                          std::to_string(impl_->block));
   if (matrix.rows > 0 && matrix.nnz > 0) {
     const RowStatistics stats = row_statistics(matrix, stream);
     impl_->col_lanes = col_lanes_for(stats.mean);

@@ -62,7 +62,7 @@ __device__ __forceinline__ void col_major_segment(const CsrView<Value, Index>& a
 // Y = alpha * A * X + beta * Y, X column-major (leading dimension ldx); rows longer than long_row are
 // left to col_major_chunk_kernel.
 template <int W, int R, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+__global__ void __launch_bounds__(kSpmmMaxBlock)
     col_major_kernel(CsrView<Value, Index> a, std::int64_t k, Value alpha, const Value* __restrict__ x,
                      std::int64_t ldx, Value beta, Value* __restrict__ y, Strides ys, std::int64_t long_row) {
   const int lane = threadIdx.x & (W - 1);
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
 }
 
 template <int W, int R, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+__global__ void __launch_bounds__(kSpmmMaxBlock)
     col_major_chunk_kernel(CsrView<Value, Index> a, std::int64_t k, Value alpha, const Value* __restrict__ x,
                            std::int64_t ldx, Value* __restrict__ y, Strides ys, const Chunk<Index>* __restrict__ chunks,
                            std::int64_t num_chunks) {
@@ -111,7 +111,7 @@ __device__ __forceinline__ void col_major_scatter(const CsrView<Value, Index>& a
 }
 
 template <int W, int R, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+__global__ void __launch_bounds__(kSpmmMaxBlock)
     col_major_transpose_kernel(CsrView<Value, Index> a, std::int64_t k, Value alpha, const Value* __restrict__ x,
                                std::int64_t ldx, Value* __restrict__ y, Strides ys, std::int64_t long_row) {
   const int lane = threadIdx.x & (W - 1);
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
 }
 
 template <int W, int R, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+__global__ void __launch_bounds__(kSpmmMaxBlock)
     col_major_transpose_chunk_kernel(CsrView<Value, Index> a, std::int64_t k, Value alpha, const Value* __restrict__ x,
                                      std::int64_t ldx, Value* __restrict__ y, Strides ys,
                                      const Chunk<Index>* __restrict__ chunks, std::int64_t num_chunks) {

@@ -19,6 +19,12 @@
 
 namespace spmv::cuda::spmm {
 
+// The largest block the SpMM kernels take (their __launch_bounds__): 512 threads allow up to 128
+// registers a thread. At 1024 (the SpMV kernels' bound, 64 registers) the f64 32x2 tile spilled
+// 116-148 bytes; at 512 ptxas (CUDA 13, sm_90, -Xptxas -v) still keeps most kernels at <= 64
+// registers by choice, with spills of at most 48 bytes in the f64 / int64 row-major kernels.
+inline constexpr int kSpmmMaxBlock = 512;
+
 // Strides of Y: entry (i, j) at y[i * row + j * col] (either layout).
 struct Strides {
   std::int64_t row;
@@ -58,13 +64,24 @@ __device__ __forceinline__ void broadcast_row(const Index* __restrict__ col_idx,
   }
 }
 
+// Nonzeros of one broadcast batch whose X loads a lane issues before it uses any of them: 8 loads a
+// lane (8 nonzeros at R = 1, 4 at R = 2), so that a sub-warp keeps several X rows in flight even on
+// rows shorter than its width (a plain loop waits for each load in turn). Not measured yet.
+template <int L, int R>
+inline constexpr int kBroadcastGroup = L < 8 / R ? L : 8 / R;
+
 // Row `row`'s nonzeros [begin, end) times X's columns, all tiles: Y(row, :) = alpha * sum + beta * Y(row, :),
-// or, for a chunk of a long row (Atomic), Y(row, :) += alpha * sum with atomics.
+// or, for a chunk of a long row (Atomic), Y(row, :) += alpha * sum with atomics. The nonzeros are loaded
+// L at a time (one per lane) and broadcast in groups of kBroadcastGroup<L, R>: the group's shuffles and X
+// loads first, then its FMAs. Broadcast slots past the batch's end carry value 0 and load nothing, so
+// NaN or Inf in X rows the row does not touch never reach Y.
 template <int L, int R, bool Atomic, class Value, class Index>
 __device__ __forceinline__ void row_major_segment(const CsrView<Value, Index>& a, std::int64_t k, Value alpha,
                                                   const Value* __restrict__ x, std::int64_t ldx, Value beta,
                                                   Value* __restrict__ y, Strides ys, std::int64_t row,
                                                   std::int64_t begin, std::int64_t end, int lane) {
+  constexpr int G = kBroadcastGroup<L, R>;
+  const unsigned mask = subwarp_mask<L>();
   for (std::int64_t c0 = 0; c0 < k; c0 += L * R) {
     const std::int64_t first = c0 + lane;  // this lane's first column
     bool valid[R];
@@ -74,12 +91,35 @@ __device__ __forceinline__ void row_major_segment(const CsrView<Value, Index>& a
       valid[r] = first + r * L < k;
       acc[r] = Value(0);
     }
-    broadcast_row<L>(a.col_idx, a.values, begin, end, lane, [&](Index column, Value value) {
-      const Value* xr = x + std::int64_t(column) * ldx + first;
+    for (std::int64_t base = begin; base < end; base += L) {
+      const std::int64_t p = base + lane;
+      Index my_column = 0;
+      Value my_value = 0;
+      if (p < end) {
+        my_column = __ldg(a.col_idx + p);
+        my_value = __ldg(a.values + p);
+      }
+      const int n = end - base < L ? static_cast<int>(end - base) : L;  // uniform over the sub-warp
+      for (int t0 = 0; t0 < n; t0 += G) {
+        Value value[G];
+        Value xv[G][R];
 #pragma unroll
-      for (int r = 0; r < R; ++r)
-        if (valid[r]) acc[r] += value * __ldg(xr + r * L);
-    });
+        for (int u = 0; u < G; ++u) {
+          const int t = t0 + u;
+          const Index column = __shfl_sync(mask, my_column, t, L);
+          const Value v = __shfl_sync(mask, my_value, t, L);
+          const bool live = t < n;
+          value[u] = live ? v : Value(0);
+          const Value* xr = x + std::int64_t(column) * ldx + first;
+#pragma unroll
+          for (int r = 0; r < R; ++r) xv[u][r] = live && valid[r] ? __ldg(xr + r * L) : Value(0);
+        }
+#pragma unroll
+        for (int u = 0; u < G; ++u)
+#pragma unroll
+          for (int r = 0; r < R; ++r) acc[r] += value[u] * xv[u][r];
+      }
+    }
 #pragma unroll
     for (int r = 0; r < R; ++r)
       if (valid[r]) {
@@ -93,7 +133,7 @@ __device__ __forceinline__ void row_major_segment(const CsrView<Value, Index>& a
 // Y = alpha * A * X + beta * Y, X row-major (leading dimension ldx); rows longer than long_row are left
 // to row_major_chunk_kernel.
 template <int L, int R, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+__global__ void __launch_bounds__(kSpmmMaxBlock)
     row_major_kernel(CsrView<Value, Index> a, std::int64_t k, Value alpha, const Value* __restrict__ x,
                      std::int64_t ldx, Value beta, Value* __restrict__ y, Strides ys, std::int64_t long_row) {
   const int lane = threadIdx.x & (L - 1);
@@ -109,7 +149,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
 // The long rows' chunks, one sub-warp each: Y(row, :) += alpha * (chunk's part of the row) X, after the
 // plan set those rows of Y to beta * Y.
 template <int L, int R, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+__global__ void __launch_bounds__(kSpmmMaxBlock)
     row_major_chunk_kernel(CsrView<Value, Index> a, std::int64_t k, Value alpha, const Value* __restrict__ x,
                            std::int64_t ldx, Value* __restrict__ y, Strides ys, const Chunk<Index>* __restrict__ chunks,
                            std::int64_t num_chunks) {
@@ -147,7 +187,7 @@ __device__ __forceinline__ void row_major_scatter(const CsrView<Value, Index>& a
 }
 
 template <int L, int R, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+__global__ void __launch_bounds__(kSpmmMaxBlock)
     row_major_transpose_kernel(CsrView<Value, Index> a, std::int64_t k, Value alpha, const Value* __restrict__ x,
                                std::int64_t ldx, Value* __restrict__ y, Strides ys, std::int64_t long_row) {
   const int lane = threadIdx.x & (L - 1);
@@ -161,7 +201,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
 }
 
 template <int L, int R, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+__global__ void __launch_bounds__(kSpmmMaxBlock)
     row_major_transpose_chunk_kernel(CsrView<Value, Index> a, std::int64_t k, Value alpha, const Value* __restrict__ x,
                                      std::int64_t ldx, Value* __restrict__ y, Strides ys,
                                      const Chunk<Index>* __restrict__ chunks, std::int64_t num_chunks) {
