@@ -184,6 +184,62 @@ TEST(CudaSolversDevice, PlanOperatorBadInputAndZeroRhs) {
   EXPECT_EQ(dx.to_host(), zero);
 }
 
+// SolverOptions::device_global_sum, the distributed solves' hook, on one process: a hook that leaves
+// the sums alone must give bitwise the solve without it (DeviceRun::global_rows sums each row's
+// partials in finish_sum's order, so reading its total at count 1 is the same double), while being
+// called for every reduction; the fused CG and graph capture refuse it, as does the host hook.
+TEST(CudaSolversDevice, DeviceGlobalSumHookKeepsTheSolve) {
+  SKIP_WITHOUT_CUDA();
+  const auto a = convert<double, std::int32_t>(gen::poisson2d(40));
+  cuda::DeviceCsr<double, std::int32_t> csr(a);
+  cuda::Plan<double, std::int32_t> plan(csr.view());
+  cuda::PlanOperator<double, std::int32_t> op(plan);
+  const std::size_t n = a.rows;
+  const auto b = random_rhs(a.rows, 3);
+  const auto diagonal = matrix_diagonal(a);
+  cuda::DeviceBuffer<double> db{std::span<const double>(b)}, dd{std::span<const double>(diagonal)};
+  for (SolverMethod m : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres})
+    for (bool jacobi : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(m)) + (jacobi ? " jacobi" : ""));
+      SolverOptions o;
+      o.method = m;
+      o.fused = false;
+      o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+      o.tolerance = 1e-9;
+      o.restart = 12;
+      o.record_history = true;
+      const auto solve = [&](const SolverOptions& options) {
+        cuda::DeviceBuffer<double> dx{std::span<const double>(std::vector<double>(n, 0.0))};
+        const SolverResult r = cuda::solve<double>(op, db.data(), dx.data(), options, dd.data());
+        return std::pair(r, dx.to_host());
+      };
+      const auto [plain, x_plain] = solve(o);
+      int calls = 0;
+      o.device_global_sum = [&calls](double* values, int count, CUstream_st*) {
+        EXPECT_NE(values, nullptr);
+        EXPECT_GE(count, 1);
+        ++calls;
+      };
+      const auto [hooked, x_hooked] = solve(o);
+      ASSERT_TRUE(hooked.converged) << hooked.breakdown;
+      EXPECT_EQ(hooked.iterations, plain.iterations);
+      EXPECT_EQ(hooked.history, plain.history);
+      EXPECT_EQ(x_hooked, x_plain);
+      EXPECT_GT(calls, hooked.iterations);  // at least one reduction per iteration, plus setup and end
+    }
+  cuda::DeviceBuffer<double> dx(n);
+  SolverOptions fused;
+  fused.device_global_sum = [](double*, int, CUstream_st*) {};
+  EXPECT_THROW(cuda::solve<double>(op, db.data(), dx.data(), fused), InvalidArgument);  // fused CG
+  SolverOptions graph = fused;
+  graph.fused = false;
+  graph.graph = true;
+  EXPECT_THROW(cuda::solve<double>(op, db.data(), dx.data(), graph), InvalidArgument);
+  SolverOptions host;
+  host.global_sum = [](std::span<double>) {};
+  EXPECT_THROW(cuda::solve<double>(op, db.data(), dx.data(), host), InvalidArgument);
+}
+
 TEST(CudaSolversDevice, BreakdownsAreReported) {
   SKIP_WITHOUT_CUDA();
   auto dense = [](std::int64_t n, std::vector<double> v) {
