@@ -22,7 +22,8 @@ namespace spmv::cpu {
 // A plan bound to one matrix (docs/ALGORITHMS.md "SpMM"). Rows are split into blocks of about equal
 // rows + nonzeros, run by OpenMP threads; each row is walked once per tile of X's columns (tiles of
 // 32/16/8/4/2/1 columns, the widest that fits what is left), the tile's sums held in a small array the
-// compiler vectorises. op = Transpose: the plan builds A^T once (a second copy of A, extra_bytes) and
+// compiler vectorises (AVX-512 or AVX2 with FMA when the CPU has them, chosen at run time;
+// SPMV_CPU_SIMD=0 keeps the x86-64 baseline). op = Transpose: the plan builds A^T once (a second copy of A, extra_bytes) and
 // runs the same kernel on it, so that the product has no scatter and every output is written by one
 // thread: deterministic for any thread count.
 // apply() is const and allocates nothing; the plan owns no per-product scratch, so any number of
@@ -45,6 +46,7 @@ class SpmmPlan {
   CsrMatrix<Value, Index> a_;  // op(A) as a CSR matrix: A, or A^T
   Operation op_;
   int threads_;
+  int isa_;                        // the instruction set the row loop runs (src/cpu/spmm.cpp)
   std::vector<Index> block_rows_;  // row-block boundaries (blocks + 1)
 };
 

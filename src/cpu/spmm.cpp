@@ -11,7 +11,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "cpu/instantiate.hpp"
 #include "spmv/error.hpp"
@@ -32,8 +34,10 @@ constexpr std::int64_t kMultiplyAddsPerThread = 16384 * 4;
 constexpr int kBlocksPerThread = 4;
 
 // acc[t] = sum_p val[p] * X(col[p], c0 + t) for the T columns of the tile; x points at X(0, c0).
+#define SPMV_SPMM_INLINE [[gnu::always_inline]] inline
+
 template <int T, bool ContiguousTile, class Value, class Index>
-inline void row_tile(const Index* __restrict col, const Value* __restrict val, std::int64_t begin, std::int64_t end,
+SPMV_SPMM_INLINE void row_tile(const Index* __restrict col, const Value* __restrict val, std::int64_t begin, std::int64_t end,
                      const Value* __restrict x, std::int64_t x_row_stride, std::int64_t x_col_stride,
                      Value* __restrict acc) {
   for (int t = 0; t < T; ++t) acc[t] = Value(0);
@@ -50,7 +54,7 @@ inline void row_tile(const Index* __restrict col, const Value* __restrict val, s
 }
 
 template <int T, class Value>
-inline void store_tile(const Value* __restrict acc, Value alpha, Value beta, Value* __restrict y,
+SPMV_SPMM_INLINE void store_tile(const Value* __restrict acc, Value alpha, Value beta, Value* __restrict y,
                        std::int64_t y_col_stride) {
   if (beta == Value(0)) {
     for (int t = 0; t < T; ++t) y[t * y_col_stride] = alpha * acc[t];
@@ -60,7 +64,7 @@ inline void store_tile(const Value* __restrict acc, Value alpha, Value beta, Val
 }
 
 template <int T, bool ContiguousTile, class Value, class Index>
-inline void run_tile(const CsrMatrix<Value, Index>& a, std::int64_t row, Value alpha, const DenseView<const Value>& x,
+SPMV_SPMM_INLINE void run_tile(const CsrMatrix<Value, Index>& a, std::int64_t row, Value alpha, const DenseView<const Value>& x,
                      Value beta, const DenseView<Value>& y, std::int64_t c0) {
   alignas(64) Value acc[T];
   row_tile<T, ContiguousTile>(a.col_idx.data(), a.values.data(), a.row_ptr[row], a.row_ptr[row + 1],
@@ -69,8 +73,8 @@ inline void run_tile(const CsrMatrix<Value, Index>& a, std::int64_t row, Value a
 }
 
 template <bool ContiguousTile, class Value, class Index>
-void run_rows(const CsrMatrix<Value, Index>& a, std::int64_t first, std::int64_t last, Value alpha,
-              const DenseView<const Value>& x, Value beta, const DenseView<Value>& y) {
+SPMV_SPMM_INLINE void run_rows(const CsrMatrix<Value, Index>& a, std::int64_t first, std::int64_t last, Value alpha,
+                               const DenseView<const Value>& x, Value beta, const DenseView<Value>& y) {
   const std::int64_t k = x.cols;
   for (std::int64_t row = first; row < last; ++row) {
     for (std::int64_t c0 = 0; c0 < k;) {
@@ -99,6 +103,60 @@ void run_rows(const CsrMatrix<Value, Index>& a, std::int64_t first, std::int64_t
   }
 }
 
+// The instruction sets the row loop is compiled for, chosen once per plan from the CPU (GCC function
+// targets: the helpers above are always inlined, so each entry below compiles the whole loop with its
+// vector width and FMA). The library itself is built for the x86-64 baseline (SSE2, no FMA), where the
+// tile loop runs 2 doubles or 4 floats a step. SPMV_CPU_SIMD=0 forces the baseline, as for the SpMV kernels.
+enum class Isa { Baseline, Avx2, Avx512 };
+
+inline std::string_view to_string(Isa isa) {
+  return isa == Isa::Avx512 ? "avx512" : isa == Isa::Avx2 ? "avx2" : "baseline";
+}
+
+Isa detect_isa() {
+  const char* env = std::getenv("SPMV_CPU_SIMD");
+  if (env && std::string_view(env) == "0") return Isa::Baseline;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+    return Isa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::Avx2;
+#endif
+  return Isa::Baseline;
+}
+
+template <bool ContiguousTile, class Value, class Index>
+void rows_baseline(const CsrMatrix<Value, Index>& a, std::int64_t first, std::int64_t last, Value alpha,
+                   const DenseView<const Value>& x, Value beta, const DenseView<Value>& y) {
+  run_rows<ContiguousTile>(a, first, last, alpha, x, beta, y);
+}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <bool ContiguousTile, class Value, class Index>
+[[gnu::target("avx2,fma")]] void rows_avx2(const CsrMatrix<Value, Index>& a, std::int64_t first, std::int64_t last,
+                                           Value alpha, const DenseView<const Value>& x, Value beta,
+                                           const DenseView<Value>& y) {
+  run_rows<ContiguousTile>(a, first, last, alpha, x, beta, y);
+}
+template <bool ContiguousTile, class Value, class Index>
+[[gnu::target("avx512f,avx512vl,avx2,fma")]] void rows_avx512(const CsrMatrix<Value, Index>& a, std::int64_t first,
+                                                              std::int64_t last, Value alpha,
+                                                              const DenseView<const Value>& x, Value beta,
+                                                              const DenseView<Value>& y) {
+  run_rows<ContiguousTile>(a, first, last, alpha, x, beta, y);
+}
+#endif
+
+template <bool ContiguousTile, class Value, class Index>
+void rows_for(Isa isa, const CsrMatrix<Value, Index>& a, std::int64_t first, std::int64_t last, Value alpha,
+              const DenseView<const Value>& x, Value beta, const DenseView<Value>& y) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (isa == Isa::Avx512) return rows_avx512<ContiguousTile>(a, first, last, alpha, x, beta, y);
+  if (isa == Isa::Avx2) return rows_avx2<ContiguousTile>(a, first, last, alpha, x, beta, y);
+#endif
+  (void)isa;
+  rows_baseline<ContiguousTile>(a, first, last, alpha, x, beta, y);
+}
+
 // Y = beta * Y (Y = 0 when beta == 0, never reading Y).
 template <class Value>
 void scale_dense(Value beta, const DenseView<Value>& y, int threads) {
@@ -114,7 +172,7 @@ void scale_dense(Value beta, const DenseView<Value>& y, int threads) {
 
 template <class Value, class Index>
 SpmmPlan<Value, Index>::SpmmPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads)
-    : op_(op), threads_(threads > 0 ? threads : omp_get_max_threads()) {
+    : op_(op), threads_(threads > 0 ? threads : omp_get_max_threads()), isa_(static_cast<int>(detect_isa())) {
   validate(a);
   a_ = op == Operation::NonTranspose ? a : transpose(a);
   // Block b starts at the first row r with r + row_ptr[r] >= b * (rows + nnz) / blocks (the merge
@@ -155,16 +213,16 @@ void SpmmPlan<Value, Index>::apply(Value alpha, DenseView<const Value> x, Value 
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
   for (std::int64_t b = 0; b < blocks; ++b) {
     if (contiguous)
-      run_rows<true>(a_, block_rows_[b], block_rows_[b + 1], alpha, x, beta, y);
+      rows_for<true>(static_cast<Isa>(isa_), a_, block_rows_[b], block_rows_[b + 1], alpha, x, beta, y);
     else
-      run_rows<false>(a_, block_rows_[b], block_rows_[b + 1], alpha, x, beta, y);
+      rows_for<false>(static_cast<Isa>(isa_), a_, block_rows_[b], block_rows_[b + 1], alpha, x, beta, y);
   }
 }
 
 template <class Value, class Index>
 std::string SpmmPlan<Value, Index>::policy() const {
   return "cpu-spmm threads=" + std::to_string(threads_) + " blocks=" + std::to_string(block_rows_.size() - 1) +
-         " tile<=" + std::to_string(kMaxTile<Value>) +
+         " tile<=" + std::to_string(kMaxTile<Value>) + " isa=" + std::string(to_string(static_cast<Isa>(isa_))) +
          (op_ == Operation::Transpose ? " explicit-transpose" : "");
 }
 
