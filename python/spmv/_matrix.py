@@ -534,7 +534,14 @@ class Matrix:
             return self.apply(cupy.ascontiguousarray(x.reshape(-1)), transpose=True, device="cuda",
                               algorithm=algorithm)
 
-        return LinearOperator(self.shape, matvec=matvec, rmatvec=rmatvec, dtype=self.dtype)
+        def matmat(x):  # one SpMM on the device
+            return self._columns(x, False, "cuda")
+
+        def rmatmat(x):
+            return self._columns(x, True, "cuda")
+
+        return LinearOperator(self.shape, matvec=matvec, rmatvec=rmatvec, matmat=matmat, rmatmat=rmatmat,
+                              dtype=self.dtype)
 
 
 def _dense_layout(shape, strides, itemsize):

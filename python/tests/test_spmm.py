@@ -133,3 +133,13 @@ def test_cupy_dtype_is_not_converted():
     a = spmv.Matrix.from_scipy(CASES["poisson2d"])
     with pytest.raises(TypeError, match="dtype"):
         a @ cupy.ones((a.shape[1], 2), dtype=cupy.float32)
+
+
+def test_cupy_linear_operator_matmat():
+    cupy = _cupy_or_skip()
+    s = sp.csr_array(sp.random(300, 200, density=0.05, random_state=9))
+    op = spmv.Matrix.from_scipy(s).as_cupy_linearoperator()
+    x = np.random.default_rng(4).uniform(-1, 1, (200, 6))
+    y = op.matmat(cupy.asarray(x))
+    assert isinstance(y, cupy.ndarray)
+    _check(cupy.asnumpy(y), s, x)
