@@ -332,8 +332,9 @@ class Matrix:
         if cupy is None:
             raise TypeError("a 2-D device array needs CuPy (not installed)")
         kind, ordinal = parse_device(self._device if device is None else device)
-        if kind == "cpu" and device is not None:
-            raise ValueError("X is a CUDA array but device='cpu'; use device='cuda' (or None)")
+        if kind == "cpu":
+            raise ValueError("X is a CUDA array but device='cpu'; use device='cuda' (or None), "
+                             "or copy it to the host explicitly (cupy.asnumpy)")
         if not isinstance(x, cupy.ndarray):
             x = cupy.asarray(x)  # a view of the producer's memory (__cuda_array_interface__ / DLPack), no copy
         if x.dtype != self.dtype:
