@@ -295,7 +295,7 @@ if want spmm; then
     grep -E "FAILED|error" "$OUT/spmm_k$k.log" | head -5
   done
   python3 bench/spmm_summary.py "$OUT/spmm.csv" > "$OUT/spmm_summary.txt" 2>&1
-  tail -12 "$OUT/spmm_summary.txt"
+  cat "$OUT/spmm_summary.txt"
 fi
 
 if want huge; then
