@@ -233,7 +233,8 @@ void SpmmPlan<Value, Index>::split_long_rows(cudaStream_t stream) {
     const std::int64_t begin = row_ptr[r], end = row_ptr[r + 1];
     if (end - begin <= kSplitRowNnz) continue;
     rows.push_back(static_cast<Index>(r));
-    for (std::int64_t c = begin; c < end; c += kChunkNnz) chunks.push_back({c, std::min(c + kChunkNnz, end), static_cast<Index>(r)});
+    for (std::int64_t c = begin; c < end; c += kChunkNnz)
+      chunks.push_back({c, std::min(c + kChunkNnz, end), static_cast<Index>(r)});
   }
   impl_->long_row = kSplitRowNnz;
   impl_->chunks = DeviceBuffer<spmm::Chunk<Index>>(std::span<const spmm::Chunk<Index>>(chunks), stream);
