@@ -15,23 +15,28 @@ template <class Value, class Index>
 void detail::csr_rows_unrolled(const Index* row_ptr, const Index* col, const Value* val, const Value* x,
                                Index r_begin, Index r_end, Value alpha, Value beta, Value* y) {
   if (r_begin >= r_end) return;
-  // k runs on from row to row (rows are contiguous in CSR) rather than being reloaded from row_ptr.
-  Index k = row_ptr[r_begin];
+  // The column and value pointers run on from row to row (rows are contiguous in CSR); each row makes
+  // n / 4 steps, then a pair and a single by the low bits of n.
+  const Index* c = col + row_ptr[r_begin];
+  const Value* v = val + row_ptr[r_begin];
   for (Index r = r_begin; r < r_end; ++r) {
-    const Index end = row_ptr[r + 1];
+    const Index n = row_ptr[r + 1] - row_ptr[r];
+    const Index* const steps_end = c + (n & ~Index{3});
     Value s0 = 0, s1 = 0;
-    for (; end - k >= 4; k += 4) {  // end - k, not k + 4: no overflow near the Index maximum
-      s0 += val[k] * x[col[k]] + val[k + 1] * x[col[k + 1]];
-      s1 += val[k + 2] * x[col[k + 2]] + val[k + 3] * x[col[k + 3]];
+    for (; c != steps_end; c += 4, v += 4) {
+      s0 += v[0] * x[c[0]] + v[1] * x[c[1]];
+      s1 += v[2] * x[c[2]] + v[3] * x[c[3]];
     }
-    if (end - k >= 2) {
-      s0 += val[k] * x[col[k]];
-      s1 += val[k + 1] * x[col[k + 1]];
-      k += 2;
+    if (n & 2) {
+      s0 += v[0] * x[c[0]];
+      s1 += v[1] * x[c[1]];
+      c += 2;
+      v += 2;
     }
-    if (k < end) {
-      s0 += val[k] * x[col[k]];
-      ++k;
+    if (n & 1) {
+      s0 += v[0] * x[c[0]];
+      ++c;
+      ++v;
     }
     const Value s = s0 + s1;
     y[r] = beta == 0 ? alpha * s : alpha * s + beta * y[r];
