@@ -43,10 +43,14 @@ struct SpmmCase {
   std::int64_t ld_pad = 0;  // leading dimension = contiguous extent + ld_pad
   double alpha = 1, beta = 0;
   bool nan_x = false;       // with alpha == 0: X holds NaN and +-Inf everywhere
+  bool other_y_layout = false;  // Y in the other layout than X
+  Layout y_layout() const {
+    return other_y_layout ? (layout == Layout::RowMajor ? Layout::ColMajor : Layout::RowMajor) : layout;
+  }
   std::string describe() const {
     std::ostringstream s;
-    s << "k=" << k << " " << to_string(layout) << " ld_pad=" << ld_pad << " alpha=" << alpha << " beta=" << beta
-      << (nan_x ? " (NaN/Inf in X)" : "");
+    s << "k=" << k << " " << to_string(layout) << (other_y_layout ? " (Y " + std::string(to_string(y_layout())) + ")" : "")
+      << " ld_pad=" << ld_pad << " alpha=" << alpha << " beta=" << beta << (nan_x ? " (NaN/Inf in X)" : "");
     return s.str();
   }
 };
@@ -74,7 +78,7 @@ std::string check_spmm_case(const CsrMatrix<Value, Index>& a, Operation op, cons
   const std::int64_t n_in = op == Operation::NonTranspose ? a.cols : a.rows;
   const std::int64_t n_out = op == Operation::NonTranspose ? a.rows : a.cols;
   SplitMix64 rng(seed);
-  DenseStorage<Value> x(n_in, c.k, c.layout, c.ld_pad), y(n_out, c.k, c.layout, c.ld_pad);
+  DenseStorage<Value> x(n_in, c.k, c.layout, c.ld_pad), y(n_out, c.k, c.y_layout(), c.ld_pad);
   constexpr Value kNaN = std::numeric_limits<Value>::quiet_NaN();
   constexpr Value kInf = std::numeric_limits<Value>::infinity();
   for (std::int64_t i = 0; i < n_in; ++i)
@@ -149,6 +153,9 @@ inline std::vector<SpmmCase> zoo_spmm_cases() {
   }
   for (std::int64_t k : {1, 8, 33})
     for (Layout layout : {Layout::RowMajor, Layout::ColMajor}) cases.push_back({k, layout, k == 8 ? 3 : 0, 0.5, -1.0, false});
+  // X and Y in different layouts (each view carries its own).
+  cases.push_back({6, Layout::RowMajor, 1, 1.0, 0.5, false, true});
+  cases.push_back({9, Layout::ColMajor, 0, -1.0, 0.0, false, true});
   return cases;
 }
 
