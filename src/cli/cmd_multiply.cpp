@@ -1,5 +1,6 @@
 // spmv multiply FILE [--x X] [-o Y] [--y0 Y0 --alpha A --beta B] [--transpose] [--algo NAME]
-// [--precision f32|f64] [--backend cpu|cuda|auto]: one product y = alpha*op(A)*x + beta*y0.
+// [--precision f32|f64] [--backend cpu|cuda|auto] [--semiring NAME]: one product y = alpha*op(A)*x + beta*y0,
+// or y = op(A) ⊕.⊗ x over a semiring (spmv/semiring.hpp).
 #include <cstdint>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "cli_common.hpp"
 #include "distributed/distributed_cli.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/semiring.hpp"
 
 namespace spmv::cli {
 namespace {
@@ -33,6 +35,7 @@ struct MultiplyOptions {
   int threads = 0;
   int device = 0;
   bool quiet = false;
+  std::string semiring = "plus-times";
   ReadOptions read;
   DistributedFlags distributed;
 };
@@ -65,14 +68,40 @@ std::vector<double> multiply(const HostMatrix& master, Backend backend, Algorith
   return {yv.begin(), yv.end()};
 }
 
+// y = op(A) ⊕.⊗ x on the CPU backend, for the semirings other than plus-times.
+template <class Value, class Index>
+std::vector<double> semiring_product(const HostMatrix& master, Semiring semiring, bool transposed,
+                                     const std::vector<double>& x, int threads, bool quiet) {
+  const auto a = convert<Value, Index>(transposed ? transpose(master) : master);
+  if (!quiet)
+    fmt::print(stderr, "multiply: cpu backend, semiring {}, {}, {}-bit indices, op {}\n", to_string(semiring),
+               sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index), transposed ? "T" : "N");
+  const std::vector<Value> xv(x.begin(), x.end());
+  std::vector<Value> yv(static_cast<std::size_t>(a.rows));
+  semiring_multiply<Value, Index>(semiring, a, xv, yv, threads);
+  return {yv.begin(), yv.end()};
+}
+
 int run_multiply(const MultiplyOptions& o) {
+  const auto semiring = parse_semiring(o.semiring);
+  if (!semiring) throw UsageError(fmt::format("--semiring '{}': expected one of {}", o.semiring, semiring_names()));
+  const bool other_semiring = *semiring != Semiring::PlusTimes;
+  if (other_semiring) {
+    // The semirings other than plus-times have no alpha and beta, and run on the CPU backend only.
+    if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
+      throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
+                                   o.semiring));
+    if (o.backend == "cuda" || o.distributed.enabled || o.algo != "auto")
+      throw UsageError(fmt::format("--semiring {} runs on the CPU backend with its own kernel: drop {}", o.semiring,
+                                   o.backend == "cuda" ? "--backend cuda" : o.distributed.enabled ? "--distributed" : "--algo"));
+  }
   if (o.distributed.enabled)
     return run_distributed_multiply({o.file, o.x_file, o.y0_file, o.output, o.alpha, o.beta, o.transpose, o.algo,
                                      o.precision, o.backend,
                                      o.threads, o.expected_applies,
                                      o.quiet, o.read, o.distributed});
   std::string note;
-  const Backend backend = resolve_backend(o.backend, &note);
+  const Backend backend = other_semiring ? Backend::Cpu : resolve_backend(o.backend, &note);
   if (!note.empty() && !o.quiet) fmt::print(stderr, "{}\n", note);
   const Algorithm algorithm = parse_algorithm_name(o.algo);
   const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
@@ -113,6 +142,15 @@ int run_multiply(const MultiplyOptions& o) {
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
   if (!fits32 && !o.quiet) fmt::print(stderr, "the matrix does not fit 32-bit indices: using 64-bit indices\n");
   std::vector<double> result;
+  if (other_semiring) {
+    result = o.precision == "f64"
+                 ? (fits32 ? semiring_product<double, std::int32_t>(a, *semiring, o.transpose, x, o.threads, o.quiet)
+                           : semiring_product<double, std::int64_t>(a, *semiring, o.transpose, x, o.threads, o.quiet))
+                 : (fits32 ? semiring_product<float, std::int32_t>(a, *semiring, o.transpose, x, o.threads, o.quiet)
+                           : semiring_product<float, std::int64_t>(a, *semiring, o.transpose, x, o.threads, o.quiet));
+    write_vector(o.output, result);
+    return kExitOk;
+  }
   if (o.precision == "f64")
     result = fits32 ? multiply<double, std::int32_t>(a, backend, algorithm, op, options, o.alpha, x, o.beta, y, o.quiet)
                     : multiply<double, std::int64_t>(a, backend, algorithm, op, options, o.alpha, x, o.beta, y, o.quiet);
@@ -159,6 +197,11 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_option("--threads", o->threads, "CPU threads (0: OpenMP default)")->check(CLI::NonNegativeNumber);
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
+  sub->add_option("--semiring", o->semiring,
+                  "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
+                      " (not plus-times: CPU backend, no alpha/beta; pattern entries count as 1; an empty row gives "
+                      "the semiring's zero, e.g. inf for min-plus)")
+      ->capture_default_str();
   add_distributed_options(*sub, o->distributed);
   sub->footer(
       "Vectors are read and written in double; with --precision f32 they are rounded to float for the\n"

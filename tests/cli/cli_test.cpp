@@ -235,6 +235,39 @@ TEST_F(Cli, MultiplyTranspose) {
   EXPECT_EQ(spmv::read_vector(file("yr.mtx").string()), (std::vector<double>{1, 30, 2}));
 }
 
+// --semiring: hand.mtx = [[1 2 0] [0 3 0] [4 0 5]], x = [1 2 3].
+// min-plus: row 1 min(1+1, 2+2) = 2, row 2 3+2 = 5, row 3 min(4+1, 5+3) = 5; an empty row gives inf,
+// written as "inf" and read back. No alpha/beta/--y0/--backend cuda with a semiring other than plus-times.
+TEST_F(Cli, MultiplySemiring) {
+  write_hand_matrix();
+  EXPECT_OK(run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus -o " + arg("mp.mtx")));
+  EXPECT_EQ(spmv::read_vector(file("mp.mtx").string()), (std::vector<double>{2, 5, 5}));
+  EXPECT_OK(run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring max-times --precision f32 -o " +
+                arg("mt.mtx")));
+  EXPECT_EQ(spmv::read_vector(file("mt.mtx").string()), (std::vector<double>{4, 6, 15}));
+  // A^T min-plus x: column 1 min(1+1, 4+3) = 2, column 2 min(2+1, 3+2) = 3, column 3 5+3 = 8.
+  EXPECT_OK(run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus --transpose -o " +
+                arg("mpt.mtx")));
+  EXPECT_EQ(spmv::read_vector(file("mpt.mtx").string()), (std::vector<double>{2, 3, 8}));
+  // or-and on a pattern matrix with an empty row; max-min keeps the smaller of entry and x.
+  write("pat.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n3 3\n");
+  write("x01.txt", "1\n0\n1\n");
+  EXPECT_OK(run("multiply " + arg("pat.mtx") + " --x " + arg("x01.txt") + " --semiring or-and -o " + arg("oa.mtx")));
+  EXPECT_EQ(spmv::read_vector(file("oa.mtx").string()), (std::vector<double>{0, 0, 1}));
+  EXPECT_OK(run("multiply " + arg("pat.mtx") + " --semiring min-plus -o " + arg("inf.mtx")));
+  const auto with_inf = spmv::read_vector(file("inf.mtx").string());
+  ASSERT_EQ(with_inf.size(), 3u);
+  EXPECT_EQ(with_inf[0], 2);  // 1 + 1
+  EXPECT_TRUE(std::isinf(with_inf[1]) && with_inf[1] > 0);  // the empty row
+  EXPECT_EQ(with_inf[2], 2);
+  for (const char* bad : {" --semiring plus-min", " --semiring min-plus --alpha 2", " --semiring or-and --backend cuda",
+                          " --semiring max-min --algo csr-vector"}) {
+    const CliResult r = run("multiply " + arg("hand.mtx") + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("--semiring"), std::string::npos) << bad << ": " << r.err;
+  }
+}
+
 TEST_F(Cli, MultiplyRejectsWrongVectorLength) {
   write_hand_matrix();
   write("short.txt", "1\n2\n");

@@ -1,0 +1,39 @@
+#pragma once
+// Sparse products over semirings for graph analytics (issue 11): y_i = ⊕_j (a_ij ⊗ x_j) over the stored
+// entries of row i, as GraphBLAS's mxv. Plus-times is the ordinary product; the others replace its add
+// and multiply:
+//   min-plus   (min, +)   shortest paths (Bellman–Ford relaxation); an empty row gives +inf
+//   max-times  (max, *)   most reliable paths;                     an empty row gives -inf
+//   or-and     (or, and)  reachability, BFS on pattern matrices;   entries and x read as true when nonzero,
+//                         y is 1 or 0; an empty row gives 0
+//   max-min    (max, min) bottleneck (widest) paths;               an empty row gives -inf
+// min and max ignore NaN as C's fmin / fmax do (a NaN term loses to any number); a row whose terms are
+// all NaN gives NaN. Pattern matrices (Matrix Market "pattern") store 1 for every entry. There is no
+// alpha or beta: y is overwritten (y = A x for plus-times). For y = A^T ⊕.⊗ x, multiply transpose(A)
+// (spmv/csr.hpp), once for an iterative algorithm.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "spmv/csr.hpp"
+
+namespace spmv {
+
+enum class Semiring { PlusTimes, MinPlus, MaxTimes, OrAnd, MaxMin };
+
+std::string_view to_string(Semiring s);  // "plus-times", "min-plus", "max-times", "or-and", "max-min"
+std::optional<Semiring> parse_semiring(std::string_view name);  // those names (case-insensitive)
+std::string semiring_names();            // "plus-times, min-plus, max-times, or-and, max-min"
+
+// The identity of the semiring's add, which an empty row gives: 0, +inf, -inf, 0, -inf.
+template <class Value>
+Value semiring_zero(Semiring s);
+
+// y = A ⊕.⊗ x on the CPU: OpenMP over rows (`threads` 0: the OpenMP default), each row's terms combined
+// in column-storage order. x has A.cols entries, y A.rows (InvalidArgument otherwise); y is only written.
+template <class Value, class Index>
+void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
+                       int threads = 0);
+
+}  // namespace spmv

@@ -1,0 +1,70 @@
+#pragma once
+// Private: the add, multiply and zero of each semiring of spmv/semiring.hpp, as static members callable
+// from host and device code (the CPU kernel and the CUDA one use the same definitions). min and max
+// ignore NaN like fmin / fmax, written out so that host and device give the same bits.
+#include <limits>
+
+#include "spmv/semiring.hpp"
+
+#if defined(__CUDACC__)
+#define SPMV_HOST_DEVICE __host__ __device__
+#else
+#define SPMV_HOST_DEVICE
+#endif
+
+namespace spmv::semiring_ops {
+
+template <class Value>
+SPMV_HOST_DEVICE inline Value min_ignoring_nan(Value a, Value b) {
+  return (b < a || a != a) ? b : a;  // a NaN: b (NaN only when both are)
+}
+template <class Value>
+SPMV_HOST_DEVICE inline Value max_ignoring_nan(Value a, Value b) {
+  return (b > a || a != a) ? b : a;
+}
+
+template <class Value>
+struct PlusTimes {
+  static SPMV_HOST_DEVICE Value zero() { return Value(0); }
+  static SPMV_HOST_DEVICE Value add(Value a, Value b) { return a + b; }
+  static SPMV_HOST_DEVICE Value mul(Value a, Value x) { return a * x; }
+};
+template <class Value>
+struct MinPlus {
+  static SPMV_HOST_DEVICE Value zero() { return std::numeric_limits<Value>::infinity(); }
+  static SPMV_HOST_DEVICE Value add(Value a, Value b) { return min_ignoring_nan(a, b); }
+  static SPMV_HOST_DEVICE Value mul(Value a, Value x) { return a + x; }
+};
+template <class Value>
+struct MaxTimes {
+  static SPMV_HOST_DEVICE Value zero() { return -std::numeric_limits<Value>::infinity(); }
+  static SPMV_HOST_DEVICE Value add(Value a, Value b) { return max_ignoring_nan(a, b); }
+  static SPMV_HOST_DEVICE Value mul(Value a, Value x) { return a * x; }
+};
+template <class Value>
+struct OrAnd {
+  static SPMV_HOST_DEVICE Value zero() { return Value(0); }
+  static SPMV_HOST_DEVICE Value add(Value a, Value b) { return (a != Value(0) || b != Value(0)) ? Value(1) : Value(0); }
+  static SPMV_HOST_DEVICE Value mul(Value a, Value x) { return (a != Value(0) && x != Value(0)) ? Value(1) : Value(0); }
+};
+template <class Value>
+struct MaxMin {
+  static SPMV_HOST_DEVICE Value zero() { return -std::numeric_limits<Value>::infinity(); }
+  static SPMV_HOST_DEVICE Value add(Value a, Value b) { return max_ignoring_nan(a, b); }
+  static SPMV_HOST_DEVICE Value mul(Value a, Value x) { return min_ignoring_nan(a, x); }
+};
+
+// Calls body(Ops{}) with the ops type of `s`.
+template <class Value, class Body>
+decltype(auto) with_semiring(Semiring s, Body&& body) {
+  switch (s) {
+    case Semiring::MinPlus: return body(MinPlus<Value>{});
+    case Semiring::MaxTimes: return body(MaxTimes<Value>{});
+    case Semiring::OrAnd: return body(OrAnd<Value>{});
+    case Semiring::MaxMin: return body(MaxMin<Value>{});
+    case Semiring::PlusTimes: break;
+  }
+  return body(PlusTimes<Value>{});
+}
+
+}  // namespace spmv::semiring_ops

@@ -1,0 +1,102 @@
+#pragma once
+// The differential body of the semiring products (spmv/semiring.hpp), shared by the CPU test and its
+// CUDA twin: the result of `multiply(s, A, x, y)` against a sequential reference of the semiring's
+// definition. min, max and or-and are exact in any order, so their result must equal the reference
+// bit for bit (the reference applies the same ⊗ in Value); plus-times is held to the differential
+// tests' per-row error bound. x mixes signs, zeros, large and small magnitudes, and NaN / +-Inf in a
+// second pass.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/error_bound.hpp"
+#include "common/zoo.hpp"
+#include "spmv/cpu.hpp"
+#include "spmv/semiring.hpp"
+
+namespace spmv::test {
+
+inline constexpr Semiring kSemirings[] = {Semiring::PlusTimes, Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd,
+                                          Semiring::MaxMin};
+
+// y_i = ⊕_j (a_ij ⊗ x_j) by the semiring's definition, sequentially, in Value.
+template <class Value, class Index>
+std::vector<Value> semiring_reference(Semiring s, const CsrMatrix<Value, Index>& a, const std::vector<Value>& x) {
+  const auto min_ = [](Value p, Value q) { return std::isnan(p) ? q : std::isnan(q) ? p : std::min(p, q); };
+  const auto max_ = [](Value p, Value q) { return std::isnan(p) ? q : std::isnan(q) ? p : std::max(p, q); };
+  std::vector<Value> y(static_cast<std::size_t>(a.rows));
+  for (Index i = 0; i < a.rows; ++i) {
+    Value acc = semiring_zero<Value>(s);
+    for (Index k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      const Value v = a.values[k], xj = x[a.col_idx[k]];
+      switch (s) {
+        case Semiring::PlusTimes: acc += v * xj; break;
+        case Semiring::MinPlus: acc = min_(acc, v + xj); break;
+        case Semiring::MaxTimes: acc = max_(acc, v * xj); break;
+        case Semiring::OrAnd: acc = (acc != 0 || (v != 0 && xj != 0)) ? Value(1) : Value(0); break;
+        case Semiring::MaxMin: acc = max_(acc, min_(v, xj)); break;
+      }
+    }
+    y[static_cast<std::size_t>(i)] = acc;
+  }
+  return y;
+}
+
+// Every semiring on `a` with two x vectors (finite; then with NaN and +-Inf sprinkled in). `multiply`
+// fills y (poisoned with NaN first: every entry must be written). Returns the failures, empty when all
+// pass.
+template <class Value, class Index, class Multiply>
+std::vector<std::string> check_semirings(const CsrMatrix<Value, Index>& a, std::uint64_t seed, Multiply&& multiply) {
+  std::vector<std::string> failures;
+  const auto lengths = output_row_lengths(a, Operation::NonTranspose);
+  for (int pass = 0; pass < 2; ++pass) {
+    SplitMix64 rng(seed + 977u * static_cast<std::uint64_t>(pass));
+    std::vector<Value> x(static_cast<std::size_t>(a.cols));
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const double r = rng.symmetric();
+      x[j] = j % 7 == 3 ? Value(0) : static_cast<Value>(r * (j % 5 == 1 ? 1e3 : 1.0));
+      if (pass == 1 && j % 11 == 4) x[j] = std::numeric_limits<Value>::quiet_NaN();
+      if (pass == 1 && j % 13 == 6) x[j] = (j % 2 ? 1 : -1) * std::numeric_limits<Value>::infinity();
+    }
+    for (Semiring s : kSemirings) {
+      if (pass == 1 && s == Semiring::PlusTimes) continue;  // NaN / Inf in sums: the SpMV tests' business
+      std::ostringstream where;
+      where << to_string(s) << (pass ? " (NaN/Inf in x)" : "") << ": ";
+      std::vector<Value> y(static_cast<std::size_t>(a.rows), std::numeric_limits<Value>::quiet_NaN());
+      try {
+        multiply(s, a, x, y);
+      } catch (const std::exception& e) {
+        failures.push_back(where.str() + "threw: " + e.what());
+        continue;
+      }
+      if (s == Semiring::PlusTimes) {
+        std::vector<double> y_ref(y.size()), x_ref(x.begin(), x.end());
+        const auto a_ref = convert<double, std::int64_t>(a);
+        cpu::reference<double, std::int64_t>(a_ref, Operation::NonTranspose, 1.0, x_ref, 0.0, y_ref);
+        const auto magnitude = cpu::reference_magnitude<double, std::int64_t>(a_ref, Operation::NonTranspose, x_ref);
+        const auto report = check_error_bound<Value>(y, y_ref, y, magnitude, lengths, 1.0, 0.0);
+        if (!report.passed()) failures.push_back(where.str() + report.describe());
+        continue;
+      }
+      const auto want = semiring_reference(s, a, x);
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const bool same = (std::isnan(y[i]) && std::isnan(want[i])) || y[i] == want[i];
+        if (!same) {
+          std::ostringstream o;
+          o.precision(17);
+          o << where.str() << "row " << i << ": got " << y[i] << ", reference " << want[i];
+          failures.push_back(o.str());
+          break;
+        }
+      }
+    }
+  }
+  return failures;
+}
+
+}  // namespace spmv::test
