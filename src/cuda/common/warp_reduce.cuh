@@ -34,4 +34,16 @@ __device__ __forceinline__ Value subwarp_sum(Value v) {
   return v;
 }
 
+// The same butterfly for any associative, commutative `op` (the semirings' min, max, or): every lane of
+// the sub-warp receives op over its W lanes.
+template <int W, class Value, class Op>
+__device__ __forceinline__ Value subwarp_reduce(Value v, Op op) {
+  if constexpr (W > 1) {
+    const unsigned mask = subwarp_mask<W>();
+#pragma unroll
+    for (int offset = W / 2; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(mask, v, offset, W));
+  }
+  return v;
+}
+
 }  // namespace spmv::cuda
