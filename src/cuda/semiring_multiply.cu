@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/semiring_ops.hpp"
+#include "cpu/instantiate.hpp"
 #include "cuda/common/launch.cuh"
 #include "cuda/common/warp_reduce.cuh"
 #include "spmv/cuda/device_buffer.hpp"
@@ -56,10 +57,7 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 
 #define SPMV_INSTANTIATE(V, I) \
   template void semiring_multiply(Semiring, const CsrView<V, I>&, const V*, V*, cudaStream_t);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // the same (value, index) pairs as the CPU backend
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::cuda
