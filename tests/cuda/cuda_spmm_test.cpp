@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "common/spmm_check.hpp"
@@ -150,6 +151,41 @@ TEST(CudaSpmm, OnePlanFromSeveralStreams) {
       }
       for (auto s : streams) SPMV_CUDA_CHECK(cudaStreamDestroy(s));
     }
+}
+
+// One plan from several host threads at once, each on its own stream (and one on the per-thread
+// default stream): every result equals the single-thread one bit for bit.
+TEST(CudaSpmm, OnePlanFromSeveralThreads) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = convert<float, std::int32_t>(gen::random_uniform(1 << 17, 1 << 17, 10, 23));
+  const cuda::DeviceCsr<float, std::int32_t> d_a(a);
+  const cuda::SpmmPlan<float, std::int32_t> plan(d_a.view());
+  const std::int64_t n = a.rows, k = 16;
+  std::vector<float> x(static_cast<std::size_t>(n * k));
+  SplitMix64 rng(31);
+  for (auto& v : x) v = static_cast<float>(rng.symmetric());
+  const cuda::DeviceBuffer<float> d_x{std::span<const float>(x)};
+  cuda::DeviceBuffer<float> d_ref(x.size());
+  plan.apply(1.0f, row_major(d_x.data(), n, k), 0.0f, row_major(d_ref.data(), n, k));
+  const auto expected = d_ref.to_host();
+  constexpr int kThreads = 4;
+  std::vector<cuda::DeviceBuffer<float>> ys;
+  for (int t = 0; t < kThreads; ++t) ys.emplace_back(x.size());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      cudaStream_t stream = cudaStreamPerThread;
+      if (t > 0) SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      for (int round = 0; round < 10; ++round)
+        plan.apply(1.0f, row_major(d_x.data(), n, k), 0.0f, row_major(ys[t].data(), n, k), stream);
+      SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (t > 0) SPMV_CUDA_CHECK(cudaStreamDestroy(stream));
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    const auto got = ys[t].to_host();
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0) << "thread " << t;
+  }
 }
 
 // apply() allocates nothing and only enqueues kernels: it can be captured and replayed.
