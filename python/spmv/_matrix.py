@@ -362,15 +362,22 @@ class Matrix:
                                stream)
         return out
 
-    def apply(self, x, y=None, alpha=1.0, beta=0.0, *, transpose=False, device=None, algorithm=None):
+    def apply(self, x, y=None, alpha=1.0, beta=0.0, *, transpose=False, device=None, algorithm=None,
+              semiring=None):
         """y = alpha * op(A) @ x + beta * y, in place on y; op(A) = A.T when ``transpose``. Returns y.
 
         Without y a new array is returned (then beta must be 0). When beta == 0, y is not read: it may
         hold anything, NaN included. Host arrays with device='cuda' are copied to the GPU and back
         once per call; CUDA arrays are used in place on the current CuPy stream (no host round trip).
+
+        ``semiring`` ('plus-times', 'min-plus', 'max-times', 'or-and', 'max-min'; docs/SEMIRINGS.md):
+        y = op(A) (+).(x) x over that semiring, on the CPU with NumPy arrays, without alpha and beta
+        (an empty row gives the semiring's zero: +inf for min-plus, -inf for max-times and max-min).
         """
         alpha = _scalar(alpha, "alpha")
         beta = _scalar(beta, "beta")
+        if semiring is not None and semiring != "plus-times":
+            return self._apply_semiring(x, y, alpha, beta, bool(transpose), device, semiring)
         if y is None and beta != 0.0:
             raise ValueError("beta != 0 reads y: pass y")
         algorithm = self._algorithm if algorithm is None else algorithm
@@ -400,6 +407,24 @@ class Matrix:
         else:
             backend, ordinal = "cpu", 0
         self._core.apply_host(backend, ordinal, algorithm, self._op(transpose), alpha, xh, beta, yh)
+        return yh
+
+    def _apply_semiring(self, x, y, alpha, beta, transpose, device, semiring):
+        if not isinstance(semiring, str):
+            raise TypeError(f"semiring must be a name (str), got {semiring!r}")
+        if alpha != 1.0 or beta != 0.0:
+            raise ValueError(f"semiring {semiring!r}: y = op(A) (+).(x) x has no alpha or beta (plus-times only)")
+        if is_device_array(x) or (y is not None and is_device_array(y)) or \
+                (device is not None and parse_device(device)[0] == "cuda"):
+            raise ValueError(f"semiring {semiring!r} runs on the CPU: pass NumPy arrays (and device='cpu' or None)")
+        n_x, n_y = self._sizes(transpose)
+        xh = self._host_x(x, n_x)
+        if y is None:
+            yh = np.empty(n_y, dtype=self.dtype)
+        else:
+            yh = y
+            self._check_host_y(yh, n_y)
+        self._core.semiring_host(semiring, transpose, xh, yh)
         return yh
 
     def _op(self, transpose):

@@ -84,6 +84,7 @@ class Matrix:
         transpose: bool = ...,
         device: Device = ...,
         algorithm: Optional[str] = ...,
+        semiring: Optional[str] = ...,
     ) -> Any: ...
     def plan_info(
         self, *, transpose: bool = ..., device: Device = ..., algorithm: Optional[str] = ...

@@ -180,6 +180,22 @@ class TypedMatrix final : public MatrixCore {
 #endif
   }
 
+  void semiring_host(Semiring semiring, Operation op, ConstHostVector x, HostVector y) override {
+    require_dtype<Value>(x.dtype(), "x");
+    require_dtype<Value>(y.dtype(), "y");
+    const std::size_t nx = x.shape(0), ny = y.shape(0);
+    check_sizes(a_.rows, a_.cols, op, nx, ny);
+    const auto* xp = static_cast<const Value*>(x.data());
+    auto* yp = static_cast<Value*>(y.data());
+    check_no_overlap(reinterpret_cast<std::uintptr_t>(xp), nx * sizeof(Value), reinterpret_cast<std::uintptr_t>(yp),
+                     ny * sizeof(Value));
+    if (op == Operation::Transpose && !transposed_) transposed_ = std::make_unique<CsrMatrix<Value, Index>>(transpose(a_));
+    const CsrMatrix<Value, Index>& m = op == Operation::Transpose ? *transposed_ : a_;
+    nb::gil_scoped_release release;  // reads the matrix and x, writes y only
+    semiring_multiply<Value, Index>(semiring, m, std::span<const Value>(xp, nx), std::span<Value>(yp, ny),
+                                    options_.threads);
+  }
+
   void apply_device(int ordinal, Algorithm algorithm, Operation op, double alpha, DeviceVector x, double beta,
                     DeviceVector y, std::uintptr_t stream) override {
     check_sizes(a_.rows, a_.cols, op, x.size, y.size);
@@ -474,6 +490,7 @@ class TypedMatrix final : public MatrixCore {
   Options options_;
   std::map<Key, std::unique_ptr<Operator<Value, Index>>> cpu_;
   std::map<Operation, std::unique_ptr<cpu::SpmmPlan<Value, Index>>> cpu_spmm_;
+  std::unique_ptr<CsrMatrix<Value, Index>> transposed_;  // A^T for the semiring products with op = T
 };
 
 // One copy of a user array into the library's storage, converting the element type on the way.
@@ -726,6 +743,14 @@ void bind_matrix(nb::module_& m) {
           },
           nb::arg("backend"), nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("transpose"), nb::arg("alpha"),
           nb::arg("x").noconvert(), nb::arg("beta"), nb::arg("y").noconvert())
+      .def(
+          "semiring_host",
+          [](MatrixCore& self, const std::string& semiring, bool transpose, ConstHostVector x, HostVector y) {
+            const auto s = parse_semiring(semiring);
+            if (!s) throw InvalidArgument("semiring '" + semiring + "': expected one of " + semiring_names());
+            self.semiring_host(*s, operation_from(transpose), x, y);
+          },
+          nb::arg("semiring"), nb::arg("transpose"), nb::arg("x").noconvert(), nb::arg("y").noconvert())
       .def(
           "apply_device",
           [](MatrixCore& self, int ordinal, const std::string& algorithm, bool transpose, double alpha,

@@ -1,0 +1,110 @@
+"""Semiring products (docs/SEMIRINGS.md) against numpy evaluations of their definitions, and two graph
+algorithms against scipy.sparse.csgraph: BFS levels with or-and, shortest paths with min-plus."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
+
+import spmv
+from cases import CASES, stored
+
+SEMIRINGS = ["min-plus", "max-times", "or-and", "max-min"]
+
+
+def definition(s, a, x, semiring):
+    """y_i over the stored entries of row i of the scipy matrix `s`, in a's dtype."""
+    s = sp.csr_matrix(s, dtype=a.dtype)
+    zero = {"min-plus": np.inf, "max-times": -np.inf, "or-and": 0, "max-min": -np.inf}[semiring]
+    y = np.full(s.shape[0], zero, dtype=a.dtype)
+    for i in range(s.shape[0]):
+        cols = s.indices[s.indptr[i]:s.indptr[i + 1]]
+        vals = s.data[s.indptr[i]:s.indptr[i + 1]]
+        if len(cols) == 0:
+            continue
+        xs = x[cols]
+        if semiring == "min-plus":
+            y[i] = np.fmin.reduce(vals + xs)
+        elif semiring == "max-times":
+            y[i] = np.fmax.reduce(vals * xs)
+        elif semiring == "or-and":
+            y[i] = 1 if np.any((vals != 0) & (xs != 0)) else 0
+        else:
+            y[i] = np.fmax.reduce(np.fmin(vals, xs))
+    return y
+
+
+@pytest.mark.parametrize("transpose", [False, True], ids=["N", "T"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("semiring", SEMIRINGS)
+@pytest.mark.parametrize("case", ["tall_empty_rows", "wide_empty_cols", "long_row", "random_2k_plus_97",
+                                  "no_nonzeros", "zero_rows", "zero_cols"])
+def test_semirings_match_their_definition(case, semiring, dtype, transpose):
+    s = CASES[case]
+    a = spmv.Matrix.from_scipy(s, dtype=dtype)
+    rng = np.random.default_rng(5)
+    n_x = s.shape[0] if transpose else s.shape[1]
+    x = rng.standard_normal(n_x).astype(dtype)
+    x[::7] = 0
+    y = np.full(s.shape[1] if transpose else s.shape[0], np.nan, dtype)
+    out = a.apply(x, y, semiring=semiring, transpose=transpose)
+    assert out is y
+    held = stored(a)
+    want = definition(held.T if transpose else held, a, x, semiring)
+    np.testing.assert_array_equal(y, want)  # min, max and or are exact in any order
+
+
+def test_semiring_refusals():
+    a = spmv.Matrix.from_scipy(CASES["random_2k_plus_97"])
+    x = np.ones(a.shape[1])
+    with pytest.raises(ValueError, match="no alpha or beta"):
+        a.apply(x, alpha=2.0, semiring="min-plus")
+    with pytest.raises(ValueError, match="expected one of"):
+        a.apply(x, semiring="plus-min")
+    with pytest.raises(ValueError, match="runs on the CPU"):
+        a.apply(x, semiring="or-and", device="cuda")
+    # plus-times is the ordinary product
+    np.testing.assert_allclose(a.apply(x, semiring="plus-times"), a @ x)
+
+
+def _graph(n=600, seed=3):
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, n, 6 * n)
+    cols = rng.integers(0, n, 6 * n)
+    w = rng.uniform(0.5, 3.0, 6 * n)
+    g = sp.csr_matrix((w, (rows, cols)), shape=(n, n))
+    g.sum_duplicates()
+    return g
+
+
+def test_bfs_levels_with_or_and():
+    g = _graph()
+    a = spmv.Matrix.from_scipy(g)
+    n, source = g.shape[0], 0
+    level = np.full(n, -1)
+    level[source] = 0
+    frontier = np.zeros(n)
+    frontier[source] = 1
+    depth = 0
+    while frontier.any():
+        depth += 1
+        reached = a.apply(frontier, semiring="or-and", transpose=True)  # one edge from the frontier
+        frontier = ((reached != 0) & (level < 0)).astype(float)
+        level[frontier != 0] = depth
+    want = csgraph.shortest_path(g, unweighted=True, indices=source)
+    np.testing.assert_array_equal(np.where(np.isinf(want), -1, want).astype(int), level)
+
+
+def test_shortest_paths_with_min_plus():
+    g = _graph()
+    a = spmv.Matrix.from_scipy(g)
+    n, source = g.shape[0], 4
+    d = np.full(n, np.inf)
+    d[source] = 0
+    for _ in range(n):
+        relaxed = np.minimum(d, a.apply(d, semiring="min-plus", transpose=True))
+        if np.array_equal(relaxed, d):
+            break
+        d = relaxed
+    want = csgraph.dijkstra(g, indices=source)
+    np.testing.assert_allclose(d, want, rtol=1e-12)
