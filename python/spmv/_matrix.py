@@ -424,7 +424,7 @@ class Matrix:
         else:
             yh = y
             self._check_host_y(yh, n_y)
-        self._core.semiring_host(semiring, transpose, xh, yh)
+        self._core.semiring_host(semiring, self._op(transpose), xh, yh)
         return yh
 
     def _op(self, transpose):

@@ -54,6 +54,15 @@ def test_semirings_match_their_definition(case, semiring, dtype, transpose):
     np.testing.assert_array_equal(y, want)  # min, max and or are exact in any order
 
 
+@pytest.mark.parametrize("semiring", SEMIRINGS)
+def test_semiring_through_the_transposed_view(semiring):
+    a = spmv.Matrix.from_scipy(CASES["tall_empty_rows"])
+    x_t = np.random.default_rng(2).standard_normal(a.shape[0])
+    x_n = np.random.default_rng(3).standard_normal(a.shape[1])
+    np.testing.assert_array_equal(a.T.apply(x_t, semiring=semiring), a.apply(x_t, semiring=semiring, transpose=True))
+    np.testing.assert_array_equal(a.T.apply(x_n, semiring=semiring, transpose=True), a.apply(x_n, semiring=semiring))
+
+
 def test_semiring_refusals():
     a = spmv.Matrix.from_scipy(CASES["random_2k_plus_97"])
     x = np.ones(a.shape[1])
