@@ -35,7 +35,8 @@ std::int64_t simd_row_threshold();
 //  - Plain: csr_rows_scalar, one add chain per row.
 //  - Unrolled: csr_rows_unrolled, four nonzeros per step into two accumulators, so a row of n costs
 //    about n/2 dependent adds instead of n. On the 2-core Zen 4 VM (one thread, 2026-11-26, CPU time,
-//    f32 / f64 ms, plain -> unrolled): EX5 (45 per row) 0.154 -> 0.102 / 0.187 -> 0.103, bcsstk16 (59)
+//    f32 / f64 ms, plain -> unrolled, the two loops compiled into a test binary; the library's numbers
+//    are in docs/PERFORMANCE.md, "CPU Auto after the unrolled short-row loop"): EX5 (45 per row) 0.154 -> 0.102 / 0.187 -> 0.103, bcsstk16 (59)
 //    0.155 -> 0.098 / 0.177 -> 0.099, cage10 (13) 0.069 -> 0.060 / 0.087 -> 0.060, stencil27 n=40
 //    0.73 -> 0.59 / 1.01 -> 0.74. It loses where rows are short or irregular (ct2010, nh2010: +10-15%;
 //    rmat: +8%) and, unexplained, on uniformly random columns over an x that leaves the cache (500 k
@@ -53,6 +54,8 @@ constexpr double kUnrollMaxRowSpread = 1.0;
 // ... and at least this fraction of the sampled nonzeros have a column within kUnrollLocalBytes of x
 // around the row's diagonal position (the x bytes one Zen 4 core's 1 MiB L2 keeps, with room for the
 // matrix stream): the unexplained loss above appeared only when x was read at random beyond the cache.
+// This condition and kUnrollMaxRow were set from matrices of the test half (random_uniform, bcsstk16),
+// not from the fit half alone (docs/PERFORMANCE.md says so).
 constexpr double kUnrollMinLocal = 0.9;
 constexpr std::int64_t kUnrollLocalBytes = std::int64_t{512} << 10;
 // ... and no row as long as this: the longest rows measured gaining were bcsstk16's 81; past that the
