@@ -10,6 +10,11 @@
 
 namespace spmv {
 
+// Row length from which the order-free semirings split a row into four chains. One thread on the 2-core
+// Zen 4 VM (docs/SEMIRINGS.md): four chains took R-MAT scale 16 min-plus from 2.77 to 1.72 ms, and
+// slowed 5-entry Poisson rows from 0.53 to 0.70 ms, so short rows keep one chain.
+constexpr std::int64_t kFourChainsFrom = 16;
+
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
                        int threads) {
@@ -28,8 +33,22 @@ void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<c
     // Rows in chunks handed out on demand: power-law rows make a static split uneven.
 #pragma omp parallel for schedule(dynamic, 512) num_threads(team)
     for (std::int64_t i = 0; i < rows; ++i) {
+      const Index end = row_ptr[i + 1];
+      Index k = row_ptr[i];
       Value acc = Ops::zero();
-      for (Index k = row_ptr[i]; k < row_ptr[i + 1]; ++k) acc = Ops::add(acc, Ops::mul(values[k], x[cols[k]]));
+      if constexpr (Ops::kOrderFree) if (end - k >= kFourChainsFrom) {
+        // min, max and or give the same bits in any order: four independent chains on long rows, so
+        // that the compare-and-select latency of one term does not serialise the row.
+        Value part[3] = {Ops::zero(), Ops::zero(), Ops::zero()};
+        for (; k + 4 <= end; k += 4) {
+          acc = Ops::add(acc, Ops::mul(values[k], x[cols[k]]));
+          part[0] = Ops::add(part[0], Ops::mul(values[k + 1], x[cols[k + 1]]));
+          part[1] = Ops::add(part[1], Ops::mul(values[k + 2], x[cols[k + 2]]));
+          part[2] = Ops::add(part[2], Ops::mul(values[k + 3], x[cols[k + 3]]));
+        }
+        acc = Ops::add(Ops::add(acc, part[0]), Ops::add(part[1], part[2]));
+      }
+      for (; k < end; ++k) acc = Ops::add(acc, Ops::mul(values[k], x[cols[k]]));
       y[static_cast<std::size_t>(i)] = acc;
     }
   });
