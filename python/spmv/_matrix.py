@@ -395,13 +395,7 @@ class Matrix:
                                  "or copy it to the host explicitly (cupy.asnumpy)")
             return self._apply_device(x, y, alpha, beta, transpose, ordinal, algorithm)
 
-        n_x, n_y = self._sizes(transpose)
-        xh = self._host_x(x, n_x)
-        if y is None:
-            yh = np.empty(n_y, dtype=self.dtype)
-        else:
-            yh = y
-            self._check_host_y(yh, n_y)
+        xh, yh = self._host_xy(x, y, transpose)
         if kind == "cuda":
             backend, ordinal = "cuda", ordinal if ordinal is not None else _core.current_device()
         else:
@@ -417,13 +411,7 @@ class Matrix:
         if is_device_array(x) or (y is not None and is_device_array(y)) or \
                 (device is not None and parse_device(device)[0] == "cuda"):
             raise ValueError(f"semiring {semiring!r} runs on the CPU: pass NumPy arrays (and device='cpu' or None)")
-        n_x, n_y = self._sizes(transpose)
-        xh = self._host_x(x, n_x)
-        if y is None:
-            yh = np.empty(n_y, dtype=self.dtype)
-        else:
-            yh = y
-            self._check_host_y(yh, n_y)
+        xh, yh = self._host_xy(x, y, transpose)
         self._core.semiring_host(semiring, self._op(transpose), xh, yh)
         return yh
 
@@ -437,6 +425,15 @@ class Matrix:
 
     def _what(self, transpose):
         return f"{'A^T' if transpose else 'A'} (A is {self.shape[0]} x {self.shape[1]})"
+
+    def _host_xy(self, x, y, transpose):
+        # x checked (and converted when allowed) and y checked, or a new y when none is given.
+        n_x, n_y = self._sizes(transpose)
+        xh = self._host_x(x, n_x)
+        if y is None:
+            return xh, np.empty(n_y, dtype=self.dtype)
+        self._check_host_y(y, n_y)
+        return xh, y
 
     def _host_x(self, x, n):
         a = np.asarray(x)

@@ -144,8 +144,10 @@ class TypedMatrix final : public MatrixCore {
     return std::make_unique<TypedMatrix<float, Index>>(convert<float, Index>(a_), options_);
   }
 
-  void apply_host(Target target, Algorithm algorithm, Operation op, double alpha, ConstHostVector x, double beta,
-                  HostVector y) override {
+  // x and y of a product on host arrays, after the checks every such product makes: the value type,
+  // op(A)'s lengths, and no overlap.
+  std::pair<std::span<const Value>, std::span<Value>> host_vectors(Operation op, ConstHostVector x,
+                                                                   HostVector y) const {
     require_dtype<Value>(x.dtype(), "x");
     require_dtype<Value>(y.dtype(), "y");
     const std::size_t nx = x.shape(0), ny = y.shape(0);
@@ -154,9 +156,13 @@ class TypedMatrix final : public MatrixCore {
     auto* yp = static_cast<Value*>(y.data());
     check_no_overlap(reinterpret_cast<std::uintptr_t>(xp), nx * sizeof(Value), reinterpret_cast<std::uintptr_t>(yp),
                      ny * sizeof(Value));
+    return {std::span<const Value>(xp, nx), std::span<Value>(yp, ny)};
+  }
+
+  void apply_host(Target target, Algorithm algorithm, Operation op, double alpha, ConstHostVector x, double beta,
+                  HostVector y) override {
+    const auto [xs, ys] = host_vectors(op, x, y);
     const auto a = static_cast<Value>(alpha), b = static_cast<Value>(beta);
-    const std::span<const Value> xs(xp, nx);
-    const std::span<Value> ys(yp, ny);
 
     if (target.backend == Backend::Cpu) {
       Operator<Value, Index>& oper = cpu_entry(algorithm, op);
@@ -171,7 +177,7 @@ class TypedMatrix final : public MatrixCore {
     // One upload of x (and of y when it is read) and one download of y per call; the matrix and the
     // plan stay on the device.
     cuda::DeviceBuffer<Value> dx(xs);
-    cuda::DeviceBuffer<Value> dy(ny);
+    cuda::DeviceBuffer<Value> dy(ys.size());
     if (b != Value(0)) dy.upload(ys);
     plan.apply(a, dx.data(), b, dy.data(), nullptr);
     dy.download(ys);  // synchronizes the stream, so errors of the product surface here
@@ -181,19 +187,11 @@ class TypedMatrix final : public MatrixCore {
   }
 
   void semiring_host(Semiring semiring, Operation op, ConstHostVector x, HostVector y) override {
-    require_dtype<Value>(x.dtype(), "x");
-    require_dtype<Value>(y.dtype(), "y");
-    const std::size_t nx = x.shape(0), ny = y.shape(0);
-    check_sizes(a_.rows, a_.cols, op, nx, ny);
-    const auto* xp = static_cast<const Value*>(x.data());
-    auto* yp = static_cast<Value*>(y.data());
-    check_no_overlap(reinterpret_cast<std::uintptr_t>(xp), nx * sizeof(Value), reinterpret_cast<std::uintptr_t>(yp),
-                     ny * sizeof(Value));
+    const auto [xs, ys] = host_vectors(op, x, y);
     if (op == Operation::Transpose && !transposed_) transposed_ = std::make_unique<CsrMatrix<Value, Index>>(transpose(a_));
     const CsrMatrix<Value, Index>& m = op == Operation::Transpose ? *transposed_ : a_;
     nb::gil_scoped_release release;  // reads the matrix and x, writes y only
-    semiring_multiply<Value, Index>(semiring, m, std::span<const Value>(xp, nx), std::span<Value>(yp, ny),
-                                    options_.threads);
+    semiring_multiply<Value, Index>(semiring, m, xs, ys, options_.threads);
   }
 
   void apply_device(int ordinal, Algorithm algorithm, Operation op, double alpha, DeviceVector x, double beta,

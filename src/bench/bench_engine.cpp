@@ -168,8 +168,8 @@ void widened_reference(const CsrMatrix<Value, Index>& a, Operation op, double al
   for (std::size_t i = 0; i < y_len; ++i) s[i] = combine(i, s[i]);
 }
 
-// A timed row's figures: the timing, and GFLOP/s, GB/s and % of bandwidth from the median (2 flops per
-// multiply-add, `bytes` per product).
+}  // namespace
+
 void record_timing(BenchRow& row, const Timing& t, double multiply_adds, double bytes, double bandwidth_gbs) {
   row.median_ms = t.median_ms;
   row.min_ms = t.min_ms;
@@ -183,6 +183,8 @@ void record_timing(BenchRow& row, const Timing& t, double multiply_adds, double 
     if (bandwidth_gbs > 0) row.pct_bandwidth = 100.0 * row.gbs / bandwidth_gbs;
   }
 }
+
+namespace {
 
 // One product's inputs and the per-entry acceptance bound, built once per matrix and precision.
 // The reference runs on the Value-rounded data widened to double, so the only error measured is the

@@ -60,6 +60,10 @@ struct Progress {
 // Deterministic values in [-1, 1) (splitmix64), so runs are reproducible.
 std::vector<double> pseudo_random_vector(std::size_t n, std::uint64_t seed);
 
+// A timed row's figures: the timing, and GFLOP/s, GB/s and % of bandwidth from the median (2 flops per
+// multiply-add, `bytes` per product).
+void record_timing(BenchRow& row, const Timing& t, double multiply_adds, double bytes, double bandwidth_gbs);
+
 // Prints the rows as they complete (vendor rows once all vendors ran, so that the speed-up column is
 // final) and returns them. Never throws for a failing algorithm: such rows carry their status.
 // The matrix is used as given (precision from Value, f32 or f64): verification widens its values on

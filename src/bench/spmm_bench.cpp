@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench_engine.hpp"
 #include "spmv/error.hpp"
 #include "spmv/spmm.hpp"
 
@@ -169,17 +170,8 @@ std::vector<BenchRow> bench_spmm(const CsrMatrix<Value, Index>& a, const SpmmBen
         Dense<Value> y_time = y;  // the verified product's output: finite values to start from
         y_time.view.data = y_time.data.data();
         const Timing t = oper->time(alpha, DenseView<const Value>(x.view), beta, y_time.view, s.timing);
-        row.median_ms = t.median_ms;
-        row.min_ms = t.min_ms;
-        row.max_ms = t.max_ms;
-        row.repetitions = t.repetitions;
-        row.iterations = t.iterations;
-        const double seconds = t.median_ms * 1e-3;
-        if (seconds > 0) {
-          row.gflops = 2.0 * static_cast<double>(a.nnz()) * static_cast<double>(k) / seconds / 1e9;
-          row.gbs = static_cast<double>(bytes) / seconds / 1e9;
-          if (s.bandwidth_gbs > 0) row.pct_bandwidth = 100.0 * row.gbs / s.bandwidth_gbs;
-        }
+        record_timing(row, t, static_cast<double>(a.nnz()) * static_cast<double>(k), static_cast<double>(bytes),
+                      s.bandwidth_gbs);
         if (baseline && t.median_ms < best_baseline) {
           best_baseline = t.median_ms;
           best_baseline_name = row.algorithm;

@@ -277,6 +277,34 @@ std::vector<BenchRow> spmm_rows(const HostMatrix& host, const bench::SpmmBenchSe
   return bench::bench_spmm(convert<Value, std::int64_t>(host), settings);
 }
 
+// What the rows of a run came to, and the exit code: verification failures first (listed by name),
+// then errors.
+struct RowTally {
+  int ok = 0, skipped = 0, errors = 0;
+  std::vector<std::string> failed;
+
+  void add(const BenchRow& row, const std::string& label) {
+    switch (row.status) {
+      case RowStatus::Ok: ++ok; break;
+      case RowStatus::Skipped: ++skipped; break;
+      case RowStatus::Error: ++errors; break;
+      case RowStatus::Failed: failed.push_back(fmt::format("{} ({}, {})", row.display_name(), label, row.precision)); break;
+    }
+  }
+
+  int finish() const {
+    fmt::print("\n{} verified and timed, {} skipped, {} failed verification, {} errors\n", ok, skipped, failed.size(),
+               errors);
+    if (!failed.empty()) {
+      fmt::print(stderr, "\n*** VERIFICATION FAILED ({}): ", failed.size());
+      for (std::size_t i = 0; i < failed.size(); ++i) fmt::print(stderr, "{}{}", i ? ", " : "", failed[i]);
+      fmt::print(stderr, " ***\n");
+      return kExitVerifyFailed;
+    }
+    return errors ? kExitError : kExitOk;
+  }
+};
+
 int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
   if (o.distributed.enabled) throw UsageError("--k (SpMM) does not run with --distributed");
   if (o.sweep || o.tune || o.profile || o.lma || !o.algo.empty() || o.reorder != Reorder::None || o.shuffle)
@@ -329,8 +357,7 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
   std::vector<Precision> precisions;
   if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
   if (o.precision == "f32" || o.precision == "both") precisions.push_back(Precision::F32);
-  int ok = 0, skipped = 0, errors = 0;
-  std::vector<std::string> failed;
+  RowTally tally;
   for (const Source& source : sources) {
     MatrixInfo info{source.label, source.path.empty() ? source.label : source.path, {}};
     HostMatrix host;
@@ -339,7 +366,7 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
                                   : gen::generate(source.kind, source.params);
     } catch (const Error& e) {
       fmt::print(stderr, "spmv: error: {}: {}\n", source.label, e.what());
-      ++errors;
+      ++tally.errors;
       continue;
     }
     info.stats = compute_stats(host);
@@ -353,33 +380,18 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
         rows = p == Precision::F64 ? spmm_rows<double>(host, settings) : spmm_rows<float>(host, settings);
       } catch (const Error& e) {
         fmt::print(stderr, "spmv: error: {} ({}): {}\n", source.label, to_string(p), e.what());
-        ++errors;
+        ++tally.errors;
         continue;
       }
       for (BenchRow& row : rows) {
-        switch (row.status) {
-          case RowStatus::Ok: ++ok; break;
-          case RowStatus::Skipped: ++skipped; break;
-          case RowStatus::Error: ++errors; break;
-          case RowStatus::Failed:
-            failed.push_back(fmt::format("{} ({}, {})", row.display_name(), source.label, row.precision));
-            break;
-        }
+        tally.add(row, source.label);
         if (csv) csv->add(run, info, row);
         all_rows.push_back(std::move(row));
       }
     }
     if (json) json->add_matrix(info, all_rows);
   }
-  fmt::print("\n{} verified and timed, {} skipped, {} failed verification, {} errors\n", ok, skipped, failed.size(),
-             errors);
-  if (!failed.empty()) {
-    fmt::print(stderr, "\n*** VERIFICATION FAILED ({}): ", failed.size());
-    for (std::size_t i = 0; i < failed.size(); ++i) fmt::print(stderr, "{}{}", i ? ", " : "", failed[i]);
-    fmt::print(stderr, " ***\n");
-    return kExitVerifyFailed;
-  }
-  return errors ? kExitError : kExitOk;
+  return tally.finish();
 }
 
 int run_bench(const BenchOptions& o, const std::string& command_line) {
@@ -470,8 +482,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     if (ncu.empty()) fmt::print("--profile: {}; the profile columns stay empty\n", bench::run_profile("", "", {}).message);
   }
 
-  int ok = 0, skipped = 0, errors = 0;
-  std::vector<std::string> failed;
+  RowTally tally;
   const gen::GenerateOptions generate_options{o.read.max_memory, o.threads};
   for (const Source& source : sources) {
     MatrixInfo info{source.label, source.path.empty() ? source.label : source.path, {}};
@@ -492,7 +503,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     } catch (const Error& e) {
       // One unreadable file should not cost the rest of a suite; the exit code still reports it.
       fmt::print(stderr, "spmv: error: {}: {}\n", source.label, e.what());
-      ++errors;
+      ++tally.errors;
       progress.done += static_cast<int>(precisions.size()) * rows_per_precision;
       continue;
     }
@@ -519,7 +530,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
               bench_tune(*host, p, settings, source.label, !o.quiet);
             } catch (const Error& e) {
               fmt::print(stderr, "spmv: error: --tune on {}: {}\n", source.label, e.what());
-              ++errors;
+              ++tally.errors;
             }
           }
           rows = bench_matrix(*host, p, settings, source.label, progress);
@@ -531,21 +542,14 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
         }
       } catch (const Error& e) {  // the matrix could not be built in this precision (memory, index size)
         fmt::print(stderr, "spmv: error: {} ({}): {}\n", source.label, to_string(p), e.what());
-        ++errors;
+        ++tally.errors;
         progress.done += rows_per_precision;
         continue;
       }
       add_break_even(rows);
       if (!ncu.empty()) profile_rows(o, source, p, ncu, rows);
       for (BenchRow& row : rows) {
-        switch (row.status) {
-          case RowStatus::Ok: ++ok; break;
-          case RowStatus::Skipped: ++skipped; break;
-          case RowStatus::Error: ++errors; break;
-          case RowStatus::Failed:
-            failed.push_back(fmt::format("{} ({}, {})", row.display_name(), source.label, row.precision));
-            break;
-        }
+        tally.add(row, source.label);
         if (csv) csv->add(run, info, row);
         all_rows.push_back(std::move(row));
       }
@@ -553,15 +557,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
     if (json) json->add_matrix(info, all_rows);
   }
 
-  fmt::print("\n{} verified and timed, {} skipped, {} failed verification, {} errors\n", ok, skipped, failed.size(),
-             errors);
-  if (!failed.empty()) {
-    fmt::print(stderr, "\n*** VERIFICATION FAILED ({}): ", failed.size());
-    for (std::size_t i = 0; i < failed.size(); ++i) fmt::print(stderr, "{}{}", i ? ", " : "", failed[i]);
-    fmt::print(stderr, " ***\n");
-    return kExitVerifyFailed;
-  }
-  return errors ? kExitError : kExitOk;
+  return tally.finish();
 }
 
 }  // namespace

@@ -11,37 +11,12 @@
 #include "core/tuner.hpp"
 
 #include "core/timing.hpp"
+#include "cuda/common/event_pair.cuh"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/cuda/tuned_plan.hpp"
 
 namespace spmv {
 namespace {
-
-// Owns the CUDA event pair used to time on the device clock.
-class EventPair {
- public:
-  EventPair() {
-    SPMV_CUDA_CHECK(cudaEventCreate(&start_));
-    SPMV_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  template <class F>
-  double elapsed_ms(F&& work, cudaStream_t stream) {
-    SPMV_CUDA_CHECK(cudaEventRecord(start_, stream));
-    work();
-    SPMV_CUDA_CHECK(cudaEventRecord(stop_, stream));
-    SPMV_CUDA_CHECK(cudaEventSynchronize(stop_));
-    float ms = 0;
-    SPMV_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t start_{}, stop_{};
-};
 
 // PlanT: cuda::Plan, or cuda::TunedPlan for Algorithm::Tune.
 template <class Value, class Index, class PlanT>
@@ -92,7 +67,7 @@ class CudaOperator final : public Operator<Value, Index> {
         SPMV_CUDA_CHECK(cudaDeviceSynchronize());  // the samples' events are ready at the next product
       }
     }
-    EventPair events;
+    cuda::EventPair events;
     const Timing t = detail::measure(
         [&](int n) {
           return events.elapsed_ms(

@@ -13,6 +13,7 @@
 
 #include "core/timing.hpp"
 #include "cuda/cusparse_spmm.cuh"
+#include "cuda/common/event_pair.cuh"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/cuda/spmm.hpp"
@@ -20,31 +21,6 @@
 
 namespace spmv {
 namespace {
-
-class Events {
- public:
-  Events() {
-    SPMV_CUDA_CHECK(cudaEventCreate(&start_));
-    SPMV_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~Events() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  template <class F>
-  double elapsed_ms(F&& work) {
-    SPMV_CUDA_CHECK(cudaEventRecord(start_, nullptr));
-    work();
-    SPMV_CUDA_CHECK(cudaEventRecord(stop_, nullptr));
-    SPMV_CUDA_CHECK(cudaEventSynchronize(stop_));
-    float ms = 0;
-    SPMV_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t start_{}, stop_{};
-};
 
 template <class Value, class Index>
 class CudaSpmmOperator final : public SpmmOperator<Value, Index> {
@@ -93,7 +69,7 @@ class CudaSpmmOperator final : public SpmmOperator<Value, Index> {
     Copies c = upload(x, y);
     run(alpha, c.x, beta, c.y, nullptr);  // the first product of a shape may set up (cuSPARSE's workspace)
     SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-    Events events;
+    cuda::EventPair events;
     const Timing t = detail::measure(
         [&](int n) {
           return events.elapsed_ms([&] {
