@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "matrix_spec.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/error.hpp"
 #include "spmv/generators.hpp"
@@ -42,27 +43,7 @@ double cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-std::vector<std::string> split(const std::string& list, char sep) {
-  std::vector<std::string> parts;
-  for (std::size_t start = 0; start <= list.size();) {
-    const std::size_t end = std::min(list.find(sep, start), list.size());
-    if (end > start) parts.push_back(list.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
-Matrix load(const std::string& spec) {
-  if (spec.find(".mtx") != std::string::npos) return spmv::read_csr<double, std::int32_t>(spec);
-  const auto colon = spec.find(':');
-  std::map<std::string, double> params;
-  if (colon != std::string::npos)
-    for (const auto& kv : split(spec.substr(colon + 1), ',')) {
-      const auto eq = kv.find('=');
-      params[kv.substr(0, eq)] = std::stod(kv.substr(eq + 1));
-    }
-  return spmv::gen::generate<double, std::int32_t>(spec.substr(0, colon), params);
-}
+using spmv::bench_tools::split;
 
 template <class Value>
 struct Entry {
@@ -154,7 +135,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const auto& spec : specs) {
-    const Matrix m = load(spec);
+    const Matrix m = spmv::bench_tools::load_matrix_spec(spec);
     std::string label = spec.substr(spec.find_last_of('/') + 1);
     if (const auto dot = label.find(".mtx"); dot != std::string::npos) label = label.substr(0, dot);
     const spmv::MatrixStats st = spmv::compute_stats(m);

@@ -20,13 +20,11 @@ extern "C" {
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "../matrix_spec.hpp"
 #include "spmv/csr.hpp"
-#include "spmv/generators.hpp"
-#include "spmv/matrix_market.hpp"
 #include "spmv/semiring.hpp"
 
 namespace {
@@ -38,19 +36,6 @@ void check(GrB_Info info, const char* call) {
     std::fprintf(stderr, "%s failed: GrB_Info %d\n", call, static_cast<int>(info));
     std::exit(2);
   }
-}
-
-Matrix load(const std::string& spec) {
-  if (spec.find(".mtx") != std::string::npos) return spmv::read_csr<double, std::int32_t>(spec);
-  const auto colon = spec.find(':');
-  std::map<std::string, double> params;
-  for (std::size_t start = colon == std::string::npos ? spec.size() : colon + 1; start < spec.size();) {
-    const std::size_t end = std::min(spec.find(',', start), spec.size());
-    const std::string kv = spec.substr(start, end - start);
-    params[kv.substr(0, kv.find('='))] = std::stod(kv.substr(kv.find('=') + 1));
-    start = end + 1;
-  }
-  return spmv::gen::generate<double, std::int32_t>(spec.substr(0, colon), params);
 }
 
 struct Pair {
@@ -93,7 +78,7 @@ int main(int argc, char** argv) {
   std::printf("%-44s %-11s %12s %12s %8s  %s\n", "matrix", "semiring", "spmv ms", "GraphBLAS ms", "speed-up", "check");
   int bad = 0;
   for (const auto& spec : specs) {
-    const Matrix a = load(spec);
+    const Matrix a = spmv::bench_tools::load_matrix_spec(spec);
     const auto n_rows = static_cast<GrB_Index>(a.rows), n_cols = static_cast<GrB_Index>(a.cols);
     std::vector<GrB_Index> ap(a.row_ptr.begin(), a.row_ptr.end()), ai(a.col_idx.begin(), a.col_idx.end());
     GrB_Matrix ga = nullptr;

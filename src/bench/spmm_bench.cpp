@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench_engine.hpp"
+#include "cpu/instantiate.hpp"
 #include "spmv/error.hpp"
 #include "spmv/spmm.hpp"
 
@@ -205,10 +206,7 @@ std::vector<BenchRow> bench_spmm(const CsrMatrix<Value, Index>& a, const SpmmBen
 
 #define SPMV_INSTANTIATE(V, I) \
   template std::vector<BenchRow> bench_spmm(const CsrMatrix<V, I>&, const SpmmBenchSettings&);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::bench

@@ -277,6 +277,44 @@ std::vector<BenchRow> spmm_rows(const HostMatrix& host, const bench::SpmmBenchSe
   return bench::bench_spmm(convert<Value, std::int64_t>(host), settings);
 }
 
+// The files and generators of the command line, each checked before the (possibly long) run starts.
+std::vector<Source> requested_sources(const BenchOptions& o) {
+  std::vector<Source> sources;
+  for (const std::string& f : o.files) {
+    if (f != "-" && !std::filesystem::exists(f)) throw UsageError(fmt::format("cannot open '{}': no such file", f));
+    sources.push_back({matrix_name(f), f, "", {}});
+  }
+  for (const std::string& spec : o.gens) {
+    auto [kind, params] = parse_generator_spec(spec);
+    sources.push_back(generator_source(kind, params));
+  }
+  return sources;
+}
+
+// What runs when no matrix is given: the built-in 2D Poisson matrix, sized for the backend.
+Source default_source(Backend backend) {
+  const std::int64_t n = backend == Backend::Cuda ? kDefaultPoissonCuda : kDefaultPoissonCpu;
+  Source source = generator_source("poisson2d", {{"n", static_cast<double>(n)}});
+  source.label += " (default)";
+  return source;
+}
+
+RunInfo run_info(Backend backend, const std::string& command_line) {
+  RunInfo run;
+  run.backend = std::string(to_string(backend));
+  run.date = iso_date_utc();
+  run.git_commit = SPMV_GIT_COMMIT;
+  run.command_line = command_line;
+  return run;
+}
+
+std::vector<Precision> requested_precisions(const BenchOptions& o) {
+  std::vector<Precision> precisions;
+  if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
+  if (o.precision == "f32" || o.precision == "both") precisions.push_back(Precision::F32);
+  return precisions;
+}
+
 // What the rows of a run came to, and the exit code: verification failures first (listed by name),
 // then errors.
 struct RowTally {
@@ -323,25 +361,9 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
   settings.options.threads = o.threads;
   settings.options.block_size = o.block_size;
   settings.options.device = o.device;
-  std::vector<Source> sources;
-  for (const std::string& f : o.files) {
-    if (f != "-" && !std::filesystem::exists(f)) throw UsageError(fmt::format("cannot open '{}': no such file", f));
-    sources.push_back({matrix_name(f), f, "", {}});
-  }
-  for (const std::string& spec : o.gens) {
-    auto [kind, params] = parse_generator_spec(spec);
-    sources.push_back(generator_source(kind, params));
-  }
-  if (sources.empty()) {
-    const std::int64_t n = backend == Backend::Cuda ? kDefaultPoissonCuda : kDefaultPoissonCpu;
-    sources.push_back(generator_source("poisson2d", {{"n", static_cast<double>(n)}}));
-    sources.back().label += " (default)";
-  }
-  RunInfo run;
-  run.backend = std::string(to_string(backend));
-  run.date = iso_date_utc();
-  run.git_commit = SPMV_GIT_COMMIT;
-  run.command_line = command_line;
+  std::vector<Source> sources = requested_sources(o);
+  if (sources.empty()) sources.push_back(default_source(backend));
+  RunInfo run = run_info(backend, command_line);
   std::optional<CsvReport> csv;
   std::optional<JsonReport> json;
   if (!o.csv.empty()) csv.emplace(o.csv);
@@ -354,9 +376,7 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
              o.alpha, o.transpose ? "A^T" : "A", o.beta, to_string(settings.layout), o.k, o.reps, o.warmup,
              bench::kSpmmByteModelDescription,
              backend == Backend::Cuda ? "the fastest cusparseSpMM algorithm" : "k SpMV products (CPU Auto)");
-  std::vector<Precision> precisions;
-  if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
-  if (o.precision == "f32" || o.precision == "both") precisions.push_back(Precision::F32);
+  const std::vector<Precision> precisions = requested_precisions(o);
   RowTally tally;
   for (const Source& source : sources) {
     MatrixInfo info{source.label, source.path.empty() ? source.label : source.path, {}};
@@ -428,35 +448,17 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.inject_fault = o.inject_fault;
   settings.lma = o.lma;
 
-  std::vector<Precision> precisions;
-  if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
-  if (o.precision == "f32" || o.precision == "both") precisions.push_back(Precision::F32);
+  const std::vector<Precision> precisions = requested_precisions(o);
 
   // Check every input before the (possibly long) run starts.
-  std::vector<Source> sources;
-  for (const std::string& f : o.files) {
-    if (f != "-" && !std::filesystem::exists(f)) throw UsageError(fmt::format("cannot open '{}': no such file", f));
-    sources.push_back({matrix_name(f), f, "", {}});
-  }
-  for (const std::string& spec : o.gens) {
-    auto [kind, params] = parse_generator_spec(spec);
-    sources.push_back(generator_source(kind, params));
-  }
+  std::vector<Source> sources = requested_sources(o);
   if (o.lma)
     for (const Source& source : sources)
       if (!fem::is_fem_kind(source.kind))
         throw UsageError(fmt::format("--lma runs on FEM problems: '{}' is not --gen fem2d or fem3d", source.label));
-  if (sources.empty()) {
-    const std::int64_t n = backend == Backend::Cuda ? kDefaultPoissonCuda : kDefaultPoissonCpu;
-    sources.push_back(generator_source("poisson2d", {{"n", static_cast<double>(n)}}));
-    sources.back().label += " (default)";
-  }
+  if (sources.empty()) sources.push_back(default_source(backend));
 
-  RunInfo run;
-  run.backend = std::string(to_string(backend));
-  run.date = iso_date_utc();
-  run.git_commit = SPMV_GIT_COMMIT;
-  run.command_line = command_line;
+  RunInfo run = run_info(backend, command_line);
   std::optional<CsvReport> csv;
   std::optional<JsonReport> json;
   if (!o.csv.empty()) csv.emplace(o.csv);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/timing.hpp"
+#include "cpu/instantiate.hpp"
 #include "cuda/cusparse_spmm.cuh"
 #include "cuda/common/event_pair.cuh"
 #include "spmv/cuda/device_buffer.hpp"
@@ -142,10 +143,7 @@ std::unique_ptr<SpmmOperator<Value, Index>> detail::make_cuda_spmm_operator(cons
   template std::unique_ptr<SpmmOperator<V, I>> detail::make_cuda_spmm_operator(const CsrMatrix<V, I>&,      \
                                                                                Operation, SpmmKernel,       \
                                                                                const Options&, int);
-SPMV_INSTANTIATE(float, std::int32_t)
-SPMV_INSTANTIATE(float, std::int64_t)
-SPMV_INSTANTIATE(double, std::int32_t)
-SPMV_INSTANTIATE(double, std::int64_t)
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv
