@@ -1,9 +1,13 @@
 // SpMM dispatch (include/spmv/cuda/spmm.hpp): validation, degenerate shapes, the tile policy and the
-// launches of the kernels in spmm_row_major.cuh / spmm_col_major.cuh. A bounded set of compiled
-// tiles is chosen at run time from k and the layout (STYLE.md §6): row-major (lanes x columns per
-// lane) 4x1, 8x1, 16x1, 32x1, 32x2; column-major sub-warps of 2..32 lanes x register tiles of 4 or 8.
+// launches of the kernels in spmm_row_vector.cuh / spmm_row_major.cuh / spmm_col_major.cuh. A bounded
+// set of compiled tiles is chosen at run time from k, the layout, X's alignment and the mean row length
+// (STYLE.md §6): row-major X with 16-byte aligned rows, C lanes of 16-byte vectors across the columns
+// (C = 1..16) times 1, 4 or 32/C lane groups across the nonzeros; other row-major X, lanes x columns per
+// lane 4x1, 8x1, 16x1, 32x1, 32x2; column-major sub-warps of 2..32 lanes x register tiles of 4 or 8.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <limits>
 #include <span>
@@ -16,6 +20,7 @@
 #include "cuda/row_statistics.cuh"
 #include "cuda/spmm_col_major.cuh"
 #include "cuda/spmm_row_major.cuh"
+#include "cuda/spmm_row_vector.cuh"
 #include "spmv/cuda/spmm.hpp"
 
 namespace spmv::cuda {
@@ -43,6 +48,27 @@ inline RowTile row_tile_for(std::int64_t k) {
   return {32, 2};
 }
 
+// Row-major X with aligned rows (spmm_row_vector.cuh): C lanes of V = 16 bytes / value columns cover a
+// tile of up to 32 columns; the lane groups across a row's nonzeros follow the mean row length (one
+// group for rows of up to 8, so that short rows get a thread each and their X rows' loads overlap; 4
+// up to 64; a whole warp beyond). Not tuned yet beyond the first H100 measurement (docs/PERFORMANCE.md).
+struct VectorTile {
+  int columns;  // C: lanes across the columns
+  int lanes;    // L: the row's sub-warp (L / C groups across its nonzeros)
+};
+inline VectorTile vector_tile_for(std::int64_t k, int value_bytes, double mean_row) {
+  const int v = 16 / value_bytes;
+  const int c = pow2_at_least(double((k + v - 1) / v), 1, 32 / v);
+  const int groups = mean_row <= 8 ? 1 : mean_row <= 64 ? 4 : 32;
+  return {c, std::min(32, c * groups)};
+}
+// SPMV_SPMM_TILE=scalar in the environment keeps row-major X on the scalar tiles (spmm_row_major.cuh),
+// for measuring one against the other (read once per plan).
+inline bool vector_tiles_enabled() {
+  const char* env = std::getenv("SPMV_SPMM_TILE");
+  return !(env && std::string(env) == "scalar");
+}
+
 // Column-major: lanes per row from the mean row length, fewer than CSR-vector's for the same rows since
 // every nonzero already costs R gathers (W = pow2 >= mean / 4 in [2, 32]; not measured yet).
 inline int col_lanes_for(double mean_row) { return pow2_at_least(mean_row / 4.0, 2, 32); }
@@ -52,9 +78,10 @@ inline int col_tile_for(std::int64_t k) { return k <= 4 ? 4 : spmm_policy().col_
 // long_rows) would leave the product waiting on one sub-warp. Rows longer than kSplitRowNnz are cut
 // into chunks of kChunkNnz nonzeros, one sub-warp each, added into Y with atomics (as CSR-vector
 // splits SpMV rows, src/cuda/csr_vector.cu). Not measured for SpMM yet: 4096 keeps stencils, FEM and
-// uniform random rows whole, and a chunk of 1024 is 256 broadcast batches of the narrowest sub-warp.
-constexpr std::int64_t kSplitRowNnz = 4096;
-constexpr std::int64_t kChunkNnz = 1024;
+// uniform random rows whole; 1024 / 512 (first H100 run used 4096 / 1024) keep a power-law head from
+// holding a 4-lane sub-warp for a thousand steps.
+constexpr std::int64_t kSplitRowNnz = 1024;
+constexpr std::int64_t kChunkNnz = 512;
 
 // Y(row, :) = beta * Y(row, :) for the long rows (their chunks then add into Y).
 template <class Value, class Index>
@@ -139,6 +166,33 @@ struct Launch {
       SPMV_CHECK_LAUNCH("spmm::row_major_chunk_kernel");
     }
   }
+  template <int C, int L>
+  void row_vector() const {
+    scale_long_rows();
+    spmm::vector_kernel<C, L><<<grid_for(std::int64_t(a.rows) * L, block), block, 0, stream>>>(a, k, alpha, x, ldx,
+                                                                                              beta, y, ys, long_row);
+    SPMV_CHECK_LAUNCH("spmm::vector_kernel");
+    if (num_chunks == 0) return;
+    spmm::vector_chunk_kernel<C><<<grid_for(num_chunks * 32, block), block, 0, stream>>>(a, k, alpha, x, ldx, y, ys,
+                                                                                         chunks, num_chunks);
+    SPMV_CHECK_LAUNCH("spmm::vector_chunk_kernel");
+  }
+  template <int C>
+  void row_vector_lanes(int lanes) const {
+    if (lanes == C) return row_vector<C, C>();
+    if constexpr (4 * C < 32)
+      if (lanes == 4 * C) return row_vector<C, 4 * C>();
+    row_vector<C, 32>();
+  }
+  void row_vector(VectorTile tile) const {
+    switch (tile.columns) {
+      case 1: return row_vector_lanes<1>(tile.lanes);
+      case 2: return row_vector_lanes<2>(tile.lanes);
+      case 4: return row_vector_lanes<4>(tile.lanes);
+      case 8: return row_vector_lanes<8>(tile.lanes);
+      default: return row_vector_lanes<16>(tile.lanes);
+    }
+  }
   template <int W, int R>
   void col_major() const {
     scale_long_rows();
@@ -183,6 +237,8 @@ struct SpmmPlan<Value, Index>::Impl {
   Operation op = Operation::NonTranspose;
   int block = 0;
   int col_lanes = 2;
+  double mean_row = 0;
+  bool vector_tiles = true;
   double setup_ms = 0;
   std::int64_t long_row = std::numeric_limits<std::int64_t>::max();
   DeviceBuffer<spmm::Chunk<Index>> chunks;
@@ -202,12 +258,14 @@ SpmmPlan<Value, Index>::SpmmPlan(CsrView<Value, Index> matrix, Operation op, con
   impl_->matrix = matrix;
   impl_->op = op;
   impl_->block = warp_block_size(options.block_size, spmm_policy().block_size, "spmm");
+  impl_->vector_tiles = vector_tiles_enabled();
   if (impl_->block > spmm::kSpmmMaxBlock)
     throw InvalidArgument("spmm: block_size must be at most " + std::to_string(spmm::kSpmmMaxBlock) + ", got " +
                           std::to_string(impl_->block));
   if (matrix.rows > 0 && matrix.nnz > 0) {
     const RowStatistics stats = row_statistics(matrix, stream);
     impl_->col_lanes = col_lanes_for(stats.mean);
+    impl_->mean_row = stats.mean;
     if (stats.max > kSplitRowNnz) split_long_rows(stream);
   }
   impl_->setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -280,6 +338,11 @@ void SpmmPlan<Value, Index>::apply(Value alpha, DenseView<const Value> x, Value 
                                     static_cast<std::int64_t>(impl_->chunks.size()),
                                     impl_->long_rows.data(),
                                     static_cast<std::int64_t>(impl_->long_rows.size())};
+  if (uses_vector_tiles(x)) {
+    Launch<Value, Index> l = launch;
+    l.row_vector(vector_tile_for(k, sizeof(Value), impl_->mean_row));
+    return;
+  }
   // k == 1: both layouts are one contiguous column; the row-major kernel's 4 lanes serve it.
   if (x.layout == Layout::RowMajor || k == 1) {
     const std::int64_t ldx = x.layout == Layout::RowMajor ? x.ld : 1;
@@ -301,6 +364,14 @@ void SpmmPlan<Value, Index>::apply(Value alpha, DenseView<const Value> x, Value 
     launch.template col_major_lanes<spmm_policy().col_major_wide_tile>(impl_->col_lanes);
 }
 
+// Row-major X whose rows start on 16-byte boundaries (aligned base, ld a multiple of the vector), op N.
+template <class Value, class Index>
+bool SpmmPlan<Value, Index>::uses_vector_tiles(const DenseView<const Value>& x) const {
+  constexpr int v = spmm::Vector16<Value>::width;
+  return impl_->vector_tiles && impl_->op == Operation::NonTranspose && x.layout == Layout::RowMajor &&
+         reinterpret_cast<std::uintptr_t>(x.data) % 16 == 0 && x.ld % v == 0;
+}
+
 template <class Value, class Index>
 Operation SpmmPlan<Value, Index>::operation() const { return impl_->op; }
 template <class Value, class Index>
@@ -318,6 +389,11 @@ std::string SpmmPlan<Value, Index>::policy(std::int64_t k, Layout layout) const 
   if (impl_->long_rows.size() > 0)
     block += " split_rows=" + std::to_string(impl_->long_rows.size()) + " (" + std::to_string(impl_->chunks.size()) +
              " chunks of " + std::to_string(kChunkNnz) + ", atomics)";
+  if (layout == Layout::RowMajor && impl_->vector_tiles && impl_->op == Operation::NonTranspose) {
+    const VectorTile t = vector_tile_for(k, sizeof(Value), impl_->mean_row);
+    return "row-major vector lanes=" + std::to_string(t.lanes) + " column lanes=" + std::to_string(t.columns) +
+           " cols/lane=" + std::to_string(16 / sizeof(Value)) + " (16-byte aligned X rows; else scalar tiles)" + block;
+  }
   if (layout == Layout::RowMajor || k == 1) {
     const RowTile t = row_tile_for(k);
     return "row-major lanes=" + std::to_string(t.lanes) + " cols/lane=" + std::to_string(t.per_lane) + block + op;

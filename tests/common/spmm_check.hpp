@@ -22,6 +22,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error_bound.hpp"
@@ -139,7 +140,8 @@ std::string check_spmm_case(const CsrMatrix<Value, Index>& a, Operation op, cons
 inline constexpr double kSpmmScalars[] = {0.0, 1.0, -1.0, 0.5};
 
 // The cases run on every zoo matrix: all 16 (alpha, beta) pairs at k = 3 (row-major, padded ld) and
-// k = 5 (column-major), alpha = 0 with NaN/Inf in X, and k = 1, 8, 33 in both layouts.
+// k = 5 (column-major), alpha = 0 with NaN/Inf in X, k = 1, 8, 33 in both layouts, and row-major k
+// of 3 to 36 with 4-aligned leading dimensions.
 inline std::vector<SpmmCase> zoo_spmm_cases() {
   std::vector<SpmmCase> cases;
   for (double alpha : kSpmmScalars)
@@ -153,6 +155,10 @@ inline std::vector<SpmmCase> zoo_spmm_cases() {
   }
   for (std::int64_t k : {1, 8, 33})
     for (Layout layout : {Layout::RowMajor, Layout::ColMajor}) cases.push_back({k, layout, k == 8 ? 3 : 0, 0.5, -1.0, false});
+  // Row-major leading dimensions that are multiples of 4 while k is not: CUDA's 16-byte vector tiles
+  // with partial vectors at the tile's edge, next to NaN padding they must not read.
+  for (auto [k, pad] : {std::pair<std::int64_t, std::int64_t>{3, 1}, {5, 3}, {6, 2}, {7, 1}, {13, 3}, {20, 4}, {36, 0}})
+    cases.push_back({k, Layout::RowMajor, pad, k % 2 ? -1.0 : 0.5, k % 3 ? 0.0 : 0.5, false});
   // X and Y in different layouts (each view carries its own).
   cases.push_back({6, Layout::RowMajor, 1, 1.0, 0.5, false, true});
   cases.push_back({9, Layout::ColMajor, 0, -1.0, 0.0, false, true});

@@ -15,8 +15,9 @@
 // leading dimensions below the contiguous extent and null pointers with entries throw InvalidArgument.
 // op = Transpose scatters alpha*a_ij*X(i, :) into Y(j, :) with atomics after Y = beta*Y (no second
 // copy of A): results are not bit-reproducible run to run (reproducible() says so). Rows longer than
-// 4096 nonzeros are cut into chunks added with atomics, in both operations (then op = N is not
-// bit-reproducible either; policy() names the split).
+// 1024 nonzeros are cut into chunks added with atomics, in both operations (then op = N is not
+// bit-reproducible either; policy() names the split). Row-major X whose rows start on 16-byte
+// boundaries runs the vector tiles (SPMV_SPMM_TILE=scalar in the environment turns them off).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -53,6 +54,7 @@ class SpmmPlan {
 
  private:
   void split_long_rows(cudaStream_t stream);
+  bool uses_vector_tiles(const DenseView<const Value>& x) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
