@@ -57,7 +57,7 @@ struct BenchOptions {
   std::vector<int> block_sizes{32, 64, 128, 256, 512, 1024};
   int reps = 9, warmup = 3;
   double min_sample_ms = 2.0;
-  int threads = 0, block_size = 0, device = 0;
+  int threads = 0, block_size = 0, device = 0, subwarp = 0;
   int hola_sort_columns = -1;
   std::int64_t expected_applies = 0;
   double bandwidth = 0;
@@ -360,6 +360,7 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
   settings.timing = TimingOptions{o.warmup, o.reps, o.min_sample_ms};
   settings.options.threads = o.threads;
   settings.options.block_size = o.block_size;
+  settings.options.subwarp = o.subwarp;
   settings.options.device = o.device;
   std::vector<Source> sources = requested_sources(o);
   if (sources.empty()) sources.push_back(default_source(backend));
@@ -437,6 +438,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.options.threads = o.threads;
   settings.options.block_size = o.block_size;
   settings.options.hola_sort_columns = o.hola_sort_columns;
+  settings.options.subwarp = o.subwarp;
   settings.options.expected_applies = o.expected_applies;
   settings.options.reorder = o.reorder;
   settings.options.deterministic = o.deterministic;
@@ -620,6 +622,10 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_option("--hola-sort-columns", o->hola_sort_columns,
                   "Hola: per-thread column sort for x locality (-1: the policy's default, 0: off, 1: on)")
       ->check(CLI::Range(-1, 1));
+  sub->add_option("--subwarp", o->subwarp,
+                  "CUDA lanes per row for csr-vector, lightspmv, ellr-vector and the SpMM vector tiles (0: from the "
+                  "row lengths)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--block-size", o->block_size, "CUDA threads per block when not sweeping (0: each algorithm's policy)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -56,9 +56,12 @@ struct VectorTile {
   int columns;  // C: lanes across the columns
   int lanes;    // L: the row's sub-warp (L / C groups across its nonzeros)
 };
-inline VectorTile vector_tile_for(std::int64_t k, int value_bytes, double mean_row) {
+// lanes > 0 (Options::subwarp) asks for that sub-warp: at least C, and rounded up to a compiled one
+// (C, 4C or 32).
+inline VectorTile vector_tile_for(std::int64_t k, int value_bytes, double mean_row, int lanes = 0) {
   const int v = 16 / value_bytes;
   const int c = pow2_at_least(double((k + v - 1) / v), 1, 32 / v);
+  if (lanes > 0) return {c, lanes <= c ? c : lanes <= 4 * c ? std::min(32, 4 * c) : 32};
   const int groups = mean_row <= 8 ? 1 : mean_row <= 64 ? 4 : 32;
   return {c, std::min(32, c * groups)};
 }
@@ -238,6 +241,7 @@ struct SpmmPlan<Value, Index>::Impl {
   int block = 0;
   int col_lanes = 2;
   double mean_row = 0;
+  int vector_lanes = 0;  // Options::subwarp for the vector tiles, 0: from the mean row length
   bool vector_tiles = true;
   double setup_ms = 0;
   std::int64_t long_row = std::numeric_limits<std::int64_t>::max();
@@ -259,6 +263,7 @@ SpmmPlan<Value, Index>::SpmmPlan(CsrView<Value, Index> matrix, Operation op, con
   impl_->op = op;
   impl_->block = warp_block_size(options.block_size, spmm_policy().block_size, "spmm");
   impl_->vector_tiles = vector_tiles_enabled();
+  if (options.subwarp != 0) impl_->vector_lanes = checked_width(options.subwarp, 0, 1, "spmm: subwarp");
   if (impl_->block > spmm::kSpmmMaxBlock)
     throw InvalidArgument("spmm: block_size must be at most " + std::to_string(spmm::kSpmmMaxBlock) + ", got " +
                           std::to_string(impl_->block));
@@ -340,7 +345,7 @@ void SpmmPlan<Value, Index>::apply(Value alpha, DenseView<const Value> x, Value 
                                     static_cast<std::int64_t>(impl_->long_rows.size())};
   if (uses_vector_tiles(x)) {
     Launch<Value, Index> l = launch;
-    l.row_vector(vector_tile_for(k, sizeof(Value), impl_->mean_row));
+    l.row_vector(vector_tile_for(k, sizeof(Value), impl_->mean_row, impl_->vector_lanes));
     return;
   }
   // k == 1: both layouts are one contiguous column; the row-major kernel's 4 lanes serve it.
@@ -390,7 +395,7 @@ std::string SpmmPlan<Value, Index>::policy(std::int64_t k, Layout layout) const 
     block += " split_rows=" + std::to_string(impl_->long_rows.size()) + " (" + std::to_string(impl_->chunks.size()) +
              " chunks of " + std::to_string(kChunkNnz) + ", atomics)";
   if (layout == Layout::RowMajor && impl_->vector_tiles && impl_->op == Operation::NonTranspose) {
-    const VectorTile t = vector_tile_for(k, sizeof(Value), impl_->mean_row);
+    const VectorTile t = vector_tile_for(k, sizeof(Value), impl_->mean_row, impl_->vector_lanes);
     return "row-major vector lanes=" + std::to_string(t.lanes) + " column lanes=" + std::to_string(t.columns) +
            " cols/lane=" + std::to_string(16 / sizeof(Value)) + " (16-byte aligned X rows; else scalar tiles)" + block;
   }

@@ -34,7 +34,9 @@ namespace spmv::cuda {
 template <class Value, class Index>
 class SpmmPlan {
  public:
-  // options.block_size (a multiple of 32, <= 1024; 0: the policy) is the only knob read.
+  // Knobs read: options.block_size (a multiple of 32, <= 512; 0: the policy) and options.subwarp (the
+  // vector tiles' lanes per row, a power of two <= 32, rounded up to a compiled one; 0: from the mean
+  // row length).
   explicit SpmmPlan(CsrView<Value, Index> matrix, Operation op = Operation::NonTranspose, const Options& options = {},
                     cudaStream_t stream = nullptr);
   ~SpmmPlan();
