@@ -49,9 +49,13 @@ inline RowTile row_tile_for(std::int64_t k) {
 }
 
 // Row-major X with aligned rows (spmm_row_vector.cuh): C lanes of V = 16 bytes / value columns cover a
-// tile of up to 32 columns; the lane groups across a row's nonzeros follow the mean row length (one
-// group for rows of up to 8, so that short rows get a thread each and their X rows' loads overlap; 4
-// up to 64; a whole warp beyond). Not tuned yet beyond the first H100 measurement (docs/PERFORMANCE.md).
+// tile of up to 32 columns; the lane groups across a row's nonzeros follow the mean row length: one
+// group for rows of up to 8 nonzeros (short rows get C lanes each and their X loads overlap), and up to
+// 32 when the tile is 32 columns wide (a lane's 16-byte loads then keep enough in flight alone); 4
+// groups up to 64; a whole warp beyond. H200, 2026-11-26 (docs/PERFORMANCE.md "SpMM"): the 32-column
+// threshold was set on the five generated matrices (stencil27, uniform random and long_rows ran
+// 1.1-1.9x faster with one group than with four at k = 32); of the six SuiteSparse files only cage10
+// falls under it, and gained (0.80 -> 0.90x cuSPARSE in f32, 1.01 -> 1.02x in f64).
 struct VectorTile {
   int columns;  // C: lanes across the columns
   int lanes;    // L: the row's sub-warp (L / C groups across its nonzeros)
@@ -62,7 +66,8 @@ inline VectorTile vector_tile_for(std::int64_t k, int value_bytes, double mean_r
   const int v = 16 / value_bytes;
   const int c = pow2_at_least(double((k + v - 1) / v), 1, 32 / v);
   if (lanes > 0) return {c, lanes <= c ? c : lanes <= 4 * c ? std::min(32, 4 * c) : 32};
-  const int groups = mean_row <= 8 ? 1 : mean_row <= 64 ? 4 : 32;
+  const bool one_group = mean_row <= 8 || (c * v >= 32 && mean_row <= 32);
+  const int groups = one_group ? 1 : mean_row <= 64 ? 4 : 32;
   return {c, std::min(32, c * groups)};
 }
 // SPMV_SPMM_TILE=scalar in the environment keeps row-major X on the scalar tiles (spmm_row_major.cuh),
