@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <memory>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -27,6 +29,27 @@ struct CudaSpmmRunner {
   static Product<Value> make(const CsrMatrix<Value, Index>& a, Operation op) {
     auto matrix = std::make_shared<cuda::DeviceCsr<Value, Index>>(a);
     auto plan = std::make_shared<cuda::SpmmPlan<Value, Index>>(matrix->view(), op);
+    return [matrix, plan](Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y) {
+      const auto nx = static_cast<std::size_t>(x.extent()), ny = static_cast<std::size_t>(y.extent());
+      cuda::DeviceBuffer<Value> d_x(std::span<const Value>(x.data, nx));
+      cuda::DeviceBuffer<Value> d_y(std::span<const Value>(y.data, ny));
+      plan->apply(alpha, DenseView<const Value>{d_x.data(), x.rows, x.cols, x.ld, x.layout}, beta,
+                  DenseView<Value>{d_y.data(), y.rows, y.cols, y.ld, y.layout});
+      SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+      d_y.download(std::span<Value>(y.data, ny));
+    };
+  }
+};
+
+// The same with Options::subwarp set (the vector tiles' lanes per row; `lanes` before make()).
+struct CudaSpmmLanesRunner {
+  static inline int lanes = 0;
+  template <class Value, class Index>
+  static Product<Value> make(const CsrMatrix<Value, Index>& a, Operation op) {
+    Options options;
+    options.subwarp = lanes;
+    auto matrix = std::make_shared<cuda::DeviceCsr<Value, Index>>(a);
+    auto plan = std::make_shared<cuda::SpmmPlan<Value, Index>>(matrix->view(), op, options);
     return [matrix, plan](Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y) {
       const auto nx = static_cast<std::size_t>(x.extent()), ny = static_cast<std::size_t>(y.extent());
       cuda::DeviceBuffer<Value> d_x(std::span<const Value>(x.data, nx));
@@ -76,6 +99,21 @@ TEST(CudaSpmmFiles, MatchReference) {
   }
 }
 
+// Every compiled width of the vector tiles (Options::subwarp 1..32, rounded up to C, 4C or 32 lanes),
+// on matrices with short, long, empty and split rows, every k of the sweep (aligned and padded X).
+TEST(CudaSpmm, EveryVectorTileWidthMatchesReference) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  for (int lanes : {1, 2, 4, 8, 16, 32})
+    for (const char* name : {"poisson2d_64", "power_law_rmat12", "long_rows", "empty_rows"}) {
+      SCOPED_TRACE(std::string(name) + " subwarp=" + std::to_string(lanes));
+      CudaSpmmLanesRunner::lanes = lanes;
+      check_spmm_matrix<float, std::int32_t, CudaSpmmLanesRunner>(zoo_matrix(name), Operation::NonTranspose,
+                                                                  k_sweep_cases(), 7000 + lanes);
+      check_spmm_matrix<double, std::int64_t, CudaSpmmLanesRunner>(zoo_matrix(name), Operation::NonTranspose,
+                                                                   k_sweep_cases(), 8000 + lanes);
+    }
+}
+
 // The bench's operators: spmv's SpMM through the host path, and cusparseSpMM (ALG_DEFAULT, which takes
 // both layouts and operations; the other variants may refuse some, as the bench reports).
 TEST(CudaSpmmOperator, SpmmAndCusparseMatchReference) {
@@ -110,6 +148,11 @@ TEST(CudaSpmm, RejectsBadViews) {
   bad.block_size = 100;
   using Plan = cuda::SpmmPlan<double, std::int32_t>;
   EXPECT_THROW(Plan(d_a.view(), Operation::NonTranspose, bad), InvalidArgument);
+  Options bad_lanes;
+  bad_lanes.subwarp = 3;
+  EXPECT_THROW(Plan(d_a.view(), Operation::NonTranspose, bad_lanes), InvalidArgument);
+  bad_lanes.subwarp = 64;
+  EXPECT_THROW(Plan(d_a.view(), Operation::NonTranspose, bad_lanes), InvalidArgument);
   SPMV_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
