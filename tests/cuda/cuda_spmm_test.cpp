@@ -22,22 +22,27 @@
 namespace spmv::test {
 
 // Runs the product on the device: the host storage of X and Y (padding included, up to the views'
-// extents) is copied up, the plan applied with views of the same shape and leading dimension, and Y's
-// storage copied back (so the test sees whether the padding was written).
+// extents) is copied up, the plan (made with `options`) applied with views of the same shape and leading
+// dimension, and Y's storage copied back (so the test sees whether the padding was written).
+template <class Value, class Index>
+Product<Value> device_spmm_product(const CsrMatrix<Value, Index>& a, Operation op, const Options& options) {
+  auto matrix = std::make_shared<cuda::DeviceCsr<Value, Index>>(a);
+  auto plan = std::make_shared<cuda::SpmmPlan<Value, Index>>(matrix->view(), op, options);
+  return [matrix, plan](Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y) {
+    const auto nx = static_cast<std::size_t>(x.extent()), ny = static_cast<std::size_t>(y.extent());
+    cuda::DeviceBuffer<Value> d_x(std::span<const Value>(x.data, nx));
+    cuda::DeviceBuffer<Value> d_y(std::span<const Value>(y.data, ny));
+    plan->apply(alpha, DenseView<const Value>{d_x.data(), x.rows, x.cols, x.ld, x.layout}, beta,
+                DenseView<Value>{d_y.data(), y.rows, y.cols, y.ld, y.layout});
+    SPMV_CUDA_CHECK(cudaDeviceSynchronize());
+    d_y.download(std::span<Value>(y.data, ny));
+  };
+}
+
 struct CudaSpmmRunner {
   template <class Value, class Index>
   static Product<Value> make(const CsrMatrix<Value, Index>& a, Operation op) {
-    auto matrix = std::make_shared<cuda::DeviceCsr<Value, Index>>(a);
-    auto plan = std::make_shared<cuda::SpmmPlan<Value, Index>>(matrix->view(), op);
-    return [matrix, plan](Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y) {
-      const auto nx = static_cast<std::size_t>(x.extent()), ny = static_cast<std::size_t>(y.extent());
-      cuda::DeviceBuffer<Value> d_x(std::span<const Value>(x.data, nx));
-      cuda::DeviceBuffer<Value> d_y(std::span<const Value>(y.data, ny));
-      plan->apply(alpha, DenseView<const Value>{d_x.data(), x.rows, x.cols, x.ld, x.layout}, beta,
-                  DenseView<Value>{d_y.data(), y.rows, y.cols, y.ld, y.layout});
-      SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-      d_y.download(std::span<Value>(y.data, ny));
-    };
+    return device_spmm_product(a, op, {});
   }
 };
 
@@ -48,17 +53,7 @@ struct CudaSpmmLanesRunner {
   static Product<Value> make(const CsrMatrix<Value, Index>& a, Operation op) {
     Options options;
     options.subwarp = lanes;
-    auto matrix = std::make_shared<cuda::DeviceCsr<Value, Index>>(a);
-    auto plan = std::make_shared<cuda::SpmmPlan<Value, Index>>(matrix->view(), op, options);
-    return [matrix, plan](Value alpha, DenseView<const Value> x, Value beta, DenseView<Value> y) {
-      const auto nx = static_cast<std::size_t>(x.extent()), ny = static_cast<std::size_t>(y.extent());
-      cuda::DeviceBuffer<Value> d_x(std::span<const Value>(x.data, nx));
-      cuda::DeviceBuffer<Value> d_y(std::span<const Value>(y.data, ny));
-      plan->apply(alpha, DenseView<const Value>{d_x.data(), x.rows, x.cols, x.ld, x.layout}, beta,
-                  DenseView<Value>{d_y.data(), y.rows, y.cols, y.ld, y.layout});
-      SPMV_CUDA_CHECK(cudaDeviceSynchronize());
-      d_y.download(std::span<Value>(y.data, ny));
-    };
+    return device_spmm_product(a, op, options);
   }
 };
 
