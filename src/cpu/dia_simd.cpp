@@ -13,6 +13,11 @@
 // a sum and the result is that of the CSR kernels for any x. The runs (maximal ranges of consecutive
 // stored slots of one diagonal) are found once when the kernel is built. Each row sums its diagonals
 // in offset order, as the sequential loop does, so the result does not depend on the thread count.
+// Where the runs are short (a 3D stencil's ±1 diagonals break at every grid line: stencil27 n=60 has
+// runs of 91 rows on average), the segments cut every block into short sweeps; then, when x holds no
+// Inf or NaN (checked per product, one read of x), the sweep takes each diagonal's whole in-range
+// span as one run and multiplies the padding, whose value is 0: 0 * finite adds +0 or -0 to a sum
+// that starts at +0, which leaves every sum bit for bit what the stored slots alone give.
 //
 // SIMD: Google Highway with run-time dispatch, as src/cpu/csr_simd.cpp; Options::cpu_simd = 0 or
 // SPMV_CPU_SIMD=0 runs the same blocks with a plain loop.
@@ -93,6 +98,9 @@ constexpr std::int64_t kBlockRows = 1024;
 // machine (one thread, f32); 4 and 8 were within noise of each other there (stencil27 f32 0.89x / 0.85x
 // MKL, f64 1.0x / 1.08x), and 8 keeps poisson2d's 5 diagonals in one pass (f64 3.2 ms against 3.5).
 constexpr std::int64_t kGroupDiagonals = 8;
+// Stored runs shorter than this many rows on average make the sweep take whole spans for finite x
+// (see the top of this file). Set between stencil27 n=60 (91 rows a run) and poisson2d n=1000 (~1000).
+constexpr std::int64_t kShortRun = 256;
 
 template <class Value>
 void sum_diagonals_plain(Value* acc, const Value* const* v, const Value* const* xs, int n, std::int64_t len,
@@ -104,11 +112,18 @@ void sum_diagonals_plain(Value* acc, const Value* const* v, const Value* const* 
   }
 }
 
+// Runs of diagonal d: begin/end[ptr[d] .. ptr[d + 1]), rows, increasing.
+struct RunList {
+  std::vector<std::int64_t> ptr, begin, end;
+  std::size_t bytes() const { return (ptr.size() + begin.size() + end.size()) * sizeof(std::int64_t); }
+};
+
 template <class Value, class Index>
 struct DiaRuns {
   DiaMatrix<Value, Index> m;  // values moved to `values` below
-  // Runs of diagonal d: run_begin/run_end[run_ptr[d] .. run_ptr[d + 1]), rows, increasing.
-  std::vector<std::int64_t> run_ptr, run_begin, run_end;
+  RunList stored;             // the runs of stored slots
+  RunList spans;              // each diagonal's in-range slots [max(0, -off), min(rows, cols - off)) as one run
+  bool short_runs = false;    // sweep the spans when x is finite (the stored runs average < kShortRun rows)
   std::unique_ptr<Value[]> values;  // m.values, placed by first touch
 };
 
@@ -143,7 +158,9 @@ template <class Value, class Index>
 std::shared_ptr<DiaRuns<Value, Index>> find_runs(DiaMatrix<Value, Index> m) {
   auto r = std::make_shared<DiaRuns<Value, Index>>();
   const std::int64_t rows = m.rows, cols = m.cols;
-  r->run_ptr.push_back(0);
+  r->stored.ptr.push_back(0);
+  r->spans.ptr.push_back(0);
+  std::int64_t stored_slots = 0;
   for (std::size_t d = 0; d < m.offsets.size(); ++d) {
     const std::int64_t off = m.offsets[d];
     const std::int64_t lo = std::max<std::int64_t>(0, -off), hi = std::min<std::int64_t>(rows, cols - off);
@@ -155,13 +172,29 @@ std::shared_ptr<DiaRuns<Value, Index>> find_runs(DiaMatrix<Value, Index> m) {
       }
       const std::int64_t begin = i;
       while (i < hi && m.is_stored(base + i)) ++i;
-      r->run_begin.push_back(begin);
-      r->run_end.push_back(i);
+      r->stored.begin.push_back(begin);
+      r->stored.end.push_back(i);
+      stored_slots += i - begin;
     }
-    r->run_ptr.push_back(static_cast<std::int64_t>(r->run_begin.size()));
+    r->stored.ptr.push_back(static_cast<std::int64_t>(r->stored.begin.size()));
+    if (lo < hi) {
+      r->spans.begin.push_back(lo);
+      r->spans.end.push_back(hi);
+    }
+    r->spans.ptr.push_back(static_cast<std::int64_t>(r->spans.begin.size()));
   }
+  r->short_runs = stored_slots < kShortRun * static_cast<std::int64_t>(r->stored.begin.size());
   r->m = std::move(m);
   return r;
+}
+
+// Whether x[0, n) holds no Inf or NaN (x - x is 0 exactly for finite x).
+template <class Value>
+bool all_finite(const Value* x, std::int64_t n, int threads) {
+  int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad) num_threads(threads)
+  for (std::int64_t i = 0; i < n; ++i) bad |= !(x[i] - x[i] == Value(0));
+  return bad == 0;
 }
 
 // Within a block, the rows are swept in segments on which the set of diagonals with a stored slot does
@@ -169,8 +202,8 @@ std::shared_ptr<DiaRuns<Value, Index>> find_runs(DiaMatrix<Value, Index> m) {
 // active diagonals in one pass, the sums kept in registers; diagonals are taken kGroupDiagonals at a
 // time, each group after the first adding to the block's sums.
 template <class Value, class Index>
-void dia_blocks(const DiaRuns<Value, Index>& r, bool simd, int threads, std::vector<SweepScratch<Value>>& scratch,
-                Value alpha, const Value* x, Value beta, Value* y) {
+void dia_blocks(const DiaRuns<Value, Index>& r, const RunList& runs, bool simd, int threads,
+                std::vector<SweepScratch<Value>>& scratch, Value alpha, const Value* x, Value beta, Value* y) {
   using SumDiagonals = void (*)(Value*, const Value* const*, const Value* const*, int, std::int64_t, bool);
   SumDiagonals sum = sum_diagonals_plain<Value>;
   if (simd) {
@@ -180,8 +213,9 @@ void dia_blocks(const DiaRuns<Value, Index>& r, bool simd, int threads, std::vec
   const std::int64_t rows = r.m.rows;
   const std::int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
   const auto ndiag = static_cast<std::int64_t>(r.m.offsets.size());
-  const std::int64_t* begins = r.run_begin.data();
-  const std::int64_t* ends = r.run_end.data();
+  const std::int64_t* begins = runs.begin.data();
+  const std::int64_t* ends = runs.end.data();
+  const std::int64_t* run_ptr = runs.ptr.data();
 #pragma omp parallel num_threads(threads)
   {
     SweepScratch<Value>& own = scratch[static_cast<std::size_t>(omp_get_thread_num())];
@@ -193,7 +227,7 @@ void dia_blocks(const DiaRuns<Value, Index>& r, bool simd, int threads, std::vec
       alignas(64) Value acc[kBlockRows];
       const std::int64_t i0 = b * kBlockRows, i1 = std::min(rows, i0 + kBlockRows);
       for (std::int64_t d = 0; d < ndiag; ++d)  // first run of d that ends after i0
-        cursor[d] = std::upper_bound(ends + r.run_ptr[d], ends + r.run_ptr[d + 1], i0) - ends;
+        cursor[d] = std::upper_bound(ends + run_ptr[d], ends + run_ptr[d + 1], i0) - ends;
       for (std::int64_t g0 = 0; g0 < std::max<std::int64_t>(ndiag, 1); g0 += kGroupDiagonals) {
         const std::int64_t g1 = std::min(ndiag, g0 + kGroupDiagonals);
         for (std::int64_t p = i0; p < i1;) {
@@ -201,8 +235,8 @@ void dia_blocks(const DiaRuns<Value, Index>& r, bool simd, int threads, std::vec
           int n = 0;
           for (std::int64_t d = g0; d < g1; ++d) {
             std::int64_t& k = cursor[d];
-            while (k < r.run_ptr[d + 1] && ends[k] <= p) ++k;
-            if (k == r.run_ptr[d + 1]) continue;
+            while (k < run_ptr[d + 1] && ends[k] <= p) ++k;
+            if (k == run_ptr[d + 1]) continue;
             if (begins[k] <= p) {  // active on [p, end of run)
               vp[n] = r.values.get() + d * rows + p;
               xp[n] = x + p + r.m.offsets[static_cast<std::size_t>(d)];
@@ -237,9 +271,9 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
   std::shared_ptr<const DiaRuns<Value, Index>> runs = std::move(placed);
   const bool simd = cpu::detail::simd_enabled(options.cpu_simd);
   CpuKernel<Value, Index> kernel;
-  kernel.extra_bytes =
-      extra + (runs->run_ptr.size() + runs->run_begin.size() + runs->run_end.size()) * sizeof(std::int64_t);
-  kernel.policy = "dia diagonals=" + std::to_string(diagonals) + " runs=" + std::to_string(runs->run_begin.size()) +
+  kernel.extra_bytes = extra + runs->stored.bytes() + runs->spans.bytes();
+  kernel.policy = "dia diagonals=" + std::to_string(diagonals) + " runs=" + std::to_string(runs->stored.begin.size()) +
+                  (runs->short_runs ? " (short: whole spans when x is finite)" : "") +
                   " threads=" + std::to_string(threads) + " block_rows=" + std::to_string(kBlockRows) +
                   (simd ? " simd=" + cpu::detail::simd_target() : std::string(" simd=off"));
   auto scratch = std::make_shared<std::vector<SweepScratch<Value>>>(static_cast<std::size_t>(threads));
@@ -254,7 +288,8 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
       for (std::int64_t i = 0; i < rows; ++i) y[i] = beta == 0 ? Value(0) : beta * y[i];
       return;
     }
-    dia_blocks(*runs, simd, threads, *scratch, alpha, x, beta, y);
+    const bool spans = runs->short_runs && all_finite(x, static_cast<std::int64_t>(runs->m.cols), threads);
+    dia_blocks(*runs, spans ? runs->spans : runs->stored, simd, threads, *scratch, alpha, x, beta, y);
   };
   return kernel;
 }

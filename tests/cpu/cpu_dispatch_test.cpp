@@ -318,6 +318,36 @@ TEST(CpuSimd, DiaSkipsPaddingAndIgnoresThreadCount) {
   });
 }
 
+// With short runs (a 3D stencil's grid-line gaps), DIA sweeps each diagonal's whole in-range span when x
+// is finite, multiplying padding zeros; that must give the bits of the run-by-run sweep. poisson3d n=8
+// gets one more column that no entry references but the +1 diagonal's padding reaches: an infinite
+// value there sends the product back to the stored runs (the infinity reaches no row), a finite one
+// lets it take the spans. The two products must be equal bit for bit, for 1-3 threads, both kernels.
+TEST(CpuSimd, DiaSpansOfShortRunsGiveTheBitsOfTheRuns) {
+  auto square = gen::poisson3d(8);
+  square.cols += 1;  // column 512: referenced by no entry
+  const auto a = convert<double, std::int32_t>(square);
+  std::vector<double> finite_x = random_vector(static_cast<std::size_t>(a.cols), 12);
+  finite_x.back() = 0.25;
+  std::vector<double> inf_x = finite_x;
+  inf_x.back() = std::numeric_limits<double>::infinity();
+  for (int simd : {0, 1})
+    for (int threads : {1, 2, 3}) {
+      Options options;
+      options.cpu_simd = simd;
+      options.threads = threads;
+      auto oper = make_cpu_operator(a, Algorithm::Dia, Operation::NonTranspose, options);
+      EXPECT_TRUE(contains(oper->policy(), "(short: whole spans when x is finite)")) << oper->policy();
+      std::vector<double> spans(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
+      std::vector<double> runs = spans;
+      oper->apply(1.5, finite_x, 0.0, spans);
+      oper->apply(1.5, inf_x, 0.0, runs);
+      for (double v : runs) ASSERT_TRUE(std::isfinite(v));
+      EXPECT_EQ(std::memcmp(spans.data(), runs.data(), spans.size() * sizeof(double)), 0)
+          << "simd " << simd << " threads " << threads;
+    }
+}
+
 // SELL's A·x masks padding lanes instead of multiplying them: padding gathers x[0], so an infinite x[0]
 // must reach only the rows that hold column 0.
 TEST(CpuSimd, SellSkipsPaddingAndIgnoresThreadCount) {
