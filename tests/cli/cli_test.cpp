@@ -473,6 +473,15 @@ TEST_F(Cli, BenchSpmmRowsOnTheCpu) {
   EXPECT_NE(refused.err.find("--k runs spmv's SpMM"), std::string::npos) << refused.err;
 }
 
+// --subwarp (CUDA lanes per row; the CPU algorithms have none): accepted and verified on the CPU, and a
+// negative width is refused naming the option.
+TEST_F(Cli, BenchSubwarpOption) {
+  EXPECT_OK(run("bench --gen poisson2d:n=8 --backend cpu --algo row-loop --subwarp 8 --reps 7 --bandwidth 10 --quiet"));
+  const CliResult refused = run("bench --gen poisson2d:n=8 --backend cpu --subwarp -2 --reps 7 --bandwidth 10");
+  EXPECT_NE(refused.exit_code, 0) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("--subwarp"), std::string::npos) << refused.err;
+}
+
 TEST_F(Cli, BenchVerificationFailureIsLoudAndFails) {
   const CliResult r = run("bench --gen poisson2d:n=8 --backend cpu --algo reference,row-loop --reps 7 "
                           "--bandwidth 10 --quiet --inject-fault --csv " + arg("out.csv"));
