@@ -16,7 +16,9 @@
 #include <string>
 #include <string_view>
 
+#include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
+#include "spmv/operator.hpp"
 
 namespace spmv {
 
@@ -35,5 +37,14 @@ Value semiring_zero(Semiring s);
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
                        int threads = 0);
+
+// The same on host vectors for either backend: the CPU kernel above (options.threads), or on CUDA the
+// device kernel of spmv/cuda/semiring.hpp after copying A and x to options.device, y copied back (the
+// same bits as the CPU for min-plus, max-times, or-and and max-min). One product per call; for an
+// iterative algorithm keep A on the device (spmv::cuda::DeviceCsr) and call the device function.
+// Backend::Cuda throws Unsupported when spmv was built without CUDA.
+template <class Value, class Index>
+void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x,
+                       std::span<Value> y, const Options& options = {});
 
 }  // namespace spmv

@@ -68,17 +68,17 @@ std::vector<double> multiply(const HostMatrix& master, Backend backend, Algorith
   return {yv.begin(), yv.end()};
 }
 
-// y = op(A) ⊕.⊗ x on the CPU backend, for the semirings other than plus-times.
+// y = op(A) ⊕.⊗ x for the semirings other than plus-times (op = T multiplies the transposed copy).
 template <class Value, class Index>
-std::vector<double> semiring_product(const HostMatrix& master, Semiring semiring, bool transposed,
-                                     const std::vector<double>& x, int threads, bool quiet) {
+std::vector<double> semiring_product(const HostMatrix& master, Backend backend, Semiring semiring, bool transposed,
+                                     const std::vector<double>& x, const Options& options, bool quiet) {
   const auto a = convert<Value, Index>(transposed ? transpose(master) : master);
   if (!quiet)
-    fmt::print(stderr, "multiply: cpu backend, semiring {}, {}, {}-bit indices, op {}\n", to_string(semiring),
-               sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index), transposed ? "T" : "N");
+    fmt::print(stderr, "multiply: {} backend, semiring {}, {}, {}-bit indices, op {}\n", to_string(backend),
+               to_string(semiring), sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index), transposed ? "T" : "N");
   const std::vector<Value> xv(x.begin(), x.end());
   std::vector<Value> yv(static_cast<std::size_t>(a.rows));
-  semiring_multiply<Value, Index>(semiring, a, xv, yv, threads);
+  semiring_multiply<Value, Index>(backend, semiring, a, xv, yv, options);
   return {yv.begin(), yv.end()};
 }
 
@@ -87,13 +87,13 @@ int run_multiply(const MultiplyOptions& o) {
   if (!semiring) throw UsageError(fmt::format("--semiring '{}': expected one of {}", o.semiring, semiring_names()));
   const bool other_semiring = *semiring != Semiring::PlusTimes;
   if (other_semiring) {
-    // The semirings other than plus-times have no alpha and beta, and run on the CPU backend only.
+    // The semirings other than plus-times have no alpha and beta, and one kernel per backend.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));
-    if (o.backend == "cuda" || o.distributed.enabled || o.algo != "auto")
-      throw UsageError(fmt::format("--semiring {} runs on the CPU backend with its own kernel: drop {}", o.semiring,
-                                   o.backend == "cuda" ? "--backend cuda" : o.distributed.enabled ? "--distributed" : "--algo"));
+    if (o.distributed.enabled || o.algo != "auto")
+      throw UsageError(fmt::format("--semiring {} runs its own kernel on one process: drop {}", o.semiring,
+                                   o.distributed.enabled ? "--distributed" : "--algo"));
   }
   if (o.distributed.enabled)
     return run_distributed_multiply({o.file, o.x_file, o.y0_file, o.output, o.alpha, o.beta, o.transpose, o.algo,
@@ -101,7 +101,7 @@ int run_multiply(const MultiplyOptions& o) {
                                      o.threads, o.expected_applies,
                                      o.quiet, o.read, o.distributed});
   std::string note;
-  const Backend backend = other_semiring ? Backend::Cpu : resolve_backend(o.backend, &note);
+  const Backend backend = resolve_backend(o.backend, &note);
   if (!note.empty() && !o.quiet) fmt::print(stderr, "{}\n", note);
   const Algorithm algorithm = parse_algorithm_name(o.algo);
   const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
@@ -143,11 +143,12 @@ int run_multiply(const MultiplyOptions& o) {
   if (!fits32 && !o.quiet) fmt::print(stderr, "the matrix does not fit 32-bit indices: using 64-bit indices\n");
   std::vector<double> result;
   if (other_semiring) {
+    const auto product = [&](auto typed) { return typed(a, backend, *semiring, o.transpose, x, options, o.quiet); };
     result = o.precision == "f64"
-                 ? (fits32 ? semiring_product<double, std::int32_t>(a, *semiring, o.transpose, x, o.threads, o.quiet)
-                           : semiring_product<double, std::int64_t>(a, *semiring, o.transpose, x, o.threads, o.quiet))
-                 : (fits32 ? semiring_product<float, std::int32_t>(a, *semiring, o.transpose, x, o.threads, o.quiet)
-                           : semiring_product<float, std::int64_t>(a, *semiring, o.transpose, x, o.threads, o.quiet));
+                 ? (fits32 ? product(semiring_product<double, std::int32_t>)
+                           : product(semiring_product<double, std::int64_t>))
+                 : (fits32 ? product(semiring_product<float, std::int32_t>)
+                           : product(semiring_product<float, std::int64_t>));
     write_vector(o.output, result);
     return kExitOk;
   }
@@ -199,8 +200,8 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
   sub->add_option("--semiring", o->semiring,
                   "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
-                      " (not plus-times: CPU backend, no alpha/beta; pattern entries count as 1; an empty row gives "
-                      "the semiring's zero, e.g. inf for min-plus)")
+                      " (not plus-times: no alpha/beta or --algo, CPU or CUDA; pattern entries count as 1; an empty "
+                      "row gives the semiring's zero, e.g. inf for min-plus)")
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);
   sub->footer(

@@ -4,7 +4,10 @@
 #include <cctype>
 #include <string>
 
+#include "core/backends.hpp"
 #include "core/semiring_ops.hpp"
+#include "cpu/instantiate.hpp"
+#include "spmv/error.hpp"
 
 namespace spmv {
 namespace {
@@ -44,5 +47,37 @@ Value semiring_zero(Semiring s) {
 
 template float semiring_zero(Semiring);
 template double semiring_zero(Semiring);
+
+template <class Value, class Index>
+void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x,
+                       std::span<Value> y, const Options& options) {
+  if (backend == Backend::Cpu) return semiring_multiply(s, a, x, y, options.threads);
+  if (static_cast<std::int64_t>(x.size()) != static_cast<std::int64_t>(a.cols) ||
+      static_cast<std::int64_t>(y.size()) != static_cast<std::int64_t>(a.rows))
+    throw InvalidArgument("semiring_multiply (" + std::string(to_string(s)) + ", cuda): A is " +
+                          std::to_string(a.rows) + " x " + std::to_string(a.cols) + ", x has " +
+                          std::to_string(x.size()) + " entries and y " + std::to_string(y.size()));
+  detail::cuda_semiring_multiply(s, a, x, y, options.device);
+}
+
+#ifndef SPMV_HAS_CUDA
+template <class Value, class Index>
+void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<Value, Index>&, std::span<const Value>, std::span<Value>,
+                                    int) {
+  throw Unsupported("spmv was built without the CUDA backend (configure with -DSPMV_ENABLE_CUDA=ON)");
+}
+#endif
+
+#define SPMV_INSTANTIATE(V, I)                                                                                    \
+  template void semiring_multiply(Backend, Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, \
+                                  const Options&);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+#ifndef SPMV_HAS_CUDA
+#define SPMV_INSTANTIATE(V, I) \
+  template void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+#endif
 
 }  // namespace spmv

@@ -4,6 +4,7 @@
 // ones (the bounded-variant rule of STYLE.md §6; the semirings are not tuned like the SpMV kernels).
 #include <algorithm>
 
+#include "core/backends.hpp"
 #include "core/semiring_ops.hpp"
 #include "cpu/instantiate.hpp"
 #include "cuda/common/launch.cuh"
@@ -61,3 +62,24 @@ SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // the same (value, index) pairs as th
 #undef SPMV_INSTANTIATE
 
 }  // namespace spmv::cuda
+
+namespace spmv::detail {
+
+// Host vectors through the device: A and x copied up, the kernel, y copied back (spmv/semiring.hpp).
+template <class Value, class Index>
+void cuda_semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
+                            int device) {
+  SPMV_CUDA_CHECK(cudaSetDevice(device));
+  const cuda::DeviceCsr<Value, Index> d_a(a);
+  const cuda::DeviceBuffer<Value> d_x(x);
+  cuda::DeviceBuffer<Value> d_y(y.size());
+  cuda::semiring_multiply(s, d_a.view(), d_x.data(), d_y.data());
+  d_y.download(y);  // the default stream, after the kernel; returns when y is on the host
+}
+
+#define SPMV_INSTANTIATE(V, I) \
+  template void cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::detail

@@ -237,7 +237,8 @@ TEST_F(Cli, MultiplyTranspose) {
 
 // --semiring: hand.mtx = [[1 2 0] [0 3 0] [4 0 5]], x = [1 2 3].
 // min-plus: row 1 min(1+1, 2+2) = 2, row 2 3+2 = 5, row 3 min(4+1, 5+3) = 5; an empty row gives inf,
-// written as "inf" and read back. No alpha/beta/--y0/--backend cuda with a semiring other than plus-times.
+// written as "inf" and read back. No alpha/beta/--y0/--algo with a semiring other than plus-times. With
+// --backend cuda the device kernel gives the same vectors (where a device is present; else a clear error).
 TEST_F(Cli, MultiplySemiring) {
   write_hand_matrix();
   EXPECT_OK(run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus -o " + arg("mp.mtx")));
@@ -260,8 +261,20 @@ TEST_F(Cli, MultiplySemiring) {
   EXPECT_EQ(with_inf[0], 2);  // 1 + 1
   EXPECT_TRUE(std::isinf(with_inf[1]) && with_inf[1] > 0);  // the empty row
   EXPECT_EQ(with_inf[2], 2);
-  for (const char* bad : {" --semiring plus-min", " --semiring min-plus --alpha 2", " --semiring or-and --backend cuda",
-                          " --semiring max-min --algo csr-vector"}) {
+  for (const char* transpose : {"", " --transpose"}) {
+    const std::string on_cuda = "multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus" +
+                                transpose + " --backend cuda -o " + arg("mp_cuda.mtx");
+    if (spmv::cuda_available()) {
+      EXPECT_OK(run(on_cuda));
+      EXPECT_EQ(spmv::read_vector(file("mp_cuda.mtx").string()),
+                spmv::read_vector(file(*transpose ? "mpt.mtx" : "mp.mtx").string()));
+    } else {
+      const CliResult r = run(on_cuda);
+      EXPECT_NE(r.exit_code, 0);
+      EXPECT_NE(r.err.find("--backend cuda"), std::string::npos) << r.err;
+    }
+  }
+  for (const char* bad : {" --semiring plus-min", " --semiring min-plus --alpha 2", " --semiring max-min --algo csr-vector"}) {
     const CliResult r = run("multiply " + arg("hand.mtx") + bad);
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_NE(r.err.find("--semiring"), std::string::npos) << bad << ": " << r.err;

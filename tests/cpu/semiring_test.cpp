@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -58,6 +59,27 @@ TEST(Semiring, WrongLengthsAreRefused) {
   y.resize(16);
   x.resize(17);
   EXPECT_THROW(semiring_multiply(Semiring::OrAnd, a, std::span<const double>(x), std::span(y)), InvalidArgument);
+}
+
+// The backend-taking overload: Backend::Cpu is the CPU kernel (the same bits); Backend::Cuda checks the
+// lengths before touching a device, and without one fails with spmv's error (CudaError, or Unsupported
+// in a build without CUDA), never a wrong y. With a device, tests/cuda/cuda_semiring_test.cpp runs it.
+TEST(Semiring, BackendOverload) {
+  const auto a = convert<double, std::int32_t>(gen::rmat(8, 6, 5));
+  std::vector<double> x(static_cast<std::size_t>(a.cols));
+  for (std::size_t j = 0; j < x.size(); ++j) x[j] = static_cast<double>((j * 37) % 11) - 3.0;
+  std::vector<double> plain(static_cast<std::size_t>(a.rows)), via_backend(plain.size());
+  for (Semiring s : {Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd, Semiring::MaxMin}) {
+    semiring_multiply(s, a, std::span<const double>(x), std::span(plain));
+    semiring_multiply(Backend::Cpu, s, a, std::span<const double>(x), std::span(via_backend));
+    EXPECT_EQ(std::memcmp(plain.data(), via_backend.data(), plain.size() * sizeof(double)), 0) << to_string(s);
+  }
+  std::vector<double> short_y(plain.size() - 1);
+  EXPECT_THROW(semiring_multiply(Backend::Cuda, Semiring::MinPlus, a, std::span<const double>(x), std::span(short_y)),
+               InvalidArgument);
+  if (!cuda_available())
+    EXPECT_THROW(semiring_multiply(Backend::Cuda, Semiring::MinPlus, a, std::span<const double>(x), std::span(plain)),
+                 Error);
 }
 
 // A directed graph with nonnegative weights: R-MAT (power-law out-degrees, duplicates summed), its
