@@ -48,15 +48,18 @@ Value semiring_zero(Semiring s) {
 template float semiring_zero(Semiring);
 template double semiring_zero(Semiring);
 
+void semiring_ops::check_lengths(Semiring s, std::int64_t rows, std::int64_t cols, std::size_t x, std::size_t y) {
+  if (static_cast<std::int64_t>(x) != cols || static_cast<std::int64_t>(y) != rows)
+    throw InvalidArgument("semiring_multiply (" + std::string(to_string(s)) + "): A is " + std::to_string(rows) +
+                          " x " + std::to_string(cols) + ", x has " + std::to_string(x) + " entries and y " +
+                          std::to_string(y));
+}
+
 template <class Value, class Index>
 void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x,
                        std::span<Value> y, const Options& options) {
   if (backend == Backend::Cpu) return semiring_multiply(s, a, x, y, options.threads);
-  if (static_cast<std::int64_t>(x.size()) != static_cast<std::int64_t>(a.cols) ||
-      static_cast<std::int64_t>(y.size()) != static_cast<std::int64_t>(a.rows))
-    throw InvalidArgument("semiring_multiply (" + std::string(to_string(s)) + ", cuda): A is " +
-                          std::to_string(a.rows) + " x " + std::to_string(a.cols) + ", x has " +
-                          std::to_string(x.size()) + " entries and y " + std::to_string(y.size()));
+  semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());  // before any device call
   detail::cuda_semiring_multiply(s, a, x, y, options.device);
 }
 

@@ -2,6 +2,8 @@
 // Private: the add, multiply and zero of each semiring of spmv/semiring.hpp, as static members callable
 // from host and device code (the CPU kernel and the CUDA one use the same definitions). min and max
 // ignore NaN like fmin / fmax, written out so that host and device give the same bits.
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 
 #include "spmv/semiring.hpp"
@@ -13,6 +15,9 @@
 #endif
 
 namespace spmv::semiring_ops {
+
+// Throws InvalidArgument unless x has A's cols entries and y its rows (host; src/core/semiring.cpp).
+void check_lengths(Semiring s, std::int64_t rows, std::int64_t cols, std::size_t x, std::size_t y);
 
 // Two selects and no short-circuit, so that the compiler emits minsd / maxsd and a blend instead of
 // branches, which random data mispredicts (R-MAT scale 16 min-plus, one thread: 5.1 -> 1.6 ms).

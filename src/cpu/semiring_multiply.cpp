@@ -2,11 +2,8 @@
 // over OpenMP threads.
 #include <omp.h>
 
-#include <string>
-
 #include "core/semiring_ops.hpp"
 #include "cpu/instantiate.hpp"
-#include "spmv/error.hpp"
 
 namespace spmv {
 
@@ -18,11 +15,7 @@ constexpr std::int64_t kFourChainsFrom = 16;
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
                        int threads) {
-  if (static_cast<std::int64_t>(x.size()) != static_cast<std::int64_t>(a.cols) ||
-      static_cast<std::int64_t>(y.size()) != static_cast<std::int64_t>(a.rows))
-    throw InvalidArgument("semiring_multiply (" + std::string(to_string(s)) + "): A is " + std::to_string(a.rows) +
-                          " x " + std::to_string(a.cols) + ", x has " + std::to_string(x.size()) + " entries and y " +
-                          std::to_string(y.size()));
+  semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());
   const std::int64_t rows = a.rows;
   const int team = threads > 0 ? threads : omp_get_max_threads();
   const Index* row_ptr = a.row_ptr.data();
