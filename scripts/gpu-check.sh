@@ -18,7 +18,8 @@
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor; spmm, issue 11: `spmv bench --k` against
 #   cusparseSpMM for k = SPMM_KS (default 4 8 32), f32 and f64, SPMM_LAYOUT (row), SPMM_GENS / SPMM_FILES,
-#   then bench/spmm_summary.py's harmonic means)
+#   then bench/spmm_summary.py's harmonic means; l2-window, issue 13 §3: an L2 persisting window on x,
+#   bench/cuda/l2_window.cpp on L2W_MATRICES with L2W_ALGOS)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS, BUILD_TARGETS (ninja targets; default all), PACK=1 (tar $OUT into $OUT/out.tgz at the end:
@@ -36,7 +37,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
+opt_in=" l2-window cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -63,7 +64,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -107,6 +108,18 @@ if want stream-cost; then
   $build/bench/spmv_bench_stream_order_cost > "$OUT/stream_order_cost.txt" 2>&1
   note "stream-order cost rc=$?"
   cat "$OUT/stream_order_cost.txt"
+fi
+
+if want l2-window; then
+  # Issue 13 §3: the gather-bound classes with and without an L2 persisting window on x.
+  default_l2w="random_uniform:rows=1000000,cols=1000000,per_row=16 random_uniform:rows=4000000,cols=4000000,per_row=8
+    random_uniform:rows=16000000,cols=16000000,per_row=4 rmat:scale=20,edge_factor=16 rmat:scale=22,edge_factor=16
+    mostly_empty:rows=4000000,cols=4000000,nonempty_fraction=0.05,per_row=64 poisson3d:n=140"
+  # shellcheck disable=SC2086
+  timeout ${L2W_TIMEOUT:-300} $build/bench/spmv_bench_l2_window ${L2W_ALGOS:+--algos "$L2W_ALGOS"} ${L2W_MATRICES:-$default_l2w} \
+    > "$OUT/l2_window.txt" 2>&1
+  note "l2-window rc=$?"
+  cat "$OUT/l2_window.txt"
 fi
 
 if want bench; then
