@@ -19,6 +19,9 @@
 
 namespace spmv::cuda::spmm {
 
+// A 16-byte load of X as the CUDA vector type itself (float4, double2), not vector_load.cuh's
+// load_vector: its uint4 copy costs these kernels 1-3 more registers in f64 (ptxas -v, 30 of the f64
+// tile kernels, 2026-11-26), enough to move some across an occupancy step.
 template <class Value>
 struct Vector16;
 template <>
