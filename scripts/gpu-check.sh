@@ -18,8 +18,10 @@
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor; spmm, issue 11: `spmv bench --k` against
 #   cusparseSpMM for k = SPMM_KS (default 4 8 32), f32 and f64, SPMM_LAYOUT (row), SPMM_GENS / SPMM_FILES,
-#   then bench/spmm_summary.py's harmonic means; l2-window, issue 13 §3: an L2 persisting window on x,
-#   bench/cuda/l2_window.cpp on L2W_MATRICES with L2W_ALGOS)
+#   SPMM_EXTRA (more bench arguments, e.g. --transpose), then bench/spmm_summary.py's harmonic means;
+#   semiring-speed, issue 11: the CUDA semiring kernel against plus-times plans, SEMIRING_MATRICES;
+#   l2-window, issue 13 §3: an L2 persisting window on x, bench/cuda/l2_window.cpp on L2W_MATRICES
+#   with L2W_ALGOS)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS, BUILD_TARGETS (ninja targets; default all), PACK=1 (tar $OUT into $OUT/out.tgz at the end:
@@ -37,7 +39,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" l2-window cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
+opt_in=" l2-window semiring-speed cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -64,7 +66,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -120,6 +122,17 @@ if want l2-window; then
     > "$OUT/l2_window.txt" 2>&1
   note "l2-window rc=$?"
   cat "$OUT/l2_window.txt"
+fi
+
+if want semiring-speed; then
+  # Issue 11: each semiring on the device against the plus-times plans (Auto, cuSPARSE) of the same matrix.
+  default_sr="rmat:scale=20,edge_factor=16 random_uniform:rows=1000000,cols=1000000,per_row=16 poisson3d:n=140
+    $SPMV_MATRICES/luxembourg_osm.mtx.gz $SPMV_MATRICES/nh2010.mtx.gz $SPMV_MATRICES/cage10.mtx.gz"
+  # shellcheck disable=SC2086
+  timeout ${SEMIRING_TIMEOUT:-300} $build/bench/spmv_bench_semiring_speed ${SEMIRING_MATRICES:-$default_sr} \
+    > "$OUT/semiring_speed.txt" 2>&1
+  note "semiring-speed rc=$?"
+  cat "$OUT/semiring_speed.txt"
 fi
 
 if want bench; then
@@ -301,8 +314,9 @@ if want spmm; then
   for g in $gens; do args+=(--gen "$g"); done
   for f in $files; do [ -f "$SPMV_MATRICES/$f.mtx.gz" ] && args+=("$SPMV_MATRICES/$f.mtx.gz"); done
   for k in ${SPMM_KS:-4 8 32}; do
+    # shellcheck disable=SC2086
     timeout ${SPMM_TIMEOUT:-600} $build/src/cli/spmv bench --backend cuda --k $k --layout ${SPMM_LAYOUT:-row} \
-      --precision both --reps 7 -q --csv "$OUT/spmm.csv" "${args[@]}" > "$OUT/spmm_k$k.log" 2>&1
+      ${SPMM_EXTRA:-} --precision both --reps 7 -q --csv "$OUT/spmm.csv" "${args[@]}" > "$OUT/spmm_k$k.log" 2>&1
     rc=$?
     note "spmm bench k=$k rc=$rc ($(grep -E 'verified and timed' "$OUT/spmm_k$k.log" | tail -1))"
     grep -E "FAILED|error" "$OUT/spmm_k$k.log" | head -5

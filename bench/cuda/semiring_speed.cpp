@@ -1,0 +1,105 @@
+// Issue 11: what the CUDA semiring kernel (spmv/cuda/semiring.hpp) costs against the plus-times
+// products of the same matrix: Auto's plan and cuSPARSE's CSR_ALG1 (cuSPARSE has no other semiring),
+// in one process, on one stream. Every semiring's device result is compared with the CPU kernel's
+// (the same bits for min-plus, max-times, or-and and max-min; plus-times within the error bound's
+// scale). Median of 9 samples of >= 2 ms after 3 warm-up products; "% bw" is the CSR byte model
+// (values + indices + row offsets + x + y) over the time, as a share of the device's copy bandwidth.
+//
+//   spmv_bench_semiring_speed [--precision f32|f64|both] MATRIX...
+// MATRIX: a .mtx(.gz) file or a generator spec kind:key=value,... (bench/matrix_spec.hpp).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../matrix_spec.hpp"
+#include "median_time.hpp"
+#include "spmv/cuda/plan.hpp"
+#include "spmv/cuda/semiring.hpp"
+#include "spmv/device.hpp"
+#include "spmv/semiring.hpp"
+
+namespace {
+
+using spmv::bench_tools::median_ms;
+
+// Largest |device - host| over y, NaN-aware (both NaN counts as equal), and the largest |host|.
+template <class Value>
+std::pair<double, double> difference(const std::vector<Value>& device, const std::vector<Value>& host) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    if (std::isnan(double(host[i])) && std::isnan(double(device[i]))) continue;
+    if (double(host[i]) == double(device[i])) continue;  // also equal infinities
+    diff = std::max(diff, std::abs(double(device[i]) - double(host[i])));
+    if (std::isfinite(double(host[i]))) scale = std::max(scale, std::abs(double(host[i])));
+  }
+  return {diff, scale};
+}
+
+template <class Value>
+void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a64, double copy_gbs) {
+  const auto a = spmv::convert<Value, std::int32_t>(a64);
+  spmv::cuda::DeviceCsr<Value, std::int32_t> d_a(a);
+  std::vector<Value> host_x(static_cast<std::size_t>(a.cols));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> dist(0.0, 1.0);  // non-negative: max-times and max-min paths
+  for (Value& v : host_x) v = static_cast<Value>(dist(rng));
+  spmv::cuda::DeviceBuffer<Value> x{std::span<const Value>(host_x)}, y{static_cast<std::size_t>(a.rows)};
+  const double bytes = double(a.nnz()) * double(sizeof(Value) + sizeof(std::int32_t)) +
+                       double(a.rows + 1) * sizeof(std::int32_t) + double(a.cols + a.rows) * sizeof(Value);
+  const auto percent = [&](double ms) { return 100.0 * bytes / (ms * 1e-3) / (copy_gbs * 1e9); };
+  cudaStream_t stream;
+  SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const char* precision = sizeof(Value) == 4 ? "f32" : "f64";
+
+  double cusparse_ms = 0;
+  for (spmv::Algorithm alg : {spmv::Algorithm::CusparseCsrAlg1, spmv::Algorithm::Auto}) {
+    spmv::cuda::Plan<Value, std::int32_t> plan(d_a.view(), alg, spmv::Operation::NonTranspose, {}, stream);
+    const double ms = median_ms(stream, [&] { plan.apply(Value(1), x.data(), Value(0), y.data(), stream); });
+    if (alg == spmv::Algorithm::CusparseCsrAlg1) cusparse_ms = ms;
+    std::printf("%-36.36s %-4s %-22s %9.4f %6.1f %6.2f  %s\n", name.c_str(), precision,
+                ("plan " + std::string(spmv::to_string(plan.algorithm()))).c_str(), ms, percent(ms), cusparse_ms / ms,
+                "");
+  }
+  for (spmv::Semiring s : {spmv::Semiring::PlusTimes, spmv::Semiring::MinPlus, spmv::Semiring::MaxTimes,
+                           spmv::Semiring::OrAnd, spmv::Semiring::MaxMin}) {
+    const double ms = median_ms(stream, [&] { spmv::cuda::semiring_multiply(s, d_a.view(), x.data(), y.data(), stream); });
+    std::vector<Value> device(static_cast<std::size_t>(a.rows)), host(static_cast<std::size_t>(a.rows));
+    spmv::cuda::semiring_multiply(s, d_a.view(), x.data(), y.data(), stream);
+    y.download(std::span<Value>(device), stream);
+    spmv::semiring_multiply(s, a, std::span<const Value>(host_x), std::span<Value>(host));
+    const auto [diff, scale] = difference(device, host);
+    std::printf("%-36.36s %-4s %-22s %9.4f %6.1f %6.2f  max|dy| %.3g of max|y| %.3g\n", name.c_str(), precision,
+                ("semiring " + std::string(spmv::to_string(s))).c_str(), ms, percent(ms), cusparse_ms / ms, diff, scale);
+  }
+  SPMV_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string precision = "both";
+  std::vector<std::string> matrices;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--precision") == 0 && i + 1 < argc) precision = argv[++i];
+    else matrices.push_back(argv[i]);
+  }
+  if (!spmv::cuda_available()) {
+    std::printf("no CUDA device\n");
+    return 0;
+  }
+  const double copy_gbs = spmv::cuda_copy_bandwidth_gbs(0);
+  std::printf("device %s, copy bandwidth %.0f GB/s\n", spmv::cuda_device_info(0).name.c_str(), copy_gbs);
+  std::printf("%-36s %-4s %-22s %9s %6s %6s\n", "matrix", "prec", "product", "ms", "% bw", "vs cuSPARSE plus-times");
+  for (const auto& spec : matrices) {
+    const auto a = spmv::bench_tools::load_matrix_spec(spec);
+    if (precision != "f64") run<float>(spec, a, copy_gbs);
+    if (precision != "f32") run<double>(spec, a, copy_gbs);
+  }
+  return 0;
+}
