@@ -7,8 +7,10 @@
 //   or-and     (or, and)  reachability, BFS on pattern matrices;   entries and x read as true when nonzero,
 //                         y is 1 or 0; an empty row gives 0
 //   max-min    (max, min) bottleneck (widest) paths;               an empty row gives -inf
-// min and max ignore NaN as C's fmin / fmax do (a NaN term loses to any number); a row whose terms are
-// all NaN gives NaN. Pattern matrices (Matrix Market "pattern") store 1 for every entry. There is no
+// min and max ignore NaN as C's fmin / fmax do (a NaN term loses to any number, the identity included):
+// a row whose terms are all NaN gives the same as an empty row (both kernels fold from the identity).
+// A zero result's sign may depend on the order terms are combined in (max(+0, -0)), so CPU and CUDA
+// agree on values, not always on the sign of a zero. Pattern matrices (Matrix Market "pattern") store 1 for every entry. There is no
 // alpha or beta: y is overwritten (y = A x for plus-times). For y = A^T ⊕.⊗ x, multiply transpose(A)
 // (spmv/csr.hpp), once for an iterative algorithm.
 #include <optional>
@@ -40,7 +42,7 @@ void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<c
 
 // The same on host vectors for either backend: the CPU kernel above (options.threads), or on CUDA the
 // device kernel of spmv/cuda/semiring.hpp after copying A and x to options.device, y copied back (the
-// same bits as the CPU for min-plus, max-times, or-and and max-min). One product per call; for an
+// same values as the CPU for min-plus, max-times, or-and and max-min). One product per call; for an
 // iterative algorithm keep A on the device (spmv::cuda::DeviceCsr) and call the device function.
 // Backend::Cuda throws Unsupported when spmv was built without CUDA.
 template <class Value, class Index>

@@ -60,6 +60,13 @@ void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index
                        std::span<Value> y, const Options& options) {
   if (backend == Backend::Cpu) return semiring_multiply(s, a, x, y, options.threads);
   semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());  // before any device call
+#ifdef SPMV_HAS_CUDA
+  // Without a device, refuse as make_cuda_operator and make_cuda_spmm_operator do (Unsupported): the
+  // first runtime call would otherwise throw CudaError with the runtime's wording (on a machine with no
+  // driver, "CUDA driver version is insufficient"), which callers that map Unsupported to "not
+  // available here" misread as a failed product.
+  if (!cuda_available()) throw Unsupported("semiring_multiply: no CUDA device is available");
+#endif
   detail::cuda_semiring_multiply(s, a, x, y, options.device);
 }
 

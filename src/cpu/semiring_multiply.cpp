@@ -30,7 +30,8 @@ void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<c
       Index k = row_ptr[i];
       Value acc = Ops::zero();
       if constexpr (Ops::kOrderFree) if (end - k >= kFourChainsFrom) {
-        // min, max and or give the same bits in any order: four independent chains on long rows, so
+        // min, max and or give the same value in any order (a zero's sign aside: max(+0, -0) keeps its
+        // first operand; tests/cpu/edge_probe_test.cpp): four independent chains on long rows, so
         // that the compare-and-select latency of one term does not serialise the row.
         Value part[3] = {Ops::zero(), Ops::zero(), Ops::zero()};
         for (; k + 4 <= end; k += 4) {
