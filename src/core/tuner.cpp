@@ -70,10 +70,15 @@ std::vector<Axis> axes_of(Algorithm a, const TuningInputs& in) {
   }
   switch (a) {
     case Algorithm::CsrVector:
-      // On irregular rows the typical row is shorter than the mean (a few long rows carry it): seed
-      // the width at mean / cv (rmat scale 20: best width 2 at mean 15, cv ~3; H200, issue 9).
-      if (u.subwarp == 0)
-        axes.push_back(axis(Knob::Subwarp, kWidths, in.row_std > mean && mean > 0 ? mean * mean / in.row_std : mean));
+      // Seeded where csr-vector's own rule puts short rows, a quarter of the typical row (width_for,
+      // csr_vector.md), so that both halving and doubling are tried (fem3d:n=100, 14.8 a row, seeded at
+      // the mean: 8, 16 and 32 tried, best 4; H100, 2026-11-26). On irregular rows the typical row is
+      // shorter than the mean (a few long rows carry it): mean / cv (rmat scale 20: best width 2 at
+      // mean 15, cv ~3; H200, issue 9).
+      if (u.subwarp == 0) {
+        const double typical = in.row_std > mean && mean > 0 ? mean * mean / in.row_std : mean;
+        axes.push_back(axis(Knob::Subwarp, kWidths, typical / 4.0));
+      }
       if (u.block_size == 0) axes.push_back(axis(Knob::BlockSize, kBlockSizes, 128));
       break;
     case Algorithm::CsrCoop: {

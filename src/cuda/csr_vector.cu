@@ -54,10 +54,17 @@ constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 
 //    35.0 / 26.6, W = 2 33.0 / 25.4; dense_rows' short rows, L = 12: W = 4 48.3 / 37.0 beat W = 8);
 //  L > 20: W = pow2 >= L / 8 (stencil27:n=100, L = 26.7: W = 4 79.6 / 77.5; the SC'09 W = 32: 32 / 21).
 // Measured, not derived: gather-bound rows of ~16 want more lanes per row than streaming ones.
+//  Local columns (RowStatistics::mean_span <= cols / kLocalSpanDivisor: meshes, bands, stencils in a
+//  local numbering) keep L / 4 up to L = 16 (H200, 2026-11-26, ms f64 / f32 at W = 4 against W = 8:
+//  fem3d:n=100 (L = 14.8) 0.0482 / 0.0389 against 0.0653 / 0.0538; fem3d:n=120 0.0946 / 0.0649 against
+//  0.1350 / 0.0904; banded half_bandwidth=7 (L = 15) 0.1125 / 0.0749 against 0.1619 / 0.1054; at L = 17
+//  and 19 the two split by precision, so W = 8 stays; random columns at L = 15: W = 8 0.1208 / 0.1143
+//  against 0.1301 / 0.1154).
 constexpr int kMinSubwarp = 2;
 constexpr int kMaxSubwarp = 32;
-inline int width_for(double length) {
-  if (length <= 14.0) return pow2_at_least(length / 4.0, kMinSubwarp, kMaxSubwarp);
+constexpr double kLocalSpanDivisor = 8.0;
+inline int width_for(double length, bool local) {
+  if (length <= 14.0 || (local && length <= 16.0)) return pow2_at_least(length / 4.0, kMinSubwarp, kMaxSubwarp);
   if (length <= 20.0) return 8;
   return pow2_at_least(length / 8.0, kMinSubwarp, kMaxSubwarp);
 }
@@ -362,6 +369,7 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
     std::string s = "block=" + std::to_string(block_) + " subwarp=" + std::to_string(width_) +
                     " elements_per_load=" + std::to_string(elements_per_load_) + " unroll=" + std::to_string(unroll_);
     if (flat_) s += group_ ? " walk=flat rows_per_warp=32" : " walk=flat";
+    if (local_) s += " columns=local";
     if (num_chunks_ > 0)
       s += " split_rows=" + std::to_string(split_rows_) + " head=" + std::to_string(head_) +
            " chunks=" + std::to_string(num_chunks_) +
@@ -397,16 +405,17 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
     const double nonempty = double(a_.rows - s.empty_rows);
     const double nonempty_mean = nonempty > 0 ? double(a_.nnz) / nonempty : 0.0;
     group_ = double(s.empty_rows) > kGroupEmptyFraction * double(a_.rows);
-    if (width_for(nonempty_mean) > kFlatMaxWidth && double(s.max) <= kSplitFactor * weighted) {
-      width_ = width_for(weighted);  // uniformly long rows: a wide sub-warp, no split
+    local_ = s.mean_span * kLocalSpanDivisor <= double(a_.cols);
+    if (width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * weighted) {
+      width_ = width_for(weighted, local_);  // uniformly long rows: a wide sub-warp, no split
       return;
     }
-    width_ = std::min(width_for(nonempty_mean), kFlatMaxWidth);
+    width_ = std::min(width_for(nonempty_mean, local_), kFlatMaxWidth);
     LongRows long_rows = find_long_rows(head_for(width_), stream);
     for (int iteration = 0; iteration < 2; ++iteration) {
       const double rest = nonempty - double(long_rows.rows.size());
       const double length = rest > 0 ? double(a_.nnz - long_rows.nnz) / rest : 0.0;
-      const int w = std::min(width_for(length), kFlatMaxWidth);
+      const int w = std::min(width_for(length, local_), kFlatMaxWidth);
       if (w == width_) break;
       width_ = w;
       long_rows = find_long_rows(head_for(width_), stream);
@@ -486,6 +495,7 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
   int unroll_ = 1;
   bool flat_ = false;
   bool group_ = false;  // csr_vector_group_kernel (32 rows per warp)
+  bool local_ = false;  // local columns (width_for)
   bool deterministic_ = false;
   std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)
   std::int64_t num_chunks_ = 0;

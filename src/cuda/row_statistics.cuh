@@ -12,6 +12,10 @@ struct RowStatistics {
   double stddev = 0;  // population standard deviation of row lengths
   std::int64_t max = 0;
   std::int64_t empty_rows = 0;
+  // Mean over the non-empty rows of |last column - first column| (the row's column span when its
+  // columns are sorted): small against the column count for stencils, bands and meshes in a local
+  // numbering, about the column count for scattered columns.
+  double mean_span = 0;
 };
 
 // Synchronises `stream` (plan-time only).

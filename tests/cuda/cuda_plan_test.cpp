@@ -191,6 +191,33 @@ TEST(CudaPlan, AutoTakesDiaForBandedMatricesOnlyWithTheHint) {
   EXPECT_EQ(Plan(d_uniform.view()).algorithm(), Algorithm::CsrScalar);
 }
 
+// CSR-vector's width rule (docs/algorithms/csr_vector.md): rows of 15 with local columns take 4 lanes,
+// the same rows with scattered columns 8; the products are right either way.
+TEST(CudaPlan, CsrVectorWidthFollowsColumnLocality) {
+  SKIP_WITHOUT_GPU();
+  using Plan = spmv::cuda::Plan<double, std::int32_t>;
+  const Matrix band = spmv::convert<double, std::int32_t>(spmv::gen::banded(20000, 7, 3));
+  const Matrix scattered = spmv::convert<double, std::int32_t>(spmv::gen::random_uniform(20000, 20000, 15, 3));
+  for (const Matrix* m : {&band, &scattered}) {
+    spmv::cuda::DeviceCsr<double, std::int32_t> d(*m);
+    Plan plan(d.view(), Algorithm::CsrVector);
+    const bool local = m == &band;
+    EXPECT_NE(plan.policy().find(local ? "subwarp=4 " : "subwarp=8 "), std::string::npos) << plan.policy();
+    EXPECT_EQ(plan.policy().find("columns=local") != std::string::npos, local) << plan.policy();
+    const auto x = random_vector(static_cast<std::size_t>(m->cols), 5);
+    spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{static_cast<std::size_t>(m->rows)};
+    plan.apply(1.0, d_x.data(), 0.0, d_y.data());
+    const auto y = d_y.to_host();
+    std::vector<double> ref(y.size()), scale(y.size());
+    for (std::int64_t r = 0; r < m->rows; ++r)
+      for (auto k = m->row_ptr[r]; k < m->row_ptr[r + 1]; ++k) {
+        ref[r] += m->values[k] * x[m->col_idx[k]];
+        scale[r] += std::abs(m->values[k] * x[m->col_idx[k]]);
+      }
+    expect_close(y, ref, scale);
+  }
+}
+
 TEST(CudaErrors, FailedCallIsNamedAndOutOfMemoryLeavesNothing) {
   SKIP_WITHOUT_GPU();
   std::size_t free_before = 0, total = 0, free_after = 0;
