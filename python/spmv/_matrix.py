@@ -371,8 +371,9 @@ class Matrix:
         once per call; CUDA arrays are used in place on the current CuPy stream (no host round trip).
 
         ``semiring`` ('plus-times', 'min-plus', 'max-times', 'or-and', 'max-min'; docs/SEMIRINGS.md):
-        y = op(A) (+).(x) x over that semiring, on the CPU with NumPy arrays, without alpha and beta
-        (an empty row gives the semiring's zero: +inf for min-plus, -inf for max-times and max-min).
+        y = op(A) (+).(x) x over that semiring, without alpha and beta (an empty row gives the
+        semiring's zero: +inf for min-plus, -inf for max-times and max-min); on the CPU, or on the GPU
+        for device='cuda' or CUDA arrays, like the ordinary product.
         """
         alpha = _scalar(alpha, "alpha")
         beta = _scalar(beta, "beta")
@@ -408,11 +409,24 @@ class Matrix:
             raise TypeError(f"semiring must be a name (str), got {semiring!r}")
         if alpha != 1.0 or beta != 0.0:
             raise ValueError(f"semiring {semiring!r}: y = op(A) (+).(x) x has no alpha or beta (plus-times only)")
-        if is_device_array(x) or (y is not None and is_device_array(y)) or \
-                (device is not None and parse_device(device)[0] == "cuda"):
-            raise ValueError(f"semiring {semiring!r} runs on the CPU: pass NumPy arrays (and device='cpu' or None)")
+        kind, ordinal = parse_device(self._device if device is None else device)
+        x_device = is_device_array(x)
+        if y is not None and is_device_array(y) != x_device:
+            raise ValueError("x and y must both be host (NumPy) arrays or both CUDA arrays")
+        if x_device:
+            if kind == "cpu":
+                raise ValueError("x is a CUDA array but device='cpu'; use device='cuda' (or None), "
+                                 "or copy it to the host explicitly (cupy.asnumpy)")
+            xv, yv, out, ordinal, stream = self._device_xy(x, y, transpose, ordinal)
+            self._core.semiring_device(ordinal, semiring, self._op(transpose), xv.address, xv.size, xv.stream,
+                                       yv.address, yv.size, yv.stream, stream)
+            return out
         xh, yh = self._host_xy(x, y, transpose)
-        self._core.semiring_host(semiring, self._op(transpose), xh, yh)
+        if kind == "cuda":
+            self._core.semiring_host("cuda", ordinal if ordinal is not None else _core.current_device(), semiring,
+                                     self._op(transpose), xh, yh)
+        else:
+            self._core.semiring_host("cpu", 0, semiring, self._op(transpose), xh, yh)
         return yh
 
     def _op(self, transpose):
@@ -463,6 +477,14 @@ class Matrix:
             raise ValueError("y is read-only")
 
     def _apply_device(self, x, y, alpha, beta, transpose, ordinal, algorithm):
+        xv, yv, out, ordinal, stream = self._device_xy(x, y, transpose, ordinal)
+        self._core.apply_device(ordinal, algorithm, self._op(transpose), alpha, xv.address, xv.size, xv.stream, beta,
+                                yv.address, yv.size, yv.stream, stream)
+        return out
+
+    def _device_xy(self, x, y, transpose, ordinal):
+        # Device x and y checked (y made with CuPy when none is given), the device, and the stream the
+        # product runs on: (x, y, the array returned, ordinal, stream).
         n_x, n_y = self._sizes(transpose)
         xv = as_device_vector(x, "x")
         if xv.dtype != self.dtype:
@@ -507,9 +529,7 @@ class Matrix:
                     stream = cupy.cuda.get_current_stream().ptr
             else:
                 stream = xv.stream  # no CuPy: run on the producer's stream (0: the legacy default stream)
-        self._core.apply_device(ordinal, algorithm, self._op(transpose), alpha, xv.address, xv.size, xv.stream, beta,
-                                yv.address, yv.size, yv.stream, stream)
-        return out
+        return xv, yv, out, ordinal, stream
 
     def plan_info(self, *, transpose=False, device=None, algorithm=None):
         """Builds the plan (if not cached yet) and returns what it resolved to: algorithm, policy,

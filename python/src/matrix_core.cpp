@@ -20,6 +20,7 @@
 #if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
 #include "spmv/cuda/linear_operator.hpp"
 #include "spmv/cuda/plan.hpp"
+#include "spmv/cuda/semiring.hpp"
 #include "spmv/cuda/solvers.hpp"
 #include "spmv/cuda/spmm.hpp"
 #include "spmv/cuda/tuned_plan.hpp"
@@ -186,12 +187,49 @@ class TypedMatrix final : public MatrixCore {
 #endif
   }
 
-  void semiring_host(Semiring semiring, Operation op, ConstHostVector x, HostVector y) override {
+  void semiring_host(Target target, Semiring semiring, Operation op, ConstHostVector x, HostVector y) override {
     const auto [xs, ys] = host_vectors(op, x, y);
-    if (op == Operation::Transpose && !transposed_) transposed_ = std::make_unique<CsrMatrix<Value, Index>>(transpose(a_));
-    const CsrMatrix<Value, Index>& m = op == Operation::Transpose ? *transposed_ : a_;
-    nb::gil_scoped_release release;  // reads the matrix and x, writes y only
-    semiring_multiply<Value, Index>(semiring, m, xs, ys, options_.threads);
+    if (target.backend == Backend::Cpu) {
+      const CsrMatrix<Value, Index>& m = semiring_matrix(op);
+      nb::gil_scoped_release release;  // reads the matrix and x, writes y only
+      semiring_multiply<Value, Index>(semiring, m, xs, ys, options_.threads);
+      return;
+    }
+#if SPMV_PYTHON_CUDA
+    const cuda::CsrView<Value, Index> m = cuda_semiring_matrix(target.ordinal, op, nullptr);
+    nb::gil_scoped_release release;
+    DeviceGuard guard(target.ordinal);
+    // One upload of x and one download of y per call; the matrix stays on the device. y is only written.
+    cuda::DeviceBuffer<Value> dx(xs);
+    cuda::DeviceBuffer<Value> dy(ys.size());
+    cuda::semiring_multiply(semiring, m, dx.data(), dy.data());
+    dy.download(ys);  // synchronizes: errors of the product surface here
+#else
+    require_cuda_device(target.ordinal);
+#endif
+  }
+
+  void semiring_device(int ordinal, Semiring semiring, Operation op, DeviceVector x, DeviceVector y,
+                       std::uintptr_t stream) override {
+    check_sizes(a_.rows, a_.cols, op, x.size, y.size);
+#if SPMV_PYTHON_CUDA
+    require_cuda_device(ordinal);
+    DeviceGuard guard(ordinal);
+    check_device_vector(x.address, x.size, sizeof(Value), ordinal, "x");
+    check_device_vector(y.address, y.size, sizeof(Value), ordinal, "y");
+    check_no_overlap(x.address, x.size * sizeof(Value), y.address, y.size * sizeof(Value));
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
+    const cuda::CsrView<Value, Index> m = cuda_semiring_matrix(ordinal, op, s);
+    nb::gil_scoped_release release;
+    if (x.stream) stream_wait(stream, x.stream);
+    if (y.stream) stream_wait(stream, y.stream);
+    // No workspace: any number of streams may run it at once (spmv/cuda/semiring.hpp).
+    cuda::semiring_multiply(semiring, m, reinterpret_cast<const Value*>(x.address), reinterpret_cast<Value*>(y.address),
+                            s);
+#else
+    (void)semiring, (void)stream;
+    require_cuda_device(ordinal);
+#endif
   }
 
   void apply_device(int ordinal, Algorithm algorithm, Operation op, double alpha, DeviceVector x, double beta,
@@ -400,6 +438,14 @@ class TypedMatrix final : public MatrixCore {
     return *it->second;
   }
 
+  // The matrix a semiring product with `op` walks: A, or A^T built on first use and kept (the semiring
+  // kernels have no transposed walk). Called with the GIL held, like the plan caches.
+  const CsrMatrix<Value, Index>& semiring_matrix(Operation op) {
+    if (op == Operation::NonTranspose) return a_;
+    if (!transposed_) transposed_ = std::make_unique<CsrMatrix<Value, Index>>(transpose(a_));
+    return *transposed_;
+  }
+
 #if SPMV_PYTHON_CUDA
   // A Plan, or a TunedPlan for algorithm "tune" (include/spmv/cuda/tuned_plan.hpp).
   struct DevicePlan {
@@ -434,7 +480,19 @@ class TypedMatrix final : public MatrixCore {
     cuda::DeviceCsr<Value, Index> csr;  // uploaded once per device
     std::map<Key, std::unique_ptr<DevicePlan>> plans;  // declared after csr: destroyed before it
     std::map<Operation, std::unique_ptr<cuda::SpmmPlan<Value, Index>>> spmm_plans;
+    std::unique_ptr<cuda::DeviceCsr<Value, Index>> transposed;  // A^T for semiring products, on first use
   };
+
+  // The device matrix a semiring product with `op` walks on device `ordinal` (uploaded on first use).
+  cuda::CsrView<Value, Index> cuda_semiring_matrix(int ordinal, Operation op, cudaStream_t stream) {
+    require_cuda_device(ordinal);
+    DeviceGuard guard(ordinal);
+    auto& state = *device_state(ordinal, stream)->second;
+    if (op == Operation::NonTranspose) return state.csr.view();
+    if (!state.transposed)
+      state.transposed = std::make_unique<cuda::DeviceCsr<Value, Index>>(semiring_matrix(op), stream);
+    return state.transposed->view();
+  }
 
   // The device's state, the matrix uploaded on first use (the caller holds a DeviceGuard).
   typename std::map<int, std::unique_ptr<DeviceState>>::iterator device_state(int ordinal, cudaStream_t stream) {
@@ -574,6 +632,12 @@ Algorithm algorithm_from_name(const std::string& name) {
 }
 
 Operation operation_from(bool transpose) { return transpose ? Operation::Transpose : Operation::NonTranspose; }
+
+Semiring semiring_from_name(const std::string& name) {
+  const auto s = parse_semiring(name);
+  if (!s) throw InvalidArgument("semiring '" + name + "': expected one of " + semiring_names());
+  return *s;
+}
 
 Target target_from(const std::string& backend, int ordinal) {
   if (backend == "cpu") return {Backend::Cpu, 0};
@@ -743,12 +807,23 @@ void bind_matrix(nb::module_& m) {
           nb::arg("x").noconvert(), nb::arg("beta"), nb::arg("y").noconvert())
       .def(
           "semiring_host",
-          [](MatrixCore& self, const std::string& semiring, bool transpose, ConstHostVector x, HostVector y) {
-            const auto s = parse_semiring(semiring);
-            if (!s) throw InvalidArgument("semiring '" + semiring + "': expected one of " + semiring_names());
-            self.semiring_host(*s, operation_from(transpose), x, y);
+          [](MatrixCore& self, const std::string& backend, int ordinal, const std::string& semiring, bool transpose,
+             ConstHostVector x, HostVector y) {
+            self.semiring_host(target_from(backend, ordinal), semiring_from_name(semiring), operation_from(transpose),
+                               x, y);
           },
-          nb::arg("semiring"), nb::arg("transpose"), nb::arg("x").noconvert(), nb::arg("y").noconvert())
+          nb::arg("backend"), nb::arg("ordinal"), nb::arg("semiring"), nb::arg("transpose"), nb::arg("x").noconvert(),
+          nb::arg("y").noconvert())
+      .def(
+          "semiring_device",
+          [](MatrixCore& self, int ordinal, const std::string& semiring, bool transpose, std::uintptr_t x,
+             std::size_t x_size, std::uintptr_t x_stream, std::uintptr_t y, std::size_t y_size, std::uintptr_t y_stream,
+             std::uintptr_t stream) {
+            self.semiring_device(ordinal, semiring_from_name(semiring), operation_from(transpose),
+                                 {x, x_size, x_stream}, {y, y_size, y_stream}, stream);
+          },
+          nb::arg("ordinal"), nb::arg("semiring"), nb::arg("transpose"), nb::arg("x"), nb::arg("x_size"),
+          nb::arg("x_stream"), nb::arg("y"), nb::arg("y_size"), nb::arg("y_stream"), nb::arg("stream"))
       .def(
           "apply_device",
           [](MatrixCore& self, int ordinal, const std::string& algorithm, bool transpose, double alpha,

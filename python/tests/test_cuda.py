@@ -284,3 +284,47 @@ def test_transposed_view_matrix_of_vectors_and_numpy_on_the_gpu():
     yh = a.T.dot(xt)  # NumPy with device="cuda": the host path, transposed
     assert isinstance(yh, np.ndarray)
     assert_close(yh, s, xt, transpose=True)
+
+
+SEMIRINGS = ["plus-times", "min-plus", "max-times", "or-and", "max-min"]
+
+
+@pytest.mark.parametrize("transpose", [False, True], ids=["N", "T"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("semiring", SEMIRINGS[1:])
+@pytest.mark.parametrize("case", ["tall_empty_rows", "wide_empty_cols", "long_row", "random_2k_plus_97",
+                                  "no_nonzeros"])
+def test_semirings_on_cupy_match_the_cpu(case, semiring, dtype, transpose):
+    # min, max and or give the same value in any order, so the GPU must equal the CPU exactly (a zero's
+    # sign may differ: compared as values). y is poisoned: every entry must be written.
+    s = CASES[case]
+    a = spmv.Matrix.from_scipy(s, dtype=dtype)
+    n_x, n_y = (s.shape[0], s.shape[1]) if transpose else (s.shape[1], s.shape[0])
+    x = np.random.default_rng(21).standard_normal(n_x).astype(dtype)
+    x[::5] = 0
+    want = a.apply(x, semiring=semiring, transpose=transpose, device="cpu")
+    dy = cupy.full(n_y, np.nan, dtype=dtype)
+    assert a.apply(cupy.asarray(x), dy, semiring=semiring, transpose=transpose) is dy
+    np.testing.assert_array_equal(cupy.asnumpy(dy), want)
+    fresh = a.apply(cupy.asarray(x), semiring=semiring, transpose=transpose)
+    assert isinstance(fresh, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(fresh), want)
+
+
+def test_semirings_on_the_gpu_with_numpy_vectors_and_the_transposed_view():
+    s = CASES["random_2k_plus_97"]
+    a = spmv.Matrix.from_scipy(s, device="cuda")
+    x = random_vector(s.shape[1], np.float64, 22)
+    xt = random_vector(s.shape[0], np.float64, 23)
+    for semiring in SEMIRINGS[1:]:
+        y = a.apply(x, semiring=semiring)  # NumPy with device="cuda": one upload, one download
+        assert isinstance(y, np.ndarray)
+        np.testing.assert_array_equal(y, a.apply(x, semiring=semiring, device="cpu"))
+        np.testing.assert_array_equal(cupy.asnumpy(a.T.apply(cupy.asarray(xt), semiring=semiring)),
+                                      a.apply(xt, semiring=semiring, transpose=True, device="cpu"))
+    # plus-times is the ordinary product, on the device too
+    assert_close(cupy.asnumpy(a.apply(cupy.asarray(x), semiring="plus-times")), s, x)
+    with pytest.raises(ValueError, match="no alpha or beta"):
+        a.apply(cupy.asarray(x), alpha=2.0, semiring="min-plus")
+    with pytest.raises(TypeError, match="dtype"):
+        a.apply(cupy.asarray(x.astype(np.float32)), semiring="min-plus")
