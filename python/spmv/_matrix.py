@@ -384,9 +384,18 @@ class Matrix:
         algorithm = self._algorithm if algorithm is None else algorithm
         if not isinstance(algorithm, str):
             raise TypeError(f"algorithm must be a name (str), got {algorithm!r}")
-        kind, ordinal = parse_device(self._device if device is None else device)
         transpose = bool(transpose)
+        on_device, backend, ordinal = self._placement(x, y, device)
+        if on_device:
+            return self._apply_device(x, y, alpha, beta, transpose, ordinal, algorithm)
+        xh, yh = self._host_xy(x, y, transpose)
+        self._core.apply_host(backend, ordinal, algorithm, self._op(transpose), alpha, xh, beta, yh)
+        return yh
 
+    def _placement(self, x, y, device):
+        # Where a product of x into y runs: (True, "cuda", ordinal or None to follow the data) for CUDA
+        # arrays, (False, backend, ordinal) for NumPy arrays.
+        kind, ordinal = parse_device(self._device if device is None else device)
         x_device = is_device_array(x)
         if y is not None and is_device_array(y) != x_device:
             raise ValueError("x and y must both be host (NumPy) arrays or both CUDA arrays")
@@ -394,39 +403,24 @@ class Matrix:
             if kind == "cpu":
                 raise ValueError("x is a CUDA array but device='cpu'; use device='cuda' (or None), "
                                  "or copy it to the host explicitly (cupy.asnumpy)")
-            return self._apply_device(x, y, alpha, beta, transpose, ordinal, algorithm)
-
-        xh, yh = self._host_xy(x, y, transpose)
+            return True, "cuda", ordinal
         if kind == "cuda":
-            backend, ordinal = "cuda", ordinal if ordinal is not None else _core.current_device()
-        else:
-            backend, ordinal = "cpu", 0
-        self._core.apply_host(backend, ordinal, algorithm, self._op(transpose), alpha, xh, beta, yh)
-        return yh
+            return False, "cuda", ordinal if ordinal is not None else _core.current_device()
+        return False, "cpu", 0
 
     def _apply_semiring(self, x, y, alpha, beta, transpose, device, semiring):
         if not isinstance(semiring, str):
             raise TypeError(f"semiring must be a name (str), got {semiring!r}")
         if alpha != 1.0 or beta != 0.0:
             raise ValueError(f"semiring {semiring!r}: y = op(A) (+).(x) x has no alpha or beta (plus-times only)")
-        kind, ordinal = parse_device(self._device if device is None else device)
-        x_device = is_device_array(x)
-        if y is not None and is_device_array(y) != x_device:
-            raise ValueError("x and y must both be host (NumPy) arrays or both CUDA arrays")
-        if x_device:
-            if kind == "cpu":
-                raise ValueError("x is a CUDA array but device='cpu'; use device='cuda' (or None), "
-                                 "or copy it to the host explicitly (cupy.asnumpy)")
+        on_device, backend, ordinal = self._placement(x, y, device)
+        if on_device:
             xv, yv, out, ordinal, stream = self._device_xy(x, y, transpose, ordinal)
             self._core.semiring_device(ordinal, semiring, self._op(transpose), xv.address, xv.size, xv.stream,
                                        yv.address, yv.size, yv.stream, stream)
             return out
         xh, yh = self._host_xy(x, y, transpose)
-        if kind == "cuda":
-            self._core.semiring_host("cuda", ordinal if ordinal is not None else _core.current_device(), semiring,
-                                     self._op(transpose), xh, yh)
-        else:
-            self._core.semiring_host("cpu", 0, semiring, self._op(transpose), xh, yh)
+        self._core.semiring_host(backend, ordinal, semiring, self._op(transpose), xh, yh)
         return yh
 
     def _op(self, transpose):

@@ -215,14 +215,11 @@ class TypedMatrix final : public MatrixCore {
 #if SPMV_PYTHON_CUDA
     require_cuda_device(ordinal);
     DeviceGuard guard(ordinal);
-    check_device_vector(x.address, x.size, sizeof(Value), ordinal, "x");
-    check_device_vector(y.address, y.size, sizeof(Value), ordinal, "y");
-    check_no_overlap(x.address, x.size * sizeof(Value), y.address, y.size * sizeof(Value));
+    check_device_xy(ordinal, x, y);
     const auto s = reinterpret_cast<cudaStream_t>(stream);
     const cuda::CsrView<Value, Index> m = cuda_semiring_matrix(ordinal, op, s);
     nb::gil_scoped_release release;
-    if (x.stream) stream_wait(stream, x.stream);
-    if (y.stream) stream_wait(stream, y.stream);
+    wait_for_producers(stream, x, y);
     // No workspace: any number of streams may run it at once (spmv/cuda/semiring.hpp).
     cuda::semiring_multiply(semiring, m, reinterpret_cast<const Value*>(x.address), reinterpret_cast<Value*>(y.address),
                             s);
@@ -238,16 +235,13 @@ class TypedMatrix final : public MatrixCore {
 #if SPMV_PYTHON_CUDA
     require_cuda_device(ordinal);
     DeviceGuard guard(ordinal);
-    check_device_vector(x.address, x.size, sizeof(Value), ordinal, "x");
-    check_device_vector(y.address, y.size, sizeof(Value), ordinal, "y");
-    check_no_overlap(x.address, x.size * sizeof(Value), y.address, y.size * sizeof(Value));
+    check_device_xy(ordinal, x, y);
     const auto s = reinterpret_cast<cudaStream_t>(stream);
     // The plan is safe on any number of streams and threads (plan.hpp): products of algorithms with
     // a workspace are chained on the device, the others run concurrently.
     DevicePlan& plan = cuda_entry(ordinal, algorithm, op, s);
     nb::gil_scoped_release release;
-    if (x.stream) stream_wait(stream, x.stream);
-    if (y.stream) stream_wait(stream, y.stream);
+    wait_for_producers(stream, x, y);
     plan.apply(static_cast<Value>(alpha), reinterpret_cast<const Value*>(x.address), static_cast<Value>(beta),
                       reinterpret_cast<Value*>(y.address), s);
 #else
@@ -304,8 +298,7 @@ class TypedMatrix final : public MatrixCore {
     check_no_overlap(x.address, static_cast<std::size_t>(xv.extent()) * sizeof(Value), y.address,
                      static_cast<std::size_t>(yv.extent()) * sizeof(Value));
     nb::gil_scoped_release release;
-    if (x.stream) stream_wait(stream, x.stream);
-    if (y.stream) stream_wait(stream, y.stream);
+    wait_for_producers(stream, x, y);
     plan.apply(static_cast<Value>(alpha), xv, static_cast<Value>(beta), yv, s);
 #else
     (void)op, (void)alpha, (void)x, (void)beta, (void)y, (void)stream;
@@ -447,6 +440,21 @@ class TypedMatrix final : public MatrixCore {
   }
 
 #if SPMV_PYTHON_CUDA
+  // Device vectors x and y of device `ordinal` (the caller holds a DeviceGuard): known to CUDA, inside
+  // their allocations, aligned, and apart.
+  static void check_device_xy(int ordinal, const DeviceVector& x, const DeviceVector& y) {
+    check_device_vector(x.address, x.size, sizeof(Value), ordinal, "x");
+    check_device_vector(y.address, y.size, sizeof(Value), ordinal, "y");
+    check_no_overlap(x.address, x.size * sizeof(Value), y.address, y.size * sizeof(Value));
+  }
+
+  // `stream` waits for the streams the producers of x and y (vectors or dense blocks) last wrote them on.
+  template <class X, class Y>
+  static void wait_for_producers(std::uintptr_t stream, const X& x, const Y& y) {
+    if (x.stream) stream_wait(stream, x.stream);
+    if (y.stream) stream_wait(stream, y.stream);
+  }
+
   // A Plan, or a TunedPlan for algorithm "tune" (include/spmv/cuda/tuned_plan.hpp).
   struct DevicePlan {
     std::unique_ptr<cuda::Plan<Value, Index>> plan;
