@@ -23,14 +23,15 @@ struct Partial {
 
 template <class Index>
 __global__ void __launch_bounds__(kBlock)
-    row_statistics_kernel(const Index* row_ptr, const Index* col_idx, Index rows, Partial* out) {
+    row_statistics_kernel(const Index* row_ptr, const Index* col_idx, Index rows, Index nnz, Partial* out) {
   double sum_squares = 0, sum_spans = 0;
   unsigned long long max_length = 0, empty = 0;
   for (Index r = blockIdx.x * Index(kBlock) + threadIdx.x; r < rows; r += Index(gridDim.x) * kBlock) {
     const Index begin = row_ptr[r], end = row_ptr[r + 1];
     const auto len = static_cast<unsigned long long>(end - begin);
     sum_squares += double(len) * double(len);
-    if (len > 0) sum_spans += fabs(double(col_idx[end - 1]) - double(col_idx[begin]));
+    // Only inside [0, nnz): a malformed view must not send this read out of the array.
+    if (begin >= 0 && begin < end && end <= nnz) sum_spans += fabs(double(col_idx[end - 1]) - double(col_idx[begin]));
     max_length = len > max_length ? len : max_length;
     empty += len == 0;
   }
@@ -64,7 +65,8 @@ RowStatistics row_statistics(const CsrView<Value, Index>& matrix, cudaStream_t s
   DeviceBuffer<Partial> partial(1);
   SPMV_CUDA_CHECK(cudaMemsetAsync(partial.data(), 0, sizeof(Partial), stream));
   const unsigned grid = std::min(grid_for(matrix.rows, kBlock), 4u * device_multiprocessors());
-  row_statistics_kernel<<<grid, kBlock, 0, stream>>>(matrix.row_ptr, matrix.col_idx, matrix.rows, partial.data());
+  row_statistics_kernel<<<grid, kBlock, 0, stream>>>(matrix.row_ptr, matrix.col_idx, matrix.rows, matrix.nnz,
+                                                     partial.data());
   SPMV_CHECK_LAUNCH("row_statistics_kernel");
   Partial host{};
   SPMV_CUDA_CHECK(cudaMemcpyAsync(&host, partial.data(), sizeof(Partial), cudaMemcpyDeviceToHost, stream));
