@@ -356,7 +356,8 @@ TEST(TuningSpace, RowStatisticsPrune) {
 }
 
 TEST(TuningSpace, CsrVectorWidthSeededAtTheTypicalRowOnIrregularRows) {
-  // mean 16: regular rows seed the width at 16; with cv 4 the typical row is mean / cv = 4 long.
+  // The seed is a quarter of the typical row (csr-vector's L / 4): mean 16 with regular rows seeds 4;
+  // with cv 4 the typical row is mean / cv = 4 long, which seeds 1, i.e. the narrowest width, 2.
   TuningInputs regular = cuda_inputs(16, 2, 40);
   regular.auto_choice = Algorithm::CsrVector;
   TuningInputs irregular = cuda_inputs(16, 64, 5000);
@@ -366,8 +367,8 @@ TEST(TuningSpace, CsrVectorWidthSeededAtTheTypicalRowOnIrregularRows) {
       if (a.knob == Knob::Subwarp) return a.values[a.seed];
     return -1;
   };
-  EXPECT_EQ(width_seed(build_tuning_space(regular)), 16);
-  EXPECT_EQ(width_seed(build_tuning_space(irregular)), 4);
+  EXPECT_EQ(width_seed(build_tuning_space(regular)), 4);
+  EXPECT_EQ(width_seed(build_tuning_space(irregular)), 2);
 }
 
 TEST(TuningSpace, KnobsTheUserSetAreNotVaried) {
