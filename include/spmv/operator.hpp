@@ -15,6 +15,7 @@
 #include "spmv/linear_operator.hpp"
 #include "spmv/reorder.hpp"
 #include "spmv/tuning.hpp"
+#include "spmv/value_storage.hpp"
 
 namespace spmv {
 
@@ -50,6 +51,10 @@ struct Options {
   // picks among the reproducible ones, CSR-vector adds a split row's chunks in order (docs/ALGORITHMS.md
   // "Determinism").
   bool deterministic = false;
+  // Keep A's values as fp16 or bfloat16, with fp32 x, y and sums (float plans and operators only;
+  // include/spmv/value_storage.hpp): half the value bytes per product, results of the rounded matrix.
+  // Algorithms that do not offer it refuse with Unsupported; Auto picks among those that do.
+  ValueStorage values = ValueStorage::Native;
 };
 
 struct Timing {
