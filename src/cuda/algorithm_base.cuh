@@ -8,11 +8,15 @@
 #include <memory>
 #include <string>
 
+#include "cuda/common/stored_value.cuh"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv::cuda {
 
+// Value is the type products compute in (x, y, alpha, beta). A matrix whose values are stored in half
+// precision (Options::values) is served by a kernel templated on the stored type that derives from
+// CudaAlgorithm<compute_t<stored>, Index> (stored_value.cuh).
 template <class Value, class Index>
 class CudaAlgorithm {
  public:

@@ -42,10 +42,12 @@ struct CsrAdaptivePolicy {
 };
 constexpr CsrAdaptivePolicy csr_adaptive_policy(int value_bytes) { return {256, 8192 / value_bytes, 4}; }
 
+// Both count products staged in shared memory, which are of the compute type.
 template <class Value>
-constexpr long long kWindow = csr_adaptive_policy(sizeof(Value)).window;
+constexpr long long kWindow = csr_adaptive_policy(sizeof(compute_t<Value>)).window;
 template <class Value>
-constexpr long long kLongRowChunk = kWindow<Value> * csr_adaptive_policy(sizeof(Value)).long_row_chunk_windows;
+constexpr long long kLongRowChunk =
+    kWindow<Value> * csr_adaptive_policy(sizeof(compute_t<Value>)).long_row_chunk_windows;
 
 // Threads of the setup kernels (plan time only).
 constexpr int kSetupBlock = 256;
@@ -113,14 +115,16 @@ __global__ void scale_split_rows_kernel(const Index* split_rows, long long count
 template <int Threads, class Value, class Index>
 __global__ void __launch_bounds__(Threads)
     csr_adaptive_kernel(CsrView<Value, Index> a, const Index* __restrict__ blocks, long long num_blocks, bool aligned,
-                        Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
+                        compute_t<Value> alpha, const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
+                        compute_t<Value>* __restrict__ y) {
+  using Real = compute_t<Value>;
   using Products = CsrProducts<Value, Index>;
-  using BlockReduce = cub::BlockReduce<Value, Threads>;
+  using BlockReduce = cub::BlockReduce<Real, Threads>;
   constexpr long long kChunk = kLongRowChunk<Value>;
   // A multi-row block holds < 2 * window nonzeros; staging whole vector groups adds < 2 * width.
   constexpr int kTile = static_cast<int>(2 * kWindow<Value>) + 2 * Products::width;
   union SharedStorage {
-    alignas(16) Value products[kTile];
+    alignas(16) Real products[kTile];
     typename BlockReduce::TempStorage reduce;
   };
   __shared__ SharedStorage smem;
@@ -137,7 +141,7 @@ __global__ void __launch_bounds__(Threads)
       const long long base = stage_range(smem.products, products, begin, end, tid, Threads);
       __syncthreads();
       reduce_rows_in_shared<Threads>(smem.products, a.row_ptr, first_row, next_row - first_row, base,
-                                     [&](Index row, Value sum) { y[row] = axpby(alpha, sum, beta, y, row); });
+                                     [&](Index row, Real sum) { y[row] = axpby(alpha, sum, beta, y, row); });
     } else {
       const long long end = a.row_ptr[first_row + 1];
       const long long length = end - begin;
@@ -154,12 +158,12 @@ __global__ void __launch_bounds__(Threads)
         }
         const long long chunk_begin = begin + (b - lo) * kChunk;
         const long long chunk_end = chunk_begin + kChunk < end ? chunk_begin + kChunk : end;
-        const Value partial =
-            BlockReduce(smem.reduce).Sum(range_sum<Value>(products, chunk_begin, chunk_end, tid, Threads));
+        const Real partial =
+            BlockReduce(smem.reduce).Sum(range_sum<Real>(products, chunk_begin, chunk_end, tid, Threads));
         if (tid == 0) atomicAdd(y + first_row, alpha * partial);  // y[row] was scaled by beta first
       } else {
         // CSR-Vector (SC'14): the whole block on one row.
-        const Value sum = BlockReduce(smem.reduce).Sum(range_sum<Value>(products, begin, end, tid, Threads));
+        const Real sum = BlockReduce(smem.reduce).Sum(range_sum<Real>(products, begin, end, tid, Threads));
         if (tid == 0) y[first_row] = axpby(alpha, sum, beta, y, first_row);
       }
     }
@@ -168,7 +172,9 @@ __global__ void __launch_bounds__(Threads)
 }
 
 template <class Value, class Index>
-class CsrAdaptive final : public CudaAlgorithm<Value, Index> {
+class CsrAdaptive final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   CsrAdaptive(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
       : a_(a),
@@ -178,8 +184,8 @@ class CsrAdaptive final : public CudaAlgorithm<Value, Index> {
     build_row_blocks(stream);
   }
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
-    if (split_rows_.size() > 0 && beta != Value(1)) {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
+    if (split_rows_.size() > 0 && beta != Real(1)) {
       constexpr int block = 256;
       scale_split_rows_kernel<<<grid_for(static_cast<long long>(split_rows_.size()), block), block, 0, stream>>>(
           split_rows_.data(), static_cast<long long>(split_rows_.size()), beta, y);
@@ -264,12 +270,13 @@ class CsrAdaptive final : public CudaAlgorithm<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_csr_adaptive(const CsrView<Value, Index>& matrix, Operation op,
+AlgorithmPtr<compute_t<Value>, Index> make_csr_adaptive(const CsrView<Value, Index>& matrix, Operation op,
                                              const Options& options, cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::CsrAdaptive, op);
   return std::make_unique<CsrAdaptive<Value, Index>>(matrix, options, stream);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_csr_adaptive)
+SPMV_INSTANTIATE_HALF_FACTORY(make_csr_adaptive)
 
 }  // namespace spmv::cuda

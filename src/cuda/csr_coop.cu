@@ -40,8 +40,8 @@ constexpr CsrCoopPolicy csr_coop_policy(int /*value_bytes*/) { return {kFixedBlo
 // slab of block / C rows, one row per group of C threads, so a warp's row_ptr reads are contiguous.
 template <int C, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
-    csr_coop_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
-                    Value* __restrict__ y, int repeat) {
+    csr_coop_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                    compute_t<Value> beta, compute_t<Value>* __restrict__ y, int repeat) {
   constexpr int unroll = csr_coop_policy(sizeof(Value)).unroll;
   const int lane = threadIdx.x & (C - 1);
   const std::int64_t groups_per_block = blockDim.x / C;
@@ -54,18 +54,20 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
       if (row >= a.rows) break;  // later passes only hold larger rows
       const std::int64_t begin = __ldg(a.row_ptr + row);
       const std::int64_t end = __ldg(a.row_ptr + row + 1);
-      Value sum = subwarp_row_dot<C, 1, unroll>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
+      compute_t<Value> sum = subwarp_row_dot<C, 1, unroll>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
       sum = subwarp_sum<C>(sum);
       if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
     }
   }
 }
 
-template <class Value, class Index>
-using Kernel = void (*)(CsrView<Value, Index>, Value, const Value*, Value, Value*, int);
+template <class Value, class Index, class Real = compute_t<Value>>
+using Kernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Real*, int);
 
 template <class Value, class Index>
-class CsrCoop final : public CudaAlgorithm<Value, Index> {
+class CsrCoop final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   CsrCoop(const CsrView<Value, Index>& a, const Options& options) : a_(a) {
     const double mean = double(a.nnz) / double(a.rows);
@@ -80,7 +82,7 @@ class CsrCoop final : public CudaAlgorithm<Value, Index> {
     with_width<kMinCoop>(coop_, [&](auto c) { kernel_ = csr_coop_kernel<decltype(c)::value, Value, Index>; });
   }
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     const std::int64_t rows_per_block = std::int64_t(block_ / coop_) * repeat_;
     kernel_<<<grid_for(a_.rows, rows_per_block), block_, 0, stream>>>(a_, alpha, x, beta, y, repeat_);
     SPMV_CHECK_LAUNCH("csr_coop_kernel");
@@ -104,12 +106,13 @@ class CsrCoop final : public CudaAlgorithm<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_csr_coop(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+AlgorithmPtr<compute_t<Value>, Index> make_csr_coop(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                          cudaStream_t) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::CsrCoop, op);
   return std::make_unique<CsrCoop<Value, Index>>(matrix, options);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_csr_coop)
+SPMV_INSTANTIATE_HALF_FACTORY(make_csr_coop)
 
 }  // namespace spmv::cuda

@@ -15,24 +15,27 @@ struct CsrScalarPolicy {
 constexpr CsrScalarPolicy csr_scalar_policy(int /*value_bytes*/) { return {256}; }
 
 template <class Value, class Index>
-__global__ void csr_scalar_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
-                                  Value* __restrict__ y) {
+__global__ void csr_scalar_kernel(CsrView<Value, Index> a, compute_t<Value> alpha,
+                                  const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
+                                  compute_t<Value>* __restrict__ y) {
   // Grid-stride over rows so any grid size is correct.
   for (Index row = blockIdx.x * Index(blockDim.x) + threadIdx.x; row < a.rows; row += Index(gridDim.x) * blockDim.x) {
-    Value sum = 0;
+    compute_t<Value> sum = 0;
     const Index end = a.row_ptr[row + 1];
-    for (Index k = a.row_ptr[row]; k < end; ++k) sum += a.values[k] * __ldg(x + a.col_idx[k]);
+    for (Index k = a.row_ptr[row]; k < end; ++k) sum += widen(a.values[k]) * __ldg(x + a.col_idx[k]);
     y[row] = axpby(alpha, sum, beta, y, row);
   }
 }
 
 template <class Value, class Index>
-class CsrScalar final : public CudaAlgorithm<Value, Index> {
+class CsrScalar final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   CsrScalar(const CsrView<Value, Index>& a, const Options& options)
       : a_(a), block_(options.block_size > 0 ? options.block_size : csr_scalar_policy(sizeof(Value)).block_size) {}
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     csr_scalar_kernel<<<grid_for(a_.rows, block_), block_, 0, stream>>>(a_, alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("csr_scalar_kernel");
   }
@@ -48,12 +51,13 @@ class CsrScalar final : public CudaAlgorithm<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_csr_scalar(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+AlgorithmPtr<compute_t<Value>, Index> make_csr_scalar(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                            cudaStream_t) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::CsrScalar, op);
   return std::make_unique<CsrScalar<Value, Index>>(matrix, options);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_csr_scalar)
+SPMV_INSTANTIATE_HALF_FACTORY(make_csr_scalar)
 
 }  // namespace spmv::cuda

@@ -114,14 +114,14 @@ constexpr int unroll_for() {
 // y[row] = alpha * (A x)[row] + beta * y[row]: one sub-warp per row, grid-stride over rows.
 template <int W, int E, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
-    csr_vector_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
-                      Value* __restrict__ y) {
+    csr_vector_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                      compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
   const int lane = threadIdx.x & (W - 1);
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x / W;
   for (std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / W; row < a.rows; row += stride) {
     const std::int64_t begin = __ldg(a.row_ptr + row);
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
-    Value sum;
+    compute_t<Value> sum;
     if constexpr (uses_flat_walk<W, E>()) {
       sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
     } else {
@@ -138,8 +138,8 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
 // are mostly empty then cost no sub-warp, and a warp's row-offset loads are one round trip.
 template <int W, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
-    csr_vector_group_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
-                            Value* __restrict__ y) {
+    csr_vector_group_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                            compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
   constexpr int kSubs = 32 / W;
   const int lane = threadIdx.x & 31;
   const int sub = lane / W;
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     if (r < a.rows) {
       begin = __ldg(a.row_ptr + r);
       end = __ldg(a.row_ptr + r + 1);
-      if (end == begin) y[r] = axpby(alpha, Value(0), beta, y, r);
+      if (end == begin) y[r] = axpby(alpha, compute_t<Value>(0), beta, y, r);
     }
     unsigned pending = __ballot_sync(0xffffffffu, end > begin);
     while (pending != 0) {  // warp-uniform
@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
       const int src = mine != 0 ? __ffs(mine) - 1 : 0;
       const std::int64_t row_begin = __shfl_sync(0xffffffffu, begin, src);
       const std::int64_t row_end = __shfl_sync(0xffffffffu, end, src);
-      Value sum = 0;
+      compute_t<Value> sum = 0;
       if (mine != 0)
         sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, row_begin, row_end,
                                                                          sub_lane);
@@ -209,14 +209,14 @@ struct SplitRows {
 // row's slots in chunk order (Options::deterministic: the same bits every run, one extra read per chunk).
 template <int W, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
-    csr_vector_split_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
-                            Value* __restrict__ y, std::int64_t head, SplitRows<Value, Index> split) {
+    csr_vector_split_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                            compute_t<Value> beta, compute_t<Value>* __restrict__ y, std::int64_t head, SplitRows<compute_t<Value>, Index> split) {
   if (blockIdx.x < split.chunk_blocks) {
     const int lane = threadIdx.x & 31;
     const std::int64_t c = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
     if (c >= split.num_chunks) return;  // warp-uniform
     const RowChunk<Index> chunk = split.chunks[c];
-    Value sum = subwarp_row_dot_flat<32, kChunkUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, chunk.begin,
+    compute_t<Value> sum = subwarp_row_dot_flat<32, kChunkUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, chunk.begin,
                                                                              chunk.end, lane);
     sum = subwarp_sum<32>(sum);
     if (lane == 0 && chunk.count == 1) {  // a row of one chunk: no partial sums to combine
@@ -230,11 +230,11 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
       const unsigned arrived = atomicAdd(split.arrivals + chunk.first, 1u);
       if (arrived == static_cast<unsigned>(chunk.count - 1)) {
         __threadfence();
-        Value total = __ldcg(split.sums + chunk.first);
+        compute_t<Value> total = __ldcg(split.sums + chunk.first);
         if (split.ordered)
           for (std::int64_t k = chunk.first + 1; k < chunk.first + chunk.count; ++k) total += __ldcg(split.sums + k);
         else
-          split.sums[chunk.first] = Value(0);
+          split.sums[chunk.first] = compute_t<Value>(0);
         split.arrivals[chunk.first] = 0u;
         y[chunk.row] = axpby(alpha, total, beta, y, chunk.row);
       }
@@ -249,7 +249,8 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     const std::int64_t begin = __ldg(a.row_ptr + row);
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
     if (end - begin > head) continue;  // a long row: the chunk blocks own it (uniform per sub-warp)
-    Value sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
+    compute_t<Value> sum =
+        subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
     sum = subwarp_sum<W>(sum);
     if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
   }
@@ -258,16 +259,16 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
 // y += alpha * A^T x after y = beta * y (scale_vector): sub-warp per row of A, scattered with atomics.
 template <int W, int E, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
-    csr_vector_transpose_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value /*beta*/,
-                                Value* __restrict__ y) {
+    csr_vector_transpose_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                                compute_t<Value> /*beta*/, compute_t<Value>* __restrict__ y) {
   const int lane = threadIdx.x & (W - 1);
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x / W;
   for (std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / W; row < a.rows; row += stride) {
     const std::int64_t begin = __ldg(a.row_ptr + row);
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
-    const Value scaled_x = alpha * __ldg(x + row);
+    const compute_t<Value> scaled_x = alpha * __ldg(x + row);
     subwarp_row_walk<W, E, unroll_for<E, Value>()>(a.col_idx, a.values, begin, end, a.nnz, lane,
-                                                   [&](Index column, Value value) {
+                                                   [&](Index column, compute_t<Value> value) {
                                                      atomicAdd(y + column, value * scaled_x);
                                                    });
   }
@@ -291,11 +292,11 @@ __global__ void gather_row_bounds_kernel(const Index* row_ptr, const Index* rows
   }
 }
 
-template <class Value, class Index>
-using Kernel = void (*)(CsrView<Value, Index>, Value, const Value*, Value, Value*);
-template <class Value, class Index>
-using SplitKernel = void (*)(CsrView<Value, Index>, Value, const Value*, Value, Value*, std::int64_t,
-                             SplitRows<Value, Index>);
+template <class Value, class Index, class Real = compute_t<Value>>
+using Kernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Real*);
+template <class Value, class Index, class Real = compute_t<Value>>
+using SplitKernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Real*, std::int64_t,
+                             SplitRows<Real, Index>);
 
 template <int W, int E, class Value, class Index>
 Kernel<Value, Index> kernel_for(Operation op, bool group) {
@@ -307,7 +308,9 @@ Kernel<Value, Index> kernel_for(Operation op, bool group) {
 }
 
 template <class Value, class Index>
-class CsrVector final : public CudaAlgorithm<Value, Index> {
+class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   CsrVector(const CsrView<Value, Index>& a, Operation op, const Options& options, cudaStream_t stream)
       : a_(a), op_(op), deterministic_(options.deterministic) {
@@ -342,10 +345,10 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
     }
   }
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     if (op_ == Operation::Transpose) scale_vector(beta, y, a_.cols, stream);
     if (num_chunks_ > 0) {
-      const SplitRows<Value, Index> split{chunks_.data(), num_chunks_,    chunk_blocks_,
+      const SplitRows<Real, Index> split{chunks_.data(), num_chunks_,    chunk_blocks_,
                                           sums_.data(),   arrivals_.data(), deterministic_};
       const std::int64_t row_blocks =
           std::min<std::int64_t>(grid_for(std::int64_t(a_.rows) * width_, block_), INT_MAX - chunk_blocks_);
@@ -474,7 +477,7 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
                                static_cast<int>(count)});
     }
     chunks_ = DeviceBuffer<RowChunk<Index>>(host_chunks.size());
-    sums_ = DeviceBuffer<Value>(host_chunks.size());
+    sums_ = DeviceBuffer<Real>(host_chunks.size());
     arrivals_ = DeviceBuffer<unsigned>(host_chunks.size());
     SPMV_CUDA_CHECK(cudaMemcpyAsync(chunks_.data(), host_chunks.data(), chunks_.bytes(), cudaMemcpyHostToDevice,
                                     stream));
@@ -502,7 +505,7 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
   std::int64_t chunk_blocks_ = 0;
   long long split_rows_ = 0;
   DeviceBuffer<RowChunk<Index>> chunks_;
-  DeviceBuffer<Value> sums_;         // per long row (at its first chunk), zero between products
+  DeviceBuffer<Real> sums_;          // per long row (at its first chunk), zero between products
   DeviceBuffer<unsigned> arrivals_;  // likewise
   Kernel<Value, Index> kernel_ = nullptr;
   SplitKernel<Value, Index> split_kernel_ = nullptr;
@@ -511,11 +514,12 @@ class CsrVector final : public CudaAlgorithm<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_csr_vector(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+AlgorithmPtr<compute_t<Value>, Index> make_csr_vector(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                            cudaStream_t stream) {
   return std::make_unique<CsrVector<Value, Index>>(matrix, op, options, stream);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_csr_vector)
+SPMV_INSTANTIATE_HALF_FACTORY(make_csr_vector)
 
 }  // namespace spmv::cuda

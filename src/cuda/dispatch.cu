@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/auto_rule.hpp"
@@ -15,6 +16,7 @@
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
+#include "cuda/half_values.cuh"
 #include "cuda/reordered.cuh"
 #include "cuda/row_statistics.cuh"
 
@@ -204,11 +206,23 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   const auto start = std::chrono::steady_clock::now();
   const bool degenerate = matrix.rows == 0 || matrix.cols == 0 || matrix.nnz == 0;
   const bool requested_auto = algorithm == Algorithm::Auto;
+  // Half-precision values (src/cuda/half_values.cu): their own set of algorithms, on a rounded copy.
+  const bool half_values = options.values != ValueStorage::Native;
+  if (half_values) {
+    if constexpr (std::is_same_v<Value, float> && std::is_same_v<Index, std::int32_t>) {
+      check_half_values(algorithm, op, options);
+      if (!degenerate) impl_->kernel = make_half_values(matrix, algorithm, op, options, stream, &algorithm);
+    } else {
+      throw Unsupported("values=" + std::string(to_string(options.values)) +
+                        " keeps fp16/bf16 values with fp32 vectors and sums: it needs a float plan with 32-bit "
+                        "indices");
+    }
+  }
   if (options.reorder != Reorder::None && matrix.rows != matrix.cols)
     throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
                       " needs a square matrix (a symmetric permutation), got " + std::to_string(matrix.rows) + " x " +
                       std::to_string(matrix.cols));
-  if (options.reorder != Reorder::None && !degenerate) {
+  if (options.reorder != Reorder::None && !degenerate && !half_values) {
     auto reordered = make_reordered<Value, Index>(matrix, algorithm, op, options, stream);
     algorithm = reordered->inner_algorithm();
     impl_->kernel = std::move(reordered);

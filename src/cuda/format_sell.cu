@@ -83,7 +83,7 @@ __global__ void fill_sell_kernel(CsrView<Value, Index> a, const Index* __restric
     for (Index k = 0; k < w; ++k) {
       const Index slot = base + k * c;
       col_idx[slot] = k < length ? a.col_idx[begin + k] : Index(-1);
-      values[slot] = k < length ? a.values[begin + k] : Value(0);
+      values[slot] = k < length ? a.values[begin + k] : stored_zero<Value>();
     }
   }
 }
@@ -94,20 +94,22 @@ template <class Value, class Index>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
     sell_kernel(Index rows, int log2_c, const Index* __restrict__ perm, const Index* __restrict__ width,
                 const long long* __restrict__ slice_ptr, const Index* __restrict__ col_idx,
-                const Value* __restrict__ values, Value alpha, const Value* __restrict__ x, Value beta,
-                Value* __restrict__ y) {
+                const Value* __restrict__ values, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
   const Index c = Index(1) << log2_c;
   for (long long p = format::global_thread(); p < rows; p += format::grid_threads()) {
     const long long s = p >> log2_c;
     const auto first = static_cast<Index>(__ldg(slice_ptr + s) + (p & (c - 1)));
-    const Value sum = format::strided_row_dot<true>(col_idx, values, first, c, __ldg(width + s), x);
+    const compute_t<Value> sum = format::strided_row_dot<true>(col_idx, values, first, c, __ldg(width + s), x);
     const Index row = format::load_stream(perm + p);
     y[row] = axpby(alpha, sum, beta, y, row);
   }
 }
 
 template <class Value, class Index>
-class Sell final : public CudaAlgorithm<Value, Index> {
+class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   Sell(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
       : rows_(a.rows),
@@ -163,7 +165,7 @@ class Sell final : public CudaAlgorithm<Value, Index> {
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // the temporaries are freed on return
   }
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     sell_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, log2_of(c_), perm_.data(), width_.data(),
                                                                 slice_ptr_.data(), col_idx_.data(), values_.data(),
                                                                 alpha, x, beta, y);
@@ -195,12 +197,13 @@ class Sell final : public CudaAlgorithm<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_sell(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+AlgorithmPtr<compute_t<Value>, Index> make_sell(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                      cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::Sell, op);
   return std::make_unique<Sell<Value, Index>>(matrix, options, stream);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_sell)
+SPMV_INSTANTIATE_HALF_FACTORY(make_sell)
 
 }  // namespace spmv::cuda

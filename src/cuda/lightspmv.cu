@@ -49,8 +49,8 @@ using RowCounter = std::conditional_t<sizeof(Index) == 4, unsigned int, unsigned
 
 template <int V, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
-    lightspmv_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
-                     Value* __restrict__ y, RowCounter<Index>* __restrict__ row_counter) {
+    lightspmv_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                     compute_t<Value> beta, compute_t<Value>* __restrict__ y, RowCounter<Index>* __restrict__ row_counter) {
   using Counter = RowCounter<Index>;
   constexpr int unroll = lightspmv_policy(sizeof(Value)).unroll;
   constexpr int vectors_per_warp = 32 / V;
@@ -68,18 +68,20 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     if (row < a.rows) {
       const std::int64_t begin = __ldg(a.row_ptr + row);
       const std::int64_t end = __ldg(a.row_ptr + row + 1);
-      Value sum = subwarp_row_dot<V, 1, unroll>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
+      compute_t<Value> sum = subwarp_row_dot<V, 1, unroll>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
       sum = subwarp_sum<V>(sum);
       if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
     }
   }
 }
 
-template <class Value, class Index>
-using Kernel = void (*)(CsrView<Value, Index>, Value, const Value*, Value, Value*, RowCounter<Index>*);
+template <class Value, class Index, class Real = compute_t<Value>>
+using Kernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Real*, RowCounter<Index>*);
 
 template <class Value, class Index>
-class LightSpmv final : public CudaAlgorithm<Value, Index> {
+class LightSpmv final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   LightSpmv(const CsrView<Value, Index>& a, const Options& options) : a_(a), counter_(1) {
     const double mean = double(a.nnz) / double(a.rows);
@@ -95,7 +97,7 @@ class LightSpmv final : public CudaAlgorithm<Value, Index> {
     grid_ = static_cast<unsigned>(std::min<std::int64_t>(resident, grid_for(std::int64_t(a.rows) * vector_, block_)));
   }
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     // Reset on the stream (not at construction) so every apply, and every replay of a captured graph,
     // starts from row 0.
     SPMV_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, counter_.bytes(), stream));
@@ -123,12 +125,13 @@ class LightSpmv final : public CudaAlgorithm<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_lightspmv(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+AlgorithmPtr<compute_t<Value>, Index> make_lightspmv(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                           cudaStream_t) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::LightSpmv, op);
   return std::make_unique<LightSpmv<Value, Index>>(matrix, options);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_lightspmv)
+SPMV_INSTANTIATE_HALF_FACTORY(make_lightspmv)
 
 }  // namespace spmv::cuda

@@ -87,19 +87,21 @@ struct ReduceByRow {
 template <int Threads, class Value, class Index>
 __global__ void __launch_bounds__(Threads)
     merge_path_kernel(CsrView<Value, Index> a, const MergeCoordinate<Index>* __restrict__ coords, long long num_tiles,
-                      bool aligned, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y,
-                      Index* __restrict__ carry_rows, Value* __restrict__ carry_values) {
-  constexpr int kItems = merge_items_per_thread<Threads, Value>();
+                      bool aligned, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                      compute_t<Value> beta, compute_t<Value>* __restrict__ y, Index* __restrict__ carry_rows,
+                      compute_t<Value>* __restrict__ carry_values) {
+  using Real = compute_t<Value>;  // products, sums and carries
+  constexpr int kItems = merge_items_per_thread<Threads, Real>();
   constexpr int kTileItems = Threads * kItems;
   using Products = CsrProducts<Value, Index>;
-  using Carry = RowCarry<Value>;
+  using Carry = RowCarry<Real>;
   // Warp-scan based (as CUB's AgentSpmv): its storage is a few words per warp, not one item per thread.
   using BlockScan = cub::BlockScan<Carry, Threads, cub::BLOCK_SCAN_WARP_SCANS>;
   // Tile-local row end offsets (one extra: the row still open at the tile end), then the products;
   // after the walk `values` collects the tile's row totals. Staging whole vector groups needs
   // 2 * width slots of slack.
   __shared__ int row_end[kTileItems + 1];
-  __shared__ alignas(16) Value values[kTileItems + 2 * Products::width];
+  __shared__ alignas(16) Real values[kTileItems + 2 * Products::width];
   __shared__ typename BlockScan::TempStorage scan;
 
   const Products products{a.values, a.col_idx, x, a.nnz, aligned};
@@ -128,9 +130,9 @@ __global__ void __launch_bounds__(Threads)
     const int diagonal_end = min(diagonal + kItems, tile_items);
     const MergeCoordinate<int> here = merge_path_search<int>(diagonal, row_end, tile_rows, tile_nnz);
     int row = here.row, nz = here.nz;
-    Value running = 0;
+    Real running = 0;
     int emitted_row[kItems];
-    Value emitted_sum[kItems];
+    Real emitted_sum[kItems];
 #pragma unroll
     for (int i = 0; i < kItems; ++i) {
       emitted_row[i] = -1;
@@ -151,12 +153,12 @@ __global__ void __launch_bounds__(Threads)
     // Carry fix-up: reduce-by-key over the threads' carry-outs; `prefix` is the sum of the earlier threads'
     // carries into the row this thread starts in, `tile_carry` the open row at the tile end.
     Carry prefix, tile_carry;
-    BlockScan(scan).ExclusiveScan(Carry{row, running}, prefix, Carry{-1, Value(0)}, ReduceByRow{}, tile_carry);
+    BlockScan(scan).ExclusiveScan(Carry{row, running}, prefix, Carry{-1, Real(0)}, ReduceByRow{}, tile_carry);
     __syncthreads();  // every walk has finished reading `values`
 #pragma unroll
     for (int i = 0; i < kItems; ++i)
       if (emitted_row[i] >= 0)
-        values[emitted_row[i]] = emitted_sum[i] + (emitted_row[i] == prefix.row ? prefix.value : Value(0));
+        values[emitted_row[i]] = emitted_sum[i] + (emitted_row[i] == prefix.row ? prefix.value : Real(0));
     __syncthreads();
     for (int i = tid; i < tile_rows; i += Threads) {
       const Index r = start.row + i;
@@ -185,14 +187,16 @@ __global__ void merge_path_fixup_kernel(const Index* __restrict__ carry_rows, co
 }
 
 template <class Value, class Index>
-class MergePath final : public CudaAlgorithm<Value, Index> {
+class MergePath final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   MergePath(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
       : a_(a),
         threads_(checked_block_threads(options.block_size, merge_path_policy(sizeof(Value)).block_threads,
                                        "MergePath")),
         items_per_thread_(with_block_threads(
-            threads_, [](auto threads) { return merge_items_per_thread<decltype(threads)::value, Value>(); })),
+            threads_, [](auto threads) { return merge_items_per_thread<decltype(threads)::value, Real>(); })),
         aligned_(is_aligned(a.values, 16) && is_aligned(a.col_idx, 16)),
         num_tiles_((static_cast<long long>(a.rows) + a.nnz + tile_items() - 1) / tile_items()),
         coords_(static_cast<std::size_t>(num_tiles_ + 1)),
@@ -203,7 +207,7 @@ class MergePath final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("merge_path_tile_search_kernel");
   }
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     const unsigned grid = static_cast<unsigned>(std::min<long long>(num_tiles_, INT_MAX));
     with_block_threads(threads_, [&](auto threads) {
       constexpr int kThreads = decltype(threads)::value;
@@ -236,18 +240,19 @@ class MergePath final : public CudaAlgorithm<Value, Index> {
   long long num_tiles_;
   DeviceBuffer<MergeCoordinate<Index>> coords_;  // num_tiles + 1 tile boundaries on the path
   DeviceBuffer<Index> carry_rows_;               // per tile: the row open at its end
-  DeviceBuffer<Value> carry_values_;             // per tile: that row's partial sum inside the tile
+  DeviceBuffer<Real> carry_values_;              // per tile: that row's partial sum inside the tile
 };
 
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_merge_path(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+AlgorithmPtr<compute_t<Value>, Index> make_merge_path(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                            cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::MergePath, op);
   return std::make_unique<MergePath<Value, Index>>(matrix, options, stream);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_merge_path)
+SPMV_INSTANTIATE_HALF_FACTORY(make_merge_path)
 
 }  // namespace spmv::cuda

@@ -48,13 +48,13 @@ __global__ void pcsr_tile_rows_kernel(const Index* row_ptr, Index rows, long lon
 
 // Kernel 1: products[k] = values[k] * x[col_idx[k]], vector loads and stores where aligned.
 template <class Value, class Index>
-__global__ void pcsr_products_kernel(CsrProducts<Value, Index> products, Value* __restrict__ out) {
+__global__ void pcsr_products_kernel(CsrProducts<Value, Index> products, compute_t<Value>* __restrict__ out) {
   constexpr int width = CsrProducts<Value, Index>::width;
   const long long nnz = products.nnz;
   const long long groups = (nnz + width - 1) / width;
   for (long long g = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; g < groups;
        g += static_cast<long long>(gridDim.x) * blockDim.x) {
-    Value items[width];
+    compute_t<Value> items[width];
     products(g, 0, nnz, items);
     const long long k0 = g * width;
     if (k0 + width <= nnz) {
@@ -67,7 +67,7 @@ __global__ void pcsr_products_kernel(CsrProducts<Value, Index> products, Value* 
   }
 }
 
-// Kernel 2: one block per tile of products (grid-stride over tiles).
+// Kernel 2: one block per tile of products (grid-stride over tiles); Value is the products' type.
 template <int Threads, class Value, class Index>
 __global__ void __launch_bounds__(Threads)
     pcsr_reduce_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ tile_rows, long long num_tiles,
@@ -110,13 +110,15 @@ __global__ void __launch_bounds__(Threads)
 }
 
 template <class Value, class Index>
-class Pcsr final : public CudaAlgorithm<Value, Index> {
+class Pcsr final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   Pcsr(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
       : a_(a),
         threads_(checked_block_threads(options.block_size, pcsr_policy(sizeof(Value)).block_threads, "Pcsr")),
         aligned_(is_aligned(a.values, 16) && is_aligned(a.col_idx, 16)),
-        tile_(with_block_threads(threads_, [](auto threads) { return kTile<decltype(threads)::value, Value>; })),
+        tile_(with_block_threads(threads_, [](auto threads) { return kTile<decltype(threads)::value, Real>; })),
         num_tiles_((static_cast<long long>(a.nnz) + tile_ - 1) / tile_),
         products_(static_cast<std::size_t>(a.nnz)),
         tile_rows_(static_cast<std::size_t>(num_tiles_ + 1)) {
@@ -126,7 +128,7 @@ class Pcsr final : public CudaAlgorithm<Value, Index> {
     SPMV_CHECK_LAUNCH("pcsr_tile_rows_kernel");
   }
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     constexpr int width = CsrProducts<Value, Index>::width;
     const CsrProducts<Value, Index> products{a_.values, a_.col_idx, x, a_.nnz, aligned_};
     pcsr_products_kernel<<<grid_for((static_cast<long long>(a_.nnz) + width - 1) / width, threads_), threads_, 0,
@@ -135,7 +137,7 @@ class Pcsr final : public CudaAlgorithm<Value, Index> {
     const unsigned grid = static_cast<unsigned>(std::min<long long>(num_tiles_, INT_MAX));
     with_block_threads(threads_, [&](auto threads) {
       constexpr int kThreads = decltype(threads)::value;
-      pcsr_reduce_kernel<kThreads, Value, Index><<<grid, kThreads, 0, stream>>>(
+      pcsr_reduce_kernel<kThreads, Real, Index><<<grid, kThreads, 0, stream>>>(
           a_.row_ptr, tile_rows_.data(), num_tiles_, products_.data(), a_.nnz, alpha, beta, y);
       SPMV_CHECK_LAUNCH("pcsr_reduce_kernel");
     });
@@ -154,19 +156,20 @@ class Pcsr final : public CudaAlgorithm<Value, Index> {
   bool aligned_;
   long long tile_;
   long long num_tiles_;
-  DeviceBuffer<Value> products_;   // nnz: kernel 1 output, kernel 2 input
+  DeviceBuffer<Real> products_;    // nnz: kernel 1 output, kernel 2 input
   DeviceBuffer<Index> tile_rows_;  // num_tiles + 1: rows owned by each tile
 };
 
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_pcsr(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+AlgorithmPtr<compute_t<Value>, Index> make_pcsr(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                      cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::Pcsr, op);
   return std::make_unique<Pcsr<Value, Index>>(matrix, options, stream);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_pcsr)
+SPMV_INSTANTIATE_HALF_FACTORY(make_pcsr)
 
 }  // namespace spmv::cuda

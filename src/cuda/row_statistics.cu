@@ -8,6 +8,7 @@
 
 #include "cuda/common/launch.cuh"
 #include "cuda/row_statistics.cuh"
+#include "cuda/common/stored_value.cuh"
 
 namespace spmv::cuda {
 namespace {
@@ -84,5 +85,7 @@ template RowStatistics row_statistics(const CsrView<float, std::int32_t>&, cudaS
 template RowStatistics row_statistics(const CsrView<float, std::int64_t>&, cudaStream_t);
 template RowStatistics row_statistics(const CsrView<double, std::int32_t>&, cudaStream_t);
 template RowStatistics row_statistics(const CsrView<double, std::int64_t>&, cudaStream_t);
+template RowStatistics row_statistics(const CsrView<__half, std::int32_t>&, cudaStream_t);
+template RowStatistics row_statistics(const CsrView<__nv_bfloat16, std::int32_t>&, cudaStream_t);
 
 }  // namespace spmv::cuda

@@ -258,6 +258,9 @@ TunedPlan<Value, Index>::TunedPlan(CsrView<Value, Index> matrix, Operation op, c
   if (options.reorder != Reorder::None)
     throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
                       " is not offered with tune: reorder the matrix with spmv::permute_symmetric and tune that");
+  if (options.values != ValueStorage::Native)
+    throw Unsupported("tune is not offered with values=" + std::string(to_string(options.values)) +
+                      ": pick one of the algorithms that serve half-precision values (docs/ALGORITHMS.md)");
   const auto start = std::chrono::steady_clock::now();
   Impl& m = *impl_;
   m.matrix = matrix;

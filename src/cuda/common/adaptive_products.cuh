@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "cuda/common/stored_value.cuh"
 #include "cuda/common/vector_load.cuh"
 
 namespace spmv::cuda {
@@ -40,13 +41,13 @@ struct CsrProducts {
   static constexpr int width = kVectorWidth<Value, Index>;
   const Value* values;
   const Index* col_idx;
-  const Value* x;
+  const compute_t<Value>* x;
   long long nnz;
   bool aligned;
 
   // out[j] = product of nonzero group*width + j when it lies in [begin, end), else 0.
   __device__ __forceinline__ void operator()(long long group, long long begin, long long end,
-                                             Value (&out)[width]) const {
+                                             compute_t<Value> (&out)[width]) const {
     const long long k0 = group * width;
     if (aligned && k0 + width <= nnz) {
       // Streaming (evict-first) loads of the matrix, read once, so x keeps its L1/L2 lines. H200,
@@ -57,12 +58,12 @@ struct CsrProducts {
       const Vector<Index, width> c = load_vector_streaming<width>(col_idx + k0);
 #pragma unroll
       for (int j = 0; j < width; ++j)
-        out[j] = (k0 + j >= begin && k0 + j < end) ? v.item[j] * __ldg(x + c.item[j]) : Value(0);
+        out[j] = (k0 + j >= begin && k0 + j < end) ? widen(v.item[j]) * __ldg(x + c.item[j]) : compute_t<Value>(0);
     } else {
 #pragma unroll
       for (int j = 0; j < width; ++j) {
         const long long k = k0 + j;
-        out[j] = (k >= begin && k < end) ? __ldg(values + k) * __ldg(x + __ldg(col_idx + k)) : Value(0);
+        out[j] = (k >= begin && k < end) ? widen(__ldg(values + k)) * __ldg(x + __ldg(col_idx + k)) : compute_t<Value>(0);
       }
     }
   }

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "cuda/common/launch.cuh"
+#include "cuda/common/stored_value.cuh"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/error.hpp"
@@ -117,10 +118,11 @@ __device__ __forceinline__ T load_stream(const T* p) {
 // without reading x (so padding never contributes, even when x holds Inf or NaN). The caller guarantees
 // first + (count - 1) * step is a valid slot, so no position computed here overflows Index.
 template <bool kPadded, class Value, class Index>
-__device__ __forceinline__ Value strided_row_dot(const Index* __restrict__ col, const Value* __restrict__ val,
-                                                 Index first, Index step, Index count,
-                                                 const Value* __restrict__ x) {
-  Value sum = 0;
+__device__ __forceinline__ compute_t<Value> strided_row_dot(const Index* __restrict__ col,
+                                                            const Value* __restrict__ val, Index first, Index step,
+                                                            Index count, const compute_t<Value>* __restrict__ x) {
+  using Real = compute_t<Value>;
+  Real sum = 0;
   Index i = 0;
   for (; i + kSlotUnroll <= count; i += kSlotUnroll) {
     Index c[kSlotUnroll];
@@ -131,18 +133,18 @@ __device__ __forceinline__ Value strided_row_dot(const Index* __restrict__ col, 
       c[u] = load_stream(col + slot);
       v[u] = load_stream(val + slot);
     }
-    Value xv[kSlotUnroll];  // gathered in a pass of their own so that the loads are not serialised by FMAs
+    Real xv[kSlotUnroll];  // gathered in a pass of their own so that the loads are not serialised by FMAs
 #pragma unroll
-    for (int u = 0; u < kSlotUnroll; ++u) xv[u] = !kPadded || c[u] >= 0 ? __ldg(x + c[u]) : Value(0);
+    for (int u = 0; u < kSlotUnroll; ++u) xv[u] = !kPadded || c[u] >= 0 ? __ldg(x + c[u]) : Real(0);
 #pragma unroll
     for (int u = 0; u < kSlotUnroll; ++u)
-      if (!kPadded || c[u] >= 0) sum += v[u] * xv[u];
+      if (!kPadded || c[u] >= 0) sum += widen(v[u]) * xv[u];
   }
   for (; i < count; ++i) {
     const Index slot = first + i * step;
     const Index c = load_stream(col + slot);
     const Value v = load_stream(val + slot);
-    if (!kPadded || c >= 0) sum += v * __ldg(x + c);
+    if (!kPadded || c >= 0) sum += widen(v) * __ldg(x + c);
   }
   return sum;
 }

@@ -11,11 +11,13 @@
 // Positions are 64-bit: begin + U*W*E never overflows even for 32-bit matrices near INT_MAX nonzeros.
 #include <cstdint>
 
+#include "cuda/common/stored_value.cuh"
 #include "cuda/common/vector_load.cuh"
 
 namespace spmv::cuda {
 
-// Calls visit(column, value) once for every nonzero in [begin, end), each on exactly one lane of the
+// Calls visit(column, value) (value widened to compute_t<Value>) once for every nonzero in [begin, end),
+// each on exactly one lane of the
 // calling sub-warp (lane in [0, W)). Requires E == 1 or col_idx and values aligned to 16 bytes
 // (vector_load.cuh); nnz bounds every vector load, so nothing is read past the arrays' ends.
 template <int W, int E, int U, class Value, class Index, class Visit>
@@ -38,17 +40,17 @@ __device__ __forceinline__ void subwarp_row_walk(const Index* __restrict__ col_i
   auto masked_step = [&](std::int64_t c) {
     if (c >= end) return;
     if constexpr (E == 1) {
-      if (c >= begin) visit(__ldg(col_idx + c), __ldg(values + c));
+      if (c >= begin) visit(__ldg(col_idx + c), widen(__ldg(values + c)));
     } else if (c + E <= nnz) {
       const Vector<Index, E> cols = load_vector<E>(col_idx + c);
       const Vector<Value, E> vals = load_vector<E>(values + c);
 #pragma unroll
       for (int j = 0; j < E; ++j)
-        if (c + j >= begin && c + j < end) visit(cols.item[j], vals.item[j]);
+        if (c + j >= begin && c + j < end) visit(cols.item[j], widen(vals.item[j]));
     } else {  // the arrays' last partial vector: scalar loads, never past nnz
 #pragma unroll
       for (int j = 0; j < E; ++j)
-        if (c + j >= begin && c + j < end) visit(__ldg(col_idx + c + j), __ldg(values + c + j));
+        if (c + j >= begin && c + j < end) visit(__ldg(col_idx + c + j), widen(__ldg(values + c + j)));
     }
   };
 
@@ -67,7 +69,7 @@ __device__ __forceinline__ void subwarp_row_walk(const Index* __restrict__ col_i
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int j = 0; j < E; ++j) visit(cols[u].item[j], vals[u].item[j]);
+      for (int j = 0; j < E; ++j) visit(cols[u].item[j], widen(vals[u].item[j]));
   }
   // Fewer than U whole steps remain (plus a partial one): unrolled masked steps, still independent.
 #pragma unroll
@@ -77,12 +79,13 @@ __device__ __forceinline__ void subwarp_row_walk(const Index* __restrict__ col_i
 // The lane's partial dot product of the row with x (reduce it over the sub-warp with subwarp_sum).
 // x is gathered through the read-only path: it is the only array reused across rows.
 template <int W, int E, int U, class Value, class Index>
-__device__ __forceinline__ Value subwarp_row_dot(const Index* __restrict__ col_idx, const Value* __restrict__ values,
-                                                 const Value* __restrict__ x, std::int64_t begin, std::int64_t end,
+__device__ __forceinline__ compute_t<Value> subwarp_row_dot(const Index* __restrict__ col_idx,
+                                                 const Value* __restrict__ values,
+                                                 const compute_t<Value>* __restrict__ x, std::int64_t begin, std::int64_t end,
                                                  std::int64_t nnz, int lane) {
-  Value sum = 0;
+  compute_t<Value> sum = 0;
   subwarp_row_walk<W, E, U>(col_idx, values, begin, end, nnz, lane,
-                            [&](Index column, Value value) { sum += value * __ldg(x + column); });
+                            [&](Index column, compute_t<Value> value) { sum += value * __ldg(x + column); });
   return sum;
 }
 
@@ -94,11 +97,12 @@ __device__ __forceinline__ Value subwarp_row_dot(const Index* __restrict__ col_i
 // Streaming = true reads col_idx and values with ld.global.cs (evict-first: read once), so they do
 // not displace the x lines the gathers reuse.
 template <int W, int U, bool Streaming = false, class Value, class Index>
-__device__ __forceinline__ Value subwarp_row_dot_flat(const Index* __restrict__ col_idx,
-                                                      const Value* __restrict__ values, const Value* __restrict__ x,
+__device__ __forceinline__ compute_t<Value> subwarp_row_dot_flat(const Index* __restrict__ col_idx,
+                                                      const Value* __restrict__ values,
+                                                      const compute_t<Value>* __restrict__ x,
                                                       std::int64_t begin, std::int64_t end, int lane) {
   static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "W: a power of two <= 32");
-  Value sum = 0;
+  compute_t<Value> sum = 0;
   for (std::int64_t base = begin + lane; base < end; base += std::int64_t(U) * W) {
     Index cols[U];
     Value vals[U];
@@ -107,17 +111,17 @@ __device__ __forceinline__ Value subwarp_row_dot_flat(const Index* __restrict__ 
       const std::int64_t k = base + std::int64_t(u) * W;
       if constexpr (Streaming) {
         cols[u] = k < end ? __ldcs(col_idx + k) : Index(0);
-        vals[u] = k < end ? __ldcs(values + k) : Value(0);
+        vals[u] = k < end ? __ldcs(values + k) : stored_zero<Value>();
       } else {
         cols[u] = k < end ? __ldg(col_idx + k) : Index(0);
-        vals[u] = k < end ? __ldg(values + k) : Value(0);
+        vals[u] = k < end ? __ldg(values + k) : stored_zero<Value>();
       }
     }
-    Value xs[U];
+    compute_t<Value> xs[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) xs[u] = base + std::int64_t(u) * W < end ? __ldg(x + cols[u]) : Value(0);
+    for (int u = 0; u < U; ++u) xs[u] = base + std::int64_t(u) * W < end ? __ldg(x + cols[u]) : compute_t<Value>(0);
 #pragma unroll
-    for (int u = 0; u < U; ++u) sum += vals[u] * xs[u];
+    for (int u = 0; u < U; ++u) sum += widen(vals[u]) * xs[u];
   }
   return sum;
 }
