@@ -20,7 +20,30 @@
 
 namespace spmv::bench {
 
-std::string_view to_string(Precision p) { return p == Precision::F32 ? "f32" : "f64"; }
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::F32: return "f32";
+    case Precision::F64: return "f64";
+    case Precision::F16: return "f16";
+    case Precision::Bf16: return "bf16";
+  }
+  return "unknown";
+}
+
+std::optional<Precision> parse_precision(std::string_view name) {
+  for (Precision p : {Precision::F32, Precision::F64, Precision::F16, Precision::Bf16})
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+ValueStorage value_storage(Precision p) {
+  return p == Precision::F16 ? ValueStorage::F16 : p == Precision::Bf16 ? ValueStorage::Bf16 : ValueStorage::Native;
+}
+
+BenchSettings settings_for(BenchSettings s, Precision p) {
+  s.options.values = value_storage(p);
+  return s;
+}
 
 std::vector<Algorithm> select_algorithms(const std::vector<std::string>& names, Backend backend, Operation op) {
   const auto offered = backend_algorithms(backend, op);
@@ -126,11 +149,19 @@ namespace {
 // float matrix of 2^31 nonzeros would need another 25 GB). The products are those of
 // convert<double, I>(a) (every float is a double), so this equals cpu::reference on the widened
 // matrix. A x: rows in parallel (each row summed in order, so the result does not depend on the
-// threads); A^T x: one sequential scatter, as in cpu::reference.
+// threads); A^T x: one sequential scatter, as in cpu::reference. With half storage each value is first
+// rounded by round_to_storage, the map round_values applies: the reference of round_values(a, s),
+// again without a copy.
 template <class Value, class Index>
 void widened_reference(const CsrMatrix<Value, Index>& a, Operation op, double alpha, std::span<const Value> x,
-                       double beta, std::span<const Value> y0, HostVector<double>& expected,
+                       double beta, std::span<const Value> y0, ValueStorage storage, HostVector<double>& expected,
                        HostVector<double>& magnitude) {
+  // A predictable branch per nonzero; the loop is bound by reading the matrix.
+  const auto value_of = [storage](Value v) {
+    if constexpr (std::is_same_v<Value, float>)
+      if (storage != ValueStorage::Native) return static_cast<double>(round_to_storage(v, storage));
+    return static_cast<double>(v);
+  };
   {
     const detail::PhaseLog phase("reference/validate");
     validate(a);
@@ -147,7 +178,7 @@ void widened_reference(const CsrMatrix<Value, Index>& a, Operation op, double al
     for (std::int64_t r = 0; r < rows; ++r) {
       double s = 0, m = 0;
       for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-        const double p = static_cast<double>(a.values[k]) * static_cast<double>(x[a.col_idx[k]]);
+        const double p = value_of(a.values[k]) * static_cast<double>(x[a.col_idx[k]]);
         s += p;
         m += std::abs(p);
       }
@@ -161,7 +192,7 @@ void widened_reference(const CsrMatrix<Value, Index>& a, Operation op, double al
   std::fill(magnitude.begin(), magnitude.end(), 0.0);
   for (Index r = 0; r < a.rows; ++r)
     for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-      const double p = static_cast<double>(a.values[k]) * static_cast<double>(x[r]);
+      const double p = value_of(a.values[k]) * static_cast<double>(x[r]);
       s[a.col_idx[k]] += p;
       magnitude[a.col_idx[k]] += std::abs(p);
     }
@@ -192,13 +223,21 @@ namespace {
 // reordered and split sums): |y_i - ref_i| <= c*eps*(|beta|*|y0_i| + |alpha|*sum_j |a_ij*x_j|),
 // c = 2*(longest row of op(A) + 2), eps = machine epsilon of Value. Host memory beyond the matrix:
 // x and y0 in Value, expected and bound in double (the magnitudes become the bound in place).
+// Half storage: "Value-rounded" means rounded to the storage (the reference of round_values(a, s),
+// still under float's eps), and the unrounded matrix's reference is kept too, with the scale
+// |beta||y0_i| + |alpha| sum_j |a_ij x_j| that the storage error divides by. Its bound: |a - fl(a)| <=
+// u|a| adds at most u*scale_i, and the summation bound over the rounded values is at most
+// c*eps*(1 + u)*scale_i, so storage_bound = u + c*eps*(1 + u) (for values in the storage's normal range).
 template <class Value, class Index>
 struct Problem {
   Value alpha, beta;
   HostVector<Value> x, y0;
   HostVector<double> expected, bound;
+  HostVector<double> unrounded_expected, unrounded_scale;  // half storage only
+  double storage_bound = kNaN;                             // half storage only
 
-  Problem(const CsrMatrix<Value, Index>& a, Operation op, double alpha_in, double beta_in)
+  Problem(const CsrMatrix<Value, Index>& a, Operation op, double alpha_in, double beta_in,
+          ValueStorage storage = ValueStorage::Native)
       : alpha(static_cast<Value>(alpha_in)), beta(static_cast<Value>(beta_in)) {
     const bool transpose = op == Operation::Transpose;
     const auto x_len = static_cast<std::size_t>(transpose ? a.rows : a.cols);
@@ -209,7 +248,13 @@ struct Problem {
 
     const double ad = static_cast<double>(alpha), bd = static_cast<double>(beta);
     phase.next("reference/products");
-    widened_reference(a, op, ad, std::span<const Value>(x), bd, std::span<const Value>(y0), expected, bound);
+    widened_reference(a, op, ad, std::span<const Value>(x), bd, std::span<const Value>(y0), storage, expected, bound);
+    const bool half = storage != ValueStorage::Native;
+    if (half) {
+      phase.next("reference/unrounded products");
+      widened_reference(a, op, ad, std::span<const Value>(x), bd, std::span<const Value>(y0), ValueStorage::Native,
+                        unrounded_expected, unrounded_scale);
+    }
 
     phase.next("reference/bound");
     std::int64_t longest = 0;
@@ -229,6 +274,11 @@ struct Problem {
     for (std::int64_t i = 0; i < n; ++i) {
       const double y_term = bd == 0 ? 0.0 : std::abs(bd) * std::abs(static_cast<double>(y0[i]));
       bound[i] = c * eps * (y_term + std::abs(ad) * bound[i]);
+      if (half) unrounded_scale[i] = y_term + std::abs(ad) * unrounded_scale[i];
+    }
+    if (half) {
+      const double u = storage_unit_roundoff(storage);
+      storage_bound = u + c * eps * (1 + u);
     }
   }
 };
@@ -293,11 +343,17 @@ struct Step {
 template <class Value, class Index>
 std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const BenchSettings& s, const std::string& label,
                                    Progress& progress) {
-  const Precision precision = sizeof(Value) == 4 ? Precision::F32 : Precision::F64;
-  const Problem<Value, Index> problem(a, s.op, s.alpha, s.beta);
+  const ValueStorage storage = s.options.values;
+  const bool half = storage != ValueStorage::Native;
+  if (half && !std::is_same_v<Value, float>)
+    throw InvalidArgument("bench_matrix: " + std::string(to_string(storage)) +
+                          " value storage runs a float matrix (fp32 x, y and sums), not a double one");
+  const std::string precision(half ? to_string(storage) : sizeof(Value) == 4 ? "f32" : "f64");
+  const Problem<Value, Index> problem(a, s.op, s.alpha, s.beta, storage);
   const std::int64_t nnz = a.nnz();
+  const std::size_t stored_value_size = half ? 2 : sizeof(Value);  // fp16 and bfloat16: 2 bytes
   const std::uint64_t bytes =
-      minimal_bytes(a.rows, a.cols, nnz, sizeof(Value), sizeof(Index), s.op, s.beta != 0.0);
+      minimal_bytes(a.rows, a.cols, nnz, stored_value_size, sizeof(Value), sizeof(Index), s.op, s.beta != 0.0);
 
   std::vector<Step> steps;
   for (Algorithm alg : s.algorithms) {
@@ -321,10 +377,10 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
     const std::string requested(to_string(step.algorithm));
     if (!s.quiet)
       fmt::print(stderr, "[{}/{}] {}{} ({}, {}) ...\n", progress.done, progress.total, requested,
-                 step.block_size ? fmt::format(" bs={}", step.block_size) : std::string(), label, to_string(precision));
+                 step.block_size ? fmt::format(" bs={}", step.block_size) : std::string(), label, precision);
 
     BenchRow row;
-    row.precision = std::string(to_string(precision));
+    row.precision = precision;
     row.index_type = sizeof(Index) == 4 ? "int32" : "int64";
     row.op = std::string(to_string(s.op));
     row.alpha = s.alpha;
@@ -333,6 +389,7 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
     row.block_size = step.block_size;
     row.vendor = is_vendor(step.algorithm);
     row.model_bytes = bytes;
+    row.storage_bound = problem.storage_bound;
     try {
       Options options = s.options;
       if (step.block_size) options.block_size = step.block_size;
@@ -352,6 +409,13 @@ std::vector<BenchRow> bench_matrix(const CsrMatrix<Value, Index>& a, const Bench
       const Check check = check_result<Value>(y, problem.expected, problem.bound);
       row.error_ratio = check.ratio;
       row.max_abs_error = check.max_abs_error;
+      if (half) {
+        row.storage_error = check_result<Value>(y, problem.unrounded_expected, problem.unrounded_scale).ratio;
+        if (s.print_rows && check.ok && !(row.storage_error <= row.storage_bound))
+          fmt::print(stderr, "note: {} on {} ({}): {:.3g} from the f32 product, beyond u + c*eps = {:.3g} (the "
+                     "bound holds for values in the storage's normal range)\n",
+                     row.display_name(), label, precision, row.storage_error, row.storage_bound);
+      }
       if (!check.ok) {
         row.status = RowStatus::Failed;
         row.message = fmt::format("entry {}: got {:.17g}, expected {:.17g}, error {:.3g} > bound {:.3g}", check.worst,
@@ -419,6 +483,13 @@ BenchRow lma_row(const fem::FemProblem<Value, Index>& p, const BenchSettings& s,
   row.algorithm = row.resolved = "lma";
   row.model_bytes = lma_minimal_bytes(p.elements, p.nodes_per_element, p.unknowns, sizeof(Value), sizeof(Index),
                                       s.beta != 0.0);
+  if (s.options.values != ValueStorage::Native) {
+    row.precision = std::string(to_string(s.options.values));
+    row.status = RowStatus::Skipped;
+    row.message = "the LMA operator keeps its element matrices in the native value type (no " + row.precision +
+                  " storage)";
+    return row;
+  }
   try {
     const Problem<Value, Index> problem(p.matrix, s.op, s.alpha, s.beta);
     const fem::LmaReference lma = fem::lma_reference(p, static_cast<double>(problem.alpha), std::span<const Value>(problem.x),
@@ -476,7 +547,8 @@ std::vector<BenchRow> bench_fem(const fem::FemProblem<Value, Index>& p, const Be
   if (!settings.lma) return rows;
   ++progress.done;
   if (!settings.quiet)
-    fmt::print(stderr, "[{}/{}] lma ({}, {}) ...\n", progress.done, progress.total, label, sizeof(Value) == 4 ? "f32" : "f64");
+    fmt::print(stderr, "[{}/{}] lma ({}, {}) ...\n", progress.done, progress.total, label,
+               rows.empty() ? std::string(sizeof(Value) == 4 ? "f32" : "f64") : rows.front().precision);
   BenchRow row = lma_row(p, settings, label);
   const BenchRow* best_vendor = nullptr;
   for (const BenchRow& r : rows)
@@ -493,11 +565,12 @@ std::vector<BenchRow> bench_fem(const fem::FemProblem<Value, Index>& p, const Be
 std::vector<BenchRow> bench_matrix(const HostMatrix& a, Precision precision, const BenchSettings& settings,
                                    const std::string& label, Progress& progress) {
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
+  const BenchSettings s = settings_for(settings, precision);
   if (precision == Precision::F64)
-    return fits32 ? bench_matrix(convert<double, std::int32_t>(a), settings, label, progress)
-                  : bench_matrix(a, settings, label, progress);  // already the type it runs in: no copy
-  return fits32 ? bench_matrix(convert<float, std::int32_t>(a), settings, label, progress)
-                : bench_matrix(convert<float, std::int64_t>(a), settings, label, progress);
+    return fits32 ? bench_matrix(convert<double, std::int32_t>(a), s, label, progress)
+                  : bench_matrix(a, s, label, progress);  // already the type it runs in: no copy
+  return fits32 ? bench_matrix(convert<float, std::int32_t>(a), s, label, progress)
+                : bench_matrix(convert<float, std::int64_t>(a), s, label, progress);
 }
 
 #define SPMV_INSTANTIATE(V, I)                                                                           \

@@ -14,6 +14,7 @@ namespace {
 
 // Table column widths; the policy string goes last because its length varies.
 constexpr int kNameWidth = 30;
+constexpr int kStorageWidth = 18;  // "vs f32 (bound)": "1.2e-05 (0.00049)"
 
 }  // namespace
 
@@ -38,6 +39,8 @@ std::vector<std::pair<std::string_view, FieldValue>> row_fields(const BenchRow& 
       {"message", r.message},
       {"error_ratio", r.error_ratio},
       {"max_abs_error", r.max_abs_error},
+      {"storage_error", r.storage_error},
+      {"storage_bound", r.storage_bound},
       {"median_ms", r.median_ms},
       {"min_ms", r.min_ms},
       {"max_ms", r.max_ms},
@@ -109,9 +112,10 @@ std::string BenchRow::display_name() const {
   return name;
 }
 
-void print_table_header() {
-  fmt::print("{:<{}} {:<14} {:>10} {:>9} {:>8} {:>6} {:>9} {:>9} {:>7}  {}\n", "algorithm", kNameWidth,
-             "verified", "median ms", "GFLOP/s", "GB/s", "% bw", "vs vendor", "setup ms", "B/nnz", "policy");
+void print_table_header(bool storage_column) {
+  fmt::print("{:<{}} {:<14} {:>10} {:>9} {:>8} {:>6} {:>9} {:>9} {:>7}  {}{}\n", "algorithm", kNameWidth, "verified",
+             "median ms", "GFLOP/s", "GB/s", "% bw", "vs vendor", "setup ms", "B/nnz",
+             storage_column ? fmt::format("{:<{}} ", "vs f32 (bound)", kStorageWidth) : std::string(), "policy");
 }
 
 void print_table_row(const BenchRow& r) {
@@ -123,10 +127,15 @@ void print_table_row(const BenchRow& r) {
   const std::string verified =
       fmt::format("{} {}", r.status == RowStatus::Ok ? "ok" : "FAIL", format_number(r.error_ratio, "{:.2g}"));
   const std::string speedup = std::isnan(r.speedup_vs_vendor) ? "" : fmt::format("{:.2f}x", r.speedup_vs_vendor);
-  fmt::print("{:<{}} {:<14} {:>10} {:>9} {:>8} {:>6} {:>9} {:>9} {:>7}  {}\n", name, kNameWidth, verified,
+  // Half-storage rows (storage_bound set) fill the header's "vs f32 (bound)" column.
+  const std::string storage =
+      std::isnan(r.storage_bound)
+          ? std::string()
+          : fmt::format("{:<{}} ", fmt::format("{:.2g} ({:.2g})", r.storage_error, r.storage_bound), kStorageWidth);
+  fmt::print("{:<{}} {:<14} {:>10} {:>9} {:>8} {:>6} {:>9} {:>9} {:>7}  {}{}\n", name, kNameWidth, verified,
              format_number(r.median_ms, "{:.4f}"), format_number(r.gflops, "{:.2f}"), format_number(r.gbs, "{:.1f}"),
              format_number(r.pct_bandwidth, "{:.1f}"), speedup, format_number(r.setup_ms, "{:.3g}"),
-             format_number(r.extra_bytes_per_nnz, "{:.3g}"), r.policy);
+             format_number(r.extra_bytes_per_nnz, "{:.3g}"), storage, r.policy);
   std::fflush(stdout);
 }
 

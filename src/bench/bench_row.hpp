@@ -25,7 +25,7 @@ enum class RowStatus { Ok, Failed, Skipped, Error };
 std::string_view to_string(RowStatus s);
 
 struct BenchRow {
-  std::string precision;     // f32 / f64
+  std::string precision;     // f32 / f64 / f16 / bf16
   std::string index_type;    // int32 / int64
   std::string op;            // N / T
   double alpha = 1, beta = 0;
@@ -38,6 +38,11 @@ struct BenchRow {
   std::string message;       // reason for skipped / failed / error rows
   double error_ratio = kNaN;     // max_i |y_i - ref_i| / bound_i (verified when <= 1)
   double max_abs_error = kNaN;
+  // f16 / bf16 rows: how far the half product is from the f32 one, max_i |y_i - ref_f32_i| / (|beta||y0_i|
+  // + |alpha| sum_j |a_ij x_j|) over the unrounded matrix, and its bound u + c*eps_f32*(1 + u) (u the
+  // storage's unit roundoff; exceeded only where values leave the storage's normal range). NaN otherwise.
+  double storage_error = kNaN;
+  double storage_bound = kNaN;
   double median_ms = kNaN, min_ms = kNaN, max_ms = kNaN;
   int repetitions = 0, iterations = 0;
   double gflops = kNaN, gbs = kNaN, pct_bandwidth = kNaN;
@@ -83,7 +88,8 @@ bool converts_matrix(const std::string& algorithm);
 void add_break_even(std::vector<BenchRow>& rows, bool print = true);
 
 // Human-readable table on stdout: header once per matrix and precision, then rows as they arrive.
-void print_table_header();
+// `storage_column`: f16 / bf16 tables, whose rows show storage_error against storage_bound ("vs f32").
+void print_table_header(bool storage_column = false);
 void print_table_row(const BenchRow& row);
 
 }  // namespace spmv::bench

@@ -12,19 +12,28 @@
 namespace spmv::bench {
 
 inline constexpr std::string_view kByteModelDescription =
-    "bytes = nnz*(sizeof value + sizeof index) + (rows+1)*sizeof index + x_len*sizeof value + "
+    "bytes = nnz*(sizeof stored value + sizeof index) + (rows+1)*sizeof index + x_len*sizeof value + "
     "y_len*sizeof value [+ y_len*sizeof value when beta != 0, y is read]; x_len = cols and y_len = rows "
-    "for A*x, swapped for A^T*x";
+    "for A*x, swapped for A^T*x; stored value = value except f16/bf16 (2 bytes, x and y float)";
 
-inline std::uint64_t minimal_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, std::size_t value_size,
-                                   std::size_t index_size, Operation op, bool beta_nonzero) {
+// `stored_value_size` is the bytes of one of A's values as the plan stores them (2 for fp16 / bfloat16
+// storage), `value_size` those of x and y.
+inline std::uint64_t minimal_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz,
+                                   std::size_t stored_value_size, std::size_t value_size, std::size_t index_size,
+                                   Operation op, bool beta_nonzero) {
   const auto n = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
   const std::uint64_t x_len = op == Operation::NonTranspose ? n(cols) : n(rows);
   const std::uint64_t y_len = op == Operation::NonTranspose ? n(rows) : n(cols);
-  std::uint64_t bytes = n(nnz) * (value_size + index_size) + (n(rows) + 1) * index_size + x_len * value_size +
-                        y_len * value_size;
+  std::uint64_t bytes = n(nnz) * (stored_value_size + index_size) + (n(rows) + 1) * index_size +
+                        x_len * value_size + y_len * value_size;
   if (beta_nonzero) bytes += y_len * value_size;
   return bytes;
+}
+
+// A's values stored in the vectors' type.
+inline std::uint64_t minimal_bytes(std::int64_t rows, std::int64_t cols, std::int64_t nnz, std::size_t value_size,
+                                   std::size_t index_size, Operation op, bool beta_nonzero) {
+  return minimal_bytes(rows, cols, nnz, value_size, value_size, index_size, op, beta_nonzero);
 }
 
 // The FEM local-matrix-assembly operator (`spmv bench --lma`, docs/algorithms/lma.md): every element's

@@ -55,6 +55,8 @@ CsvRecord csv_record(const RunInfo& run, const MatrixInfo& m, const BenchRow& r)
       {"message", r.message},
       {"error_ratio", format_number(r.error_ratio, "{:.6g}")},
       {"max_abs_error", format_number(r.max_abs_error, "{:.6g}")},
+      {"storage_error", format_number(r.storage_error, "{:.6g}")},
+      {"storage_bound", format_number(r.storage_bound, "{:.6g}")},
       {"median_ms", format_number(r.median_ms, "{:.6g}")},
       {"min_ms", format_number(r.min_ms, "{:.6g}")},
       {"max_ms", format_number(r.max_ms, "{:.6g}")},

@@ -213,11 +213,44 @@ void print_matrix_header(const MatrixInfo& m, bool fits32) {
   if (!fits32) fmt::print("the matrix does not fit 32-bit indices: using 64-bit indices\n");
 }
 
+// --precision: "both" (f64, then f32) or a comma-separated list of f32, f64, f16, bf16, run in the
+// order given (repeats once).
+std::vector<Precision> requested_precisions(const std::string& list) {
+  if (list == "both") return {Precision::F64, Precision::F32};
+  std::vector<Precision> precisions;
+  std::string_view rest = list;
+  for (;;) {
+    const auto comma = rest.find(',');
+    const std::string_view word = rest.substr(0, comma);
+    const auto p = bench::parse_precision(word);
+    if (!p)
+      throw UsageError(fmt::format("--precision '{}': unknown precision '{}'; expected f32, f64, f16, bf16, a "
+                                   "comma-separated list of them (e.g. f32,f16,bf16), or both (f64,f32)",
+                                   list, word));
+    if (std::find(precisions.begin(), precisions.end(), *p) == precisions.end()) precisions.push_back(*p);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return precisions;
+}
+
+bool has_half(const std::vector<Precision>& precisions) {
+  return std::any_of(precisions.begin(), precisions.end(),
+                     [](Precision p) { return bench::value_storage(p) != ValueStorage::Native; });
+}
+
+// "[label, precision]" and the table header of one matrix in one precision (half precisions get the
+// "vs f32" column).
+void print_precision_header(const std::string& label, Precision p, const std::string& suffix = "") {
+  fmt::print("\n[{}, {}{}]\n", label, to_string(p), suffix);
+  bench::print_table_header(bench::value_storage(p) != ValueStorage::Native);
+}
+
 // A generated matrix is built in each precision's value type, with 32-bit indices when the
 // generator's size bound fits them, and benchmarked as built: one copy of the matrix at a time, in the
 // type it runs in (issue 18). The statistics header is printed from the first precision's copy.
 template <class Value, class Index>
-std::vector<BenchRow> bench_generated(const Source& source, const BenchSettings& settings,
+std::vector<BenchRow> bench_generated(const Source& source, Precision p, const BenchSettings& settings,
                                       const gen::GenerateOptions& options, MatrixInfo& info, bool& header_printed,
                                       Progress& progress) {
   std::optional<detail::PhaseLog> phase(std::in_place, "generate");
@@ -229,39 +262,38 @@ std::vector<BenchRow> bench_generated(const Source& source, const BenchSettings&
     print_matrix_header(info, sizeof(Index) == 4);
     header_printed = true;
   }
-  fmt::print("\n[{}, {}]\n", source.label, sizeof(Value) == 4 ? "f32" : "f64");
-  bench::print_table_header();
+  print_precision_header(source.label, p);
   return bench::bench_matrix(a, settings, source.label, progress);
 }
 
 template <class Value>
-std::vector<BenchRow> bench_generated(const Source& source, const gen::SizeBound& bound, const BenchSettings& settings,
-                                      const gen::GenerateOptions& options, MatrixInfo& info, bool& header_printed,
-                                      Progress& progress) {
+std::vector<BenchRow> bench_generated(const Source& source, Precision p, const gen::SizeBound& bound,
+                                      const BenchSettings& settings, const gen::GenerateOptions& options,
+                                      MatrixInfo& info, bool& header_printed, Progress& progress) {
   if (fits_index<std::int32_t>(bound.rows, bound.cols, bound.nnz))
-    return bench_generated<Value, std::int32_t>(source, settings, options, info, header_printed, progress);
-  return bench_generated<Value, std::int64_t>(source, settings, options, info, header_printed, progress);
+    return bench_generated<Value, std::int32_t>(source, p, settings, options, info, header_printed, progress);
+  return bench_generated<Value, std::int64_t>(source, p, settings, options, info, header_printed, progress);
 }
 
 // --lma: the FEM problem (assembled matrix and element data) in the precision's value type, with 32-bit
 // indices when its sizes fit them; the CSR algorithms run on the assembled matrix, then the LMA operator.
 template <class Value>
-std::vector<BenchRow> bench_fem_source(const Source& source, const BenchSettings& settings,
+std::vector<BenchRow> bench_fem_source(const Source& source, Precision p, const BenchSettings& settings,
                                        const gen::GenerateOptions& options, MatrixInfo& info, bool& header_printed,
                                        Progress& progress) {
   const fem::MeshParams mesh = fem::mesh_params(source.kind, source.params);
   const fem::Sizes sizes = fem::sizes(mesh);
   const fem::BuildOptions build{.element_data = true, .threads = options.threads, .max_memory = options.max_memory};
-  const auto run = [&](const auto& p) {
+  const auto run = [&](const auto& problem) {
     if (!header_printed) {
-      info.stats = compute_stats(p.matrix);
-      print_matrix_header(info, sizeof(p.matrix.row_ptr[0]) == 4);
-      fmt::print("LMA data: {} elements of {} nodes ({} unknowns)\n", p.elements, p.nodes_per_element, p.unknowns);
+      info.stats = compute_stats(problem.matrix);
+      print_matrix_header(info, sizeof(problem.matrix.row_ptr[0]) == 4);
+      fmt::print("LMA data: {} elements of {} nodes ({} unknowns)\n", problem.elements, problem.nodes_per_element,
+                 problem.unknowns);
       header_printed = true;
     }
-    fmt::print("\n[{}, {}]\n", source.label, sizeof(Value) == 4 ? "f32" : "f64");
-    bench::print_table_header();
-    return bench::bench_fem(p, settings, source.label, progress);
+    print_precision_header(source.label, p);
+    return bench::bench_fem(problem, settings, source.label, progress);
   };
   if (fits_index<std::int32_t>(sizes.unknowns, sizes.unknowns, sizes.nnz))
     return run(fem::build<Value, std::int32_t>(mesh, build));
@@ -308,13 +340,6 @@ RunInfo run_info(Backend backend, const std::string& command_line) {
   return run;
 }
 
-std::vector<Precision> requested_precisions(const BenchOptions& o) {
-  std::vector<Precision> precisions;
-  if (o.precision == "f64" || o.precision == "both") precisions.push_back(Precision::F64);
-  if (o.precision == "f32" || o.precision == "both") precisions.push_back(Precision::F32);
-  return precisions;
-}
-
 // What the rows of a run came to, and the exit code: verification failures first (listed by name),
 // then errors.
 struct RowTally {
@@ -345,6 +370,8 @@ struct RowTally {
 
 int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
   if (o.distributed.enabled) throw UsageError("--k (SpMM) does not run with --distributed");
+  const std::vector<Precision> precisions = requested_precisions(o.precision);
+  if (has_half(precisions)) throw UsageError("--k (SpMM) runs f32 and f64 only: SpMM plans have no f16 / bf16 values");
   if (o.sweep || o.tune || o.profile || o.lma || !o.algo.empty() || o.reorder != Reorder::None || o.shuffle)
     throw UsageError("--k runs spmv's SpMM and its baselines only: --algo, --sweep, --tune, --profile, --lma, "
                      "--reorder and --shuffle do not apply");
@@ -377,7 +404,6 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
              o.alpha, o.transpose ? "A^T" : "A", o.beta, to_string(settings.layout), o.k, o.reps, o.warmup,
              bench::kSpmmByteModelDescription,
              backend == Backend::Cuda ? "the fastest cusparseSpMM algorithm" : "k SpMV products (CPU Auto)");
-  const std::vector<Precision> precisions = requested_precisions(o);
   RowTally tally;
   for (const Source& source : sources) {
     MatrixInfo info{source.label, source.path.empty() ? source.label : source.path, {}};
@@ -394,8 +420,7 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
     print_matrix_header(info, fits_index<std::int32_t>(host.rows, host.cols, host.nnz()));
     std::vector<BenchRow> all_rows;
     for (Precision p : precisions) {
-      fmt::print("\n[{}, {}, spmm k={}]\n", source.label, to_string(p), o.k);
-      bench::print_table_header();
+      print_precision_header(source.label, p, fmt::format(", spmm k={}", o.k));
       std::vector<BenchRow> rows;
       try {
         rows = p == Precision::F64 ? spmm_rows<double>(host, settings) : spmm_rows<float>(host, settings);
@@ -417,7 +442,10 @@ int run_spmm_bench(const BenchOptions& o, const std::string& command_line) {
 
 int run_bench(const BenchOptions& o, const std::string& command_line) {
   if (o.k > 0) return run_spmm_bench(o, command_line);
+  const std::vector<Precision> precisions = requested_precisions(o.precision);
   if (o.distributed.enabled) {
+    if (o.precision != "f32" && o.precision != "f64" && o.precision != "both")
+      throw UsageError(fmt::format("--distributed runs --precision f32, f64 or both, not '{}'", o.precision));
     if (!o.csv.empty()) throw UsageError("--csv is not available with --distributed (use --json)");
     refuse_with_distributed({{o.sweep, "--sweep"}, {o.tune, "--tune"}, {o.profile, "--profile"}, {o.lma, "--lma"}});
     return run_distributed_bench({o.files, o.gens, o.json, o.algo, o.precision, o.backend, o.transpose, o.alpha, o.beta,
@@ -449,8 +477,6 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.quiet = o.quiet;
   settings.inject_fault = o.inject_fault;
   settings.lma = o.lma;
-
-  const std::vector<Precision> precisions = requested_precisions(o);
 
   // Check every input before the (possibly long) run starts.
   std::vector<Source> sources = requested_sources(o);
@@ -519,29 +545,32 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
 
     std::vector<BenchRow> all_rows;
     for (Precision p : precisions) {
+      // f16 / bf16: the float matrix, with Options::values asking the plans for half storage.
+      const BenchSettings ps = bench::settings_for(settings, p);
       std::vector<BenchRow> rows;
       try {
         if (o.lma) {
           rows = p == Precision::F64
-                     ? bench_fem_source<double>(source, settings, generate_options, info, header_printed, progress)
-                     : bench_fem_source<float>(source, settings, generate_options, info, header_printed, progress);
+                     ? bench_fem_source<double>(source, p, ps, generate_options, info, header_printed, progress)
+                     : bench_fem_source<float>(source, p, ps, generate_options, info, header_printed, progress);
         } else if (host) {
-          fmt::print("\n[{}, {}]\n", source.label, to_string(p));
-          bench::print_table_header();
+          print_precision_header(source.label, p);
           if (o.tune) {
             fmt::print("tuning study (Algorithm::Tune against an exhaustive sweep of its candidate space):\n");
             try {
-              bench_tune(*host, p, settings, source.label, !o.quiet);
+              bench_tune(*host, p, ps, source.label, !o.quiet);
+            } catch (const Unsupported& e) {  // e.g. no tuned plan with half values: as a skipped row
+              fmt::print("  skipped: {}\n", e.what());
             } catch (const Error& e) {
               fmt::print(stderr, "spmv: error: --tune on {}: {}\n", source.label, e.what());
               ++tally.errors;
             }
           }
-          rows = bench_matrix(*host, p, settings, source.label, progress);
+          rows = bench_matrix(*host, p, ps, source.label, progress);
         } else {
-          rows = p == Precision::F64 ? bench_generated<double>(source, *bound, settings, generate_options, info,
+          rows = p == Precision::F64 ? bench_generated<double>(source, p, *bound, ps, generate_options, info,
                                                                header_printed, progress)
-                                     : bench_generated<float>(source, *bound, settings, generate_options, info,
+                                     : bench_generated<float>(source, p, *bound, ps, generate_options, info,
                                                               header_printed, progress);
         }
       } catch (const Error& e) {  // the matrix could not be built in this precision (memory, index size)
@@ -578,8 +607,10 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                   "Comma-separated algorithm names, or 'all' (every algorithm the backend offers for the operation, "
                   "vendor baselines included); default: auto plus the vendor baselines. Names: " +
                       algorithm_names());
-  sub->add_option("--precision", o->precision, "f32, f64 or both")
-      ->check(CLI::IsMember({"f32", "f64", "both"}))
+  sub->add_option("--precision", o->precision,
+                  "f32, f64, f16 or bf16 (fp16 / bfloat16 values with fp32 x, y and sums: the float plans with "
+                  "half storage, against cuSPARSE's mixed mode on CUDA), a comma-separated list of them "
+                  "(e.g. f32,f16,bf16), or both (= f64,f32)")
       ->capture_default_str();
   sub->add_flag("--transpose", o->transpose, "Time y = alpha*A^T*x + beta*y");
   sub->add_option("--k", o->k,
@@ -658,7 +689,10 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
       "% bw is against the copy bandwidth measured at start (CPU: STREAM-like copy over 4x the last-level cache\n"
       "with the OpenMP threads; CUDA: device-to-device copy), both counting bytes read + written.\n"
       "vs vendor = best vendor baseline time (Eigen on CPU, cuSPARSE on CUDA) / this time. B/nnz = plan memory\n"
-      "beyond CSR per nonzero. Exit code 2 when a product fails verification, 1 on other errors.",
+      "beyond CSR per nonzero. --precision f16|bf16: A's values stored as fp16 / bfloat16, x, y and sums fp32;\n"
+      "verified against the matrix rounded to that storage (f32 bound); 'vs f32 (bound)' = max_i |y_i - f32 ref_i| /\n"
+      "(|beta||y0_i| + |alpha| sum_j |a_ij x_j|) against u + c*eps_f32*(1 + u), u = 2^-11 (f16) or 2^-8 (bf16).\n"
+      "Exit code 2 when a product fails verification, 1 on other errors.",
       kDefaultPoissonCpu, kDefaultPoissonCuda, bench::kByteModelDescription));
   return {sub, [o, command_line] { return run_bench(*o, command_line); }};
 }

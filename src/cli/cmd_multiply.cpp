@@ -1,5 +1,5 @@
 // spmv multiply FILE [--x X] [-o Y] [--y0 Y0 --alpha A --beta B] [--transpose] [--algo NAME]
-// [--precision f32|f64] [--backend cpu|cuda|auto] [--semiring NAME]: one product y = alpha*op(A)*x + beta*y0,
+// [--precision f32|f64|f16|bf16] [--backend cpu|cuda|auto] [--semiring NAME]: one product y = alpha*op(A)*x + beta*y0,
 // or y = op(A) ⊕.⊗ x over a semiring (spmv/semiring.hpp).
 #include <cstdint>
 #include <CLI/CLI.hpp>
@@ -12,6 +12,7 @@
 #include "distributed/distributed_cli.hpp"
 #include "spmv/operator.hpp"
 #include "spmv/semiring.hpp"
+#include "spmv/value_storage.hpp"
 
 namespace spmv::cli {
 namespace {
@@ -61,7 +62,9 @@ std::vector<double> multiply(const HostMatrix& master, Backend backend, Algorith
   if (!quiet)
     fmt::print(stderr, "multiply: {} backend, {}{}{}, {}, {}-bit indices, op {}\n", to_string(backend),
                to_string(plan->algorithm()), plan->policy().empty() ? "" : " ", plan->policy(),
-               sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index), to_string(op));
+               options.values != ValueStorage::Native ? fmt::format("{} values, f32 vectors", to_string(options.values))
+                                                      : std::string(sizeof(Value) == 4 ? "f32" : "f64"),
+               8 * sizeof(Index), to_string(op));
   std::vector<Value> xv(x.begin(), x.end());
   std::vector<Value> yv(y0.begin(), y0.end());
   plan->apply(static_cast<Value>(alpha), xv, static_cast<Value>(beta), yv);
@@ -95,6 +98,12 @@ int run_multiply(const MultiplyOptions& o) {
       throw UsageError(fmt::format("--semiring {} runs its own kernel on one process: drop {}", o.semiring,
                                    o.distributed.enabled ? "--distributed" : "--algo"));
   }
+  // f16 / bf16: the float product with A's values stored in half precision (Options::values).
+  const auto storage = parse_value_storage(o.precision);
+  const bool half = storage && *storage != ValueStorage::Native;
+  if (half && (other_semiring || o.distributed.enabled))
+    throw UsageError(fmt::format("--precision {} (half-precision values) runs the plus-times product on one process: "
+                                 "drop {}", o.precision, other_semiring ? "--semiring" : "--distributed"));
   if (o.distributed.enabled)
     return run_distributed_multiply({o.file, o.x_file, o.y0_file, o.output, o.alpha, o.beta, o.transpose, o.algo,
                                      o.precision, o.backend,
@@ -105,8 +114,8 @@ int run_multiply(const MultiplyOptions& o) {
   if (!note.empty() && !o.quiet) fmt::print(stderr, "{}\n", note);
   const Algorithm algorithm = parse_algorithm_name(o.algo);
   const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
-  if (o.precision != "f32" && o.precision != "f64")
-    throw UsageError(fmt::format("--precision '{}': expected f32 or f64", o.precision));
+  if (o.precision != "f32" && o.precision != "f64" && !half)
+    throw UsageError(fmt::format("--precision '{}': expected f32, f64, f16 or bf16", o.precision));
 
   ReadOptions read = o.read;
   // x and y in double, counted with the matrix in the memory check (before either is allocated).
@@ -139,6 +148,7 @@ int run_multiply(const MultiplyOptions& o) {
   options.deterministic = o.deterministic;
   options.threads = o.threads;
   options.device = o.device;
+  if (half) options.values = *storage;
   const bool fits32 = fits_index<std::int32_t>(a.rows, a.cols, a.nnz());
   if (!fits32 && !o.quiet) fmt::print(stderr, "the matrix does not fit 32-bit indices: using 64-bit indices\n");
   std::vector<double> result;
@@ -179,8 +189,10 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_flag("--transpose", o->transpose, "Multiply by A^T instead of A");
   sub->add_option("--algo", o->algo, "Algorithm: auto (the selector chooses) or one of " + algorithm_names())
       ->capture_default_str();
-  sub->add_option("--precision", o->precision, "Value type of the computation: f32 or f64")
-      ->check(CLI::IsMember({"f32", "f64"}))
+  sub->add_option("--precision", o->precision,
+                  "Value type of the computation: f32, f64, or f16 / bf16 (A's values stored as fp16 / bfloat16, "
+                  "x, y and sums in f32)")
+      ->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}))
       ->capture_default_str();
   sub->add_option("--backend", o->backend, "cpu, cuda, or auto (CUDA when a device is present)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
@@ -205,8 +217,8 @@ Command add_multiply_command(CLI::App& parent) {
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);
   sub->footer(
-      "Vectors are read and written in double; with --precision f32 they are rounded to float for the\n"
-      "product and y is widened back. Example: spmv multiply A.mtx --x x.txt -o y.mtx --algo merge-parallel");
+      "Vectors are read and written in double; with --precision f32, f16 or bf16 they are rounded to float for\n"
+      "the product and y is widened back (f16 / bf16 also round A's values to that storage). Example: spmv multiply A.mtx --x x.txt -o y.mtx --algo merge-parallel");
   return {sub, [o] { return run_multiply(*o); }};
 }
 

@@ -11,6 +11,7 @@
 #include "byte_model.hpp"
 #include "spmv/error.hpp"
 #include "spmv/generators.hpp"
+#include "spmv/value_storage.hpp"
 
 namespace spmv::bench {
 namespace {
@@ -108,6 +109,72 @@ TEST(BenchEngine, TypedMatrixCatchesAFault) {
   const auto rows = bench_matrix(a, s, "poisson3d", progress);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].status, RowStatus::Failed);
+}
+
+// Half storage (issue 11): the names, and f16 / bf16 rows on the CPU backend. The row loop offers it
+// (verified against the reference of round_values(a, s) under the f32 bound, with the storage rounding
+// stated against u + c*eps*(1 + u)); an algorithm that does not offer it is a skipped row, not a
+// failure; values are counted at 2 bytes.
+TEST(BenchEngine, PrecisionNamesRoundTrip) {
+  for (Precision p : {Precision::F32, Precision::F64, Precision::F16, Precision::Bf16})
+    EXPECT_EQ(parse_precision(to_string(p)), p);
+  EXPECT_FALSE(parse_precision("f8"));
+  EXPECT_FALSE(parse_precision("both"));
+  EXPECT_EQ(value_storage(Precision::F16), ValueStorage::F16);
+  EXPECT_EQ(value_storage(Precision::Bf16), ValueStorage::Bf16);
+  EXPECT_EQ(value_storage(Precision::F32), ValueStorage::Native);
+  EXPECT_EQ(settings_for(BenchSettings{}, Precision::Bf16).options.values, ValueStorage::Bf16);
+}
+
+TEST(BenchEngine, HalfStorageRowsStateTheRounding) {
+  // Values in [-1, 1): most are not representable in either storage, so the rounding shows.
+  const auto a = gen::generate("random_uniform", {{"rows", 300}, {"cols", 300}, {"per_row", 6}, {"seed", 3}});
+  BenchSettings s;
+  s.beta = 0.5;
+  s.algorithms = {Algorithm::RowLoop, Algorithm::Coo};
+  s.timing = TimingOptions{0, 1, 0.0};
+  s.quiet = true;
+  s.print_rows = false;
+  for (Precision p : {Precision::F16, Precision::Bf16}) {
+    SCOPED_TRACE(std::string(to_string(p)));
+    Progress progress{0, planned_rows(s)};
+    const auto rows = bench_matrix(a, p, s, "random_uniform", progress);
+    ASSERT_EQ(rows.size(), 2u);
+    const BenchRow& loop = rows[0];
+    EXPECT_EQ(loop.precision, to_string(p));
+    EXPECT_EQ(loop.status, RowStatus::Ok) << loop.message;
+    EXPECT_LE(loop.error_ratio, 1.0);
+    EXPECT_GT(loop.median_ms, 0.0);
+    // c = 2*(6 + 2) for rows of 6; the storage error is mostly the rounding, so above eps_f32 here.
+    const double u = storage_unit_roundoff(value_storage(p));
+    EXPECT_DOUBLE_EQ(loop.storage_bound, u + 16 * 0x1p-23 * (1 + u));
+    EXPECT_LE(loop.storage_error, loop.storage_bound);
+    EXPECT_GT(loop.storage_error, 0x1p-23);
+    // 2 bytes per value, 4 per index and per x and y entry (y read too: beta != 0).
+    EXPECT_EQ(loop.model_bytes, minimal_bytes(300, 300, a.nnz(), 2, 4, 4, Operation::NonTranspose, true));
+    EXPECT_EQ(loop.model_bytes, static_cast<std::uint64_t>(a.nnz() * 6 + 301 * 4 + 300 * 4 + 2 * 300 * 4));
+
+    const BenchRow& coo = rows[1];  // the CPU offers half storage on auto and row-loop only
+    EXPECT_EQ(coo.status, RowStatus::Skipped) << coo.message;
+    EXPECT_FALSE(coo.message.empty());
+    EXPECT_EQ(coo.precision, to_string(p));
+  }
+  // f32 rows carry no storage figures.
+  Progress progress{0, planned_rows(s)};
+  const auto f32 = bench_matrix(a, Precision::F32, s, "random_uniform", progress);
+  EXPECT_TRUE(std::isnan(f32[0].storage_error));
+  EXPECT_TRUE(std::isnan(f32[0].storage_bound));
+}
+
+// Half storage computes in f32: the typed entry point refuses a double matrix with it.
+TEST(BenchEngine, HalfStorageNeedsAFloatMatrix) {
+  const auto a = gen::generate<double, std::int32_t>("poisson2d", {{"n", 5}});
+  BenchSettings s = settings_for(BenchSettings{}, Precision::F16);
+  s.algorithms = {Algorithm::RowLoop};
+  s.quiet = true;
+  s.print_rows = false;
+  Progress progress{0, planned_rows(s)};
+  EXPECT_THROW(bench_matrix(a, s, "poisson2d", progress), InvalidArgument);
 }
 
 }  // namespace

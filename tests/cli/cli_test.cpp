@@ -19,6 +19,7 @@
 #include "spmv/fem.hpp"
 #include "spmv/matrix_market.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/value_storage.hpp"
 
 namespace {
 
@@ -79,6 +80,8 @@ std::vector<std::map<std::string, std::string>> read_csv(const fs::path& p) {
   return rows;
 }
 
+#define EXPECT_OK(r) EXPECT_EQ((r).exit_code, 0) << "stdout:\n" << (r).out << "\nstderr:\n" << (r).err
+
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -108,6 +111,16 @@ class Cli : public ::testing::Test {
     return r;
   }
 
+  // `spmv bench ARGS` on the CPU backend with quick timing and the rows written to out.csv: expects
+  // exit code 0 and returns the rows (and the run in *result when asked).
+  std::vector<std::map<std::string, std::string>> bench_rows(const std::string& args, CliResult* result = nullptr) const {
+    const CliResult r = run("bench " + args + " --backend cpu --reps 7 --warmup 1 --min-sample-ms 0.2 --bandwidth 10 "
+                            "--quiet --csv " + arg("out.csv"));
+    EXPECT_OK(r);
+    if (result) *result = r;
+    return read_csv(file("out.csv"));
+  }
+
   // A file in the temp folder, quoted for the shell.
   std::string arg(const std::string& name) const { return "'" + file(name).string() + "'"; }
 
@@ -126,8 +139,6 @@ class Cli : public ::testing::Test {
   std::string cli_;
   fs::path dir_;
 };
-
-#define EXPECT_OK(r) EXPECT_EQ((r).exit_code, 0) << "stdout:\n" << (r).out << "\nstderr:\n" << (r).err
 
 TEST_F(Cli, GenListShowsKindsAndDefaults) {
   const CliResult r = run("gen --list");
@@ -548,6 +559,70 @@ TEST_F(Cli, BenchSkipsRefusedFormats) {
   EXPECT_EQ(rows[1].at("verified"), "ok");
 }
 
+// --precision f16 / bf16 (issue 11): the float path with half-precision values. On the CPU the row loop
+// and auto offer it: verified rows (against the matrix rounded to the storage) with the precision's name,
+// the storage rounding column within its bound and values at 2 bytes in the byte model; an algorithm
+// without half storage is a skipped row, and the run still exits 0.
+TEST_F(Cli, BenchHalfPrecisionRows) {
+  CliResult r;
+  const auto rows = bench_rows("--gen random_uniform:rows=400,cols=400,per_row=6 --precision f16 "
+                               "--algo auto,row-loop,coo --json " + arg("out.json"), &r);
+  EXPECT_NE(r.out.find("[random_uniform:cols=400,per_row=6,rows=400, f16]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vs f32 (bound)"), std::string::npos) << r.out;
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.at("algorithm"));
+    EXPECT_EQ(row.at("precision"), "f16");
+    if (row.at("algorithm") == "coo") {
+      EXPECT_EQ(row.at("verified"), "skipped");
+      EXPECT_FALSE(row.at("message").empty());
+      continue;
+    }
+    EXPECT_EQ(row.at("verified"), "ok") << row.at("message");
+    EXPECT_LE(std::stod(row.at("error_ratio")), 1.0);
+    // The storage rounding: above f32's eps (values in [-1, 1) are rarely fp16 numbers), within
+    // u + c*eps*(1 + u), c = 2*(6 + 2).
+    const double storage_error = std::stod(row.at("storage_error")), bound = std::stod(row.at("storage_bound"));
+    EXPECT_NEAR(bound, 0x1p-11 + 16 * 0x1p-23 * (1 + 0x1p-11), 1e-9);
+    EXPECT_GT(storage_error, 0x1p-23);
+    EXPECT_LE(storage_error, bound);
+    // 2 bytes per value, 4 per index and per x and y entry: 2400*6 + 401*4 + 400*4 + 400*4.
+    EXPECT_EQ(row.at("model_bytes"), std::to_string(2400 * 6 + 401 * 4 + 400 * 4 + 400 * 4));
+  }
+  const std::string json = read_file(file("out.json"));
+  EXPECT_NE(json.find("\"storage_error\""), std::string::npos);
+  EXPECT_NE(json.find("\"precision\": \"f16\""), std::string::npos);
+}
+
+// A comma-separated list runs each precision in turn: f32 rows carry no storage figures, bf16's bound
+// is that of its 8 significant bits.
+TEST_F(Cli, BenchPrecisionListWithBf16) {
+  const auto rows = bench_rows("--gen random_uniform:rows=300,cols=300,per_row=6 --precision f32,bf16 --algo row-loop");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("precision"), "f32");
+  EXPECT_EQ(rows[0].at("verified"), "ok") << rows[0].at("message");
+  EXPECT_TRUE(rows[0].at("storage_error").empty());
+  EXPECT_EQ(rows[1].at("precision"), "bf16");
+  EXPECT_EQ(rows[1].at("verified"), "ok") << rows[1].at("message");
+  EXPECT_LE(std::stod(rows[1].at("storage_error")), std::stod(rows[1].at("storage_bound")));
+  EXPECT_GT(std::stod(rows[1].at("storage_bound")), 0x1p-8);
+  EXPECT_GT(std::stod(rows[1].at("storage_error")), 0x1p-11);  // bf16 rounds far more than f16 would
+}
+
+// multiply --precision f16 / bf16: y is the product of the matrix rounded to the storage, in f32.
+TEST_F(Cli, MultiplyHalfPrecisionValues) {
+  write("tenth.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 0.1\n2 2 3\n");
+  for (const auto& [name, storage] : {std::pair{"f16", spmv::ValueStorage::F16},
+                                      std::pair{"bf16", spmv::ValueStorage::Bf16}}) {
+    SCOPED_TRACE(name);
+    EXPECT_OK(run("multiply " + arg("tenth.mtx") + " --backend cpu --precision " + name + " -o " + arg("y.mtx")));
+    // x = 1: y = the stored values, 0.1 rounded to the storage (3 is exact in both).
+    const std::vector<double> expected{spmv::round_to_storage(0.1f, storage), 3.0};
+    EXPECT_EQ(spmv::read_vector(file("y.mtx").string()), expected);
+    EXPECT_NE(expected[0], static_cast<double>(0.1f));
+  }
+}
+
 // A generated matrix beyond --max-memory is refused before it exists, naming both sizes; the run
 // goes on with the next matrix and exits 1.
 TEST_F(Cli, BenchRefusesAGeneratorBeyondMaxMemory) {
@@ -584,6 +659,10 @@ TEST_F(Cli, BadInputsFailWithAMessage) {
       {"gen poisson2d n=abc -o " + arg("g.mtx"), "abc"},
       {"bench --gen poisson2d:nn=4 --backend cpu", "no parameter 'nn'"},
       {"bench --gen poisson2d:n=4 --backend cpu --reps 2", "--reps"},
+      {"bench --gen poisson2d:n=4 --backend cpu --precision f8", "unknown precision 'f8'"},
+      {"bench --gen poisson2d:n=4 --backend cpu --precision f32,half", "unknown precision 'half'"},
+      {"bench --gen poisson2d:n=4 --backend cpu --precision f16 --k 4", "--k (SpMM) runs f32 and f64 only"},
+      {"multiply " + arg("hand.mtx") + " --precision f8", "--precision"},
       {"nosuchcommand", "nosuchcommand"},
   };
   for (const Case& c : cases) {
