@@ -50,6 +50,17 @@ def is_device_array(obj) -> bool:
     return hasattr(obj, "__cuda_array_interface__") or _dlpack_on_cuda(obj)
 
 
+def to_host(obj):
+    """A NumPy copy of a CUDA array (one device-to-host copy, in the array's own dtype), for the
+    matrix's CSR arrays, which spmv.Matrix holds on the host; anything else is returned as given."""
+    if not is_device_array(obj):
+        return obj
+    cupy = cupy_module()
+    if cupy is None:
+        raise TypeError("CSR arrays in CUDA memory need CuPy (not installed) to be copied to the host")
+    return cupy.asnumpy(cupy.asarray(obj))
+
+
 class DeviceVector:
     """A 1-D, contiguous device array: the object, its address, length, dtype and producer stream."""
 

@@ -10,11 +10,14 @@ import re
 import numpy as np
 
 from . import _core
-from ._arrays import as_device_vector, cupy_module, is_device_array
+from ._arrays import as_device_vector, cupy_module, is_device_array, to_host
 
 _VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _DEVICE_PATTERN = re.compile(r"^cuda(?::(\d+))?$")
+# Half storage of a float32 matrix's values (Options::values, include/spmv/value_storage.hpp).
+_VALUE_STORAGES = ("native", "f16", "bf16")
+_HALF_STORAGES = ("f16", "bf16")
 
 
 def parse_device(device):
@@ -41,16 +44,90 @@ def value_dtype(dtype):
     return dt.newbyteorder("=")
 
 
-def _data_dtype(data_dtype, requested):
+def _is_bfloat16(dtype):
+    # ml_dtypes.bfloat16 (NumPy kind 'V'), recognised by name so that ml_dtypes stays optional.
+    return dtype.name == "bfloat16" and dtype.itemsize == 2
+
+
+def _real_dtype(dtype):
+    """True for the element types spmv converts from: bool, integers, floats, ml_dtypes.bfloat16."""
+    return dtype.kind in "fiub" or _is_bfloat16(dtype)
+
+
+def _wide_float(dtype):
+    return dtype.kind == "f" and dtype.itemsize >= 8
+
+
+def _storage_name(values):
+    if values is None:
+        return None
+    if not isinstance(values, str):
+        raise TypeError(f"values must be 'native', 'f16', 'bf16' or None (follow the data), got {values!r}")
+    name = values.lower()
+    if name not in _VALUE_STORAGES:
+        raise ValueError(f"unknown values {values!r}; expected 'native', 'f16', 'bf16' or None (follow the data)")
+    return name
+
+
+def _data_dtype(data_dtype, requested, values=None):
+    """(the matrix's dtype, its value storage) from the data's dtype, dtype= and values=.
+
+    values=None follows the data: float16 data is stored as 'f16', bfloat16 data as 'bf16', both in a
+    float32 matrix (unless dtype=float64 asks for float64 products: then they are widened exactly and
+    stored natively). Half storage of float64 data is refused rather than rounded twice unasked.
+    """
     if data_dtype.kind == "c":
         raise TypeError("complex values are not supported (spmv computes in float32 or float64)")
+    if not _real_dtype(data_dtype):
+        raise TypeError(f"data has dtype {data_dtype}, expected real numbers")
+    storage = _storage_name(values)
+    if storage is None:
+        wants_double = requested is not None and value_dtype(requested) == np.float64
+        half = "f16" if data_dtype.newbyteorder("=") == np.float16 else "bf16" if _is_bfloat16(data_dtype) else None
+        storage = "native" if wants_double or half is None else half
     if requested is not None:
-        return value_dtype(requested)
-    if data_dtype.newbyteorder("=") == np.float32:
-        return np.dtype(np.float32)
-    if data_dtype.kind in "fiub":
-        return np.dtype(np.float64)
-    raise TypeError(f"data has dtype {data_dtype}, expected real numbers")
+        target = value_dtype(requested)
+    elif data_dtype.newbyteorder("=") == np.float32 or storage in _HALF_STORAGES and not _wide_float(data_dtype):
+        target = np.dtype(np.float32)  # float32 data, or half storage of narrower floats or integers
+    else:
+        target = np.dtype(np.float64)
+    _check_half_float32(storage, target, "dtype=float64 was asked" if requested is not None else
+                        f"the data is {data_dtype}")
+    return target, storage
+
+
+def _check_half_float32(storage, target, what):
+    if storage in _HALF_STORAGES and target == np.float64:
+        raise ValueError(f"values={storage!r} stores a float32 matrix's values in half precision, but {what}; "
+                         "pass dtype=np.float32 to round the values to float32 first")
+
+
+def _requested_storage(values, options):
+    """values= or options['values'] (the C++ field's name), which must agree when both are given."""
+    given = (options or {}).get("values")
+    if given is None:
+        return values
+    if values is not None and _storage_name(values) != _storage_name(given):
+        raise ValueError(f"values={values!r} and options['values']={given!r} disagree")
+    return given
+
+
+def _core_options(options, storage):
+    """The options dict the core is built with: the user's, with 'values' set to the storage."""
+    options = dict(options or {})
+    options.pop("values", None)
+    if storage != "native":
+        options["values"] = storage
+    return options
+
+
+def _is_cupy_sparse(a):
+    cupy = cupy_module() if type(a).__module__.startswith("cupyx") else None
+    if cupy is None:
+        return False
+    import cupyx.scipy.sparse as csp
+
+    return csp.issparse(a)
 
 
 def _index_array(a, name):
@@ -106,6 +183,24 @@ class Matrix:
     ``options={'deterministic': True}`` makes every product bitwise reproducible run to run: algorithms
     whose summation order depends on timing refuse, and 'auto' picks a reproducible one.
 
+    ``values``: how the products store A's values (issue 11). None (default) follows the data:
+    float16 data gives ``'f16'``, ``ml_dtypes.bfloat16`` data ``'bf16'``, anything else ``'native'``
+    (scipy.sparse and cupyx.scipy.sparse hold no float16: pass the CSR arrays, or ``values=``). ``'f16'`` / ``'bf16'`` keep a float32 matrix's values in IEEE half precision /
+    bfloat16, rounded once to nearest even (beyond fp16's range: +-inf), with float32 x, y, alpha, beta
+    and sums: ``A.dtype`` is float32 and products take and return float32 (float16 or bfloat16 x is
+    cast, exactly). The products are those of the rounded matrix: ``A.data`` holds the rounded values
+    (in float32), and every path uses them. SpMV plans on the CPU and GPU (and the solvers on them)
+    store them in half precision; SpMM (2-D operands) and semirings, which have no half-storage
+    kernel, read the same rounded values in float32 -- the same matrix, without the halved value
+    bytes. An algorithm that does not offer half storage raises spmv.UnsupportedError; 'auto' picks
+    one that does. float64 data with half storage is a ValueError (pass ``dtype=np.float32`` to round
+    to float32 first); ``dtype=np.float64`` with float16 data widens it exactly, natively stored.
+    ``A.value_storage`` says which: 'native', 'f16' or 'bf16'. On a GPU the matrix is uploaded in
+    float32 (4 bytes a value) and each plan keeps its half copy (2 bytes a value) beside it.
+
+    CSR arrays given as CUDA arrays (CuPy, float16 data included) are copied to the host once, in
+    their own dtype: the matrix holds its CSR on the host and uploads it once per GPU, on first use.
+
     ``A.T`` (or ``A.transpose()``) is A^T as a view, like scipy's: it shares A's arrays and plan cache,
     its products run A's transposed products (``A.T @ x`` is ``A.rmatvec(x)``), its shape is swapped,
     and ``A.T.T is A``.
@@ -121,21 +216,21 @@ class Matrix:
     ndim = 2
 
     def __init__(self, indptr, indices, data, shape, *, dtype=None, index_dtype=None, device=None, algorithm="auto",
-                 options=None):
+                 options=None, values=None):
         try:
             rows, cols = (operator.index(s) for s in shape)
         except (TypeError, ValueError):
             raise TypeError(f"shape must be a pair of integers, got {shape!r}") from None
-        data = np.asarray(data)
+        indptr, indices, data = to_host(indptr), to_host(indices), np.asarray(to_host(data))
         if data.ndim != 1:
             raise ValueError(f"data must be 1-D, got shape {data.shape}")
-        target = _data_dtype(data.dtype, dtype)
+        target, storage = _data_dtype(data.dtype, dtype, _requested_storage(values, options))
         if data.dtype.newbyteorder("=") not in _VALUE_DTYPES or not data.dtype.isnative:
-            data = data.astype(target)
+            data = data.astype(target)  # float16 and bfloat16 widen exactly; the core rounds to the storage
         data = np.ascontiguousarray(data)
         core = _core.matrix_from_arrays(
             rows, cols, _index_array(indptr, "indptr"), _index_array(indices, "indices"), data,
-            target == np.float64, _index_bits(index_dtype), dict(options or {}),
+            target == np.float64, _index_bits(index_dtype), _core_options(options, storage),
         )
         self._init(core, device, algorithm, options)
 
@@ -159,15 +254,21 @@ class Matrix:
         return self
 
     @classmethod
-    def from_scipy(cls, a, *, dtype=None, index_dtype=None, device=None, algorithm="auto", options=None):
-        """From any scipy.sparse matrix or array (converted with ``.tocsr()``, free for CSR input)."""
+    def from_scipy(cls, a, *, dtype=None, index_dtype=None, device=None, algorithm="auto", options=None,
+                   values=None):
+        """From any scipy.sparse matrix or array (converted with ``.tocsr()``, free for CSR input), or a
+        cupyx.scipy.sparse matrix, whose arrays are copied to the host once (the Matrix holds its CSR
+        on the host and uploads it once per GPU, on first use). ``values='f16'`` / ``'bf16'`` asks
+        for half storage of a float32 matrix (see :class:`Matrix`)."""
         import scipy.sparse as sp
 
         if not sp.issparse(a):
-            raise TypeError(f"expected a scipy.sparse matrix or array, got {type(a).__name__}")
+            if not _is_cupy_sparse(a):
+                raise TypeError(f"expected a scipy.sparse matrix or array, got {type(a).__name__}")
+            a = a.get()  # one device-to-host copy of the arrays, in their own dtypes
         csr = a.tocsr()
         return cls(csr.indptr, csr.indices, csr.data, csr.shape, dtype=dtype, index_dtype=index_dtype, device=device,
-                   algorithm=algorithm, options=options)
+                   algorithm=algorithm, options=options, values=values)
 
     # ---- properties ------------------------------------------------------------------------------
 
@@ -205,6 +306,12 @@ class Matrix:
         return np.dtype(np.float64 if self._core.double_values else np.float32)
 
     @property
+    def value_storage(self):
+        """How the products store A's values: 'native' (the dtype's), or 'f16' / 'bf16' (half
+        precision) for a float32 matrix -- x, y and the sums stay float32 (``dtype``)."""
+        return self._core.value_storage
+
+    @property
     def index_dtype(self):
         return np.dtype(np.int64 if self._core.wide_indices else np.int32)
 
@@ -237,7 +344,8 @@ class Matrix:
     def __repr__(self):
         rows, cols = self.shape
         view = ", transposed view" if self._transposed else ""
-        return (f"<spmv.Matrix {rows}x{cols}{view}, {self.nnz} nonzeros, {self.dtype} values, {self.index_dtype} "
+        storage = "" if self.value_storage == "native" else f" ({self.value_storage} storage)"
+        return (f"<spmv.Matrix {rows}x{cols}{view}, {self.nnz} nonzeros, {self.dtype} values{storage}, {self.index_dtype} "
                 f"indices, device={self._device!r}, algorithm={self._algorithm!r}>")
 
     # ---- conversions -----------------------------------------------------------------------------
@@ -251,7 +359,9 @@ class Matrix:
         return sp.csr_array((self.data.copy(), self.indices.copy(), self.indptr.copy()), shape=self.shape)
 
     def astype(self, dtype):
-        """The same matrix with float32 or float64 values (a new Matrix; plans are not shared)."""
+        """The same matrix with float32 or float64 values (a new Matrix; plans are not shared).
+        A half-storage matrix keeps its storage as float32; as float64 its (rounded) values are
+        widened exactly and stored natively."""
         if self._transposed:
             return self._base.astype(dtype).T
         dt = value_dtype(dtype)
@@ -308,7 +418,7 @@ class Matrix:
         a = np.asarray(x)
         if a.dtype.kind == "c":
             raise TypeError("X is complex; spmv computes in float32 or float64")
-        if a.dtype.kind not in "fiub":
+        if not _real_dtype(a.dtype):
             raise TypeError(f"X has dtype {a.dtype}, expected real numbers")
         if a.shape[0] != n_in:
             raise ValueError(f"operand has {a.shape[0]} rows, {self._what(transpose)} needs {n_in}")
@@ -447,7 +557,7 @@ class Matrix:
         a = np.asarray(x)
         if a.dtype.kind == "c":
             raise TypeError("x is complex; spmv computes in float32 or float64")
-        if a.dtype.kind not in "fiub":
+        if not _real_dtype(a.dtype):
             raise TypeError(f"x has dtype {a.dtype}, expected real numbers")
         if a.ndim != 1:
             raise ValueError(f"x must be 1-D, got shape {a.shape}")
@@ -623,8 +733,12 @@ def as_matrix(a):
     return Matrix.from_scipy(a)
 
 
-def read_matrix_market(path, *, dtype=np.float64, device=None, algorithm="auto", options=None, max_memory=None):
+def read_matrix_market(path, *, dtype=None, device=None, algorithm="auto", options=None, max_memory=None,
+                       values=None):
     """Reads a Matrix Market file (.mtx, or gzip-compressed .mtx.gz; '-' for standard input).
+
+    ``dtype``: float64 by default, float32 when ``values`` asks for half storage ('f16' / 'bf16': the
+    values are read, rounded to float32, then to the storage; see :class:`Matrix`).
 
     Symmetric files are expanded to both triangles, duplicates are summed, pattern entries are 1.
     Malformed files raise spmv.ParseError naming the file and line. The text is streamed; a matrix
@@ -634,8 +748,10 @@ def read_matrix_market(path, *, dtype=np.float64, device=None, algorithm="auto",
     path = os.fspath(path)
     if path != "-" and not os.path.exists(path):
         raise FileNotFoundError(errno.ENOENT, "no such Matrix Market file", path)
-    dt = value_dtype(dtype)
+    storage = _storage_name(_requested_storage(values, options)) or "native"
+    dt = value_dtype(dtype if dtype is not None else np.float32 if storage in _HALF_STORAGES else np.float64)
+    _check_half_float32(storage, dt, "dtype=float64 was asked")
     if max_memory is not None and (isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory <= 0):
         raise ValueError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
-    core, header = _core.read_matrix_market(path, dt == np.float64, dict(options or {}), max_memory or 0)
+    core, header = _core.read_matrix_market(path, dt == np.float64, _core_options(options, storage), max_memory or 0)
     return Matrix._wrap(core, device, algorithm, options, header=header, source=path)

@@ -12,6 +12,8 @@ Device = Optional[str]  # None (follow the data), "auto", "cpu", "cuda", "cuda:N
 DTypeLike = npt.DTypeLike
 # NumPy input (anything numpy.asarray takes) or a CUDA array (CuPy, __cuda_array_interface__).
 Vector = Any
+# Half storage of a float32 matrix's values: "native", "f16", "bf16" (any case), or None: follow the data.
+ValueStorage = Optional[str]
 
 def parse_device(device: Device) -> Tuple[Optional[str], Optional[int]]: ...
 def value_dtype(dtype: DTypeLike) -> np.dtype[Any]: ...
@@ -29,7 +31,8 @@ class Matrix:
         index_dtype: DTypeLike = ...,
         device: Device = ...,
         algorithm: str = ...,
-        options: Optional[Mapping[str, int]] = ...,
+        options: Optional[Mapping[str, Any]] = ...,
+        values: ValueStorage = ...,
     ) -> None: ...
     @classmethod
     def from_scipy(
@@ -40,7 +43,8 @@ class Matrix:
         index_dtype: DTypeLike = ...,
         device: Device = ...,
         algorithm: str = ...,
-        options: Optional[Mapping[str, int]] = ...,
+        options: Optional[Mapping[str, Any]] = ...,
+        values: ValueStorage = ...,
     ) -> Matrix: ...
     @property
     def shape(self) -> Tuple[int, int]: ...
@@ -53,6 +57,8 @@ class Matrix:
     def nnz(self) -> int: ...
     @property
     def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def value_storage(self) -> Literal["native", "f16", "bf16"]: ...
     @property
     def index_dtype(self) -> np.dtype[Any]: ...
     @property
@@ -98,8 +104,10 @@ def as_matrix(a: Any) -> Matrix: ...
 def read_matrix_market(
     path: Union[str, PathLike[str]],
     *,
-    dtype: DTypeLike = ...,
+    dtype: Optional[DTypeLike] = ...,
     device: Device = ...,
     algorithm: str = ...,
-    options: Optional[Mapping[str, int]] = ...,
+    options: Optional[Mapping[str, Any]] = ...,
+    max_memory: Optional[int] = ...,
+    values: ValueStorage = ...,
 ) -> Matrix: ...

@@ -47,17 +47,22 @@ def info(a):
     return d
 
 
-def _precisions(dtype, matrix_dtype):
-    if dtype is None:
-        dtypes = [matrix_dtype]
-    elif isinstance(dtype, str) and dtype == "both":
+_HALF_PRECISIONS = ("f16", "bf16")  # float32 products with half storage of the values (issue 11)
+
+
+def _precisions(dtype, matrix):
+    if dtype is None:  # the matrix's own: its storage for a half-storage matrix
+        return [matrix.value_storage if matrix.value_storage in _HALF_PRECISIONS else
+                "f64" if matrix.dtype == np.float64 else "f32"]
+    if isinstance(dtype, str) and dtype == "both":
         dtypes = [np.float64, np.float32]
     elif isinstance(dtype, (list, tuple)):
         dtypes = list(dtype)
     else:
         dtypes = [dtype]
     names = {"f32": np.float32, "f64": np.float64}
-    return ["f64" if value_dtype(names.get(d, d)) == np.float64 else "f32" for d in dtypes]
+    return [d if isinstance(d, str) and d in _HALF_PRECISIONS else
+            "f64" if value_dtype(names.get(d, d)) == np.float64 else "f32" for d in dtypes]
 
 
 def bench(a, algorithms=None, *, device="auto", dtype=None, transpose=False, alpha=1.0, beta=0.0, repetitions=9,
@@ -76,7 +81,9 @@ def bench(a, algorithms=None, *, device="auto", dtype=None, transpose=False, alp
     algorithms: None -> 'auto' and the backend's vendor baselines; 'all' -> every algorithm the
     backend offers; or a list of names. Vendor baselines run first, so every row gets its speed-up
     over the best of them. device: 'auto' (CUDA when available), 'cpu', 'cuda', 'cuda:N'. dtype:
-    None (the matrix's), float32, float64, 'both' or a list. bandwidth: None (no % of bandwidth), a
+    None (the matrix's: 'f16' / 'bf16' for a matrix with half storage), float32, float64, 'both',
+    'f16' / 'bf16' (float32 products with half storage of the values: rows of algorithms that do not
+    offer it are skipped; the byte model counts 2 bytes a value), or a list. bandwidth: None (no % of bandwidth), a
     number in GB/s, or 'measure' (a copy benchmark first, as `spmv bench` does). The byte model is
     `spmv bench`'s (docs/CLI.md). The call holds the GIL; with verbose=False (default) the table that
     `spmv bench` prints is suppressed, with verbose=True it goes to standard output.
@@ -106,7 +113,7 @@ def bench(a, algorithms=None, *, device="auto", dtype=None, transpose=False, alp
                         ("block_size", block_size)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise TypeError(f"{name} must be an int, got {value!r}")
-    rows = _core.bench(m._core, names, kind, ordinal or 0, _precisions(dtype, m.dtype), bool(transpose),
+    rows = _core.bench(m._core, names, kind, ordinal or 0, _precisions(dtype, m), bool(transpose),
                        float(alpha), float(beta), int(repetitions), int(warmup), float(min_sample_ms), int(threads),
                        int(block_size), gbs, bool(verbose))
     if as_frame:

@@ -153,7 +153,7 @@ struct BenchRequest {
   std::vector<std::string> algorithms;
   std::string device;
   int ordinal = 0;
-  std::vector<std::string> precisions;  // "f32" / "f64"
+  std::vector<std::string> precisions;  // "f32", "f64", "f16", "bf16" (bench::parse_precision)
   bool transpose = false;
   double alpha = 1, beta = 0;
   int repetitions = 9, warmup = 3;
@@ -185,9 +185,8 @@ nb::list bench(const MatrixCore& core, const BenchRequest& q) {
 
   std::vector<bench::Precision> precisions;
   for (const std::string& p : q.precisions) {
-    if (p == "f32") precisions.push_back(bench::Precision::F32);
-    else if (p == "f64") precisions.push_back(bench::Precision::F64);
-    else throw InvalidArgument("unknown precision '" + p + "'; expected f32 or f64");
+    if (const auto precision = bench::parse_precision(p)) precisions.push_back(*precision);
+    else throw InvalidArgument("unknown precision '" + p + "'; expected f32, f64, f16 or bf16");
   }
 
   std::string device_name;
@@ -213,7 +212,7 @@ nb::list bench(const MatrixCore& core, const BenchRequest& q) {
     std::optional<DeviceGuard> guard;
     if (s.backend == Backend::Cuda) guard.emplace(q.ordinal);
     for (bench::Precision p : precisions) {
-      if (q.verbose) bench::print_table_header();
+      if (q.verbose) bench::print_table_header(bench::value_storage(p) != ValueStorage::Native);
       std::vector<bench::BenchRow> precision_rows = bench::bench_matrix(a, p, s, "matrix", progress);
       bench::add_break_even(precision_rows, q.verbose);
       for (bench::BenchRow& row : precision_rows) rows.push_back(std::move(row));

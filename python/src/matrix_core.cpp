@@ -16,6 +16,7 @@
 #include "cuda_support.hpp"
 #include "spmv/error.hpp"
 #include "spmv/spmm.hpp"
+#include "spmv/value_storage.hpp"
 
 #if defined(SPMV_HAS_CUDA) && SPMV_HAS_CUDA
 #include "spmv/cuda/linear_operator.hpp"
@@ -127,6 +128,7 @@ class TypedMatrix final : public MatrixCore {
   std::int64_t nnz() const override { return a_.nnz(); }
   bool double_values() const override { return std::is_same_v<Value, double>; }
   bool wide_indices() const override { return std::is_same_v<Index, std::int64_t>; }
+  ValueStorage value_storage() const override { return options_.values; }
 
   ArrayView array(CsrArray which) const override {
     switch (which) {
@@ -140,8 +142,14 @@ class TypedMatrix final : public MatrixCore {
   MatrixStats stats() const override { return compute_stats(a_); }
   CsrMatrix<double, std::int64_t> widened() const override { return convert<double, std::int64_t>(a_); }
 
+  // A half-storage matrix widened to double keeps its (rounded) values exactly, in native storage: double
+  // plans take no half storage. Narrowed or kept float, it keeps its storage.
   std::unique_ptr<MatrixCore> with_values(bool double_values) const override {
-    if (double_values) return std::make_unique<TypedMatrix<double, Index>>(convert<double, Index>(a_), options_);
+    if (double_values) {
+      Options native = options_;
+      native.values = ValueStorage::Native;
+      return std::make_unique<TypedMatrix<double, Index>>(convert<double, Index>(a_), native);
+    }
     return std::make_unique<TypedMatrix<float, Index>>(convert<float, Index>(a_), options_);
   }
 
@@ -521,6 +529,9 @@ class TypedMatrix final : public MatrixCore {
     if (it == state.spmm_plans.end()) {
       Options options = options_;
       options.device = ordinal;
+      // SpMM has no half-storage kernel: it reads the rounded values the matrix holds, in float
+      // (matrix_core.hpp, "Half storage").
+      options.values = ValueStorage::Native;
       it = state.spmm_plans
                .emplace(op, std::make_unique<cuda::SpmmPlan<Value, Index>>(state.csr.view(), op, options, stream))
                .first;
@@ -758,6 +769,13 @@ Options parse_options(const nb::dict& given) {
       o.deterministic = nb::cast<bool>(value);
       found = true;
     }
+    if (name == "values") {  // "native", "f16" or "bf16" (include/spmv/value_storage.hpp)
+      const auto storage =
+          nb::isinstance<nb::str>(value) ? parse_value_storage(nb::cast<std::string>(value)) : std::nullopt;
+      if (!storage) throw InvalidArgument("options['values'] must be one of 'native', 'f16', 'bf16'");
+      o.values = *storage;
+      found = true;
+    }
     if (name == "reorder") {  // "none", "rcm" or "degree" (include/spmv/reorder.hpp)
       const auto how = nb::isinstance<nb::str>(value) ? parse_reorder(nb::cast<std::string>(value)) : std::nullopt;
       if (!how) throw nb::type_error("options['reorder'] must be one of 'none', 'rcm', 'degree'");
@@ -765,7 +783,7 @@ Options parse_options(const nb::dict& given) {
       found = true;
     }
     if (!found) {
-      std::string valid = "max_padding, expected_applies, tuning_wisdom, reorder, deterministic";
+      std::string valid = "max_padding, expected_applies, tuning_wisdom, reorder, deterministic, values";
       for (auto& [field, member] : ints) valid += std::string(", ") + field;
       throw InvalidArgument("unknown option '" + name + "'; valid options: " + valid);
     }
@@ -775,6 +793,15 @@ Options parse_options(const nb::dict& given) {
 
 template <class Value, class Index>
 std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<Value, Index> a, const Options& options) {
+  if (options.values != ValueStorage::Native) {
+    if constexpr (std::is_same_v<Value, double>) {
+      throw InvalidArgument("values='" + std::string(to_string(options.values)) +
+                            "' stores a float32 matrix's values; this matrix has float64 values (use float32)");
+    } else {
+      // Rounded once, here: every path then sees the matrix the half-storage plans compute with.
+      for (float& v : a.values) v = round_to_storage(v, options.values);
+    }
+  }
   return std::make_unique<TypedMatrix<Value, Index>>(std::move(a), options);
 }
 template std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<float, std::int32_t>, const Options&);
@@ -800,6 +827,7 @@ void bind_matrix(nb::module_& m) {
       .def_prop_ro("nnz", &MatrixCore::nnz)
       .def_prop_ro("double_values", &MatrixCore::double_values)
       .def_prop_ro("wide_indices", &MatrixCore::wide_indices)
+      .def_prop_ro("value_storage", [](const MatrixCore& self) { return std::string(to_string(self.value_storage())); })
       .def_prop_ro("indptr", [](nb::handle self) { return array_view(self, CsrArray::RowPtr); })
       .def_prop_ro("indices", [](nb::handle self) { return array_view(self, CsrArray::ColIdx); })
       .def_prop_ro("data", [](nb::handle self) { return array_view(self, CsrArray::Values); })

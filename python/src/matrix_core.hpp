@@ -1,7 +1,13 @@
 #pragma once
 // The C++ half of spmv.Matrix: one host CSR matrix in one of the library's four (value, index) type
 // combinations, plus the plans built for it, cached per (device, algorithm, operation) so that
-// repeated products do no preprocessing. The Python half (spmv/_matrix.py) checks shapes, dtypes and
+// repeated products do no preprocessing.
+//
+// Half storage (Options::values = F16 / Bf16, float matrices only): the host values are rounded once,
+// when the core is made, so that every path sees the one matrix the products compute with. The
+// SpMV operators and plans (CPU, CUDA, the solvers on them) store the values in half precision; the
+// paths without a half-storage kernel -- SpMM and the semirings -- read the same rounded values in
+// float: the same results up to summation order, without the halved value bytes. The Python half (spmv/_matrix.py) checks shapes, dtypes and
 // strides and converts NumPy input; this layer checks again before anything reaches the library,
 // so that no bad pointer ever does.
 #include <nanobind/nanobind.h>
@@ -18,6 +24,7 @@
 #include "spmv/operator.hpp"
 #include "spmv/solvers.hpp"
 #include "spmv/stats.hpp"
+#include "spmv/value_storage.hpp"
 
 namespace spmv::python {
 
@@ -81,6 +88,7 @@ class MatrixCore {
   virtual std::int64_t nnz() const = 0;
   virtual bool double_values() const = 0;
   virtual bool wide_indices() const = 0;
+  virtual ValueStorage value_storage() const = 0;  // Options::values; Native for double matrices
   virtual ArrayView array(CsrArray which) const = 0;
   virtual MatrixStats stats() const = 0;
   // The host CSR widened to double values and 64-bit indices (exact), as spmv::bench::bench_matrix takes it.
@@ -122,7 +130,8 @@ class MatrixCore {
   virtual std::size_t cached_plans() const = 0;
 };
 
-// Takes ownership of a validated CSR matrix. Instantiated for float/double x int32_t/int64_t.
+// Takes ownership of a validated CSR matrix. Instantiated for float/double x int32_t/int64_t. With
+// options.values != Native, float values are rounded to that storage (InvalidArgument for double).
 template <class Value, class Index>
 std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<Value, Index> a, const Options& options);
 

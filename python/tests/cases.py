@@ -79,10 +79,11 @@ def concurrently(count, work):
     return results
 
 
-def require_cupy_and_cuda():
+def require_cupy_and_cuda(module_level=True):
     """Skips the calling test module unless CuPy reaches a CUDA device and spmv has its CUDA backend.
 
-    Returns the cupy module. Call at module level: `cupy = require_cupy_and_cuda()`.
+    Returns the cupy module. Call at module level: `cupy = require_cupy_and_cuda()`; or from a fixture
+    with module_level=False, which skips only the tests that use it.
     """
     import pytest
 
@@ -91,9 +92,10 @@ def require_cupy_and_cuda():
 
         devices = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # ImportError, or a CuPy that cannot reach the driver
-        pytest.skip(f"CuPy is not usable: {e}", allow_module_level=True)
+        pytest.skip(f"CuPy is not usable: {e}", allow_module_level=module_level)
     if devices == 0:
-        pytest.skip("no CUDA device", allow_module_level=True)
+        pytest.skip("no CUDA device", allow_module_level=module_level)
     if not spmv.cuda_available():
-        pytest.skip("the spmv extension was built without CUDA (no nvcc at build time)", allow_module_level=True)
+        pytest.skip("the spmv extension was built without CUDA (no nvcc at build time)",
+                    allow_module_level=module_level)
     return cupy
