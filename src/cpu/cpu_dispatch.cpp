@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -118,6 +119,24 @@ std::string offered_list(Operation op) {
   return s;
 }
 
+// Half-precision values (Options::values, docs/algorithms/half_values_cpu.md): only the row loop over
+// 16-bit values computes with them (Auto resolves to it); every other algorithm, Tune and the vendor
+// baselines refuse rather than ignore the option, and so do double operators.
+constexpr Algorithm kHalfAlgorithms[] = {Algorithm::Auto, Algorithm::RowLoop};
+
+template <class Value>
+void check_half_storage(Algorithm algorithm, const Options& options) {
+  const std::string storage = "values=" + std::string(to_string(options.values));
+  if constexpr (!std::is_same_v<Value, float>)
+    throw Unsupported(storage + ": half storage computes in f32; use a float operator");
+  if (std::find(std::begin(kHalfAlgorithms), std::end(kHalfAlgorithms), algorithm) == std::end(kHalfAlgorithms)) {
+    std::string list;
+    for (Algorithm a : kHalfAlgorithms) list += (list.empty() ? "" : ", ") + std::string(to_string(a));
+    throw Unsupported(storage + " is not offered by the cpu algorithm " + std::string(to_string(algorithm)) +
+                      "; the cpu algorithms that offer it: " + list);
+  }
+}
+
 // Runs `run` with the OpenMP team size set to `threads` for the parallel regions it opens (and those
 // of the format kernels and Eigen, which ask omp_get_max_threads()), restoring it afterwards.
 template <class Value, class Index>
@@ -139,6 +158,9 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
   switch (algorithm) {
     case Algorithm::Reference:
     case Algorithm::RowLoop: {
+      if constexpr (std::is_same_v<Value, float>)
+        if (options.values != ValueStorage::Native)  // check_half_storage has run: RowLoop here
+          return make_half_rows_kernel(a, op, options.values, options.threads);
       auto m = std::make_shared<const CsrMatrix<Value, Index>>(a);
       // RowLoop's N product runs the dispatched row kernels when enabled (T scatters: scalar): the SIMD
       // one where some row is long enough for it, else the chosen short-row loop on every row.
@@ -219,6 +241,7 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
     throw Unsupported(std::string(to_string(algorithm)) +
                       " is not offered with Options::deterministic (the choice or the vendor's summation order "
                       "may change run to run); every other CPU algorithm is reproducible for a fixed thread count");
+  if (options.values != ValueStorage::Native) detail::check_half_storage<Value>(algorithm, options);
   if (options.reorder != Reorder::None) return detail::make_reordered_cpu_operator(a, algorithm, op, options);
   Algorithm resolved = algorithm;
   Options chosen = options;
@@ -234,13 +257,15 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
   if (algorithm == Algorithm::Auto) {
     const std::int64_t nnz = a.nnz();
     chosen.threads = detail::auto_threads(nnz, options);
-    resolved = detail::auto_algorithm(chosen.threads);
+    const bool half = options.values != ValueStorage::Native;  // only the row loop offers it
+    resolved = half ? Algorithm::RowLoop : detail::auto_algorithm(chosen.threads);
     why = "auto(nnz=" + std::to_string(nnz) + " threads=" + std::to_string(chosen.threads) +
           (options.threads > 0 ? " as set" : " of " + std::to_string(std::max(1, omp_get_max_threads())) +
-                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread");
+                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread") +
+          (half ? "; half storage: row-loop" : "");
     // With the expected-applies hint, A x may run on a converted copy (DIA or SELL) when the CPU rule
     // says the products repay it; the counting is part of the setup time.
-    if (op == Operation::NonTranspose && options.expected_applies > 0 && nnz > 0) {
+    if (op == Operation::NonTranspose && options.expected_applies > 0 && nnz > 0 && !half) {
       const auto [shape, slots] = detail::count_formats(a, options, sizeof(Value), chosen.threads);
       const Algorithm format =
           detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies, chosen.threads);

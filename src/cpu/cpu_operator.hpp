@@ -1,6 +1,8 @@
 #pragma once
 // Private: every CPU algorithm is a kernel closure over its (possibly converted) data wrapped in one
 // Operator class, so that size checks and timing are written once.
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +46,15 @@ template <class Value, class Index>
 int cpu_sell_c(const Options& options);
 template <class Value, class Index>
 CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const Options& options);
+
+// Implemented in src/cpu/half_rows.cpp: the row loop over fp16 / bfloat16 values (Options::values != Native;
+// float operators only: values are narrowed once here, sums stay f32), rows split over `threads` threads
+// (0: OpenMP's default).
+template <class Index>
+CpuKernel<float, Index> make_half_rows_kernel(const CsrMatrix<float, Index>& a, Operation op, ValueStorage values,
+                                              int threads);
+// Implemented in src/cpu/half_widen.cpp (Highway, run-time dispatch): out[i] = the f32 value of fp16 bits in[i].
+void widen_f16_block(const std::uint16_t* in, std::size_t n, float* out);
 
 // Implemented in src/cpu/tuned_operator.cpp: Algorithm::Tune (docs/algorithms/tuning.md), starting
 // from Auto's choice (`auto_choice` with `auto_threads`).

@@ -55,6 +55,9 @@ class CpuLmaOperator final : public LmaOperator<Value> {
  public:
   CpuLmaOperator(const FemProblem<Value, Index>& p, const Options& options)
       : unknowns_count_(p.unknowns), elements_(p.elements), npe_(p.nodes_per_element), threads_(options.threads) {
+    if (options.values != ValueStorage::Native)
+      throw Unsupported("fem: the LMA operator does not offer values=" + std::string(to_string(options.values)) +
+                        " (half storage is offered by the CSR operators' auto and row-loop)");
     if (npe_ != 3 && npe_ != 4)
       throw InvalidArgument("fem: LMA needs 3 or 4 nodes per element, got " + std::to_string(npe_));
     const auto start = std::chrono::steady_clock::now();

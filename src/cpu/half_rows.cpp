@@ -1,0 +1,219 @@
+// The CPU row loop over half-precision values (Options::values, issue 11; docs/algorithms/
+// half_values_cpu.md): the plan keeps A's values as fp16 or bfloat16 bits, converted once here with the
+// exact round-to-nearest-even conversions of spmv/value_storage.hpp, and widens each value to f32 where
+// the product uses it; x, y, alpha, beta and every sum are f32. The result is that of the rounded
+// matrix (round_values), computed with the f32 row loop's error.
+//
+// A x: each thread owns a contiguous range of rows holding about (rows + nnz) / threads steps (the
+// merge-path measure, so that one huge row or a run of empty rows does not unbalance the split), and
+// sums each row in order: the result does not depend on the thread count. bfloat16 widens each value
+// in the loop (a shift); fp16 widens runs of rows into an L1 buffer with Highway (half_widen.cpp,
+// F16C on x86) and sums them from there, in the same order. A^T x: each thread scatters
+// its rows into a private y (the merge-parallel transpose's structure), summed in thread order after;
+// on one thread the loop scatters into y directly.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cpu/cpu_operator.hpp"
+#include "cpu/instantiate.hpp"
+#include "spmv/value_storage.hpp"
+
+namespace spmv::detail {
+namespace {
+
+// Values widened at once by the fp16 A x loop: 4 KB of f32, which stays in L1 beside x's lines.
+// Measured on the 2-core Zen 4 VM (AVX-512, one thread, poisson2d n=1000 and rmat scale 18):
+// docs/algorithms/half_values_cpu.md.
+constexpr std::int64_t kWidenBlock = 1024;
+
+// fp16 -> f32 without a branch on the value (equal to f16_bits_to_float for every pattern; tested
+// exhaustively through the operator): the 15 magnitude bits shifted into a float's exponent and mantissa
+// give the value scaled by 2^-112 (the bias difference 127 - 15), normal or subnormal alike, and one
+// exact multiplication by 2^112 rescales it; exponent 31 (inf, NaN) becomes 255 by a select. Relies on
+// subnormal floats being honoured (no denormals-are-zero mode, which the library never sets).
+struct WidenF16 {
+  float operator()(std::uint16_t h) const {
+    const std::uint32_t magnitude = std::uint32_t(h & 0x7fffu) << 13;
+    float scaled;
+    std::memcpy(&scaled, &magnitude, sizeof(scaled));
+    const float rescaled = scaled * 0x1p112f;
+    std::uint32_t bits;
+    std::memcpy(&bits, &rescaled, sizeof(bits));
+    bits = magnitude >= 0x0f800000u ? magnitude | 0x7f800000u : bits;
+    bits |= std::uint32_t(h & 0x8000u) << 16;
+    float value;
+    std::memcpy(&value, &bits, sizeof(value));
+    return value;
+  }
+};
+
+struct WidenBf16 {  // bfloat16 is a float's upper half
+  float operator()(std::uint16_t h) const { return bf16_bits_to_float(h); }
+};
+
+template <class Index>
+class HalfRowsPlan {
+ public:
+  HalfRowsPlan(const CsrMatrix<float, Index>& a, Operation op, ValueStorage storage, int threads)
+      : rows_(a.rows), cols_(a.cols), op_(op), storage_(storage), row_ptr_(a.row_ptr), col_(a.col_idx),
+        values_(a.values.size()), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())) {
+    const auto narrow = storage == ValueStorage::F16 ? float_to_f16_bits : float_to_bf16_bits;
+    std::transform(a.values.begin(), a.values.end(), values_.begin(), narrow);
+    // Segment s starts at the first row r with r + row_ptr[r] >= s * (rows + nnz) / segments.
+    const std::int64_t total = std::int64_t(rows_) + std::int64_t(a.nnz());
+    start_row_.resize(static_cast<std::size_t>(segments_) + 1);
+    for (int s = 0; s <= segments_; ++s) {
+      const std::int64_t target = total * s / segments_;
+      std::int64_t lo = 0, hi = rows_;
+      while (lo < hi) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        if (mid + std::int64_t(row_ptr_[mid]) < target) lo = mid + 1;
+        else hi = mid;
+      }
+      start_row_[s] = static_cast<Index>(lo);
+    }
+    start_row_[segments_] = rows_;
+    if (op_ == Operation::Transpose && segments_ > 1)
+      private_y_.resize(static_cast<std::size_t>(segments_) * static_cast<std::size_t>(cols_));
+  }
+
+  void apply(float alpha, const float* x, float beta, float* y) {
+    if (storage_ == ValueStorage::F16) run(WidenF16{}, alpha, x, beta, y);
+    else run(WidenBf16{}, alpha, x, beta, y);
+  }
+
+  std::string policy() const {
+    return "threads=" + std::to_string(segments_) + " values=" + std::string(to_string(storage_)) +
+           (op_ == Operation::NonTranspose ? " rows-per-thread"
+            : segments_ > 1                ? " private-y-per-thread"
+                                           : " scatter");
+  }
+
+  // The row split and the transpose's private vectors; the 16-bit values replace the f32 ones.
+  std::size_t extra_bytes() const { return start_row_.size() * sizeof(Index) + private_y_.size() * sizeof(float); }
+
+ private:
+  template <class Widen>
+  void run(Widen widen, float alpha, const float* x, float beta, float* y) {
+    const Index* row_ptr = row_ptr_.data();
+    const Index* col = col_.data();
+    const std::uint16_t* val = values_.data();
+    const Index* start = start_row_.data();
+    const int segments = segments_;
+    const std::int64_t ny = op_ == Operation::NonTranspose ? rows_ : cols_;
+    if (alpha == 0 || (op_ == Operation::Transpose && segments == 1)) {  // beta == 0 never reads y
+#pragma omp parallel for schedule(static) num_threads(segments)
+      for (std::int64_t i = 0; i < ny; ++i) y[i] = beta == 0 ? 0.0f : beta * y[i];
+      if (alpha == 0) return;  // BLAS: neither A nor x is read
+    }
+    if (op_ == Operation::NonTranspose) {
+#pragma omp parallel for schedule(static, 1) num_threads(segments)
+      for (int s = 0; s < segments; ++s) {
+        if constexpr (std::is_same_v<Widen, WidenF16>) {
+          f16_rows(start[s], start[s + 1], alpha, x, beta, y);
+        } else {
+          for (Index r = start[s]; r < start[s + 1]; ++r) {
+            float sum = 0;
+            for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) sum += widen(val[k]) * x[col[k]];
+            y[r] = beta == 0 ? alpha * sum : alpha * sum + beta * y[r];
+          }
+        }
+      }
+      return;
+    }
+    if (segments == 1) {  // y was scaled above
+      for (Index r = 0; r < rows_; ++r) {
+        const float ax = alpha * x[r];
+        for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) y[col[k]] += widen(val[k]) * ax;
+      }
+      return;
+    }
+    float* priv = private_y_.data();
+    const std::int64_t cols = cols_;
+#pragma omp parallel num_threads(segments)
+    {
+#pragma omp for schedule(static, 1)
+      for (int s = 0; s < segments; ++s) {
+        float* py = priv + static_cast<std::size_t>(s) * static_cast<std::size_t>(cols);
+        std::fill(py, py + cols, 0.0f);
+        for (Index r = start[s]; r < start[s + 1]; ++r) {
+          const float xr = x[r];
+          for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) py[col[k]] += widen(val[k]) * xr;
+        }
+      }
+#pragma omp for schedule(static)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        float acc = 0;
+        for (int s = 0; s < segments; ++s) acc += priv[static_cast<std::size_t>(s) * static_cast<std::size_t>(cols) + j];
+        y[j] = beta == 0 ? alpha * acc : alpha * acc + beta * y[j];
+      }
+    }
+  }
+
+  // A x over fp16 values, rows [r, r_end): each run of whole rows with at most kWidenBlock values is
+  // widened into the buffer at once, then summed row by row; a longer row is summed piece by piece.
+  void f16_rows(Index r, Index r_end, float alpha, const float* x, float beta, float* y) const {
+    const Index* row_ptr = row_ptr_.data();
+    const Index* col = col_.data();
+    const std::uint16_t* val = values_.data();
+    float buf[kWidenBlock];
+    const auto store = [&](Index row, float sum) { y[row] = beta == 0 ? alpha * sum : alpha * sum + beta * y[row]; };
+    while (r < r_end) {
+      const std::int64_t k0 = row_ptr[r];
+      if (row_ptr[r + 1] - k0 > kWidenBlock) {
+        float sum = 0;
+        for (std::int64_t k = k0; k < row_ptr[r + 1]; k += kWidenBlock) {
+          const std::int64_t n = std::min<std::int64_t>(kWidenBlock, row_ptr[r + 1] - k);
+          widen_f16_block(val + k, static_cast<std::size_t>(n), buf);
+          for (std::int64_t j = 0; j < n; ++j) sum += buf[j] * x[col[k + j]];
+        }
+        store(r++, sum);
+        continue;
+      }
+      Index run_end = r + 1;
+      while (run_end < r_end && row_ptr[run_end + 1] - k0 <= kWidenBlock) ++run_end;
+      widen_f16_block(val + k0, static_cast<std::size_t>(row_ptr[run_end] - k0), buf);
+      for (; r < run_end; ++r) {
+        float sum = 0;
+        for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) sum += buf[k - k0] * x[col[k]];
+        store(r, sum);
+      }
+    }
+  }
+
+  Index rows_, cols_;
+  Operation op_;
+  ValueStorage storage_;
+  std::vector<Index> row_ptr_, col_;
+  std::vector<std::uint16_t> values_;
+  int segments_;
+  std::vector<Index> start_row_;
+  std::vector<float> private_y_;
+};
+
+}  // namespace
+
+template <class Index>
+CpuKernel<float, Index> make_half_rows_kernel(const CsrMatrix<float, Index>& a, Operation op, ValueStorage values,
+                                              int threads) {
+  auto plan = std::make_shared<HalfRowsPlan<Index>>(a, op, values, threads);
+  CpuKernel<float, Index> kernel;
+  kernel.run = [plan](float alpha, const float* x, float beta, float* y) { plan->apply(alpha, x, beta, y); };
+  kernel.policy = plan->policy();
+  kernel.extra_bytes = plan->extra_bytes();
+  return kernel;
+}
+
+template CpuKernel<float, std::int32_t> make_half_rows_kernel(const CsrMatrix<float, std::int32_t>&, Operation,
+                                                              ValueStorage, int);
+template CpuKernel<float, std::int64_t> make_half_rows_kernel(const CsrMatrix<float, std::int64_t>&, Operation,
+                                                              ValueStorage, int);
+
+}  // namespace spmv::detail
