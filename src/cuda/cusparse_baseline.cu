@@ -30,13 +30,8 @@ using HandlePtr = std::unique_ptr<std::remove_pointer_t<cusparseHandle_t>, Handl
 using SpMatPtr = std::unique_ptr<std::remove_pointer_t<cusparseConstSpMatDescr_t>, SpMatDeleter>;
 using DnVecPtr = std::unique_ptr<std::remove_pointer_t<cusparseDnVecDescr_t>, DnVecDeleter>;
 
-// Half-precision values run cuSPARSE's mixed mode: A in CUDA_R_16F / CUDA_R_16BF, x, y and the
-// computation in CUDA_R_32F (the combination cusparseSpMV documents for mixed precision).
 template <class Value>
-constexpr cudaDataType kValueType = std::is_same_v<Value, float>           ? CUDA_R_32F
-                                    : std::is_same_v<Value, double>        ? CUDA_R_64F
-                                    : std::is_same_v<Value, __half>        ? CUDA_R_16F
-                                    : CUDA_R_16BF;
+constexpr cudaDataType kValueType = std::is_same_v<Value, float> ? CUDA_R_32F : CUDA_R_64F;
 template <class Index>
 constexpr cusparseIndexType_t kIndexType = sizeof(Index) == 4 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
 
@@ -56,9 +51,7 @@ __global__ void expand_row_indices_kernel(const Index* __restrict__ row_ptr, Ind
 constexpr int kExpandBlock = 256;
 
 template <class Value, class Index>
-class CusparseSpmv final : public CudaAlgorithm<compute_t<Value>, Index> {
-  using Real = compute_t<Value>;
-
+class CusparseSpmv final : public CudaAlgorithm<Value, Index> {
  public:
   CusparseSpmv(const CsrView<Value, Index>& a, Operation op, Format format, cusparseSpMVAlg_t algorithm,
                const char* algorithm_name, cudaStream_t stream)
@@ -92,33 +85,33 @@ class CusparseSpmv final : public CudaAlgorithm<compute_t<Value>, Index> {
     // bufferSize and preprocess see fully valid descriptors.
     const Index x_size = op == Operation::NonTranspose ? a.cols : a.rows;
     const Index y_size = op == Operation::NonTranspose ? a.rows : a.cols;
-    DeviceBuffer<Real> scratch_x(static_cast<std::size_t>(x_size)), scratch_y(static_cast<std::size_t>(y_size));
+    DeviceBuffer<Value> scratch_x(static_cast<std::size_t>(x_size)), scratch_y(static_cast<std::size_t>(y_size));
     cusparseDnVecDescr_t vector = nullptr;
-    SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vector, x_size, scratch_x.data(), kValueType<Real>));
+    SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vector, x_size, scratch_x.data(), kValueType<Value>));
     x_.reset(vector);
-    SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vector, y_size, scratch_y.data(), kValueType<Real>));
+    SPMV_CUSPARSE_CHECK(cusparseCreateDnVec(&vector, y_size, scratch_y.data(), kValueType<Value>));
     y_.reset(vector);
 
-    const Real one = 1, zero = 0;
+    const Value one = 1, zero = 0;
     std::size_t workspace_bytes = 0;
     SPMV_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle, op_, &one, matrix_.get(), x_.get(), &zero, y_.get(),
-                                                kValueType<Real>, algorithm_, &workspace_bytes));
+                                                kValueType<Value>, algorithm_, &workspace_bytes));
     // At least one byte: some cuSPARSE versions reject a null buffer even when they asked for none.
     workspace_ = DeviceBuffer<unsigned char>(std::max<std::size_t>(workspace_bytes, 1));
     SPMV_CUSPARSE_CHECK(cusparseSpMV_preprocess(handle, op_, &one, matrix_.get(), x_.get(), &zero, y_.get(),
-                                                kValueType<Real>, algorithm_, workspace_.data()));
+                                                kValueType<Value>, algorithm_, workspace_.data()));
     // The scratch vectors are freed on return; make sure preprocess is done with the descriptors first.
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
+  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
     SPMV_CUSPARSE_CHECK(cusparseSetStream(handle_.get(), stream));
     // cusparseSpMV takes x through a const descriptor; the non-const one here exists only so that
     // cusparseDnVecSetValues can re-point it (cuSPARSE has no setter for const descriptors).
-    SPMV_CUSPARSE_CHECK(cusparseDnVecSetValues(x_.get(), const_cast<Real*>(x)));
+    SPMV_CUSPARSE_CHECK(cusparseDnVecSetValues(x_.get(), const_cast<Value*>(x)));
     SPMV_CUSPARSE_CHECK(cusparseDnVecSetValues(y_.get(), y));
     SPMV_CUSPARSE_CHECK(cusparseSpMV(handle_.get(), op_, &alpha, matrix_.get(), x_.get(), &beta, y_.get(),
-                                     kValueType<Real>, algorithm_, workspace_.data()));
+                                     kValueType<Value>, algorithm_, workspace_.data()));
   }
 
   // cuSPARSE documents CSR_ALG2 as deterministic; ALG1 and COO_ALG1 are not.
@@ -147,31 +140,28 @@ class CusparseSpmv final : public CudaAlgorithm<compute_t<Value>, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_cusparse_csr_alg1(const CsrView<Value, Index>& matrix, Operation op,
+AlgorithmPtr<Value, Index> make_cusparse_csr_alg1(const CsrView<Value, Index>& matrix, Operation op,
                                                   const Options&, cudaStream_t stream) {
   return std::make_unique<CusparseSpmv<Value, Index>>(matrix, op, Format::Csr, CUSPARSE_SPMV_CSR_ALG1, "CSR_ALG1",
                                                       stream);
 }
 SPMV_INSTANTIATE_FACTORY(make_cusparse_csr_alg1)
-SPMV_INSTANTIATE_HALF_FACTORY(make_cusparse_csr_alg1)
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_cusparse_csr_alg2(const CsrView<Value, Index>& matrix, Operation op,
+AlgorithmPtr<Value, Index> make_cusparse_csr_alg2(const CsrView<Value, Index>& matrix, Operation op,
                                                   const Options&, cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::CusparseCsrAlg2, op);
   return std::make_unique<CusparseSpmv<Value, Index>>(matrix, op, Format::Csr, CUSPARSE_SPMV_CSR_ALG2, "CSR_ALG2",
                                                       stream);
 }
 SPMV_INSTANTIATE_FACTORY(make_cusparse_csr_alg2)
-SPMV_INSTANTIATE_HALF_FACTORY(make_cusparse_csr_alg2)
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_cusparse_coo_alg1(const CsrView<Value, Index>& matrix, Operation op,
+AlgorithmPtr<Value, Index> make_cusparse_coo_alg1(const CsrView<Value, Index>& matrix, Operation op,
                                                   const Options&, cudaStream_t stream) {
   return std::make_unique<CusparseSpmv<Value, Index>>(matrix, op, Format::Coo, CUSPARSE_SPMV_COO_ALG1, "COO_ALG1",
                                                       stream);
 }
 SPMV_INSTANTIATE_FACTORY(make_cusparse_coo_alg1)
-SPMV_INSTANTIATE_HALF_FACTORY(make_cusparse_coo_alg1)
 
 }  // namespace spmv::cuda

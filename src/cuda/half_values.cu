@@ -14,10 +14,12 @@
 namespace spmv::cuda {
 namespace {
 
-constexpr std::array kHalfValueAlgorithms{Algorithm::CsrScalar,       Algorithm::CsrVector,       Algorithm::CsrCoop,
-                                          Algorithm::CsrAdaptive,     Algorithm::Pcsr,            Algorithm::LightSpmv,
-                                          Algorithm::MergePath,       Algorithm::Sell,            Algorithm::CusparseCsrAlg1,
-                                          Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};
+// cuSPARSE is not among them: its mixed mode takes x in the matrix's type (A/X CUDA_R_16F or
+// CUDA_R_16BF, y and compute CUDA_R_32F), so it computes another product (x rounded too); `spmv bench`
+// compares half-value rows with cuSPARSE's f32 product instead (docs/ALGORITHMS.md).
+constexpr std::array kHalfValueAlgorithms{Algorithm::CsrScalar, Algorithm::CsrVector, Algorithm::CsrCoop,
+                                          Algorithm::CsrAdaptive, Algorithm::Pcsr,    Algorithm::LightSpmv,
+                                          Algorithm::MergePath, Algorithm::Sell};
 
 template <class Stored>
 __global__ void round_values_kernel(const float* __restrict__ in, long long n, Stored* __restrict__ out) {
@@ -42,9 +44,6 @@ AlgorithmPtr<float, std::int32_t> make_stored(Algorithm algorithm, const CsrView
     case Algorithm::LightSpmv: return make_lightspmv(m, op, options, stream);
     case Algorithm::MergePath: return make_merge_path(m, op, options, stream);
     case Algorithm::Sell: return make_sell(m, op, options, stream);
-    case Algorithm::CusparseCsrAlg1: return make_cusparse_csr_alg1(m, op, options, stream);
-    case Algorithm::CusparseCsrAlg2: return make_cusparse_csr_alg2(m, op, options, stream);
-    case Algorithm::CusparseCooAlg1: return make_cusparse_coo_alg1(m, op, options, stream);
     default: break;
   }
   return nullptr;
@@ -126,7 +125,7 @@ AlgorithmPtr<float, std::int32_t> make_half_values(const CsrView<float, std::int
     throw Unsupported("algorithm " + std::string(to_string(algorithm)) + " (" + inner->policy() +
                       ") is not bit-reproducible; with Options::deterministic and values=" +
                       std::string(to_string(options.values)) +
-                      " use csr-scalar, csr-vector, csr-coop, pcsr, lightspmv, sell or cusparse-csr-alg2");
+                      " use csr-scalar, csr-vector, csr-coop, pcsr, lightspmv or sell");
   *chosen = algorithm;
   return std::make_unique<HalfValues>(std::move(values), std::move(inner), options.values);
 }

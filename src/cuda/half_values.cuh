@@ -8,7 +8,7 @@
 namespace spmv::cuda {
 
 // The algorithms that serve half-precision values (A x only): every CSR kernel whose loads are
-// written for any value width, the sliced format SELL-C-sigma, and cuSPARSE's mixed mode.
+// written for any value width and the sliced format SELL-C-sigma.
 std::span<const Algorithm> half_value_algorithms();
 
 // Throws Unsupported, naming what is offered, for what half-precision values cannot serve: A^T x,
