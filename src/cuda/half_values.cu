@@ -33,8 +33,7 @@ __global__ void round_values_kernel(const float* __restrict__ in, long long n, S
 
 template <class Stored>
 AlgorithmPtr<float, std::int32_t> make_stored(Algorithm algorithm, const CsrView<Stored, std::int32_t>& m,
-                                              const Options& options, cudaStream_t stream) {
-  constexpr Operation op = Operation::NonTranspose;
+                                              Operation op, const Options& options, cudaStream_t stream) {
   switch (algorithm) {
     case Algorithm::CsrScalar: return make_csr_scalar(m, op, options, stream);
     case Algorithm::CsrVector: return make_csr_vector(m, op, options, stream);
@@ -81,8 +80,9 @@ std::span<const Algorithm> half_value_algorithms() { return kHalfValueAlgorithms
 
 void check_half_values(Algorithm algorithm, Operation op, const Options& options) {
   const std::string storage(to_string(options.values));
-  if (op != Operation::NonTranspose)
-    throw Unsupported("values=" + storage + " is offered for A x only, not op = " + std::string(to_string(op)));
+  if (op == Operation::Transpose && algorithm != Algorithm::Auto && algorithm != Algorithm::CsrVector)
+    throw Unsupported("A^T x with values=" + storage + " is offered by csr-vector (atomic scatter) only, not by " +
+                      std::string(to_string(algorithm)));
   if (options.reorder != Reorder::None) throw Unsupported("values=" + storage + " does not combine with reorder");
   if (algorithm != Algorithm::Auto &&
       std::find(kHalfValueAlgorithms.begin(), kHalfValueAlgorithms.end(), algorithm) == kHalfValueAlgorithms.end())
@@ -95,7 +95,9 @@ AlgorithmPtr<float, std::int32_t> make_half_values(const CsrView<float, std::int
                                                    Algorithm* chosen) {
   check_half_values(algorithm, op, options);
   const bool requested_auto = algorithm == Algorithm::Auto;
-  if (requested_auto) {
+  if (requested_auto && op == Operation::Transpose) {
+    algorithm = Algorithm::CsrVector;
+  } else if (requested_auto) {
     // The CSR rule as for f32 (its kernels all serve half values); the format conversions are not offered.
     const RowStatistics s = row_statistics(matrix, stream);
     const detail::RowShape shape{matrix.rows, matrix.cols, matrix.nnz, s.mean, s.stddev, s.max, s.empty_rows};
@@ -112,14 +114,14 @@ AlgorithmPtr<float, std::int32_t> make_half_values(const CsrView<float, std::int
     SPMV_CHECK_LAUNCH("round_values_kernel");
     inner = make_stored(algorithm, CsrView<__half, std::int32_t>{matrix.rows, matrix.cols, matrix.nnz, matrix.row_ptr,
                                                                  matrix.col_idx, out},
-                        options, stream);
+                        op, options, stream);
   } else {
     auto* out = reinterpret_cast<__nv_bfloat16*>(values.data());
     round_values_kernel<<<grid_for(matrix.nnz, block), block, 0, stream>>>(matrix.values, matrix.nnz, out);
     SPMV_CHECK_LAUNCH("round_values_kernel");
     inner = make_stored(algorithm, CsrView<__nv_bfloat16, std::int32_t>{matrix.rows, matrix.cols, matrix.nnz,
                                                                         matrix.row_ptr, matrix.col_idx, out},
-                        options, stream);
+                        op, options, stream);
   }
   if (options.deterministic && !inner->reproducible())
     throw Unsupported("algorithm " + std::string(to_string(algorithm)) + " (" + inner->policy() +

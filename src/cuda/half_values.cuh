@@ -7,12 +7,13 @@
 
 namespace spmv::cuda {
 
-// The algorithms that serve half-precision values (A x only): every CSR kernel whose loads are
-// written for any value width and the sliced format SELL-C-sigma.
+// The algorithms that serve half-precision values: for A x every CSR kernel whose loads are written for
+// any value width and the sliced format SELL-C-sigma; for A^T x csr-vector's atomic scatter.
 std::span<const Algorithm> half_value_algorithms();
 
-// Throws Unsupported, naming what is offered, for what half-precision values cannot serve: A^T x,
-// Options::reorder, algorithms outside half_value_algorithms() (Auto is always fine).
+// Throws Unsupported, naming what is offered, for what half-precision values cannot serve:
+// Options::reorder, algorithms outside half_value_algorithms(), A^T x other than by csr-vector (Auto is
+// always fine).
 void check_half_values(Algorithm algorithm, Operation op, const Options& options);
 
 // Rounds the values of `matrix` once to options.values on the device (round to nearest even) and

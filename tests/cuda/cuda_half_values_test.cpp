@@ -74,6 +74,26 @@ TEST_P(CudaHalfValues, MatchesTheRoundedMatrixOnTheZoo) {
   EXPECT_GT(checked, static_cast<int>(zoo().size()) / 2) << "too few zoo matrices were accepted";
 }
 
+// A^T x: csr-vector's atomic scatter (Auto's choice), on the whole zoo, both storages.
+TEST(CudaHalfValuesTranspose, MatchesTheRoundedMatrixOnTheZoo) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  for (ValueStorage storage : {ValueStorage::F16, ValueStorage::Bf16})
+    for (std::size_t m = 0; m < zoo().size(); ++m) {
+      const auto& entry = zoo()[m];
+      CsrMatrix<float, std::int32_t> a;
+      try {
+        a = convert<float, std::int32_t>(zoo_matrix(m));
+      } catch (const Unsupported&) {
+        continue;
+      }
+      auto oper = make_operator(Backend::Cuda, a, Algorithm::Auto, Operation::Transpose, with_values(storage));
+      EXPECT_EQ(oper->algorithm(), Algorithm::CsrVector);
+      const OperatorCheck check = check_operator(*oper, round_values(a, storage), hash_name(entry.name + "/halfT"));
+      for (const auto& f : check.failures)
+        ADD_FAILURE() << to_string(storage) << " [" << oper->policy() << "] on " << entry.name << ", A^T: " << f;
+    }
+}
+
 std::vector<HalfCase> half_cases() {
   std::vector<HalfCase> cases;
   for (ValueStorage s : {ValueStorage::F16, ValueStorage::Bf16})
@@ -141,7 +161,7 @@ TEST(CudaHalfValuesRefusals, SayWhatIsOffered) {
   EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::Hola, Operation::NonTranspose, f16), Unsupported);
   // cuSPARSE's mixed mode rounds x too (A and x share a type): not the same product.
   EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::CusparseCsrAlg1, Operation::NonTranspose, f16), Unsupported);
-  EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::Auto, Operation::Transpose, f16), Unsupported);
+  EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::MergePath, Operation::Transpose, f16), Unsupported);
   EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::Tune, Operation::NonTranspose, f16), Unsupported);
   EXPECT_THROW(make_operator(Backend::Cuda, convert<double, std::int32_t>(zoo_matrix(0)), Algorithm::Auto,
                              Operation::NonTranspose, f16),
