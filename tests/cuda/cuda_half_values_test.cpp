@@ -37,6 +37,15 @@ Options with_values(ValueStorage s) {
   return options;
 }
 
+// True when a finite value of `a` leaves the storage's range (fp16 beyond 65504 becomes inf; then the
+// products hold inf - inf = NaN, which no bound compares). ValuesBeyondTheHalfRangeBecomeInfinite
+// checks that case on its own.
+bool overflows(const CsrMatrix<float, std::int32_t>& a, ValueStorage s) {
+  for (float v : a.values)
+    if (std::isfinite(v) && !std::isfinite(round_to_storage(v, s))) return true;
+  return false;
+}
+
 struct HalfCase {
   ValueStorage storage;
   Algorithm algorithm;
@@ -56,6 +65,7 @@ TEST_P(CudaHalfValues, MatchesTheRoundedMatrixOnTheZoo) {
     } catch (const Unsupported&) {
       continue;  // does not fit 32-bit indices
     }
+    if (overflows(a, storage)) continue;
     std::unique_ptr<Operator<float, std::int32_t>> oper;
     try {
       oper = make_operator(Backend::Cuda, a, algorithm, Operation::NonTranspose, with_values(storage));
@@ -86,6 +96,7 @@ TEST(CudaHalfValuesTranspose, MatchesTheRoundedMatrixOnTheZoo) {
       } catch (const Unsupported&) {
         continue;
       }
+      if (overflows(a, storage)) continue;
       auto oper = make_operator(Backend::Cuda, a, Algorithm::Auto, Operation::Transpose, with_values(storage));
       EXPECT_EQ(oper->algorithm(), Algorithm::CsrVector);
       const OperatorCheck check = check_operator(*oper, round_values(a, storage), hash_name(entry.name + "/halfT"));
