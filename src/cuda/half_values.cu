@@ -19,7 +19,7 @@ namespace {
 // compares half-value rows with cuSPARSE's f32 product instead (docs/ALGORITHMS.md).
 constexpr std::array kHalfValueAlgorithms{Algorithm::CsrScalar, Algorithm::CsrVector, Algorithm::CsrCoop,
                                           Algorithm::CsrAdaptive, Algorithm::Pcsr,    Algorithm::LightSpmv,
-                                          Algorithm::MergePath, Algorithm::Sell};
+                                          Algorithm::MergePath, Algorithm::Hola,      Algorithm::Sell};
 
 template <class Stored>
 __global__ void round_values_kernel(const float* __restrict__ in, long long n, Stored* __restrict__ out) {
@@ -42,6 +42,7 @@ AlgorithmPtr<float, std::int32_t> make_stored(Algorithm algorithm, const CsrView
     case Algorithm::Pcsr: return make_pcsr(m, op, options, stream);
     case Algorithm::LightSpmv: return make_lightspmv(m, op, options, stream);
     case Algorithm::MergePath: return make_merge_path(m, op, options, stream);
+    case Algorithm::Hola: return make_hola(m, op, options, stream);
     case Algorithm::Sell: return make_sell(m, op, options, stream);
     default: break;
   }

@@ -143,11 +143,12 @@ __device__ __forceinline__ void combine_rows(const RowSegments<Value, Index>& s,
 // The main kernel: one block per nnz_per_block nonzeros.
 template <int MaxBlock, int N, class Value, class Index>
 __global__ void __launch_bounds__(MaxBlock)
-    hola_spmv_kernel(HolaParams<Value, Index> p, Value alpha, const Value* __restrict__ x, Value beta,
-                     Value* __restrict__ y) {
+    hola_spmv_kernel(HolaParams<Value, Index> p, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                     compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
+  using Real = compute_t<Value>;  // x, y, products and sums; Value is the stored matrix value
   constexpr int V = kVectorWidth<Value, Index>;
-  using WarpScan = cub::WarpScan<cub::KeyValuePair<int, Value>>;
-  using WarpReduce = cub::WarpReduce<Value>;
+  using WarpScan = cub::WarpScan<cub::KeyValuePair<int, Real>>;
+  using WarpReduce = cub::WarpReduce<Real>;
   __shared__ typename WarpScan::TempStorage scan_storage[MaxBlock / kWarp];
   __shared__ typename WarpReduce::TempStorage reduce_storage[MaxBlock / kWarp];
   extern __shared__ __align__(16) unsigned char smem[];
@@ -156,21 +157,22 @@ __global__ void __launch_bounds__(MaxBlock)
   const Index* __restrict__ row_ptr = p.a.row_ptr;
 
   // Alg. 5: coalesced vector loads, x gathered in the striped layout.
-  Value val[N], xv[N];
+  Value val[N];
+  Real xv[N];
   Index col[N];
   load_striped<N, V>(p.a.values, p.a.col_idx, range, warp_begin, lane, p.vector_loads, val, col);
   gather_x<N, V>(x, col, range.nnz, warp_begin, lane, p.sort_columns, xv);
 
   // §3.3: one row spans the whole block: block-wide reduction, one write.
   if (range.single_row) {
-    Value sum = 0;
+    Real sum = 0;
 #pragma unroll
-    for (int k = 0; k < N; ++k) sum += val[k] * xv[k];
+    for (int k = 0; k < N; ++k) sum += widen(val[k]) * xv[k];
     sum = WarpReduce(reduce_storage[warp]).Sum(sum);
     if (lane == 0) buffer[warp] = sum;
     __syncthreads();
     if (warp == 0) {
-      sum = lane < int(blockDim.x / kWarp) ? buffer[lane] : Value(0);
+      sum = lane < int(blockDim.x / kWarp) ? buffer[lane] : Real(0);
       sum = WarpReduce(reduce_storage[0]).Sum(sum);
       if (lane == 0) {
         const Index row = range.first_row;
@@ -185,7 +187,7 @@ __global__ void __launch_bounds__(MaxBlock)
   const bool buffer_mode = !range.many_rows;
   const int rows = buffer_mode ? static_cast<int>(range.stop_row - range.first_row) : 0;  // <= buffer slots
   if (buffer_mode)
-    for (int i = tid; i < rows; i += blockDim.x) buffer[i] = Value(0);
+    for (int i = tid; i < rows; i += blockDim.x) buffer[i] = Real(0);
   local_balance<N>(row_ptr, range, start_row, end_mask, warp_flag);
 
   const int n = thread_nnz<N>(range.nnz, tid);
@@ -193,21 +195,21 @@ __global__ void __launch_bounds__(MaxBlock)
     // COO-like mode: partial sums go to y by atomics, so each owned row that some thread starts in
     // (the only rows with partial sums besides the shared ones the first kernel scaled) gets beta
     // first, by the first thread starting in it.
-    if (n > 0 && beta != Value(1)) {
+    if (n > 0 && beta != Real(1)) {
       const Index row = start_row[tid];
       if ((tid == 0 || start_row[tid - 1] != row) && owned_row(row_ptr, range, row))
-        y[row] = beta == Value(0) ? Value(0) : beta * y[row];
+        y[row] = beta == Real(0) ? Real(0) : beta * y[row];
     }
     __syncthreads();
   }
 
-  Value q[N];
+  Real q[N];
 #pragma unroll
-  for (int k = 0; k < N; ++k) q[k] = val[k] * xv[k];
+  for (int k = 0; k < N; ++k) q[k] = widen(val[k]) * xv[k];
   striped_to_blocked<V>(q, lane);  // Alg. 5: each thread now holds its N consecutive products
 
-  const RowSink<Value, Index> sink{buffer_mode, buffer, range.first_row, alpha, beta, y};
-  RowSegments<Value, Index> segments;
+  const RowSink<Real, Index> sink{buffer_mode, buffer, range.first_row, alpha, beta, y};
+  RowSegments<Real, Index> segments;
   if (n > 0) {
     if (range.many_rows || warp_flag[warp])
       segments = walk_rows<N>(q, n, RowPtrCursor<Index>(row_ptr, range.stop_row, range.begin + tid * N, start_row[tid]),
@@ -230,8 +232,8 @@ __global__ void __launch_bounds__(MaxBlock)
   }
 }
 
-template <class Value, class Index>
-using SpmvKernel = void (*)(HolaParams<Value, Index>, Value, const Value*, Value, Value*);
+template <class Value, class Index, class Real = compute_t<Value>>
+using SpmvKernel = void (*)(HolaParams<Value, Index>, Real, const Real*, Real, Real*);
 
 template <class Value, class Index>
 SpmvKernel<Value, Index> spmv_kernel_for(int variant) {
@@ -244,12 +246,15 @@ SpmvKernel<Value, Index> spmv_kernel_for(int variant) {
 }
 
 template <class Value, class Index>
-class HolaSpmv final : public CudaAlgorithm<Value, Index> {
+class HolaSpmv final : public CudaAlgorithm<compute_t<Value>, Index> {
+  using Real = compute_t<Value>;
+
  public:
   HolaSpmv(const CsrView<Value, Index>& a, const Options& options)
       : config_(hola_config(a, options, Operation::NonTranspose, "Hola")),
         kernel_(spmv_kernel_for<Value, Index>(config_.variant)),
-        smem_bytes_(smem_layout(config_.block, sizeof(Value), sizeof(Index), buffer_slots(config_.nnz_per_block), 0).bytes),
+        smem_bytes_(
+            smem_layout(config_.block, sizeof(Real), sizeof(Index), buffer_slots(config_.nnz_per_block), 0).bytes),
         block_row_starts_(static_cast<std::size_t>(config_.num_blocks) + 1) {
     reserve_shared_memory(kernel_, smem_bytes_, "Hola");
     params_ = {a, block_row_starts_.data(), config_.nnz_per_block, config_.num_blocks, config_.vector_loads,
@@ -257,7 +262,7 @@ class HolaSpmv final : public CudaAlgorithm<Value, Index> {
     first_kernel_ms_ = time_first_kernel(params_, Operation::NonTranspose, nullptr);
   }
 
-  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+  void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     launch_first_kernel(params_, beta, y, Operation::NonTranspose, stream);
     kernel_<<<config_.num_blocks, config_.block, smem_bytes_, stream>>>(params_, alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("hola_spmv_kernel");
@@ -288,12 +293,17 @@ class HolaSpmv final : public CudaAlgorithm<Value, Index> {
 }  // namespace hola
 
 template <class Value, class Index>
-AlgorithmPtr<Value, Index> make_hola(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                     cudaStream_t) {
-  if (op == Operation::Transpose) return hola::make_hola_transpose<Value, Index>(matrix, options, false);
+AlgorithmPtr<compute_t<Value>, Index> make_hola(const CsrView<Value, Index>& matrix, Operation op,
+                                                const Options& options, cudaStream_t) {
+  if constexpr (kHalfStored<Value>) {  // Hola-SpMVT is not built for half-precision values
+    if (op == Operation::Transpose) throw unsupported_operation(Algorithm::Hola, op);
+  } else {
+    if (op == Operation::Transpose) return hola::make_hola_transpose<Value, Index>(matrix, options, false);
+  }
   return std::make_unique<hola::HolaSpmv<Value, Index>>(matrix, options);
 }
 SPMV_INSTANTIATE_FACTORY(make_hola)
+SPMV_INSTANTIATE_HALF_FACTORY(make_hola)
 
 // The buffered Hola-SpMVT the paper evaluates; there is no buffered non-transposed variant (Hola's
 // output buffer is always on for op = NonTranspose).

@@ -51,8 +51,9 @@ constexpr HolaPolicy hola_policy(int value_bytes) {
   return value_bytes == 4 ? HolaPolicy{32, 4, 64, 8, false, true}
                           : HolaPolicy{64, 2, 64, 4, false, true};
 }
+// Half-precision values (stored_value.cuh) take float's policy: their sums and buffers are floats.
 template <class Value>
-constexpr int kNnzPerThread = hola_policy(sizeof(Value)).nnz_per_thread;
+constexpr int kNnzPerThread = hola_policy(sizeof(compute_t<Value>)).nnz_per_thread;
 template <class Value>
 constexpr int kNnzPerThreadT = hola_policy(sizeof(Value)).nnz_per_thread_t;
 static_assert(hola_policy(4).nnz_per_thread <= 32 && hola_policy(8).nnz_per_thread <= 32 &&
@@ -88,7 +89,7 @@ inline bool aligned_to(const void* p, std::size_t bytes) {
 
 template <class Value, class Index>
 HolaConfig hola_config(const CsrView<Value, Index>& a, const Options& options, Operation op, const char* name) {
-  const HolaPolicy policy = hola_policy(sizeof(Value));
+  const HolaPolicy policy = hola_policy(sizeof(compute_t<Value>));
   HolaConfig c;
   if (options.block_size < 0 || options.block_size > 1024 || options.block_size % kWarp != 0)
     throw InvalidArgument(std::string(name) + ": block_size must be a multiple of 32 in [32, 1024] (0: policy), got " +
@@ -199,7 +200,8 @@ __global__ void hola_first_kernel(const Index* __restrict__ row_ptr, Index rows,
 }
 
 template <class Value, class Index>
-void launch_first_kernel(const HolaParams<Value, Index>& p, Value beta, Value* y, Operation op, cudaStream_t stream) {
+void launch_first_kernel(const HolaParams<Value, Index>& p, compute_t<Value> beta, compute_t<Value>* y, Operation op,
+                         cudaStream_t stream) {
   const bool transpose = op == Operation::Transpose;
   const Index y_size = transpose ? p.a.cols : p.a.rows;
   constexpr int kFirstBlock = 256;
@@ -215,16 +217,16 @@ void launch_first_kernel(const HolaParams<Value, Index>& p, Value beta, Value* y
 template <class Value, class Index>
 double time_first_kernel(const HolaParams<Value, Index>& p, Operation op, cudaStream_t stream) {
   const Index y_size = op == Operation::Transpose ? p.a.cols : p.a.rows;
-  DeviceBuffer<Value> scratch(static_cast<std::size_t>(y_size));
+  DeviceBuffer<compute_t<Value>> scratch(static_cast<std::size_t>(y_size));
   SPMV_CUDA_CHECK(cudaMemsetAsync(scratch.data(), 0, scratch.bytes(), stream));
   cudaEvent_t start, stop;
   SPMV_CUDA_CHECK(cudaEventCreate(&start));
   SPMV_CUDA_CHECK(cudaEventCreate(&stop));
   float samples[5];
-  launch_first_kernel(p, Value(1), scratch.data(), op, stream);
+  launch_first_kernel(p, compute_t<Value>(1), scratch.data(), op, stream);
   for (float& ms : samples) {
     SPMV_CUDA_CHECK(cudaEventRecord(start, stream));
-    launch_first_kernel(p, Value(1), scratch.data(), op, stream);
+    launch_first_kernel(p, compute_t<Value>(1), scratch.data(), op, stream);
     SPMV_CUDA_CHECK(cudaEventRecord(stop, stream));
     SPMV_CUDA_CHECK(cudaEventSynchronize(stop));
     SPMV_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
@@ -282,7 +284,7 @@ __device__ __forceinline__ BlockRange<Index> block_range(const Index* __restrict
 // place in its warp, and the block's share of the matrix (§3.1). Unused tables are empty slices.
 template <class Value, class Index>
 struct BlockSetup {
-  Value* values;       // SmemLayout::values
+  compute_t<Value>* values;  // SmemLayout::values (sums: the compute type)
   Index* keys;         // SmemLayout::keys
   Index* start_row;    // SmemLayout::start_row
   unsigned* end_mask;  // SmemLayout::end_mask
@@ -295,9 +297,9 @@ struct BlockSetup {
 template <int N, class Value, class Index>
 __device__ __forceinline__ BlockSetup<Value, Index> block_setup(unsigned char* smem, const HolaParams<Value, Index>& p,
                                                                 int value_slots, int key_slots) {
-  const SmemLayout layout = smem_layout(blockDim.x, sizeof(Value), sizeof(Index), value_slots, key_slots);
+  const SmemLayout layout = smem_layout(blockDim.x, sizeof(compute_t<Value>), sizeof(Index), value_slots, key_slots);
   BlockSetup<Value, Index> b;
-  b.values = reinterpret_cast<Value*>(smem + layout.values);
+  b.values = reinterpret_cast<compute_t<Value>*>(smem + layout.values);
   b.keys = reinterpret_cast<Index*>(smem + layout.keys);
   b.start_row = reinterpret_cast<Index*>(smem + layout.start_row);
   b.end_mask = reinterpret_cast<unsigned*>(smem + layout.end_mask);
@@ -357,7 +359,7 @@ __device__ __forceinline__ void load_striped(const Value* __restrict__ values, c
 #pragma unroll
       for (int v = 0; v < V; ++v) {
         const bool in = local + v < r.nnz;
-        val[c * V + v] = in ? __ldcs(values + g + v) : Value(0);
+        val[c * V + v] = in ? __ldcs(values + g + v) : stored_zero<Value>();
         col[c * V + v] = in ? __ldcs(col_idx + g + v) : Index(0);
       }
     }

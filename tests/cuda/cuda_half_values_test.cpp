@@ -27,9 +27,10 @@ namespace spmv::test {
 namespace {
 
 // The algorithms that serve half-precision values (docs/ALGORITHMS.md "Half-precision values").
-const std::vector<Algorithm> kOffering{Algorithm::Auto,        Algorithm::CsrScalar, Algorithm::CsrVector,
-                                       Algorithm::CsrCoop,     Algorithm::CsrAdaptive, Algorithm::Pcsr,
-                                       Algorithm::LightSpmv,   Algorithm::MergePath, Algorithm::Sell};
+const std::vector<Algorithm> kOffering{Algorithm::Auto,      Algorithm::CsrScalar,   Algorithm::CsrVector,
+                                       Algorithm::CsrCoop,   Algorithm::CsrAdaptive, Algorithm::Pcsr,
+                                       Algorithm::LightSpmv, Algorithm::MergePath,   Algorithm::Hola,
+                                       Algorithm::Sell};
 
 Options with_values(ValueStorage s) {
   Options options;
@@ -169,7 +170,8 @@ TEST(CudaHalfValuesRefusals, SayWhatIsOffered) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const auto a = convert<float, std::int32_t>(zoo_matrix(0));
   const Options f16 = with_values(ValueStorage::F16);
-  EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::Hola, Operation::NonTranspose, f16), Unsupported);
+  EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::Hola, Operation::Transpose, f16), Unsupported);
+  EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::Coo, Operation::NonTranspose, f16), Unsupported);
   // cuSPARSE's mixed mode rounds x too (A and x share a type): not the same product.
   EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::CusparseCsrAlg1, Operation::NonTranspose, f16), Unsupported);
   EXPECT_THROW(make_operator(Backend::Cuda, a, Algorithm::MergePath, Operation::Transpose, f16), Unsupported);
