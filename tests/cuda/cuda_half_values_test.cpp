@@ -75,7 +75,8 @@ TEST_P(CudaHalfValues, MatchesTheRoundedMatrixOnTheZoo) {
       EXPECT_EQ(algorithm, Algorithm::Sell) << entry.name << ": " << e.what();
       continue;
     }
-    EXPECT_NE(oper->policy().find("values=" + std::string(to_string(storage))), std::string::npos) << oper->policy();
+    if (a.nnz() > 0 && a.rows > 0 && a.cols > 0)  // an empty matrix's plan only scales y
+      EXPECT_NE(oper->policy().find("values=" + std::string(to_string(storage))), std::string::npos) << oper->policy();
     const auto rounded = round_values(a, storage);
     const OperatorCheck check = check_operator(*oper, rounded, hash_name(entry.name + "/half"));
     for (const auto& f : check.failures)
