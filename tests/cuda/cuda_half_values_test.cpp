@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,13 +39,19 @@ Options with_values(ValueStorage s) {
   return options;
 }
 
-// True when a finite value of `a` leaves the storage's range (fp16 beyond 65504 becomes inf; then the
-// products hold inf - inf = NaN, which no bound compares). ValuesBeyondTheHalfRangeBecomeInfinite
-// checks that case on its own.
-bool overflows(const CsrMatrix<float, std::int32_t>& a, ValueStorage s) {
+// Zoo matrix m in float / int32, unless it does not fit 32-bit indices or a finite value leaves the
+// storage's range (fp16 beyond 65504 becomes inf; the products then hold inf - inf = NaN, which no
+// bound compares; ValuesBeyondTheHalfRangeBecomeInfinite checks that case on its own).
+std::optional<CsrMatrix<float, std::int32_t>> zoo_half_matrix(std::size_t m, ValueStorage s) {
+  CsrMatrix<float, std::int32_t> a;
+  try {
+    a = convert<float, std::int32_t>(zoo_matrix(m));
+  } catch (const Unsupported&) {
+    return std::nullopt;
+  }
   for (float v : a.values)
-    if (std::isfinite(v) && !std::isfinite(round_to_storage(v, s))) return true;
-  return false;
+    if (std::isfinite(v) && !std::isfinite(round_to_storage(v, s))) return std::nullopt;
+  return a;
 }
 
 struct HalfCase {
@@ -60,13 +67,9 @@ TEST_P(CudaHalfValues, MatchesTheRoundedMatrixOnTheZoo) {
   int checked = 0;
   for (std::size_t m = 0; m < zoo().size(); ++m) {
     const auto& entry = zoo()[m];
-    CsrMatrix<float, std::int32_t> a;
-    try {
-      a = convert<float, std::int32_t>(zoo_matrix(m));
-    } catch (const Unsupported&) {
-      continue;  // does not fit 32-bit indices
-    }
-    if (overflows(a, storage)) continue;
+    const auto matrix = zoo_half_matrix(m, storage);
+    if (!matrix) continue;
+    const auto& a = *matrix;
     std::unique_ptr<Operator<float, std::int32_t>> oper;
     try {
       oper = make_operator(Backend::Cuda, a, algorithm, Operation::NonTranspose, with_values(storage));
@@ -92,13 +95,9 @@ TEST(CudaHalfValuesTranspose, MatchesTheRoundedMatrixOnTheZoo) {
   for (ValueStorage storage : {ValueStorage::F16, ValueStorage::Bf16})
     for (std::size_t m = 0; m < zoo().size(); ++m) {
       const auto& entry = zoo()[m];
-      CsrMatrix<float, std::int32_t> a;
-      try {
-        a = convert<float, std::int32_t>(zoo_matrix(m));
-      } catch (const Unsupported&) {
-        continue;
-      }
-      if (overflows(a, storage)) continue;
+      const auto matrix = zoo_half_matrix(m, storage);
+      if (!matrix) continue;
+      const auto& a = *matrix;
       auto oper = make_operator(Backend::Cuda, a, Algorithm::Auto, Operation::Transpose, with_values(storage));
       EXPECT_EQ(oper->algorithm(), Algorithm::CsrVector);
       const OperatorCheck check = check_operator(*oper, round_values(a, storage), hash_name(entry.name + "/halfT"));
