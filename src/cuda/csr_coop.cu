@@ -106,8 +106,8 @@ class CsrCoop final : public CudaAlgorithm<compute_t<Value>, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_csr_coop(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                         cudaStream_t) {
+AlgorithmPtr<compute_t<Value>, Index> make_csr_coop(const CsrView<Value, Index>& matrix, Operation op,
+                                                    const Options& options, cudaStream_t) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::CsrCoop, op);
   return std::make_unique<CsrCoop<Value, Index>>(matrix, options);
 }

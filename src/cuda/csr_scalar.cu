@@ -51,8 +51,8 @@ class CsrScalar final : public CudaAlgorithm<compute_t<Value>, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_csr_scalar(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                           cudaStream_t) {
+AlgorithmPtr<compute_t<Value>, Index> make_csr_scalar(const CsrView<Value, Index>& matrix, Operation op,
+                                                      const Options& options, cudaStream_t) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::CsrScalar, op);
   return std::make_unique<CsrScalar<Value, Index>>(matrix, options);
 }

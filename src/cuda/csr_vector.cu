@@ -210,14 +210,15 @@ struct SplitRows {
 template <int W, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_split_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
-                            compute_t<Value> beta, compute_t<Value>* __restrict__ y, std::int64_t head, SplitRows<compute_t<Value>, Index> split) {
+                            compute_t<Value> beta, compute_t<Value>* __restrict__ y, std::int64_t head,
+                            SplitRows<compute_t<Value>, Index> split) {
   if (blockIdx.x < split.chunk_blocks) {
     const int lane = threadIdx.x & 31;
     const std::int64_t c = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
     if (c >= split.num_chunks) return;  // warp-uniform
     const RowChunk<Index> chunk = split.chunks[c];
-    compute_t<Value> sum = subwarp_row_dot_flat<32, kChunkUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, chunk.begin,
-                                                                             chunk.end, lane);
+    compute_t<Value> sum = subwarp_row_dot_flat<32, kChunkUnroll, kStreamLoads<Value>>(
+        a.col_idx, a.values, x, chunk.begin, chunk.end, lane);
     sum = subwarp_sum<32>(sum);
     if (lane == 0 && chunk.count == 1) {  // a row of one chunk: no partial sums to combine
       y[chunk.row] = axpby(alpha, sum, beta, y, chunk.row);
@@ -514,8 +515,8 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_csr_vector(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                           cudaStream_t stream) {
+AlgorithmPtr<compute_t<Value>, Index> make_csr_vector(const CsrView<Value, Index>& matrix, Operation op,
+                                                      const Options& options, cudaStream_t stream) {
   return std::make_unique<CsrVector<Value, Index>>(matrix, op, options, stream);
 }
 

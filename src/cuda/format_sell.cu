@@ -197,8 +197,8 @@ class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_sell(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                     cudaStream_t stream) {
+AlgorithmPtr<compute_t<Value>, Index> make_sell(const CsrView<Value, Index>& matrix, Operation op,
+                                                const Options& options, cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::Sell, op);
   return std::make_unique<Sell<Value, Index>>(matrix, options, stream);
 }

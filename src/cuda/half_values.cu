@@ -23,7 +23,8 @@ constexpr std::array kHalfValueAlgorithms{Algorithm::CsrScalar, Algorithm::CsrVe
 
 template <class Stored>
 __global__ void round_values_kernel(const float* __restrict__ in, long long n, Stored* __restrict__ out) {
-  for (long long i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
+  const long long stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (long long i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     if constexpr (std::is_same_v<Stored, __half>)
       out[i] = __float2half_rn(in[i]);
     else

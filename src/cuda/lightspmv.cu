@@ -50,7 +50,8 @@ using RowCounter = std::conditional_t<sizeof(Index) == 4, unsigned int, unsigned
 template <int V, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     lightspmv_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
-                     compute_t<Value> beta, compute_t<Value>* __restrict__ y, RowCounter<Index>* __restrict__ row_counter) {
+                     compute_t<Value> beta, compute_t<Value>* __restrict__ y,
+                     RowCounter<Index>* __restrict__ row_counter) {
   using Counter = RowCounter<Index>;
   constexpr int unroll = lightspmv_policy(sizeof(Value)).unroll;
   constexpr int vectors_per_warp = 32 / V;
@@ -125,8 +126,8 @@ class LightSpmv final : public CudaAlgorithm<compute_t<Value>, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_lightspmv(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                          cudaStream_t) {
+AlgorithmPtr<compute_t<Value>, Index> make_lightspmv(const CsrView<Value, Index>& matrix, Operation op,
+                                                     const Options& options, cudaStream_t) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::LightSpmv, op);
   return std::make_unique<LightSpmv<Value, Index>>(matrix, options);
 }

@@ -246,8 +246,8 @@ class MergePath final : public CudaAlgorithm<compute_t<Value>, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_merge_path(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                           cudaStream_t stream) {
+AlgorithmPtr<compute_t<Value>, Index> make_merge_path(const CsrView<Value, Index>& matrix, Operation op,
+                                                      const Options& options, cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::MergePath, op);
   return std::make_unique<MergePath<Value, Index>>(matrix, options, stream);
 }

@@ -163,8 +163,8 @@ class Pcsr final : public CudaAlgorithm<compute_t<Value>, Index> {
 }  // namespace
 
 template <class Value, class Index>
-AlgorithmPtr<compute_t<Value>, Index> make_pcsr(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
-                                     cudaStream_t stream) {
+AlgorithmPtr<compute_t<Value>, Index> make_pcsr(const CsrView<Value, Index>& matrix, Operation op,
+                                                const Options& options, cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::Pcsr, op);
   return std::make_unique<Pcsr<Value, Index>>(matrix, options, stream);
 }

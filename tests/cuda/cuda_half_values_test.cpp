@@ -123,7 +123,8 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, CudaHalfValues, ::testing::ValuesIn(half_ca
 // value carries a relative error of at most u16, the sum the f32 bound; values well inside the range).
 TEST(CudaHalfValuesAccuracy, WithinTheStorageRoundingOfTheF32Product) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  const auto a = gen::generate<float, std::int32_t>("random_uniform", {{"rows", 20000}, {"cols", 20000}, {"per_row", 24}});
+  const auto a =
+      gen::generate<float, std::int32_t>("random_uniform", {{"rows", 20000}, {"cols", 20000}, {"per_row", 24}});
   std::vector<float> x(a.cols);
   SplitMix64 rng(11);
   for (auto& v : x) v = static_cast<float>(rng.symmetric());

@@ -63,7 +63,8 @@ struct CsrProducts {
 #pragma unroll
       for (int j = 0; j < width; ++j) {
         const long long k = k0 + j;
-        out[j] = (k >= begin && k < end) ? widen(__ldg(values + k)) * __ldg(x + __ldg(col_idx + k)) : compute_t<Value>(0);
+        out[j] = (k >= begin && k < end) ? widen(__ldg(values + k)) * __ldg(x + __ldg(col_idx + k))
+                                         : compute_t<Value>(0);
       }
     }
   }

@@ -80,9 +80,9 @@ __device__ __forceinline__ void subwarp_row_walk(const Index* __restrict__ col_i
 // x is gathered through the read-only path: it is the only array reused across rows.
 template <int W, int E, int U, class Value, class Index>
 __device__ __forceinline__ compute_t<Value> subwarp_row_dot(const Index* __restrict__ col_idx,
-                                                 const Value* __restrict__ values,
-                                                 const compute_t<Value>* __restrict__ x, std::int64_t begin, std::int64_t end,
-                                                 std::int64_t nnz, int lane) {
+                                                            const Value* __restrict__ values,
+                                                            const compute_t<Value>* __restrict__ x, std::int64_t begin,
+                                                            std::int64_t end, std::int64_t nnz, int lane) {
   compute_t<Value> sum = 0;
   subwarp_row_walk<W, E, U>(col_idx, values, begin, end, nnz, lane,
                             [&](Index column, compute_t<Value> value) { sum += value * __ldg(x + column); });
