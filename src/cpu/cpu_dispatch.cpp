@@ -119,10 +119,12 @@ std::string offered_list(Operation op) {
   return s;
 }
 
-// Half-precision values (Options::values, docs/algorithms/half_values_cpu.md): only the row loop over
-// 16-bit values computes with them (Auto resolves to it); every other algorithm, Tune and the vendor
-// baselines refuse rather than ignore the option, and so do double operators.
-constexpr Algorithm kHalfAlgorithms[] = {Algorithm::Auto, Algorithm::RowLoop};
+// Half-precision values (Options::values, docs/algorithms/half_values_cpu.md): the row loop, merge-parallel
+// and SELL-C-sigma keep 16-bit values and widen them in their loops (Auto picks among them by the f32
+// rule); every other algorithm, Tune and the vendor baselines refuse rather than ignore the option, and
+// so do double operators.
+constexpr Algorithm kHalfAlgorithms[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
+                                         Algorithm::Sell};
 
 template <class Value>
 void check_half_storage(Algorithm algorithm, const Options& options) {
@@ -204,6 +206,9 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
       return kernel;
     }
     case Algorithm::MergeParallel: {
+      if constexpr (std::is_same_v<Value, float>)
+        if (options.values != ValueStorage::Native)  // check_half_storage has run
+          return make_half_merge_kernel(a, op, options.values, options.threads, options.cpu_simd);
       auto plan = std::make_shared<cpu::MergeParallelPlan<Value, Index>>(a, op, options.threads, options.cpu_simd);
       kernel.run = [plan, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
         plan->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
@@ -257,21 +262,26 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
   if (algorithm == Algorithm::Auto) {
     const std::int64_t nnz = a.nnz();
     chosen.threads = detail::auto_threads(nnz, options);
-    const bool half = options.values != ValueStorage::Native;  // only the row loop offers it
-    resolved = half ? Algorithm::RowLoop : detail::auto_algorithm(chosen.threads);
+    // Half storage follows the f32 rule: the row loop and merge-parallel both offer it.
+    const bool half = options.values != ValueStorage::Native;
+    resolved = detail::auto_algorithm(chosen.threads);
     why = "auto(nnz=" + std::to_string(nnz) + " threads=" + std::to_string(chosen.threads) +
           (options.threads > 0 ? " as set" : " of " + std::to_string(std::max(1, omp_get_max_threads())) +
                                                  " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread") +
-          (half ? "; half storage: row-loop" : "");
+          (half ? "; values=" + std::string(to_string(options.values)) + ": the f32 rule" : "");
     // With the expected-applies hint, A x may run on a converted copy (DIA or SELL) when the CPU rule
-    // says the products repay it; the counting is part of the setup time.
-    if (op == Operation::NonTranspose && options.expected_applies > 0 && nnz > 0 && !half) {
+    // says the products repay it; the counting is part of the setup time. Half storage asks the rule
+    // with f32 values (it converts where f32 would) and takes SELL with 16-bit slices; DIA does not
+    // offer half values, so its choice keeps the CSR kernel (logged).
+    if (op == Operation::NonTranspose && options.expected_applies > 0 && nnz > 0) {
       const auto [shape, slots] = detail::count_formats(a, options, sizeof(Value), chosen.threads);
       const Algorithm format =
           detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies, chosen.threads);
       why += " applies=" + std::to_string(options.expected_applies) + " dia_slots=" + std::to_string(slots.dia) +
              " sell_slots=" + std::to_string(slots.sell) + " length_changes=" + std::to_string(slots.length_changes);
-      if (format != Algorithm::Auto) {
+      if (half && format == Algorithm::Dia) {
+        why += " dia (no half storage there) kept " + std::string(to_string(resolved));
+      } else if (format != Algorithm::Auto) {
         try {
           converted = detail::build_kernel(a, format, op, chosen);
           resolved = format;

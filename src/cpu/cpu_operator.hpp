@@ -46,6 +46,10 @@ template <class Value, class Index>
 int cpu_sell_c(const Options& options);
 template <class Value, class Index>
 CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const Options& options);
+// The same with half-precision values (Options::values f16 / bf16): the slices keep 16-bit values, widened
+// to f32 lanes in the kernel; A x as above, A^T x the sequential scatter. Converted by the caller.
+template <class Index>
+CpuKernel<float, Index> make_half_sell_kernel(SellMatrix<float, Index> m, Operation op, const Options& options);
 
 // Implemented in src/cpu/half_rows.cpp: the row loop over fp16 / bfloat16 values (Options::values != Native;
 // float operators only: values are narrowed once here, sums stay f32), rows split over `threads` threads
@@ -53,8 +57,11 @@ CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const 
 template <class Index>
 CpuKernel<float, Index> make_half_rows_kernel(const CsrMatrix<float, Index>& a, Operation op, ValueStorage values,
                                               int threads);
-// Implemented in src/cpu/half_widen.cpp (Highway, run-time dispatch): out[i] = the f32 value of fp16 bits in[i].
-void widen_f16_block(const std::uint16_t* in, std::size_t n, float* out);
+// Implemented in src/cpu/half_merge_parallel.cpp: merge-parallel over fp16 / bfloat16 values (the same
+// merge-path split, carries added in segment order), `simd` as Options::cpu_simd for the widening.
+template <class Index>
+CpuKernel<float, Index> make_half_merge_kernel(const CsrMatrix<float, Index>& a, Operation op, ValueStorage values,
+                                               int threads, int simd);
 
 // Implemented in src/cpu/tuned_operator.cpp: Algorithm::Tune (docs/algorithms/tuning.md), starting
 // from Auto's choice (`auto_choice` with `auto_threads`).

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "cpu/cpu_operator.hpp"
 #include "cpu/instantiate.hpp"
@@ -232,6 +233,8 @@ CpuKernel<Value, Index> make_cpu_format_kernel(const CsrMatrix<Value, Index>& a,
       Options sell = options;
       sell.sell_c = cpu_sell_c<Value, Index>(options);  // C = the SIMD width unless set
       auto m = to_sell(a, sell);
+      if constexpr (std::is_same_v<Value, float>)  // half values: both products on the 16-bit slices
+        if (options.values != ValueStorage::Native) return make_half_sell_kernel(std::move(m), op, options);
       if (op == Operation::NonTranspose) return make_sell_simd_kernel(std::move(m), options);
       const std::string policy = "sell C=" + std::to_string(m.c) + " sigma=" + std::to_string(m.sigma) +
                                  " slices=" + std::to_string(m.num_slices()) +

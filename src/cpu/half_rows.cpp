@@ -15,48 +15,18 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "cpu/cpu_operator.hpp"
+#include "cpu/half_widen.hpp"
 #include "cpu/instantiate.hpp"
 #include "spmv/value_storage.hpp"
 
 namespace spmv::detail {
 namespace {
-
-// Values widened at once by the fp16 A x loop: 4 KB of f32, which stays in L1 beside x's lines.
-// Measured on the 2-core Zen 4 VM (AVX-512, one thread, poisson2d n=1000 and rmat scale 18):
-// docs/algorithms/half_values_cpu.md.
-constexpr std::int64_t kWidenBlock = 1024;
-
-// fp16 -> f32 without a branch on the value (equal to f16_bits_to_float for every pattern; tested
-// exhaustively through the operator): the 15 magnitude bits shifted into a float's exponent and mantissa
-// give the value scaled by 2^-112 (the bias difference 127 - 15), normal or subnormal alike, and one
-// exact multiplication by 2^112 rescales it; exponent 31 (inf, NaN) becomes 255 by a select. Relies on
-// subnormal floats being honoured (no denormals-are-zero mode, which the library never sets).
-struct WidenF16 {
-  float operator()(std::uint16_t h) const {
-    const std::uint32_t magnitude = std::uint32_t(h & 0x7fffu) << 13;
-    float scaled;
-    std::memcpy(&scaled, &magnitude, sizeof(scaled));
-    const float rescaled = scaled * 0x1p112f;
-    std::uint32_t bits;
-    std::memcpy(&bits, &rescaled, sizeof(bits));
-    bits = magnitude >= 0x0f800000u ? magnitude | 0x7f800000u : bits;
-    bits |= std::uint32_t(h & 0x8000u) << 16;
-    float value;
-    std::memcpy(&value, &bits, sizeof(value));
-    return value;
-  }
-};
-
-struct WidenBf16 {  // bfloat16 is a float's upper half
-  float operator()(std::uint16_t h) const { return bf16_bits_to_float(h); }
-};
 
 template <class Index>
 class HalfRowsPlan {
@@ -64,8 +34,7 @@ class HalfRowsPlan {
   HalfRowsPlan(const CsrMatrix<float, Index>& a, Operation op, ValueStorage storage, int threads)
       : rows_(a.rows), cols_(a.cols), op_(op), storage_(storage), row_ptr_(a.row_ptr), col_(a.col_idx),
         values_(a.values.size()), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())) {
-    const auto narrow = storage == ValueStorage::F16 ? float_to_f16_bits : float_to_bf16_bits;
-    std::transform(a.values.begin(), a.values.end(), values_.begin(), narrow);
+    std::transform(a.values.begin(), a.values.end(), values_.begin(), narrow_for(storage));
     // Segment s starts at the first row r with r + row_ptr[r] >= s * (rows + nnz) / segments.
     const std::int64_t total = std::int64_t(rows_) + std::int64_t(a.nnz());
     start_row_.resize(static_cast<std::size_t>(segments_) + 1);

@@ -11,30 +11,11 @@
 
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
+#include "cpu/merge_path.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv::cpu {
-namespace {
-
-// Merrill & Garland, Algorithm 3 (MergePathSearch): the (row, nonzero) coordinate where `diagonal`
-// crosses the merge path of A = row_ptr[1..rows] and B = 0..nnz-1. A row end e comes before the
-// nonzero index e, so empty rows are consumed before the next nonzero.
-template <class Index>
-void merge_path_search(std::int64_t diagonal, const Index* row_end, std::int64_t rows, std::int64_t nnz,
-                       Index& row, Index& nz) {
-  std::int64_t lo = std::max<std::int64_t>(diagonal - nnz, 0);
-  std::int64_t hi = std::min<std::int64_t>(diagonal, rows);
-  while (lo < hi) {
-    const std::int64_t pivot = lo + (hi - lo) / 2;
-    if (static_cast<std::int64_t>(row_end[pivot]) <= diagonal - pivot - 1) lo = pivot + 1;
-    else hi = pivot;
-  }
-  row = static_cast<Index>(std::min(lo, rows));
-  nz = static_cast<Index>(diagonal - lo);
-}
-
-}  // namespace
 
 template <class Value, class Index>
 MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads,
@@ -49,15 +30,7 @@ MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>
     unrolled_ = rows.short_rows == detail::ShortRows::Unrolled;
   }
   segments_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
-  const std::int64_t rows = a_.rows, nnz = a_.nnz();
-  // rows + nnz may overflow a 32-bit Index; the diagonals are 64-bit.
-  const std::int64_t total = rows + nnz;
-  const std::int64_t per_segment = (total + segments_ - 1) / segments_;
-  start_row_.resize(static_cast<std::size_t>(segments_) + 1);
-  start_nz_.resize(static_cast<std::size_t>(segments_) + 1);
-  for (int s = 0; s <= segments_; ++s)
-    merge_path_search(std::min(per_segment * s, total), a_.row_ptr.data() + 1, rows, nnz, start_row_[s],
-                      start_nz_[s]);
+  detail::merge_path_split(a_.row_ptr.data(), a_.rows, a_.nnz(), segments_, start_row_, start_nz_);
   if (op_ == Operation::NonTranspose) {
     carry_row_.resize(static_cast<std::size_t>(segments_));
     carry_value_.resize(static_cast<std::size_t>(segments_));

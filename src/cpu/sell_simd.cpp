@@ -15,20 +15,32 @@
 //
 // SIMD: Google Highway with run-time dispatch as src/cpu/csr_simd.cpp; Options::cpu_simd = 0 or
 // SPMV_CPU_SIMD=0 runs the same slices with a plain loop.
+//
+// Half-precision values (Options::values = f16 / bf16, float plans; docs/algorithms/half_values_cpu.md):
+// the slices hold the values' 16-bit bits (rounded once, to nearest even, after the conversion to
+// SELL), and each slot's vector of C values is widened to f32 lanes by Highway's PromoteTo (F16C's
+// vcvtph2ps for fp16 on x86, a shift for bfloat16) before the same multiply-add; the scalar fallback
+// widens value by value (cpu/half_widen.hpp). Widening is exact, so the product is that of the rounded
+// matrix with the f32 kernel's summation order. Aᵀ x with half values is the sequential scatter of
+// format_kernels.cpp over the 16-bit slices.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/sell_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
+#include "cpu/half_widen.hpp"
 #include "cpu/simd_gather-inl.h"
 
 #ifndef SPMV_CPU_SELL_SLICES_DEFINED
 #define SPMV_CPU_SELL_SLICES_DEFINED
 namespace spmv::cpu::detail {
 // The arrays a sweep reads (the converted SellMatrix plus the per-slice count of unmasked slots).
-template <class Value, class Index>
+// Stored is Value, or hwy::float16_t / hwy::bfloat16_t for half-precision values (Value float).
+template <class Value, class Index, class Stored = Value>
 struct SellView {
   std::int64_t rows, c;
   const std::int64_t* slice_ptr;
@@ -37,8 +49,21 @@ struct SellView {
   const Index* perm;
   const std::uint8_t* in_place;  // 1: the slice's rows are unpermuted (y written with vector stores)
   const Index* col;
-  const Value* val;
+  const Stored* val;
 };
+
+// One stored value as Value (exact).
+template <class Value, class Stored>
+Value widen_value(Stored v) {
+  if constexpr (std::is_same_v<Stored, Value>) {
+    return v;
+  } else {
+    std::uint16_t bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    if constexpr (std::is_same_v<Stored, hwy::float16_t>) return spmv::detail::WidenF16{}(bits);
+    else return bf16_bits_to_float(bits);
+  }
+}
 }  // namespace spmv::cpu::detail
 #endif
 
@@ -46,10 +71,17 @@ HWY_BEFORE_NAMESPACE();
 namespace spmv::cpu::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Lanes(d) stored values as d's lanes: loaded, or loaded as 16-bit halves and widened (exact).
+template <class D, class Stored>
+HWY_INLINE auto load_values(D d, const Stored* p) {
+  if constexpr (std::is_same_v<Stored, hn::TFromD<D>>) return hn::LoadU(d, p);
+  else return hn::PromoteTo(d, hn::LoadU(hn::Rebind<Stored, D>(), p));
+}
+
 // Slices [s_begin, s_end): each vector of lanes sums its rows in two accumulators (even and odd slots,
 // hiding the fused multiply-add latency of rows of a few slots), then writes y through the permutation.
-template <class Value, class Index>
-void slices(const SellView<Value, Index>& m, std::int64_t s_begin, std::int64_t s_end, Value alpha, const Value* x,
+template <class Value, class Index, class Stored>
+void slices(const SellView<Value, Index, Stored>& m, std::int64_t s_begin, std::int64_t s_end, Value alpha, const Value* x,
             Value beta, Value* y) {
   const GatherTag<Value, Index> d;
   const hn::RebindToSigned<decltype(d)> di;
@@ -60,20 +92,20 @@ void slices(const SellView<Value, Index>& m, std::int64_t s_begin, std::int64_t 
     const std::int64_t full = m.full[s], width = m.slice_width[s];
     for (std::int64_t v = 0; v < c; v += lanes) {
       const Index* cp = m.col + m.slice_ptr[s] + v;
-      const Value* vp = m.val + m.slice_ptr[s] + v;
+      const Stored* vp = m.val + m.slice_ptr[s] + v;
       auto a0 = hn::Zero(d), a1 = hn::Zero(d);
       std::int64_t k = 0;
       for (; k + 2 <= full; k += 2) {
-        a0 = hn::MulAdd(hn::LoadU(d, vp + k * c), hn::GatherIndex(d, x, load_index(d, cp + k * c)), a0);
-        a1 = hn::MulAdd(hn::LoadU(d, vp + (k + 1) * c), hn::GatherIndex(d, x, load_index(d, cp + (k + 1) * c)), a1);
+        a0 = hn::MulAdd(load_values(d, vp + k * c), hn::GatherIndex(d, x, load_index(d, cp + k * c)), a0);
+        a1 = hn::MulAdd(load_values(d, vp + (k + 1) * c), hn::GatherIndex(d, x, load_index(d, cp + (k + 1) * c)), a1);
       }
       for (; k < full; ++k)
-        a0 = hn::MulAdd(hn::LoadU(d, vp + k * c), hn::GatherIndex(d, x, load_index(d, cp + k * c)), a0);
+        a0 = hn::MulAdd(load_values(d, vp + k * c), hn::GatherIndex(d, x, load_index(d, cp + k * c)), a0);
       for (; k < width; ++k) {  // some lanes are padding (index -1)
         const auto idx = load_index(d, cp + k * c);
         const auto stored = hn::Gt(idx, hn::Set(di, -1));
         const auto xs = hn::IfThenElseZero(hn::RebindMask(d, stored), hn::GatherIndex(d, x, hn::IfThenElseZero(stored, idx)));
-        a0 = hn::MulAdd(hn::LoadU(d, vp + k * c), xs, a0);
+        a0 = hn::MulAdd(load_values(d, vp + k * c), xs, a0);
       }
       const std::int64_t p0 = s * c + v;
       if (m.in_place[s]) {
@@ -91,18 +123,25 @@ void slices(const SellView<Value, Index>& m, std::int64_t s_begin, std::int64_t 
   }
 }
 
-// HWY_EXPORT takes plain function names: one per (value, index) combination.
-#define SPMV_SELL_ENTRY(V, I, suffix)                                                                          \
-  void slices_##suffix(const SellView<V, I>& m, std::int64_t s_begin, std::int64_t s_end, V alpha, const V* x, \
-                       V beta, V* y) {                                                                         \
-    slices<V, I>(m, s_begin, s_end, alpha, x, beta, y);                                                        \
-  }                                                                                                            \
+// HWY_EXPORT takes plain function names: one per (value, index, stored) combination.
+#define SPMV_SELL_SLICES(V, I, S, suffix)                                                              \
+  void slices_##suffix(const SellView<V, I, S>& m, std::int64_t s_begin, std::int64_t s_end, V alpha, \
+                       const V* x, V beta, V* y) {                                                    \
+    slices<V, I, S>(m, s_begin, s_end, alpha, x, beta, y);                                            \
+  }
+#define SPMV_SELL_ENTRY(V, I, suffix)    \
+  SPMV_SELL_SLICES(V, I, V, suffix)      \
   std::int64_t lanes_##suffix() { return static_cast<std::int64_t>(hn::Lanes(GatherTag<V, I>())); }
 SPMV_SELL_ENTRY(float, std::int32_t, f32_i32)
 SPMV_SELL_ENTRY(float, std::int64_t, f32_i64)
 SPMV_SELL_ENTRY(double, std::int32_t, f64_i32)
 SPMV_SELL_ENTRY(double, std::int64_t, f64_i64)
+SPMV_SELL_SLICES(float, std::int32_t, hwy::float16_t, f32_i32_f16)
+SPMV_SELL_SLICES(float, std::int64_t, hwy::float16_t, f32_i64_f16)
+SPMV_SELL_SLICES(float, std::int32_t, hwy::bfloat16_t, f32_i32_bf16)
+SPMV_SELL_SLICES(float, std::int64_t, hwy::bfloat16_t, f32_i64_bf16)
 #undef SPMV_SELL_ENTRY
+#undef SPMV_SELL_SLICES
 
 }  // namespace spmv::cpu::detail::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -111,6 +150,7 @@ HWY_AFTER_NAMESPACE();
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -135,17 +175,28 @@ HWY_EXPORT(lanes_f32_i32);
 HWY_EXPORT(lanes_f32_i64);
 HWY_EXPORT(lanes_f64_i32);
 HWY_EXPORT(lanes_f64_i64);
+HWY_EXPORT(slices_f32_i32_f16);
+HWY_EXPORT(slices_f32_i64_f16);
+HWY_EXPORT(slices_f32_i32_bf16);
+HWY_EXPORT(slices_f32_i64_bf16);
 
 namespace {
 
-template <class Value, class Index>
-using SlicesFn = void (*)(const SellView<Value, Index>&, std::int64_t, std::int64_t, Value, const Value*, Value,
-                          Value*);
+template <class Value, class Index, class Stored = Value>
+using SlicesFn = void (*)(const SellView<Value, Index, Stored>&, std::int64_t, std::int64_t, Value, const Value*,
+                          Value, Value*);
 
-// The dispatched target's kernel and vector length for (Value, Index).
-template <class Value, class Index>
-SlicesFn<Value, Index> simd_slices() {
-  if constexpr (std::is_same_v<Value, float> && std::is_same_v<Index, std::int32_t>) return &HWY_DYNAMIC_DISPATCH(slices_f32_i32);
+// The dispatched target's kernel and vector length for (Value, Index, Stored).
+template <class Value, class Index, class Stored = Value>
+SlicesFn<Value, Index, Stored> simd_slices() {
+  constexpr bool i32 = std::is_same_v<Index, std::int32_t>;
+  if constexpr (std::is_same_v<Stored, hwy::float16_t>) {
+    if constexpr (i32) return &HWY_DYNAMIC_DISPATCH(slices_f32_i32_f16);
+    else return &HWY_DYNAMIC_DISPATCH(slices_f32_i64_f16);
+  } else if constexpr (std::is_same_v<Stored, hwy::bfloat16_t>) {
+    if constexpr (i32) return &HWY_DYNAMIC_DISPATCH(slices_f32_i32_bf16);
+    else return &HWY_DYNAMIC_DISPATCH(slices_f32_i64_bf16);
+  } else if constexpr (std::is_same_v<Value, float> && i32) return &HWY_DYNAMIC_DISPATCH(slices_f32_i32);
   else if constexpr (std::is_same_v<Value, float>) return &HWY_DYNAMIC_DISPATCH(slices_f32_i64);
   else if constexpr (std::is_same_v<Index, std::int32_t>) return &HWY_DYNAMIC_DISPATCH(slices_f64_i32);
   else return &HWY_DYNAMIC_DISPATCH(slices_f64_i64);
@@ -160,8 +211,8 @@ std::int64_t simd_lanes() {
 }
 
 // The scalar fallback: the same slices, lane by lane.
-template <class Value, class Index>
-void slices_plain(const SellView<Value, Index>& m, std::int64_t s_begin, std::int64_t s_end, Value alpha,
+template <class Value, class Index, class Stored>
+void slices_plain(const SellView<Value, Index, Stored>& m, std::int64_t s_begin, std::int64_t s_end, Value alpha,
                   const Value* x, Value beta, Value* y) {
   const std::int64_t c = m.c;
   for (std::int64_t s = s_begin; s < s_end; ++s)
@@ -171,22 +222,40 @@ void slices_plain(const SellView<Value, Index>& m, std::int64_t s_begin, std::in
       for (std::int64_t k = 0; k < m.slice_width[s]; ++k) {
         const Index col = m.col[base + k * c];
         if (col < 0) break;  // rows are padded at their end
-        sum += m.val[base + k * c] * x[col];
+        sum += widen_value<Value>(m.val[base + k * c]) * x[col];
       }
       const Index r = m.perm[s * c + l];
       y[r] = beta == 0 ? alpha * sum : alpha * sum + beta * y[r];
     }
 }
 
-template <class Value, class Index>
+// A^T x over every slice, sequentially, in the order of format_kernels.cpp's sell_apply (alpha != 0):
+// y = beta * y, then y[col] += a * (alpha * x[row]) slot by slot.
+template <class Value, class Index, class Stored>
+void slices_scatter(const SellView<Value, Index, Stored>& m, std::int64_t cols, Value alpha, const Value* x,
+                    Value beta, Value* y) {
+  for (std::int64_t j = 0; j < cols; ++j) y[j] = beta == 0 ? Value(0) : beta * y[j];
+  const std::int64_t c = m.c;
+  for (std::int64_t p = 0; p < m.rows; ++p) {
+    const Value t = alpha * x[m.perm[p]];
+    const std::int64_t base = m.slice_ptr[p / c] + p % c;
+    for (std::int64_t k = 0; k < m.slice_width[p / c]; ++k) {
+      const Index col = m.col[base + k * c];
+      if (col < 0) break;
+      y[col] += widen_value<Value>(m.val[base + k * c]) * t;
+    }
+  }
+}
+
+template <class Value, class Index, class Stored = Value>
 struct SellPlan {
   SellMatrix<Value, Index> m;  // col_idx and values moved to col / val below
   std::vector<Index> full;
   std::vector<std::uint8_t> in_place;
   std::vector<std::int64_t> bounds;  // threads + 1 slice boundaries
   std::unique_ptr<Index[]> col;
-  std::unique_ptr<Value[]> val;
-  SellView<Value, Index> view() const {
+  std::unique_ptr<Stored[]> val;
+  SellView<Value, Index, Stored> view() const {
     return {m.rows,          m.c,       m.slice_ptr.data(), m.slice_width.data(), full.data(), m.perm.data(),
             in_place.data(), col.get(), val.get()};
   }
@@ -224,10 +293,16 @@ int cpu_sell_c(const Options& options) {
   return static_cast<int>(cpu::detail::simd_lanes<Value, Index>() * cpu::detail::kSellSliceVectors);
 }
 
-template <class Value, class Index>
-CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const Options& options) {
-  auto plan = std::make_shared<SellPlan<Value, Index>>();
-  const std::int64_t c = m.c, rows = m.rows, slices = m.num_slices();
+namespace {
+
+// The SELL plan of `m` and its kernel: A x parallel over slices (SIMD or the plain loop), or, for A^T x
+// (half values only: the f32 transpose is format_kernels.cpp's), the sequential scatter. Stored is Value,
+// or the 16-bit type of `storage` (Value float), into which the values are rounded here.
+template <class Value, class Index, class Stored>
+CpuKernel<Value, Index> build_sell_kernel(SellMatrix<Value, Index> m, Operation op, ValueStorage storage,
+                                          const Options& options) {
+  auto plan = std::make_shared<SellPlan<Value, Index, Stored>>();
+  const std::int64_t c = m.c, rows = m.rows, cols = m.cols, slices = m.num_slices();
   // The shortest row of a slice is its last (rows sorted by length, descending, within windows that
   // are multiples of C); positions past the last row have none.
   plan->full.resize(static_cast<std::size_t>(slices));
@@ -246,7 +321,9 @@ CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const 
     for (std::int64_t l = 0; same && l < c; ++l) same = m.perm[s * c + l] == s * c + l;
     plan->in_place[s] = same;
   }
-  const int threads = options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
+  const bool transpose = op == Operation::Transpose;
+  const int threads =
+      transpose ? 1 : options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
   // Slice boundaries that give each thread an equal share of slots + rows.
   const auto work = [&](std::int64_t s) { return m.slice_ptr[s] + s * c; };
   const std::int64_t total = work(slices);
@@ -261,30 +338,66 @@ CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const 
     }
     plan->bounds[t] = lo;
   }
-  const bool simd = cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(m.cols) &&
-                    c % cpu::detail::simd_lanes<Value, Index>() == 0;
+  const bool simd = !transpose && cpu::detail::simd_enabled(options.cpu_simd) &&
+                    cpu::detail::simd_fits<Value, Index>(m.cols) && c % cpu::detail::simd_lanes<Value, Index>() == 0;
   CpuKernel<Value, Index> kernel;
-  kernel.extra_bytes = storage_bytes(m) + plan->full.size() * sizeof(Index) + plan->in_place.size();
+  kernel.extra_bytes = storage_bytes(m) - m.values.size() * (sizeof(Value) - sizeof(Stored)) +
+                       plan->full.size() * sizeof(Index) + plan->in_place.size();
   kernel.policy = "sell C=" + std::to_string(c) + " sigma=" + std::to_string(m.sigma) +
                   " slices=" + std::to_string(slices) + " slots=" + std::to_string(m.slice_ptr.back()) +
-                  " threads=" + std::to_string(threads) + (simd ? " simd=" + cpu::detail::simd_target() : std::string(" simd=off"));
+                  " threads=" + std::to_string(threads) +
+                  (storage != ValueStorage::Native ? " values=" + std::string(to_string(storage)) : std::string()) +
+                  (transpose ? " (transpose: sequential scatter)"
+                   : simd    ? " simd=" + cpu::detail::simd_target()
+                             : std::string(" simd=off"));
   plan->m = std::move(m);
   plan->col = first_touch_copy(plan->m.col_idx, plan->m.slice_ptr, plan->bounds);
-  plan->val = first_touch_copy(plan->m.values, plan->m.slice_ptr, plan->bounds);
-  const SlicesFn<Value, Index> run =
-      simd ? cpu::detail::simd_slices<Value, Index>() : &cpu::detail::slices_plain<Value, Index>;
-  kernel.run = [plan, run, threads](Value alpha, const Value* x, Value beta, Value* y) {
-    const std::int64_t n = plan->m.rows;
+  if constexpr (std::is_same_v<Stored, Value>) {
+    plan->val = first_touch_copy(plan->m.values, plan->m.slice_ptr, plan->bounds);
+  } else {
+    std::vector<Stored> narrowed(plan->m.values.size());
+    const auto narrow = narrow_for(storage);
+    for (std::size_t i = 0; i < narrowed.size(); ++i) {
+      const std::uint16_t bits = narrow(plan->m.values[i]);
+      std::memcpy(&narrowed[i], &bits, sizeof(bits));
+    }
+    std::vector<Value>().swap(plan->m.values);
+    plan->val = first_touch_copy(narrowed, plan->m.slice_ptr, plan->bounds);
+  }
+  const SlicesFn<Value, Index, Stored> run = simd ? cpu::detail::simd_slices<Value, Index, Stored>()
+                                                  : &cpu::detail::slices_plain<Value, Index, Stored>;
+  kernel.run = [plan, run, threads, transpose, cols](Value alpha, const Value* x, Value beta, Value* y) {
+    const std::int64_t n = transpose ? cols : plan->m.rows;
     if (alpha == 0) {  // y = beta * y without reading A or x; beta == 0 does not read y
       for (std::int64_t i = 0; i < n; ++i) y[i] = beta == 0 ? Value(0) : beta * y[i];
       return;
     }
-    const SellView<Value, Index> view = plan->view();
+    const SellView<Value, Index, Stored> view = plan->view();
+    if (transpose) return cpu::detail::slices_scatter(view, cols, alpha, x, beta, y);
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
     for (int t = 0; t < threads; ++t) run(view, plan->bounds[t], plan->bounds[t + 1], alpha, x, beta, y);
   };
   return kernel;
 }
+
+}  // namespace
+
+template <class Value, class Index>
+CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const Options& options) {
+  return build_sell_kernel<Value, Index, Value>(std::move(m), Operation::NonTranspose, ValueStorage::Native, options);
+}
+
+template <class Index>
+CpuKernel<float, Index> make_half_sell_kernel(SellMatrix<float, Index> m, Operation op, const Options& options) {
+  if (options.values == ValueStorage::F16)
+    return build_sell_kernel<float, Index, hwy::float16_t>(std::move(m), op, options.values, options);
+  return build_sell_kernel<float, Index, hwy::bfloat16_t>(std::move(m), op, options.values, options);
+}
+
+template CpuKernel<float, std::int32_t> make_half_sell_kernel(SellMatrix<float, std::int32_t>, Operation,
+                                                              const Options&);
+template CpuKernel<float, std::int64_t> make_half_sell_kernel(SellMatrix<float, std::int64_t>, Operation,
+                                                              const Options&);
 
 #define SPMV_INSTANTIATE(V, I)                                                                               \
   template int cpu_sell_c<V, I>(const Options&);                                                             \

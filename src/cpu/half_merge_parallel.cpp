@@ -1,0 +1,168 @@
+// Merge-parallel over half-precision values (Options::values = f16 / bf16; docs/algorithms/
+// half_values_cpu.md): the merge-path split of merge_parallel.cpp (Merrill & Garland, SC'16, §4; the
+// same coordinates, cpu/merge_path.hpp) over a plan that keeps A's values as 16-bit bits, converted
+// once here with the exact round-to-nearest-even conversions of spmv/value_storage.hpp. x, y, alpha,
+// beta and every sum are f32, so the result is that of the rounded matrix (round_values) with the f32
+// merge loop's error.
+//
+// Each thread walks its segment's nonzeros in blocks of kWidenBlock: a block is widened into an L1
+// buffer (Highway's PromoteTo, half_widen.cpp; the scalar functors with SPMV_CPU_SIMD=0) and summed from
+// there in the order of the f32 loop, so a block boundary inside a row changes nothing. A x: the rows
+// whose end a segment consumes are written by it; the partial sum of the row it stops inside is its
+// carry-out, added after the parallel region in segment order, so a product is bit-reproducible for a
+// given thread count (not across counts: the split moves). A^T x: each segment scatters into a private
+// y, summed in segment order.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_operator.hpp"
+#include "cpu/csr_simd.hpp"
+#include "cpu/half_widen.hpp"
+#include "cpu/merge_path.hpp"
+#include "spmv/value_storage.hpp"
+
+namespace spmv::detail {
+namespace {
+
+template <class Index>
+class HalfMergePlan {
+ public:
+  HalfMergePlan(const CsrMatrix<float, Index>& a, Operation op, ValueStorage storage, int threads, int simd)
+      : rows_(a.rows), cols_(a.cols), op_(op), storage_(storage), row_ptr_(a.row_ptr), col_(a.col_idx),
+        values_(a.values.size()), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())),
+        simd_(cpu::detail::simd_enabled(simd)), widen_(widen_block_for(storage, simd_)) {
+    std::transform(a.values.begin(), a.values.end(), values_.begin(), narrow_for(storage));
+    cpu::detail::merge_path_split(row_ptr_.data(), rows_, a.nnz(), segments_, start_row_, start_nz_);
+    if (op_ == Operation::NonTranspose) carry_value_.resize(static_cast<std::size_t>(segments_));
+    else private_y_.resize(static_cast<std::size_t>(segments_) * static_cast<std::size_t>(cols_));
+  }
+
+  void apply(float alpha, const float* x, float beta, float* y) {
+    const int segments = segments_;
+    if (alpha == 0) {  // BLAS: neither A nor x is read; beta == 0 never reads y
+      const std::int64_t ny = op_ == Operation::NonTranspose ? rows_ : cols_;
+#pragma omp parallel for schedule(static) num_threads(segments)
+      for (std::int64_t i = 0; i < ny; ++i) y[i] = beta == 0 ? 0.0f : beta * y[i];
+      return;
+    }
+    if (op_ == Operation::NonTranspose) {
+#pragma omp parallel for schedule(static, 1) num_threads(segments)
+      for (int s = 0; s < segments; ++s) carry_value_[s] = segment_rows(s, alpha, x, beta, y);
+      // Fix-up in segment order: deterministic, and race-free since the region above has ended.
+      for (int s = 0; s < segments; ++s)
+        if (start_row_[s + 1] < rows_) y[start_row_[s + 1]] += alpha * carry_value_[s];
+      return;
+    }
+    float* priv = private_y_.data();
+    const std::int64_t cols = cols_;
+#pragma omp parallel num_threads(segments)
+    {
+#pragma omp for schedule(static, 1)
+      for (int s = 0; s < segments; ++s) segment_scatter(s, x, priv + static_cast<std::size_t>(s) * cols);
+#pragma omp for schedule(static)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        float acc = 0;
+        for (int s = 0; s < segments; ++s) acc += priv[static_cast<std::size_t>(s) * cols + j];
+        y[j] = beta == 0 ? alpha * acc : alpha * acc + beta * y[j];
+      }
+    }
+  }
+
+  std::string policy() const {
+    const std::int64_t total = std::int64_t(rows_) + std::int64_t(col_.size());
+    return "threads=" + std::to_string(segments_) + " items_per_thread=" +
+           std::to_string((total + segments_ - 1) / segments_) + " values=" + std::string(to_string(storage_)) +
+           (op_ == Operation::NonTranspose ? " carry-out-fixup" : " private-y-per-thread") +
+           (simd_ ? " widen=" + cpu::detail::simd_target() : std::string(" widen=scalar (simd=off)"));
+  }
+
+  // The merge-path coordinates, carries and the transpose's private vectors; the 16-bit values replace
+  // the f32 ones.
+  std::size_t extra_bytes() const {
+    return (start_row_.size() + start_nz_.size()) * sizeof(Index) + (carry_value_.size() + private_y_.size()) * sizeof(float);
+  }
+
+ private:
+  // A x over segment s: writes the rows whose end it consumes, returns the carry-out (the partial sum of
+  // row start_row_[s + 1], which the next segments finish).
+  float segment_rows(int s, float alpha, const float* x, float beta, float* y) const {
+    const Index* row_ptr = row_ptr_.data();
+    const Index* col = col_.data();
+    Index r = start_row_[s];
+    const Index r_end = start_row_[s + 1];
+    std::int64_t k = start_nz_[s];
+    const std::int64_t k_end = start_nz_[s + 1];
+    float buf[kWidenBlock];
+    float acc = 0;
+    do {  // one block of nonzeros per pass; rows before r_end all end by k_end
+      const std::int64_t k0 = k, block_end = std::min(k + kWidenBlock, k_end);
+      widen_(values_.data() + k0, static_cast<std::size_t>(block_end - k0), buf);
+      for (; r < r_end && row_ptr[r + 1] <= block_end; ++r) {
+        for (; k < row_ptr[r + 1]; ++k) acc += buf[k - k0] * x[col[k]];
+        y[r] = beta == 0 ? alpha * acc : alpha * acc + beta * y[r];
+        acc = 0;
+      }
+      for (; k < block_end; ++k) acc += buf[k - k0] * x[col[k]];  // row r continues (or is the carry)
+    } while (k < k_end);
+    return acc;
+  }
+
+  // A^T x over segment s into its private vector py (no carry: a split row only means two segments
+  // share x[r]).
+  void segment_scatter(int s, const float* x, float* py) const {
+    const Index* row_ptr = row_ptr_.data();
+    const Index* col = col_.data();
+    std::fill(py, py + cols_, 0.0f);
+    Index r = start_row_[s];
+    std::int64_t k = start_nz_[s];
+    const std::int64_t k_end = start_nz_[s + 1];
+    float buf[kWidenBlock];
+    while (k < k_end) {
+      const std::int64_t k0 = k, block_end = std::min(k + kWidenBlock, k_end);
+      widen_(values_.data() + k0, static_cast<std::size_t>(block_end - k0), buf);
+      while (k < block_end) {
+        while (row_ptr[r + 1] <= k) ++r;  // rows that ended (empty ones included)
+        const float xr = x[r];
+        const std::int64_t stop = std::min<std::int64_t>(row_ptr[r + 1], block_end);
+        for (; k < stop; ++k) py[col[k]] += buf[k - k0] * xr;
+      }
+    }
+  }
+
+  Index rows_, cols_;
+  Operation op_;
+  ValueStorage storage_;
+  std::vector<Index> row_ptr_, col_;
+  std::vector<std::uint16_t> values_;
+  int segments_;
+  bool simd_;
+  WidenBlockFn widen_;
+  std::vector<Index> start_row_, start_nz_;  // segments_ + 1 merge-path coordinates (row, nonzero)
+  std::vector<float> carry_value_;           // per segment (A x)
+  std::vector<float> private_y_;             // segments_ * cols (A^T x)
+};
+
+}  // namespace
+
+template <class Index>
+CpuKernel<float, Index> make_half_merge_kernel(const CsrMatrix<float, Index>& a, Operation op, ValueStorage values,
+                                               int threads, int simd) {
+  auto plan = std::make_shared<HalfMergePlan<Index>>(a, op, values, threads, simd);
+  CpuKernel<float, Index> kernel;
+  kernel.run = [plan](float alpha, const float* x, float beta, float* y) { plan->apply(alpha, x, beta, y); };
+  kernel.policy = plan->policy();
+  kernel.extra_bytes = plan->extra_bytes();
+  return kernel;
+}
+
+template CpuKernel<float, std::int32_t> make_half_merge_kernel(const CsrMatrix<float, std::int32_t>&, Operation,
+                                                               ValueStorage, int, int);
+template CpuKernel<float, std::int64_t> make_half_merge_kernel(const CsrMatrix<float, std::int64_t>&, Operation,
+                                                               ValueStorage, int, int);
+
+}  // namespace spmv::detail
