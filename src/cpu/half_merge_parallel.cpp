@@ -5,9 +5,12 @@
 // beta and every sum are f32, so the result is that of the rounded matrix (round_values) with the f32
 // merge loop's error.
 //
-// Each thread walks its segment's nonzeros in blocks of kWidenBlock: a block is widened into an L1
-// buffer (Highway's PromoteTo, half_widen.cpp; the scalar functors with SPMV_CPU_SIMD=0) and summed from
-// there in the order of the f32 loop, so a block boundary inside a row changes nothing. A x: the rows
+// fp16 (and the transpose of both): each thread walks its segment's nonzeros in blocks of kWidenBlock;
+// a block is widened into an L1 buffer (Highway's PromoteTo, half_widen.cpp; the scalar functors with
+// SPMV_CPU_SIMD=0) and summed from there in the order of the f32 loop, so a block boundary inside a row
+// changes nothing. bfloat16's A x widens each value in the loop (a shift), as the half row loop does:
+// on R-MAT scale 18 (2 threads, 2-core Zen 4 VM) that took 2.7 ms against 3.2 ms through the buffer
+// (poisson2d n = 1000: 2.2-2.8 against 2.3-2.4, noise). A x: the rows
 // whose end a segment consumes are written by it; the partial sum of the row it stops inside is its
 // carry-out, added after the parallel region in segment order, so a product is bit-reproducible for a
 // given thread count (not across counts: the split moves). A^T x: each segment scatters into a private
@@ -78,7 +81,9 @@ class HalfMergePlan {
     return "threads=" + std::to_string(segments_) + " items_per_thread=" +
            std::to_string((total + segments_ - 1) / segments_) + " values=" + std::string(to_string(storage_)) +
            (op_ == Operation::NonTranspose ? " carry-out-fixup" : " private-y-per-thread") +
-           (simd_ ? " widen=" + cpu::detail::simd_target() : std::string(" widen=scalar (simd=off)"));
+           (storage_ == ValueStorage::Bf16 && op_ == Operation::NonTranspose ? std::string(" widen=in-loop")
+            : simd_ ? " widen=" + cpu::detail::simd_target()
+                    : std::string(" widen=scalar (simd=off)"));
   }
 
   // The merge-path coordinates, carries and the transpose's private vectors; the 16-bit values replace
@@ -97,6 +102,17 @@ class HalfMergePlan {
     const Index r_end = start_row_[s + 1];
     std::int64_t k = start_nz_[s];
     const std::int64_t k_end = start_nz_[s + 1];
+    if (storage_ == ValueStorage::Bf16) {  // widened in the loop (a shift): the f32 merge loop's shape
+      const std::uint16_t* val = values_.data();
+      float acc = 0;
+      for (; r < r_end; ++r) {
+        for (; k < row_ptr[r + 1]; ++k) acc += bf16_bits_to_float(val[k]) * x[col[k]];
+        y[r] = beta == 0 ? alpha * acc : alpha * acc + beta * y[r];
+        acc = 0;
+      }
+      for (; k < k_end; ++k) acc += bf16_bits_to_float(val[k]) * x[col[k]];
+      return acc;
+    }
     float buf[kWidenBlock];
     float acc = 0;
     do {  // one block of nonzeros per pass; rows before r_end all end by k_end
