@@ -20,6 +20,19 @@ struct CpuKernel {
   std::size_t extra_bytes = 0;   // converted data held beyond the CSR input
 };
 
+// The kernel of a plan whose apply(alpha, x, beta, y) takes raw arrays (the half-value plans), with its
+// policy() and extra_bytes().
+template <class Value, class Index, class Plan>
+CpuKernel<Value, Index> plan_kernel(std::shared_ptr<Plan> plan) {
+  CpuKernel<Value, Index> kernel;
+  kernel.policy = plan->policy();
+  kernel.extra_bytes = plan->extra_bytes();
+  kernel.run = [plan = std::move(plan)](Value alpha, const Value* x, Value beta, Value* y) {
+    plan->apply(alpha, x, beta, y);
+  };
+  return kernel;
+}
+
 template <class Value, class Index>
 std::unique_ptr<Operator<Value, Index>> wrap_cpu_kernel(CpuKernel<Value, Index> kernel, Algorithm algorithm,
                                                         Operation op, Index rows, Index cols, double setup_ms);

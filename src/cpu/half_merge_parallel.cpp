@@ -36,19 +36,17 @@ template <class Index>
 class HalfMergePlan {
  public:
   HalfMergePlan(const CsrMatrix<float, Index>& a, Operation op, ValueStorage storage, int threads, int simd)
-      : rows_(a.rows), cols_(a.cols), op_(op), storage_(storage), row_ptr_(a.row_ptr), col_(a.col_idx),
-        values_(a.values.size()), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())),
+      : m_(a, storage), op_(op), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())),
         simd_(cpu::detail::simd_enabled(simd)), widen_(widen_block_for(storage, simd_)) {
-    std::transform(a.values.begin(), a.values.end(), values_.begin(), narrow_for(storage));
-    cpu::detail::merge_path_split(row_ptr_.data(), rows_, a.nnz(), segments_, start_row_, start_nz_);
+    cpu::detail::merge_path_split(m_.row_ptr.data(), m_.rows, a.nnz(), segments_, start_row_, start_nz_);
     if (op_ == Operation::NonTranspose) carry_value_.resize(static_cast<std::size_t>(segments_));
-    else private_y_.resize(static_cast<std::size_t>(segments_) * static_cast<std::size_t>(cols_));
+    else private_y_.resize(static_cast<std::size_t>(segments_) * static_cast<std::size_t>(m_.cols));
   }
 
   void apply(float alpha, const float* x, float beta, float* y) {
     const int segments = segments_;
     if (alpha == 0) {  // BLAS: neither A nor x is read; beta == 0 never reads y
-      const std::int64_t ny = op_ == Operation::NonTranspose ? rows_ : cols_;
+      const std::int64_t ny = op_ == Operation::NonTranspose ? m_.rows : m_.cols;
 #pragma omp parallel for schedule(static) num_threads(segments)
       for (std::int64_t i = 0; i < ny; ++i) y[i] = beta == 0 ? 0.0f : beta * y[i];
       return;
@@ -58,11 +56,11 @@ class HalfMergePlan {
       for (int s = 0; s < segments; ++s) carry_value_[s] = segment_rows(s, alpha, x, beta, y);
       // Fix-up in segment order: deterministic, and race-free since the region above has ended.
       for (int s = 0; s < segments; ++s)
-        if (start_row_[s + 1] < rows_) y[start_row_[s + 1]] += alpha * carry_value_[s];
+        if (start_row_[s + 1] < m_.rows) y[start_row_[s + 1]] += alpha * carry_value_[s];
       return;
     }
     float* priv = private_y_.data();
-    const std::int64_t cols = cols_;
+    const std::int64_t cols = m_.cols;
 #pragma omp parallel num_threads(segments)
     {
 #pragma omp for schedule(static, 1)
@@ -77,11 +75,11 @@ class HalfMergePlan {
   }
 
   std::string policy() const {
-    const std::int64_t total = std::int64_t(rows_) + std::int64_t(col_.size());
+    const std::int64_t total = std::int64_t(m_.rows) + std::int64_t(m_.col.size());
     return "threads=" + std::to_string(segments_) + " items_per_thread=" +
-           std::to_string((total + segments_ - 1) / segments_) + " values=" + std::string(to_string(storage_)) +
+           std::to_string((total + segments_ - 1) / segments_) + " values=" + std::string(to_string(m_.storage)) +
            (op_ == Operation::NonTranspose ? " carry-out-fixup" : " private-y-per-thread") +
-           (storage_ == ValueStorage::Bf16 && op_ == Operation::NonTranspose ? std::string(" widen=in-loop")
+           (m_.storage == ValueStorage::Bf16 && op_ == Operation::NonTranspose ? std::string(" widen=in-loop")
             : simd_ ? " widen=" + cpu::detail::simd_target()
                     : std::string(" widen=scalar (simd=off)"));
   }
@@ -96,14 +94,14 @@ class HalfMergePlan {
   // A x over segment s: writes the rows whose end it consumes, returns the carry-out (the partial sum of
   // row start_row_[s + 1], which the next segments finish).
   float segment_rows(int s, float alpha, const float* x, float beta, float* y) const {
-    const Index* row_ptr = row_ptr_.data();
-    const Index* col = col_.data();
+    const Index* row_ptr = m_.row_ptr.data();
+    const Index* col = m_.col.data();
     Index r = start_row_[s];
     const Index r_end = start_row_[s + 1];
     std::int64_t k = start_nz_[s];
     const std::int64_t k_end = start_nz_[s + 1];
-    if (storage_ == ValueStorage::Bf16) {  // widened in the loop (a shift): the f32 merge loop's shape
-      const std::uint16_t* val = values_.data();
+    if (m_.storage == ValueStorage::Bf16) {  // widened in the loop (a shift): the f32 merge loop's shape
+      const std::uint16_t* val = m_.values.data();
       float acc = 0;
       for (; r < r_end; ++r) {
         for (; k < row_ptr[r + 1]; ++k) acc += bf16_bits_to_float(val[k]) * x[col[k]];
@@ -117,7 +115,7 @@ class HalfMergePlan {
     float acc = 0;
     do {  // one block of nonzeros per pass; rows before r_end all end by k_end
       const std::int64_t k0 = k, block_end = std::min(k + kWidenBlock, k_end);
-      widen_(values_.data() + k0, static_cast<std::size_t>(block_end - k0), buf);
+      widen_(m_.values.data() + k0, static_cast<std::size_t>(block_end - k0), buf);
       for (; r < r_end && row_ptr[r + 1] <= block_end; ++r) {
         for (; k < row_ptr[r + 1]; ++k) acc += buf[k - k0] * x[col[k]];
         y[r] = beta == 0 ? alpha * acc : alpha * acc + beta * y[r];
@@ -131,16 +129,16 @@ class HalfMergePlan {
   // A^T x over segment s into its private vector py (no carry: a split row only means two segments
   // share x[r]).
   void segment_scatter(int s, const float* x, float* py) const {
-    const Index* row_ptr = row_ptr_.data();
-    const Index* col = col_.data();
-    std::fill(py, py + cols_, 0.0f);
+    const Index* row_ptr = m_.row_ptr.data();
+    const Index* col = m_.col.data();
+    std::fill(py, py + m_.cols, 0.0f);
     Index r = start_row_[s];
     std::int64_t k = start_nz_[s];
     const std::int64_t k_end = start_nz_[s + 1];
     float buf[kWidenBlock];
     while (k < k_end) {
       const std::int64_t k0 = k, block_end = std::min(k + kWidenBlock, k_end);
-      widen_(values_.data() + k0, static_cast<std::size_t>(block_end - k0), buf);
+      widen_(m_.values.data() + k0, static_cast<std::size_t>(block_end - k0), buf);
       while (k < block_end) {
         while (row_ptr[r + 1] <= k) ++r;  // rows that ended (empty ones included)
         const float xr = x[r];
@@ -150,11 +148,8 @@ class HalfMergePlan {
     }
   }
 
-  Index rows_, cols_;
+  HalfCsr<Index> m_;
   Operation op_;
-  ValueStorage storage_;
-  std::vector<Index> row_ptr_, col_;
-  std::vector<std::uint16_t> values_;
   int segments_;
   bool simd_;
   WidenBlockFn widen_;
@@ -168,12 +163,7 @@ class HalfMergePlan {
 template <class Index>
 CpuKernel<float, Index> make_half_merge_kernel(const CsrMatrix<float, Index>& a, Operation op, ValueStorage values,
                                                int threads, int simd) {
-  auto plan = std::make_shared<HalfMergePlan<Index>>(a, op, values, threads, simd);
-  CpuKernel<float, Index> kernel;
-  kernel.run = [plan](float alpha, const float* x, float beta, float* y) { plan->apply(alpha, x, beta, y); };
-  kernel.policy = plan->policy();
-  kernel.extra_bytes = plan->extra_bytes();
-  return kernel;
+  return plan_kernel<float, Index>(std::make_shared<HalfMergePlan<Index>>(a, op, values, threads, simd));
 }
 
 template CpuKernel<float, std::int32_t> make_half_merge_kernel(const CsrMatrix<float, std::int32_t>&, Operation,

@@ -32,34 +32,32 @@ template <class Index>
 class HalfRowsPlan {
  public:
   HalfRowsPlan(const CsrMatrix<float, Index>& a, Operation op, ValueStorage storage, int threads)
-      : rows_(a.rows), cols_(a.cols), op_(op), storage_(storage), row_ptr_(a.row_ptr), col_(a.col_idx),
-        values_(a.values.size()), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())) {
-    std::transform(a.values.begin(), a.values.end(), values_.begin(), narrow_for(storage));
+      : m_(a, storage), op_(op), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())) {
     // Segment s starts at the first row r with r + row_ptr[r] >= s * (rows + nnz) / segments.
-    const std::int64_t total = std::int64_t(rows_) + std::int64_t(a.nnz());
+    const std::int64_t total = std::int64_t(m_.rows) + std::int64_t(a.nnz());
     start_row_.resize(static_cast<std::size_t>(segments_) + 1);
     for (int s = 0; s <= segments_; ++s) {
       const std::int64_t target = total * s / segments_;
-      std::int64_t lo = 0, hi = rows_;
+      std::int64_t lo = 0, hi = m_.rows;
       while (lo < hi) {
         const std::int64_t mid = lo + (hi - lo) / 2;
-        if (mid + std::int64_t(row_ptr_[mid]) < target) lo = mid + 1;
+        if (mid + std::int64_t(m_.row_ptr[mid]) < target) lo = mid + 1;
         else hi = mid;
       }
       start_row_[s] = static_cast<Index>(lo);
     }
-    start_row_[segments_] = rows_;
+    start_row_[segments_] = m_.rows;
     if (op_ == Operation::Transpose && segments_ > 1)
-      private_y_.resize(static_cast<std::size_t>(segments_) * static_cast<std::size_t>(cols_));
+      private_y_.resize(static_cast<std::size_t>(segments_) * static_cast<std::size_t>(m_.cols));
   }
 
   void apply(float alpha, const float* x, float beta, float* y) {
-    if (storage_ == ValueStorage::F16) run(WidenF16{}, alpha, x, beta, y);
+    if (m_.storage == ValueStorage::F16) run(WidenF16{}, alpha, x, beta, y);
     else run(WidenBf16{}, alpha, x, beta, y);
   }
 
   std::string policy() const {
-    return "threads=" + std::to_string(segments_) + " values=" + std::string(to_string(storage_)) +
+    return "threads=" + std::to_string(segments_) + " values=" + std::string(to_string(m_.storage)) +
            (op_ == Operation::NonTranspose ? " rows-per-thread"
             : segments_ > 1                ? " private-y-per-thread"
                                            : " scatter");
@@ -71,12 +69,12 @@ class HalfRowsPlan {
  private:
   template <class Widen>
   void run(Widen widen, float alpha, const float* x, float beta, float* y) {
-    const Index* row_ptr = row_ptr_.data();
-    const Index* col = col_.data();
-    const std::uint16_t* val = values_.data();
+    const Index* row_ptr = m_.row_ptr.data();
+    const Index* col = m_.col.data();
+    const std::uint16_t* val = m_.values.data();
     const Index* start = start_row_.data();
     const int segments = segments_;
-    const std::int64_t ny = op_ == Operation::NonTranspose ? rows_ : cols_;
+    const std::int64_t ny = op_ == Operation::NonTranspose ? m_.rows : m_.cols;
     if (alpha == 0 || (op_ == Operation::Transpose && segments == 1)) {  // beta == 0 never reads y
 #pragma omp parallel for schedule(static) num_threads(segments)
       for (std::int64_t i = 0; i < ny; ++i) y[i] = beta == 0 ? 0.0f : beta * y[i];
@@ -98,14 +96,14 @@ class HalfRowsPlan {
       return;
     }
     if (segments == 1) {  // y was scaled above
-      for (Index r = 0; r < rows_; ++r) {
+      for (Index r = 0; r < m_.rows; ++r) {
         const float ax = alpha * x[r];
         for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) y[col[k]] += widen(val[k]) * ax;
       }
       return;
     }
     float* priv = private_y_.data();
-    const std::int64_t cols = cols_;
+    const std::int64_t cols = m_.cols;
 #pragma omp parallel num_threads(segments)
     {
 #pragma omp for schedule(static, 1)
@@ -129,9 +127,9 @@ class HalfRowsPlan {
   // A x over fp16 values, rows [r, r_end): each run of whole rows with at most kWidenBlock values is
   // widened into the buffer at once, then summed row by row; a longer row is summed piece by piece.
   void f16_rows(Index r, Index r_end, float alpha, const float* x, float beta, float* y) const {
-    const Index* row_ptr = row_ptr_.data();
-    const Index* col = col_.data();
-    const std::uint16_t* val = values_.data();
+    const Index* row_ptr = m_.row_ptr.data();
+    const Index* col = m_.col.data();
+    const std::uint16_t* val = m_.values.data();
     float buf[kWidenBlock];
     const auto store = [&](Index row, float sum) { y[row] = beta == 0 ? alpha * sum : alpha * sum + beta * y[row]; };
     while (r < r_end) {
@@ -157,11 +155,8 @@ class HalfRowsPlan {
     }
   }
 
-  Index rows_, cols_;
+  HalfCsr<Index> m_;
   Operation op_;
-  ValueStorage storage_;
-  std::vector<Index> row_ptr_, col_;
-  std::vector<std::uint16_t> values_;
   int segments_;
   std::vector<Index> start_row_;
   std::vector<float> private_y_;
@@ -172,12 +167,7 @@ class HalfRowsPlan {
 template <class Index>
 CpuKernel<float, Index> make_half_rows_kernel(const CsrMatrix<float, Index>& a, Operation op, ValueStorage values,
                                               int threads) {
-  auto plan = std::make_shared<HalfRowsPlan<Index>>(a, op, values, threads);
-  CpuKernel<float, Index> kernel;
-  kernel.run = [plan](float alpha, const float* x, float beta, float* y) { plan->apply(alpha, x, beta, y); };
-  kernel.policy = plan->policy();
-  kernel.extra_bytes = plan->extra_bytes();
-  return kernel;
+  return plan_kernel<float, Index>(std::make_shared<HalfRowsPlan<Index>>(a, op, values, threads));
 }
 
 template CpuKernel<float, std::int32_t> make_half_rows_kernel(const CsrMatrix<float, std::int32_t>&, Operation,

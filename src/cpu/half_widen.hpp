@@ -6,6 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
+
+#include "spmv/csr.hpp"
 
 #include "spmv/value_storage.hpp"
 
@@ -64,5 +67,20 @@ inline WidenBlockFn widen_block_for(ValueStorage storage, bool simd) {
 inline std::uint16_t (*narrow_for(ValueStorage storage))(float) {
   return storage == ValueStorage::F16 ? float_to_f16_bits : float_to_bf16_bits;
 }
+
+// A CSR matrix whose values are kept as the 16-bit bits of `storage` (rounded once here): the data of
+// the half row loop's and half merge-parallel's plans.
+template <class Index>
+struct HalfCsr {
+  HalfCsr(const CsrMatrix<float, Index>& a, ValueStorage s)
+      : rows(a.rows), cols(a.cols), storage(s), row_ptr(a.row_ptr), col(a.col_idx), values(a.values.size()) {
+    const auto narrow = narrow_for(s);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = narrow(a.values[i]);
+  }
+  Index rows, cols;
+  ValueStorage storage;
+  std::vector<Index> row_ptr, col;
+  std::vector<std::uint16_t> values;
+};
 
 }  // namespace spmv::detail
