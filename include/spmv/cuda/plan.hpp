@@ -69,6 +69,9 @@ class Plan {
  public:
   // Resolves Auto, runs the algorithm's preprocessing on `stream` (timed, see setup_ms) and sizes its
   // workspace. Throws Unsupported when the algorithm does not offer `op` or refuses the matrix.
+  // Options::values (f16 / bf16, float plans with 32-bit indices) rounds the values once into a half-
+  // precision copy the plan owns (counted in extra_bytes) and runs the algorithms that offer it
+  // (docs/ALGORITHMS.md "Half-precision values"); the view's float values are not read after setup.
   // Set SPMV_DEBUG_LOG=1 in the environment to print the chosen algorithm and policy to stderr.
   Plan(CsrView<Value, Index> matrix, Algorithm algorithm = Algorithm::Auto,
        Operation op = Operation::NonTranspose, const Options& options = {}, cudaStream_t stream = nullptr);
