@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/backends.hpp"
+#include "core/native_values.hpp"
 #include "core/semiring_ops.hpp"
 #include "cpu/instantiate.hpp"
 #include "spmv/error.hpp"
@@ -58,6 +59,7 @@ void semiring_ops::check_lengths(Semiring s, std::int64_t rows, std::int64_t col
 template <class Value, class Index>
 void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x,
                        std::span<Value> y, const Options& options) {
+  spmv::detail::require_native_values(options, "the semiring product");
   if (backend == Backend::Cpu) return semiring_multiply(s, a, x, y, options.threads);
   semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());  // before any device call
 #ifdef SPMV_HAS_CUDA

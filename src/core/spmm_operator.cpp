@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/native_values.hpp"
 #include "core/timing.hpp"
 #include "cpu/instantiate.hpp"
 #include "spmv/error.hpp"
@@ -106,6 +107,7 @@ template <class Value, class Index>
 std::unique_ptr<SpmmOperator<Value, Index>> make_spmm_operator(Backend backend, const CsrMatrix<Value, Index>& a,
                                                                Operation op, SpmmKernel kernel,
                                                                const Options& options, int variant) {
+  spmv::detail::require_native_values(options, "SpMM");
   if (backend == Backend::Cuda) return detail::make_cuda_spmm_operator(a, op, kernel, options, variant);
   switch (kernel) {
     case SpmmKernel::Spmm: return std::make_unique<CpuSpmm<Value, Index>>(a, op, options);

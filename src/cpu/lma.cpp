@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/native_values.hpp"
 #include "core/timing.hpp"
 #include "instantiate.hpp"
 #include "spmv/error.hpp"
@@ -55,9 +56,7 @@ class CpuLmaOperator final : public LmaOperator<Value> {
  public:
   CpuLmaOperator(const FemProblem<Value, Index>& p, const Options& options)
       : unknowns_count_(p.unknowns), elements_(p.elements), npe_(p.nodes_per_element), threads_(options.threads) {
-    if (options.values != ValueStorage::Native)
-      throw Unsupported("fem: the LMA operator does not offer values=" + std::string(to_string(options.values)) +
-                        " (half storage is offered by the CSR operators' auto and row-loop)");
+    spmv::detail::require_native_values(options, "fem: the LMA operator");
     if (npe_ != 3 && npe_ != 4)
       throw InvalidArgument("fem: LMA needs 3 or 4 nodes per element, got " + std::to_string(npe_));
     const auto start = std::chrono::steady_clock::now();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/timing.hpp"
+#include "core/native_values.hpp"
 #include "cuda/common/launch.cuh"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/lma.hpp"
@@ -230,6 +231,7 @@ namespace spmv::fem {
 
 template <class Value, class Index>
 std::unique_ptr<LmaOperator<Value>> make_cuda_lma_operator(const FemProblem<Value, Index>& p, const Options& options) {
+  spmv::detail::require_native_values(options, "fem: the LMA operator");
   if (!cuda_available()) throw Unsupported("no CUDA device is available");
   return std::make_unique<cuda::HostVectorLma<Value, Index>>(p, options.device);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/debug_log.hpp"
+#include "core/native_values.hpp"
 #include "cuda/common/launch.cuh"
 #include "cuda/common/warp_launch.cuh"
 #include "cuda/row_statistics.cuh"
@@ -263,6 +264,7 @@ SpmmPlan<Value, Index>::SpmmPlan(CsrView<Value, Index> matrix, Operation op, con
   if (matrix.nnz > 0 && (!matrix.row_ptr || !matrix.col_idx || !matrix.values))
     throw InvalidArgument("spmv::cuda::SpmmPlan: null matrix array");
   if (matrix.rows > 0 && !matrix.row_ptr) throw InvalidArgument("spmv::cuda::SpmmPlan: null row_ptr");
+  spmv::detail::require_native_values(options, "spmv::cuda::SpmmPlan");
   const auto start = std::chrono::steady_clock::now();
   impl_->matrix = matrix;
   impl_->op = op;

@@ -19,6 +19,9 @@
 #include "common/zoo.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
+#include "spmv/fem.hpp"
+#include "spmv/semiring.hpp"
+#include "spmv/spmm.hpp"
 #include "spmv/operator.hpp"
 #include "spmv/value_storage.hpp"
 
@@ -418,6 +421,25 @@ TEST(HalfStorage, RefusedWhereNotOffered) {
     deterministic.deterministic = true;
     EXPECT_EQ(make_operator(Backend::Cpu, af, Algorithm::Auto, Operation::NonTranspose, deterministic)->algorithm(),
               make_operator(Backend::Cpu, af, Algorithm::Auto, Operation::NonTranspose, Options{})->algorithm());
+  }
+}
+
+// SpMM, the semirings and the FEM LMA operator have no half-precision kernel: they refuse the option
+// (naming it) instead of ignoring it.
+TEST(HalfStorage, PathsWithoutAHalfKernelRefuse) {
+  const auto af = convert<float, std::int32_t>(zoo_matrix("poisson2d_64"));
+  const std::vector<float> x(static_cast<std::size_t>(af.cols), 1.0f);
+  std::vector<float> y(static_cast<std::size_t>(af.rows));
+  const auto problem = fem::build<float, std::int32_t>(fem::MeshParams{2, 3, 0.5, 0.05});
+  for (ValueStorage s : kStorages) {
+    const Options options = half_options(s);
+    const std::string storage = "values=" + storage_name(s);
+    expect_refusal([&] { make_spmm_operator(Backend::Cpu, af, Operation::NonTranspose, SpmmKernel::Spmm, options); },
+                   storage, "SpMM with " + storage);
+    expect_refusal([&] { semiring_multiply(Backend::Cpu, Semiring::MinPlus, af, std::span<const float>(x),
+                                           std::span<float>(y), options); },
+                   storage, "a semiring product with " + storage);
+    expect_refusal([&] { fem::make_cpu_lma_operator(problem, options); }, storage, "the LMA operator with " + storage);
   }
 }
 
