@@ -207,8 +207,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   const bool degenerate = matrix.rows == 0 || matrix.cols == 0 || matrix.nnz == 0;
   const bool requested_auto = algorithm == Algorithm::Auto;
   // Half-precision values (src/cuda/half_values.cu): their own set of algorithms, on a rounded copy.
-  const bool half_values = options.values != ValueStorage::Native;
-  if (half_values) {
+  if (options.values != ValueStorage::Native) {
     if constexpr (std::is_same_v<Value, float> && std::is_same_v<Index, std::int32_t>) {
       check_half_values(algorithm, op, options);
       if (!degenerate) impl_->kernel = make_half_values(matrix, algorithm, op, options, stream, &algorithm);
@@ -222,7 +221,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
     throw Unsupported("reorder " + std::string(to_string(options.reorder)) +
                       " needs a square matrix (a symmetric permutation), got " + std::to_string(matrix.rows) + " x " +
                       std::to_string(matrix.cols));
-  if (options.reorder != Reorder::None && !degenerate && !half_values) {
+  if (options.reorder != Reorder::None && !degenerate) {  // check_half_values refused reorder
     auto reordered = make_reordered<Value, Index>(matrix, algorithm, op, options, stream);
     algorithm = reordered->inner_algorithm();
     impl_->kernel = std::move(reordered);

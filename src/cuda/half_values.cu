@@ -50,6 +50,20 @@ AlgorithmPtr<float, std::int32_t> make_stored(Algorithm algorithm, const CsrView
   return nullptr;
 }
 
+// The values rounded to Stored into `values` (nnz 16-bit slots) on `stream`, and `algorithm` built on them.
+template <class Stored>
+AlgorithmPtr<float, std::int32_t> build_on_rounded(const CsrView<float, std::int32_t>& matrix,
+                                                   DeviceBuffer<std::uint16_t>& values, Algorithm algorithm,
+                                                   Operation op, const Options& options, cudaStream_t stream) {
+  constexpr int block = 256;
+  auto* rounded = reinterpret_cast<Stored*>(values.data());
+  round_values_kernel<<<grid_for(matrix.nnz, block), block, 0, stream>>>(matrix.values, matrix.nnz, rounded);
+  SPMV_CHECK_LAUNCH("round_values_kernel");
+  const CsrView<Stored, std::int32_t> view{matrix.rows, matrix.cols, matrix.nnz, matrix.row_ptr, matrix.col_idx,
+                                           rounded};
+  return make_stored(algorithm, view, op, options, stream);
+}
+
 // Owns the rounded values and forwards to the algorithm built on them.
 class HalfValues final : public CudaAlgorithm<float, std::int32_t> {
  public:
@@ -95,7 +109,6 @@ void check_half_values(Algorithm algorithm, Operation op, const Options& options
 AlgorithmPtr<float, std::int32_t> make_half_values(const CsrView<float, std::int32_t>& matrix, Algorithm algorithm,
                                                    Operation op, const Options& options, cudaStream_t stream,
                                                    Algorithm* chosen) {
-  check_half_values(algorithm, op, options);
   const bool requested_auto = algorithm == Algorithm::Auto;
   if (requested_auto && op == Operation::Transpose) {
     algorithm = Algorithm::CsrVector;
@@ -108,23 +121,10 @@ AlgorithmPtr<float, std::int32_t> make_half_values(const CsrView<float, std::int
     if (options.deterministic && algorithm == Algorithm::MergePath) algorithm = Algorithm::CsrVector;
   }
   DeviceBuffer<std::uint16_t> values(static_cast<std::size_t>(matrix.nnz));
-  constexpr int block = 256;
-  AlgorithmPtr<float, std::int32_t> inner;
-  if (options.values == ValueStorage::F16) {
-    auto* out = reinterpret_cast<__half*>(values.data());
-    round_values_kernel<<<grid_for(matrix.nnz, block), block, 0, stream>>>(matrix.values, matrix.nnz, out);
-    SPMV_CHECK_LAUNCH("round_values_kernel");
-    inner = make_stored(algorithm, CsrView<__half, std::int32_t>{matrix.rows, matrix.cols, matrix.nnz, matrix.row_ptr,
-                                                                 matrix.col_idx, out},
-                        op, options, stream);
-  } else {
-    auto* out = reinterpret_cast<__nv_bfloat16*>(values.data());
-    round_values_kernel<<<grid_for(matrix.nnz, block), block, 0, stream>>>(matrix.values, matrix.nnz, out);
-    SPMV_CHECK_LAUNCH("round_values_kernel");
-    inner = make_stored(algorithm, CsrView<__nv_bfloat16, std::int32_t>{matrix.rows, matrix.cols, matrix.nnz,
-                                                                        matrix.row_ptr, matrix.col_idx, out},
-                        op, options, stream);
-  }
+  AlgorithmPtr<float, std::int32_t> inner =
+      options.values == ValueStorage::F16
+          ? build_on_rounded<__half>(matrix, values, algorithm, op, options, stream)
+          : build_on_rounded<__nv_bfloat16>(matrix, values, algorithm, op, options, stream);
   if (options.deterministic && !inner->reproducible())
     throw Unsupported("algorithm " + std::string(to_string(algorithm)) + " (" + inner->policy() +
                       ") is not bit-reproducible; with Options::deterministic and values=" +

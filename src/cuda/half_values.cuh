@@ -18,8 +18,9 @@ void check_half_values(Algorithm algorithm, Operation op, const Options& options
 
 // Rounds the values of `matrix` once to options.values on the device (round to nearest even) and
 // builds `algorithm` on the copy (Auto: the CSR rule of src/core/auto_rule.hpp). The result owns the
-// copy, reports it in extra_bytes and says `values=f16|bf16` in its policy. Throws as
-// check_half_values does, and with Options::deterministic for an algorithm that is not reproducible.
+// copy, reports it in extra_bytes and says `values=f16|bf16` in its policy. Call after
+// check_half_values (the plan does, for empty matrices too); throws with Options::deterministic for an
+// algorithm that is not reproducible.
 // `chosen` receives the algorithm built (Auto resolved).
 AlgorithmPtr<float, std::int32_t> make_half_values(const CsrView<float, std::int32_t>& matrix, Algorithm algorithm,
                                                    Operation op, const Options& options, cudaStream_t stream,
