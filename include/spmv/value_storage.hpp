@@ -47,9 +47,10 @@ inline float bf16_bits_to_float(std::uint16_t bits) {
 // `value` rounded to the storage and widened back: the value a product with that storage uses.
 float round_to_storage(float value, ValueStorage s);
 
-// A copy of `a` whose values are rounded to the storage: the matrix a product with Options::values
-// == s computes with exactly (its reference; tests and `spmv bench` verify against it).
+// `a` with its values rounded to the storage: the matrix a product with Options::values == s computes
+// with exactly (its reference; tests and `spmv bench` verify against it). Pass an rvalue to round in
+// place without a copy.
 template <class Index>
-CsrMatrix<float, Index> round_values(const CsrMatrix<float, Index>& a, ValueStorage s);
+CsrMatrix<float, Index> round_values(CsrMatrix<float, Index> a, ValueStorage s);
 
 }  // namespace spmv

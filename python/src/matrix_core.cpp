@@ -799,7 +799,7 @@ std::unique_ptr<MatrixCore> make_matrix_core(CsrMatrix<Value, Index> a, const Op
                             "' stores a float32 matrix's values; this matrix has float64 values (use float32)");
     } else {
       // Rounded once, here: every path then sees the matrix the half-storage plans compute with.
-      for (float& v : a.values) v = round_to_storage(v, options.values);
+      a = round_values(std::move(a), options.values);
     }
   }
   return std::make_unique<TypedMatrix<Value, Index>>(std::move(a), options);

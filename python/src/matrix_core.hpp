@@ -7,9 +7,10 @@
 // when the core is made, so that every path sees the one matrix the products compute with. The
 // SpMV operators and plans (CPU, CUDA, the solvers on them) store the values in half precision; the
 // paths without a half-storage kernel -- SpMM and the semirings -- read the same rounded values in
-// float: the same results up to summation order, without the halved value bytes. The Python half (spmv/_matrix.py) checks shapes, dtypes and
-// strides and converts NumPy input; this layer checks again before anything reaches the library,
-// so that no bad pointer ever does.
+// float: the same results up to summation order, without the halved value bytes.
+//
+// The Python half (spmv/_matrix.py) checks shapes, dtypes and strides and converts NumPy input; this
+// layer checks again before anything reaches the library, so that no bad pointer ever does.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 

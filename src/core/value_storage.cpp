@@ -88,13 +88,12 @@ float round_to_storage(float value, ValueStorage s) {
 }
 
 template <class Index>
-CsrMatrix<float, Index> round_values(const CsrMatrix<float, Index>& a, ValueStorage s) {
-  CsrMatrix<float, Index> rounded = a;
-  for (float& v : rounded.values) v = round_to_storage(v, s);
-  return rounded;
+CsrMatrix<float, Index> round_values(CsrMatrix<float, Index> a, ValueStorage s) {
+  for (float& v : a.values) v = round_to_storage(v, s);
+  return a;
 }
 
-template CsrMatrix<float, std::int32_t> round_values(const CsrMatrix<float, std::int32_t>&, ValueStorage);
-template CsrMatrix<float, std::int64_t> round_values(const CsrMatrix<float, std::int64_t>&, ValueStorage);
+template CsrMatrix<float, std::int32_t> round_values(CsrMatrix<float, std::int32_t>, ValueStorage);
+template CsrMatrix<float, std::int64_t> round_values(CsrMatrix<float, std::int64_t>, ValueStorage);
 
 }  // namespace spmv

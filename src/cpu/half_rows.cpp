@@ -23,6 +23,7 @@
 #include "cpu/cpu_operator.hpp"
 #include "cpu/half_widen.hpp"
 #include "cpu/instantiate.hpp"
+#include "cpu/merge_path.hpp"
 #include "spmv/value_storage.hpp"
 
 namespace spmv::detail {
@@ -33,20 +34,9 @@ class HalfRowsPlan {
  public:
   HalfRowsPlan(const CsrMatrix<float, Index>& a, Operation op, ValueStorage storage, int threads)
       : m_(a, storage), op_(op), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())) {
-    // Segment s starts at the first row r with r + row_ptr[r] >= s * (rows + nnz) / segments.
-    const std::int64_t total = std::int64_t(m_.rows) + std::int64_t(a.nnz());
-    start_row_.resize(static_cast<std::size_t>(segments_) + 1);
-    for (int s = 0; s <= segments_; ++s) {
-      const std::int64_t target = total * s / segments_;
-      std::int64_t lo = 0, hi = m_.rows;
-      while (lo < hi) {
-        const std::int64_t mid = lo + (hi - lo) / 2;
-        if (mid + std::int64_t(m_.row_ptr[mid]) < target) lo = mid + 1;
-        else hi = mid;
-      }
-      start_row_[s] = static_cast<Index>(lo);
-    }
-    start_row_[segments_] = m_.rows;
+    // Whole rows per segment: the rows where merge-parallel's equal merge-path pieces start.
+    std::vector<Index> start_nz;
+    cpu::detail::merge_path_split(m_.row_ptr.data(), m_.rows, a.nnz(), segments_, start_row_, start_nz);
     if (op_ == Operation::Transpose && segments_ > 1)
       private_y_.resize(static_cast<std::size_t>(segments_) * static_cast<std::size_t>(m_.cols));
   }
