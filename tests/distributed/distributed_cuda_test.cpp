@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "common/zoo.hpp"
 #include "distributed/cuda_ranks.hpp"
@@ -116,6 +117,37 @@ TEST_F(DistributedCuda, SeveralMatrices) {
     for (std::size_t k = 0; k < n; ++k) EXPECT_EQ(y[k], z[k]);  // symmetric: A 1 == A^T 1 (exact: small integers)
     DistributedMatrix<double, std::int32_t> scratch(comm, rows, Operation::NonTranspose, {Backend::Cuda});
   }
+}
+
+// A freed matrix gives its NCCL communicator back and the next matrix borrows it. Here the ranks free
+// different matrices (rank 0 the first, the others the second): no communicator is idle on every rank,
+// so the new matrix must split a fresh one, not pair rank 0's with another rank's; then, with both freed
+// everywhere, two more matrices borrow them while the third is alive. Every product is checked.
+TEST_F(DistributedCuda, FreedCommunicatorsAreBorrowedOnlyWhereEveryRankFreedThem) {
+  const Communicator comm;
+  const auto rows = scatter_rows(comm, test::zoo_matrix("poisson2d_64"), PartitionKind::Nonzeros);
+  using Matrix = DistributedMatrix<double, std::int32_t>;
+  const auto make = [&](Operation op) { return std::make_unique<Matrix>(comm, rows, op, DistributedOptions{Backend::Cuda}); };
+  std::unique_ptr<Matrix> m[5] = {make(Operation::NonTranspose), make(Operation::Transpose),
+                                  make(Operation::NonTranspose)};
+  const auto n = static_cast<std::size_t>(m[0]->x_partition().count(comm.rank()));
+  std::vector<double> x(n, 1.0), expected(n);
+  m[0]->apply(1.0, x, 0.0, expected);  // A 1 == A^T 1 (symmetric, small integers: exact)
+  const auto check = [&](std::initializer_list<int> alive, const char* when) {  // products are collective
+    for (const int i : alive) {
+      std::vector<double> y(n, std::numeric_limits<double>::quiet_NaN());
+      m[i]->apply(1.0, x, 0.0, y);
+      EXPECT_EQ(y, expected) << "rank " << comm.rank() << " matrix " << i << " " << when;
+    }
+  };
+  m[comm.rank() == 0 ? 0 : 1].reset();  // a free waits for no other rank: the order may differ
+  m[3] = make(Operation::Transpose);
+  check({2, 3}, "after freeing different matrices per rank");
+  m[0].reset();
+  m[1].reset();
+  m[0] = make(Operation::NonTranspose);
+  m[4] = make(Operation::Transpose);
+  check({0, 2, 3, 4}, "after borrowing the freed communicators");
 }
 
 // all_reduce_sum: every rank adds rank + 1 and 0.5 into two device doubles; every rank gets the sums.

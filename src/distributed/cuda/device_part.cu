@@ -104,17 +104,23 @@ struct NcclComm {
   }
 };
 
-// ncclCommInitRank costs ~0.5-1 s (bootstrap, topology, proxy threads); every matrix needs a
-// communicator of its own (a product's sends and receives must never match another matrix's), so
-// the first matrix on an MPI communicator makes a parent, cached on that communicator as an MPI
-// attribute per device, and each matrix splits a child off it that shares its resources.
-using ParentCache = std::map<int, std::shared_ptr<NcclComm>>;  // by device
+// ncclCommInitRank costs ~0.5-1 s (bootstrap, topology, proxy threads) and a split plus its destroy
+// about as much again; every matrix needs a communicator of its own (a product's sends and receives
+// must never match another matrix's). So the first matrix on an MPI communicator makes a parent, cached
+// on that communicator as an MPI attribute per device, and matrices borrow children split off it: a
+// destroyed matrix gives its child back, and the next matrix takes it instead of splitting another.
+struct CommPool {
+  std::shared_ptr<NcclComm> parent;
+  std::vector<std::shared_ptr<NcclComm>> children;  // children[i] came from the i-th split, alike on every rank
+  std::vector<unsigned char> lent;                  // children[i] belongs to a live matrix
+};
+using PoolCache = std::map<int, std::shared_ptr<CommPool>>;  // by device
 
 int cache_keyval() {
   static int keyval = MPI_KEYVAL_INVALID;
   if (keyval == MPI_KEYVAL_INVALID) {
     const auto release = [](MPI_Comm, int, void* cache, void*) -> int {
-      delete static_cast<ParentCache*>(cache);
+      delete static_cast<PoolCache*>(cache);
       return MPI_SUCCESS;
     };
     check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release, &keyval, nullptr), "MPI_Comm_create_keyval");
@@ -122,35 +128,68 @@ int cache_keyval() {
   return keyval;
 }
 
+// A matrix's communicator: on destruction it goes back to its pool (when the pool still exists; the
+// owner has finished its work on it).
+class BorrowedComm {
+ public:
+  BorrowedComm(const std::shared_ptr<CommPool>& pool, std::size_t id) : pool_(pool), comm_(pool->children[id]), id_(id) {
+    pool->lent[id] = 1;
+  }
+  BorrowedComm(const BorrowedComm&) = delete;
+  BorrowedComm& operator=(const BorrowedComm&) = delete;
+  ~BorrowedComm() {
+    if (const auto pool = pool_.lock()) pool->lent[id_] = 0;
+  }
+  ncclComm_t get() const { return comm_->comm; }
+
+ private:
+  std::weak_ptr<CommPool> pool_;
+  std::shared_ptr<NcclComm> comm_;
+  std::size_t id_;
+};
+
 // Collective over `comm`, the matrix's duplicate of `caller` (the communicator it was built on, which
 // holds the cache): every rank has `device` current.
-std::shared_ptr<NcclComm> matrix_comm(MPI_Comm caller, MPI_Comm comm, int device) {
+std::unique_ptr<BorrowedComm> matrix_comm(MPI_Comm caller, MPI_Comm comm, int device) {
   const Communicator c(comm);
   void* value = nullptr;
   int found = 0;
   check_mpi(MPI_Comm_get_attr(caller, cache_keyval(), &value, &found), "MPI_Comm_get_attr");
-  auto* cache = found ? static_cast<ParentCache*>(value) : nullptr;
-  std::shared_ptr<NcclComm> parent = cache && cache->count(device) ? cache->at(device) : nullptr;
-  int everywhere = parent != nullptr;  // split only where every rank has the parent (same ranks, same order)
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (!everywhere) {
+  auto* cache = found ? static_cast<PoolCache*>(value) : nullptr;
+  std::shared_ptr<CommPool> pool = cache && cache->count(device) ? cache->at(device) : nullptr;
+  // Reuse the pool only where every rank has it with the same children (same ranks, same order).
+  const int size = pool ? static_cast<int>(pool->children.size()) : -1;
+  int agree[2] = {size, -size};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (agree[0] < 0 || agree[0] != -agree[1]) {
     ncclUniqueId id{};
     if (c.rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
     check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm), "MPI_Bcast");
-    parent = std::make_shared<NcclComm>();
-    collectively(c, [&] { check_nccl(ncclCommInitRank(&parent->comm, c.size(), id, c.rank()), "ncclCommInitRank"); });
+    pool = std::make_shared<CommPool>();
+    pool->parent = std::make_shared<NcclComm>();
+    collectively(c, [&] { check_nccl(ncclCommInitRank(&pool->parent->comm, c.size(), id, c.rank()), "ncclCommInitRank"); });
     if (!cache) {
-      cache = new ParentCache;
+      cache = new PoolCache;
       check_mpi(MPI_Comm_set_attr(caller, cache_keyval(), cache), "MPI_Comm_set_attr");
     }
-    (*cache)[device] = parent;
+    (*cache)[device] = pool;  // children lent from a pool replaced here stay with their matrices
   }
+  // The first child idle on every rank, else a new split.
+  std::vector<unsigned char> idle(pool->children.size());
+  for (std::size_t i = 0; i < idle.size(); ++i) idle[i] = !pool->lent[i];
+  if (!idle.empty())
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, idle.data(), static_cast<int>(idle.size()), MPI_UNSIGNED_CHAR, MPI_MIN, comm),
+              "MPI_Allreduce");
+  const auto reuse = std::find(idle.begin(), idle.end(), 1);
+  if (reuse != idle.end()) return std::make_unique<BorrowedComm>(pool, static_cast<std::size_t>(reuse - idle.begin()));
   auto child = std::make_shared<NcclComm>();
-  child->parent = parent;
+  child->parent = pool->parent;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.splitShare = 1;
-  collectively(c, [&] { check_nccl(ncclCommSplit(parent->comm, 0, c.rank(), &child->comm, &config), "ncclCommSplit"); });
-  return child;
+  collectively(c, [&] { check_nccl(ncclCommSplit(pool->parent->comm, 0, c.rank(), &child->comm, &config), "ncclCommSplit"); });
+  pool->children.push_back(child);
+  pool->lent.push_back(0);
+  return std::make_unique<BorrowedComm>(pool, pool->children.size() - 1);
 }
 
 template <class Value, class Index>
@@ -198,7 +237,9 @@ class NcclPart final : public DevicePart<Value, Index> {
 
   ~NcclPart() override {
     cudaSetDevice(device_);
-    if (halo_stream_) cudaStreamSynchronize(halo_stream_);
+    // The next matrix may borrow the communicator: no exchange (halo stream) and no all-reduce (the
+    // caller's streams) of this one may still be running.
+    cudaDeviceSynchronize();
     nccl_.reset();
     if (halo_stream_) cudaStreamDestroy(halo_stream_);
     if (work_stream_) cudaStreamDestroy(work_stream_);
@@ -246,7 +287,7 @@ class NcclPart final : public DevicePart<Value, Index> {
 
   void all_reduce_sum(double* values, int count, CUstream_st* stream) override {
     SPMV_CUDA_CHECK(cudaSetDevice(device_));
-    check_nccl(ncclAllReduce(values, values, static_cast<std::size_t>(count), ncclDouble, ncclSum, nccl_->comm, stream),
+    check_nccl(ncclAllReduce(values, values, static_cast<std::size_t>(count), ncclDouble, ncclSum, nccl_->get(), stream),
                "ncclAllReduce");
   }
 
@@ -343,11 +384,11 @@ class NcclPart final : public DevicePart<Value, Index> {
     check_nccl(ncclGroupStart(), "ncclGroupStart");
     for (std::size_t i = 0; i < from.size(); ++i)
       check_nccl(ncclRecv(recv + recv_offsets[i], static_cast<std::size_t>(recv_offsets[i + 1] - recv_offsets[i]),
-                          nccl_type<Value>(), from[i], nccl_->comm, s),
+                          nccl_type<Value>(), from[i], nccl_->get(), s),
                  "ncclRecv");
     for (std::size_t i = 0; i < to.size(); ++i)
       check_nccl(ncclSend(send + send_offsets[i], static_cast<std::size_t>(send_offsets[i + 1] - send_offsets[i]),
-                          nccl_type<Value>(), to[i], nccl_->comm, s),
+                          nccl_type<Value>(), to[i], nccl_->get(), s),
                  "ncclSend");
     check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   }
@@ -357,7 +398,7 @@ class NcclPart final : public DevicePart<Value, Index> {
   int device_ = 0;
   cudaStream_t halo_stream_ = nullptr;
   cudaStream_t work_stream_ = nullptr;  // host-vector applies
-  std::shared_ptr<NcclComm> nccl_;
+  std::unique_ptr<BorrowedComm> nccl_;
   cuda::DeviceCsr<Value, Index> local_csr_, remote_csr_;  // before the plans that view them
   std::unique_ptr<cuda::Plan<Value, Index>> local_, remote_;
   cuda::DeviceBuffer<Index> remote_rows_;  // the remote block's rows in this rank's rows
