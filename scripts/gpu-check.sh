@@ -12,7 +12,7 @@
 #   to end, peak host RSS by /usr/bin/time -v; distributed, issues 10/16: the MPI tests on the CUDA
 #   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_PARTS,
 #   DIST_GENS, DIST_PRECISION, DIST_RANKS, DIST_EXTRA bench arguments, DIST_TAG in the log names,
-#   DIST_FILTER, DIST_WIDE_FILTER; DIST_PARTS with "solve": distributed CG per iteration on 1, 2 and
+#   DIST_FILTER; DIST_PARTS with "solve": distributed CG per iteration on 1, 2 and
 #   every GPU, DIST_SOLVE_GENS, DIST_SOLVE_MAXIT); tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
@@ -83,7 +83,7 @@ note "device: $(head -1 "$OUT/gpu.txt")"
 
 if want tests; then
   filter=${GTEST_FILTER:-*}
-  $build/tests/spmv_cuda_tests --gtest_filter="$filter" --gtest_brief=1 > "$OUT/cuda_tests.log" 2>&1
+  $build/tests/spmv_cuda_tests --gtest_filter="$filter" --gtest_brief=1 --gtest_color=no > "$OUT/cuda_tests.log" 2>&1
   rc=$?
   grep -E "^\[  FAILED  \]|Failure|error" "$OUT/cuda_tests.log" | head -60
   note "cuda tests (rc=$rc): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \].*tests?, listed' "$OUT/cuda_tests.log" | tr '\n' ' ')"
@@ -355,13 +355,11 @@ if want distributed; then
   nvidia-smi topo -m > "$OUT/topology.txt" 2>&1
   parts=${DIST_PARTS:-"tests bench"}
   for np in $([[ $parts == *tests* ]] && printf "%s\n" 2 "$gpus" | sort -un); do
-    # The CUDA cases only (CI runs the CPU ones): every one at two ranks, the skewed partition (a rank
-    # without rows, one without columns) and the device-pointer tests at one rank per GPU. Each case
-    # makes a NCCL communicator (0.6-1.4 s a case measured before the split cache; docs/DISTRIBUTED.md).
-    filter=$([ "$np" = 2 ] && echo "${DIST_FILTER:-*_cuda:*Cuda*:GraphPartition.*}" ||
-      echo "${DIST_WIDE_FILTER:-*skewed*cuda*:*Cuda*}")
+    # The CUDA cases (CI runs the CPU ones), every one at two ranks and at one rank per GPU: ~20 s a
+    # sweep since matrices borrow pooled NCCL communicators (docs/DISTRIBUTED.md).
+    filter=${DIST_FILTER:-*_cuda:*Cuda*:GraphPartition.*}
     OMP_NUM_THREADS=2 timeout ${DIST_TEST_TIMEOUT:-300} "${mpi[@]}" -np "$np" $build/tests/spmv_distributed_tests \
-      --gtest_filter="$filter" --gtest_brief=1 > "$OUT/dist_tests_np$np.log" 2>&1
+      --gtest_filter="$filter" --gtest_brief=1 --gtest_color=no > "$OUT/dist_tests_np$np.log" 2>&1
     rc=$?
     grep -E "FAILED|Failure|rank [0-9]+\]" "$OUT/dist_tests_np$np.log" | head -20
     note "distributed tests np $np (rc=$rc): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \].*listed|SKIPPED \]' "$OUT/dist_tests_np$np.log" | head -3 | tr '\n' ' ')"
