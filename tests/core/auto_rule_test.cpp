@@ -26,6 +26,11 @@ TEST(AutoRule, ClassesOfGeneratedMatrices) {
   EXPECT_EQ(classify_rows(shape_of(gen::rmat(16, 16, 1))), RowClass::FewHugeRows);
   EXPECT_EQ(classify_rows(shape_of(gen::rmat(18, 8, 1, 0.5, 0.1667, 0.1667))), RowClass::PowerLaw);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.5, 8, 1))), RowClass::Irregular);
+  // Three quarters empty: short non-empty rows stay with csr-vector, long ones go to merge-path.
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 16, 1))), RowClass::Irregular);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 32, 1))), RowClass::MostlyEmpty);
+  // Long rows but under half empty: csr-vector.
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.6, 32, 1))), RowClass::Irregular);
 }
 
 TEST(AutoRule, EveryClassHasACsrKernel) {
