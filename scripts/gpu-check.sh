@@ -24,7 +24,7 @@
 #   with L2W_ALGOS)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
-# BENCH_ARGS (extra arguments for bench/run_suite.sh), JOBS, BUILD_TARGETS (ninja targets; default all), PACK=1 (tar $OUT into $OUT/out.tgz at the end:
+# BENCH_ARGS (extra arguments for bench/run_suite.sh), PYTEST_ARGS (default python/tests), JOBS, BUILD_TARGETS (ninja targets; default all), PACK=1 (tar $OUT into $OUT/out.tgz at the end:
 # the device tool brings back at most 8 files).
 # The GPU machine has no package registry: Debian packages the build needs (GoogleTest, CLI11, fmt,
 # nlohmann-json, Eigen) travel as .deb files in .deps/ (scripts/fetch-device-deps.sh) and are
@@ -392,7 +392,7 @@ fi
 
 if want python; then
   python3 -m pip install --no-build-isolation --no-deps -q ./python > "$OUT/python_build.log" 2>&1 &&
-    python3 -m pytest -q python/tests > "$OUT/python_tests.log" 2>&1
+    python3 -m pytest -q ${PYTEST_ARGS:-python/tests} > "$OUT/python_tests.log" 2>&1
   note "python: $(tail -1 "$OUT/python_tests.log" 2>/dev/null || tail -3 "$OUT/python_build.log")"
 fi
 

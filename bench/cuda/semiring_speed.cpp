@@ -1,5 +1,5 @@
-// Issue 11: what the CUDA semiring kernel (spmv/cuda/semiring.hpp) costs against the plus-times
-// products of the same matrix: Auto's plan and cuSPARSE's CSR_ALG1 (cuSPARSE has no other semiring),
+// Issue 11: what the CUDA semiring products (spmv/cuda/semiring.hpp: the one-launch kernel and
+// SemiringPlan) cost against the plus-times products of the same matrix: Auto's plan and cuSPARSE's CSR_ALG1 (cuSPARSE has no other semiring),
 // in one process, on one stream. Every semiring's device result is compared with the CPU kernel's
 // (the same bits for min-plus, max-times, or-and and max-min; plus-times within the error bound's
 // scale). Median of 9 samples of >= 2 ms after 3 warm-up products; "% bw" is the CSR byte model
@@ -68,14 +68,24 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a
   }
   for (spmv::Semiring s : {spmv::Semiring::PlusTimes, spmv::Semiring::MinPlus, spmv::Semiring::MaxTimes,
                            spmv::Semiring::OrAnd, spmv::Semiring::MaxMin}) {
-    const double ms = median_ms(stream, [&] { spmv::cuda::semiring_multiply(s, d_a.view(), x.data(), y.data(), stream); });
-    std::vector<Value> device(static_cast<std::size_t>(a.rows)), host(static_cast<std::size_t>(a.rows));
-    spmv::cuda::semiring_multiply(s, d_a.view(), x.data(), y.data(), stream);
-    y.download(std::span<Value>(device), stream);
+    std::vector<Value> host(static_cast<std::size_t>(a.rows));
     spmv::semiring_multiply(s, a, std::span<const Value>(host_x), std::span<Value>(host));
-    const auto [diff, scale] = difference(device, host);
-    std::printf("%-36.36s %-4s %-22s %9.4f %6.1f %6.2f  max|dy| %.3g of max|y| %.3g\n", name.c_str(), precision,
-                ("semiring " + std::string(spmv::to_string(s))).c_str(), ms, percent(ms), cusparse_ms / ms, diff, scale);
+    spmv::cuda::SemiringPlan<Value, std::int32_t> plan(d_a.view(), s, stream);
+    // The one-launch kernel, then the plan (merge-based), each timed and checked against the CPU.
+    for (const bool planned : {false, true}) {
+      const auto product = [&] {
+        if (planned) plan.apply(x.data(), y.data(), stream);
+        else spmv::cuda::semiring_multiply(s, d_a.view(), x.data(), y.data(), stream);
+      };
+      const double ms = median_ms(stream, product);
+      std::vector<Value> device(static_cast<std::size_t>(a.rows));
+      product();
+      y.download(std::span<Value>(device), stream);
+      const auto [diff, scale] = difference(device, host);
+      std::printf("%-36.36s %-4s %-22s %9.4f %6.1f %6.2f  max|dy| %.3g of max|y| %.3g\n", name.c_str(), precision,
+                  ((planned ? "plan " : "kernel ") + std::string(spmv::to_string(s))).c_str(), ms, percent(ms),
+                  cusparse_ms / ms, diff, scale);
+    }
   }
   SPMV_CUDA_CHECK(cudaStreamDestroy(stream));
 }

@@ -204,13 +204,13 @@ class TypedMatrix final : public MatrixCore {
       return;
     }
 #if SPMV_PYTHON_CUDA
-    const cuda::CsrView<Value, Index> m = cuda_semiring_matrix(target.ordinal, op, nullptr);
+    cuda::SemiringPlan<Value, Index>& plan = cuda_semiring_plan(target.ordinal, semiring, op, nullptr);
     nb::gil_scoped_release release;
     DeviceGuard guard(target.ordinal);
     // One upload of x and one download of y per call; the matrix stays on the device. y is only written.
     cuda::DeviceBuffer<Value> dx(xs);
     cuda::DeviceBuffer<Value> dy(ys.size());
-    cuda::semiring_multiply(semiring, m, dx.data(), dy.data());
+    plan.apply(dx.data(), dy.data());
     dy.download(ys);  // synchronizes: errors of the product surface here
 #else
     require_cuda_device(target.ordinal);
@@ -225,12 +225,11 @@ class TypedMatrix final : public MatrixCore {
     DeviceGuard guard(ordinal);
     check_device_xy(ordinal, x, y);
     const auto s = reinterpret_cast<cudaStream_t>(stream);
-    const cuda::CsrView<Value, Index> m = cuda_semiring_matrix(ordinal, op, s);
+    cuda::SemiringPlan<Value, Index>& plan = cuda_semiring_plan(ordinal, semiring, op, s);
     nb::gil_scoped_release release;
     wait_for_producers(stream, x, y);
-    // No workspace: any number of streams may run it at once (spmv/cuda/semiring.hpp).
-    cuda::semiring_multiply(semiring, m, reinterpret_cast<const Value*>(x.address), reinterpret_cast<Value*>(y.address),
-                            s);
+    // The plan orders its products over streams itself (its workspace; spmv/cuda/semiring.hpp).
+    plan.apply(reinterpret_cast<const Value*>(x.address), reinterpret_cast<Value*>(y.address), s);
 #else
     (void)semiring, (void)stream;
     require_cuda_device(ordinal);
@@ -497,6 +496,8 @@ class TypedMatrix final : public MatrixCore {
     std::map<Key, std::unique_ptr<DevicePlan>> plans;  // declared after csr: destroyed before it
     std::map<Operation, std::unique_ptr<cuda::SpmmPlan<Value, Index>>> spmm_plans;
     std::unique_ptr<cuda::DeviceCsr<Value, Index>> transposed;  // A^T for semiring products, on first use
+    // Per (op, semiring), on first use; declared after the matrices they view: destroyed first.
+    std::map<std::pair<Operation, Semiring>, std::unique_ptr<cuda::SemiringPlan<Value, Index>>> semiring_plans;
   };
 
   // The device matrix a semiring product with `op` walks on device `ordinal` (uploaded on first use).
@@ -508,6 +509,18 @@ class TypedMatrix final : public MatrixCore {
     if (!state.transposed)
       state.transposed = std::make_unique<cuda::DeviceCsr<Value, Index>>(semiring_matrix(op), stream);
     return state.transposed->view();
+  }
+
+  // The semiring plan for (semiring, op) on device `ordinal`, made on first use (with the GIL held, like
+  // the other caches).
+  cuda::SemiringPlan<Value, Index>& cuda_semiring_plan(int ordinal, Semiring semiring, Operation op,
+                                                      cudaStream_t stream) {
+    const cuda::CsrView<Value, Index> m = cuda_semiring_matrix(ordinal, op, stream);
+    DeviceGuard guard(ordinal);
+    auto& plans = devices_.at(ordinal)->semiring_plans;
+    auto& plan = plans[{op, semiring}];
+    if (!plan) plan = std::make_unique<cuda::SemiringPlan<Value, Index>>(m, semiring, stream);
+    return *plan;
   }
 
   // The device's state, the matrix uploaded on first use (the caller holds a DeviceGuard).

@@ -65,7 +65,9 @@ SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // the same (value, index) pairs as th
 
 namespace spmv::detail {
 
-// Host vectors through the device: A and x copied up, the kernel, y copied back (spmv/semiring.hpp).
+// Host vectors through the device: A and x copied up, the product, y copied back (spmv/semiring.hpp).
+// A's upload dominates one product, so the plan's tile search costs little, and the merge-based
+// kernel is the fast one on large matrices.
 template <class Value, class Index>
 void cuda_semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
                             int device) {
@@ -73,7 +75,7 @@ void cuda_semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::s
   const cuda::DeviceCsr<Value, Index> d_a(a);
   const cuda::DeviceBuffer<Value> d_x(x);
   cuda::DeviceBuffer<Value> d_y(y.size());
-  cuda::semiring_multiply(s, d_a.view(), d_x.data(), d_y.data());
+  cuda::SemiringPlan<Value, Index>(d_a.view(), s).apply(d_x.data(), d_y.data());
   d_y.download(y);  // the default stream, after the kernel; returns when y is on the host
 }
 

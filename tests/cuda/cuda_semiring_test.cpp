@@ -1,26 +1,37 @@
-// The CUDA semiring products (spmv/cuda/semiring.hpp, through the host overload of spmv/semiring.hpp) against
-// the definition: the differential body of
+// The CUDA semiring products (spmv/cuda/semiring.hpp: SemiringPlan through the host overload of
+// spmv/semiring.hpp, and the one-launch kernel) against the definition: the differential body of
 // common/semiring_check.hpp over the zoo (both index types, f32 and f64; min, max and or-and bit for
-// bit, plus-times within the error bound), and one product on each of four streams at once. Skipped
-// without a device.
+// bit, plus-times within the error bound), rows spanning many tiles, one product on each of four
+// streams at once (a kernel each, and one plan shared). Skipped without a device.
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "common/semiring_check.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/semiring.hpp"
+#include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
 
 namespace spmv::test {
 namespace {
 
-// The device product with host vectors in and out (check_semirings' `multiply`): the host overload of
-// spmv/semiring.hpp on Backend::Cuda, which copies A and x up, runs the device kernel and copies y back.
+// The device products with host vectors in and out (check_semirings' `multiply`). The host overload
+// of spmv/semiring.hpp on Backend::Cuda copies A and x up, runs a SemiringPlan (the merge-based
+// kernel) and copies y back; `row_kernel` runs the plan-less one-launch kernel on the same data.
 const auto on_device = [](Semiring s, const auto& a, const auto& x, auto& y) {
   using Value = typename std::decay_t<decltype(x)>::value_type;
   semiring_multiply(Backend::Cuda, s, a, std::span<const Value>(x), std::span<Value>(y));
+};
+const auto row_kernel = [](Semiring s, const auto& a, const auto& x, auto& y) {
+  using Value = typename std::decay_t<decltype(x)>::value_type;
+  const cuda::DeviceCsr d_a(a);
+  const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
+  cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};  // y's NaN poison goes up too
+  cuda::semiring_multiply(s, d_a.view(), d_x.data(), d_y.data());
+  d_y.download(std::span<Value>(y));
 };
 
 class CudaSemiringZoo : public testing::TestWithParam<std::size_t> {};
@@ -31,6 +42,60 @@ TEST_P(CudaSemiringZoo, MatchesTheDefinition) {
   const std::uint64_t seed = hash_name(zoo()[GetParam()].name);
   for (const auto& f : check_semirings(convert<double, std::int32_t>(a), seed, on_device)) ADD_FAILURE() << "f64/i32 " << f;
   for (const auto& f : check_semirings(convert<float, std::int64_t>(a), seed, on_device)) ADD_FAILURE() << "f32/i64 " << f;
+  for (const auto& f : check_semirings(convert<float, std::int32_t>(a), seed, row_kernel))
+    ADD_FAILURE() << "row kernel f32/i32 " << f;
+  for (const auto& f : check_semirings(convert<double, std::int64_t>(a), seed, row_kernel))
+    ADD_FAILURE() << "row kernel f64/i64 " << f;
+}
+
+// The merge-based plan on rows far longer than a tile (its carries cross many tiles, added with the
+// compare-and-swap loop) and on power-law rows: every semiring against the definition.
+TEST(CudaSemiringPlan, RowsSpanningManyTiles) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  for (const auto& [name, a] : {std::pair{"long_rows", gen::long_rows(3000, 20000, 3, 15000, 2, 7)},
+                                std::pair{"rmat", gen::rmat(14, 16, 5)}}) {
+    SCOPED_TRACE(name);
+    for (const auto& f : check_semirings(convert<double, std::int32_t>(a), 41, on_device)) ADD_FAILURE() << "f64 " << f;
+    for (const auto& f : check_semirings(convert<float, std::int64_t>(a), 43, on_device)) ADD_FAILURE() << "f32 " << f;
+  }
+}
+
+// One plan applied on four streams with four different x, enqueued before any is waited for: the
+// plan's workspace (the tiles' carries) is shared, so the products must be ordered; each result
+// equals the CPU's bit for bit. Then a moved-from plan refuses, and an empty matrix writes nothing.
+TEST(CudaSemiringPlan, OnePlanOnFourStreams) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = convert<double, std::int32_t>(gen::long_rows(2000, 2000, 4, 1500, 3, 9));
+  const cuda::DeviceCsr csr(a);
+  cuda::SemiringPlan<double, std::int32_t> plan(csr.view(), Semiring::MinPlus);
+  EXPECT_EQ(plan.semiring(), Semiring::MinPlus);
+  EXPECT_GT(plan.extra_bytes(), 0u);
+  std::vector<std::vector<double>> xs(4, std::vector<double>(static_cast<std::size_t>(a.cols)));
+  std::vector<cuda::DeviceBuffer<double>> dxs, dys;
+  cudaStream_t streams[4];
+  for (int i = 0; i < 4; ++i) {
+    for (std::size_t j = 0; j < xs[i].size(); ++j) xs[i][j] = static_cast<double>((j * (i + 3)) % 29) - 7.0 * i;
+    dxs.emplace_back(std::span<const double>(xs[i]));
+    dys.emplace_back(static_cast<std::size_t>(a.rows));
+    SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+  }
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 4; ++i) plan.apply(dxs[i].data(), dys[i].data(), streams[i]);
+  for (int i = 0; i < 4; ++i) {
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(streams[i]));
+    SPMV_CUDA_CHECK(cudaStreamDestroy(streams[i]));
+    std::vector<double> want(static_cast<std::size_t>(a.rows));
+    semiring_multiply(Semiring::MinPlus, a, std::span<const double>(xs[i]), std::span(want));
+    EXPECT_EQ(dys[i].to_host(), want) << "stream " << i;
+  }
+  cuda::SemiringPlan<double, std::int32_t> moved(std::move(plan));
+  EXPECT_THROW(plan.apply(dxs[0].data(), dys[0].data()), InvalidArgument);  // NOLINT: use after move on purpose
+  EXPECT_THROW(moved.apply(nullptr, dys[0].data()), InvalidArgument);
+  CsrMatrix<double, std::int32_t> empty;
+  empty.cols = 5;
+  const cuda::DeviceCsr d_empty(empty);
+  cuda::SemiringPlan<double, std::int32_t> none(d_empty.view(), Semiring::OrAnd);
+  EXPECT_NO_THROW(none.apply(dxs[0].data(), nullptr));  // no rows: nothing is written
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringZoo, testing::Range<std::size_t>(0, zoo().size()),

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "core/semiring_ops.hpp"
 #include "cuda/common/stored_value.cuh"
 #include "cuda/common/vector_load.cuh"
 
@@ -32,11 +33,11 @@ __device__ __forceinline__ void store_vector(T* p, const T (&v)[N]) {
   }
 }
 
-// a_k * x[col_k] for the nonzeros of a CSR matrix. `aligned`: values and col_idx start on 16-byte
-// boundaries (checked on the host), so whole groups inside [0, nnz) use vector loads; the partial
-// group at the end of the arrays (and every group of an unaligned matrix) is read element by element,
-// never past nnz.
-template <class Value, class Index>
+// a_k * x[col_k] (Ops::mul: a semiring's multiply) for the nonzeros of a CSR matrix. `aligned`: values
+// and col_idx start on 16-byte boundaries (checked on the host), so whole groups inside [0, nnz) use
+// vector loads; the partial group at the end of the arrays (and every group of an unaligned matrix) is
+// read element by element, never past nnz. Slots outside the range hold the semiring's zero.
+template <class Value, class Index, class Ops = semiring_ops::PlusTimes<compute_t<Value>>>
 struct CsrProducts {
   static constexpr int width = kVectorWidth<Value, Index>;
   const Value* values;
@@ -58,13 +59,13 @@ struct CsrProducts {
       const Vector<Index, width> c = load_vector_streaming<width>(col_idx + k0);
 #pragma unroll
       for (int j = 0; j < width; ++j)
-        out[j] = (k0 + j >= begin && k0 + j < end) ? widen(v.item[j]) * __ldg(x + c.item[j]) : compute_t<Value>(0);
+        out[j] = (k0 + j >= begin && k0 + j < end) ? Ops::mul(widen(v.item[j]), __ldg(x + c.item[j])) : Ops::zero();
     } else {
 #pragma unroll
       for (int j = 0; j < width; ++j) {
         const long long k = k0 + j;
-        out[j] = (k >= begin && k < end) ? widen(__ldg(values + k)) * __ldg(x + __ldg(col_idx + k))
-                                         : compute_t<Value>(0);
+        out[j] = (k >= begin && k < end) ? Ops::mul(widen(__ldg(values + k)), __ldg(x + __ldg(col_idx + k)))
+                                         : Ops::zero();
       }
     }
   }
