@@ -1,5 +1,5 @@
-// Issue 11: what the CUDA semiring products (spmv/cuda/semiring.hpp: the one-launch kernel and
-// SemiringPlan) cost against the plus-times products of the same matrix: Auto's plan and cuSPARSE's CSR_ALG1 (cuSPARSE has no other semiring),
+// Issue 11: what the CUDA semiring products (spmv/cuda/semiring.hpp: SemiringPlan with the one-launch
+// row kernel, with merge-path, and Auto's choice) cost against the plus-times products of the same matrix: Auto's plan and cuSPARSE's CSR_ALG1 (cuSPARSE has no other semiring),
 // in one process, on one stream. Every semiring's device result is compared with the CPU kernel's
 // (the same bits for min-plus, max-times, or-and and max-min; plus-times within the error bound's
 // scale). Median of 9 samples of >= 2 ms after 3 warm-up products; "% bw" is the CSR byte model
@@ -62,7 +62,7 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a
     spmv::cuda::Plan<Value, std::int32_t> plan(d_a.view(), alg, spmv::Operation::NonTranspose, {}, stream);
     const double ms = median_ms(stream, [&] { plan.apply(Value(1), x.data(), Value(0), y.data(), stream); });
     if (alg == spmv::Algorithm::CusparseCsrAlg1) cusparse_ms = ms;
-    std::printf("%-36.36s %-4s %-22s %9.4f %6.1f %6.2f  %s\n", name.c_str(), precision,
+    std::printf("%-36.36s %-4s %-28s %9.4f %6.1f %6.2f  %s\n", name.c_str(), precision,
                 ("plan " + std::string(spmv::to_string(plan.algorithm()))).c_str(), ms, percent(ms), cusparse_ms / ms,
                 "");
   }
@@ -70,20 +70,19 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a
                            spmv::Semiring::OrAnd, spmv::Semiring::MaxMin}) {
     std::vector<Value> host(static_cast<std::size_t>(a.rows));
     spmv::semiring_multiply(s, a, std::span<const Value>(host_x), std::span<Value>(host));
-    spmv::cuda::SemiringPlan<Value, std::int32_t> plan(d_a.view(), s, stream);
-    // The one-launch kernel, then the plan (merge-based), each timed and checked against the CPU.
-    for (const bool planned : {false, true}) {
-      const auto product = [&] {
-        if (planned) plan.apply(x.data(), y.data(), stream);
-        else spmv::cuda::semiring_multiply(s, d_a.view(), x.data(), y.data(), stream);
-      };
+    // The plan with each kernel, then Auto's choice, each timed and checked against the CPU.
+    for (const spmv::Algorithm algorithm : {spmv::Algorithm::CsrVector, spmv::Algorithm::MergePath, spmv::Algorithm::Auto}) {
+      spmv::cuda::SemiringPlan<Value, std::int32_t> plan(d_a.view(), s, algorithm, stream);
+      const auto product = [&] { plan.apply(x.data(), y.data(), stream); };
       const double ms = median_ms(stream, product);
       std::vector<Value> device(static_cast<std::size_t>(a.rows));
       product();
       y.download(std::span<Value>(device), stream);
       const auto [diff, scale] = difference(device, host);
-      std::printf("%-36.36s %-4s %-22s %9.4f %6.1f %6.2f  max|dy| %.3g of max|y| %.3g\n", name.c_str(), precision,
-                  ((planned ? "plan " : "kernel ") + std::string(spmv::to_string(s))).c_str(), ms, percent(ms),
+      std::printf("%-36.36s %-4s %-28s %9.4f %6.1f %6.2f  max|dy| %.3g of max|y| %.3g\n", name.c_str(), precision,
+                  (std::string(spmv::to_string(s)) + (algorithm == spmv::Algorithm::Auto ? " auto=" : " ") +
+                   std::string(spmv::to_string(plan.algorithm()))).c_str(),
+                  ms, percent(ms),
                   cusparse_ms / ms, diff, scale);
     }
   }
@@ -105,7 +104,7 @@ int main(int argc, char** argv) {
   }
   const double copy_gbs = spmv::cuda_copy_bandwidth_gbs(0);
   std::printf("device %s, copy bandwidth %.0f GB/s\n", spmv::cuda_device_info(0).name.c_str(), copy_gbs);
-  std::printf("%-36s %-4s %-22s %9s %6s %6s\n", "matrix", "prec", "product", "ms", "% bw", "vs cuSPARSE plus-times");
+  std::printf("%-36s %-4s %-28s %9s %6s %6s\n", "matrix", "prec", "product", "ms", "% bw", "vs cuSPARSE plus-times");
   for (const auto& spec : matrices) {
     const auto a = spmv::bench_tools::load_matrix_spec(spec);
     if (precision != "f64") run<float>(spec, a, copy_gbs);

@@ -519,7 +519,7 @@ class TypedMatrix final : public MatrixCore {
     DeviceGuard guard(ordinal);
     auto& plans = devices_.at(ordinal)->semiring_plans;
     auto& plan = plans[{op, semiring}];
-    if (!plan) plan = std::make_unique<cuda::SemiringPlan<Value, Index>>(m, semiring, stream);
+    if (!plan) plan = std::make_unique<cuda::SemiringPlan<Value, Index>>(m, semiring, Algorithm::Auto, stream);
     return *plan;
   }
 

@@ -1,23 +1,53 @@
-// SemiringPlan (spmv/cuda/semiring.hpp): y = A ⊕.⊗ x with the merge-based kernel of merge_path.cuh,
-// instantiated per semiring. The tile boundaries are searched once here; each product runs the tile
-// kernel (finished rows stored, each tile's open row carried out) and the fix-up, which ⊕-adds the
-// carries into the rows finished by later tiles. The carries are a workspace, so products on different
-// streams are chained by WorkspaceOrder as Plan's are.
+// SemiringPlan (spmv/cuda/semiring.hpp): y = A ⊕.⊗ x with one of two kernels, chosen once here from
+// the row statistics:
+//  - the one-launch row kernel of semiring_multiply.cu (Algorithm::CsrVector: a sub-warp per row) on
+//    small matrices and on regular short rows, where a second launch or merge-path's staging costs
+//    more than they save;
+//  - elsewhere (Algorithm::MergePath) the merge-based kernel of merge_path.cuh, instantiated per semiring: the tile
+//    boundaries are searched once here; each product runs the tile kernel (finished rows stored, each
+//    tile's open row carried out) and the fix-up, which ⊕-adds the carries into the rows finished by
+//    later tiles. The carries are a workspace, so products on different streams are chained by
+//    WorkspaceOrder as Plan's are.
 #include <algorithm>
 #include <climits>
 #include <optional>
 #include <string>
 
+#include "core/auto_rule.hpp"
 #include "core/semiring_ops.hpp"
 #include "core/workspace_order.hpp"
 #include "cpu/instantiate.hpp"
 #include "cuda/common/launch.cuh"
 #include "cuda/event_driver.cuh"
 #include "cuda/merge_path.cuh"
+#include "cuda/row_statistics.cuh"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/semiring.hpp"
 
 namespace spmv::cuda {
+
+namespace {
+
+// The row kernel's domain, set on an H100 (2026-11-26; docs/SEMIRINGS.md has the table; chosen on those
+// 9 matrices, not cross-validated): below this many nonzeros a product is launch-bound (SuiteSparse
+// files of 0.15-0.25 M nonzeros: the row kernel 1.5-2.9x cuSPARSE's plus-times, merge-path 0.75-1.3x) ...
+constexpr std::int64_t kRowKernelMaxNnz = std::int64_t(1) << 18;
+// ... and regular rows shorter than this (the row kernel's own switch to a whole warp per row) keep it:
+// poisson3d (6.9 per row) 0.83 / 1.14x against merge-path's 0.74-0.89x; from 12 per row or with
+// irregular, power-law or mostly-empty rows merge-path wins (R-MAT 0.80-1.00x against 0.40-0.62x,
+// random 16 per row 0.92-0.98x against 0.73-0.81x).
+constexpr double kRowKernelMaxMean = 12.0;
+
+template <class Value, class Index>
+bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
+  if (a.nnz < kRowKernelMaxNnz) return true;
+  const RowStatistics s = row_statistics(a, stream);
+  const detail::RowShape shape{a.rows, a.cols, a.nnz, s.mean, s.stddev, s.max, s.empty_rows};
+  const detail::RowClass c = detail::classify_rows(shape);
+  return (c == detail::RowClass::Short || c == detail::RowClass::Long) && s.mean < kRowKernelMaxMean;
+}
+
+}  // namespace
 
 template <class Value, class Index>
 struct SemiringPlan<Value, Index>::Impl {
@@ -27,6 +57,7 @@ struct SemiringPlan<Value, Index>::Impl {
 
   CsrView<Value, Index> a;
   Semiring semiring;
+  bool row_kernel = true;  // semiring_multiply's kernel; else merge-path
   bool aligned = false;
   long long num_tiles = 0;
   DeviceBuffer<MergeCoordinate<Index>> coords;  // num_tiles + 1 tile boundaries on the path
@@ -50,8 +81,12 @@ struct SemiringPlan<Value, Index>::Impl {
 };
 
 template <class Value, class Index>
-SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream)
+SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm,
+                                         cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
+  if (algorithm != Algorithm::Auto && algorithm != Algorithm::CsrVector && algorithm != Algorithm::MergePath)
+    throw Unsupported("spmv::cuda::SemiringPlan: algorithm " + std::string(to_string(algorithm)) +
+                      " has no semiring kernel; use auto, csr-vector (a sub-warp per row) or merge-path");
   if (a.rows < 0 || a.cols < 0 || a.nnz < 0) throw InvalidArgument("spmv::cuda::SemiringPlan: negative matrix size");
   if (a.nnz > 0 && (!a.row_ptr || !a.col_idx || !a.values))
     throw InvalidArgument("spmv::cuda::SemiringPlan: null matrix array");
@@ -61,6 +96,8 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semirin
   p.semiring = s;
   p.aligned = is_aligned(a.values, 16) && is_aligned(a.col_idx, 16);
   if (a.rows == 0) return;  // nothing to write
+  p.row_kernel = algorithm == Algorithm::Auto ? row_kernel_fits(a, stream) : algorithm == Algorithm::CsrVector;
+  if (p.row_kernel) return;
   p.num_tiles = (static_cast<long long>(a.rows) + a.nnz + Impl::kTileItems - 1) / Impl::kTileItems;
   p.coords = DeviceBuffer<MergeCoordinate<Index>>(static_cast<std::size_t>(p.num_tiles + 1));
   p.carry_rows = DeviceBuffer<Index>(static_cast<std::size_t>(p.num_tiles));
@@ -82,11 +119,17 @@ template <class Value, class Index>
 void SemiringPlan<Value, Index>::apply(const Value* x, Value* y, cudaStream_t stream) {
   if (!impl_) throw InvalidArgument("spmv::cuda::SemiringPlan::apply on a moved-from plan");
   Impl& p = *impl_;
-  if (p.num_tiles == 0) return;  // no rows
+  if (p.a.rows == 0) return;  // nothing to write
   if ((p.a.cols > 0 && !x) || !y) throw InvalidArgument("spmv::cuda::SemiringPlan::apply: null x or y");
+  if (p.row_kernel) return semiring_multiply(p.semiring, p.a, x, y, stream);  // no workspace: no ordering
   p.order->run(stream, [&] {
     semiring_ops::with_semiring<Value>(p.semiring, [&](auto ops) { p.template run<decltype(ops)>(x, y, stream); });
   });
+}
+
+template <class Value, class Index>
+Algorithm SemiringPlan<Value, Index>::algorithm() const {
+  return impl_->row_kernel ? Algorithm::CsrVector : Algorithm::MergePath;
 }
 
 template <class Value, class Index>
@@ -96,6 +139,7 @@ Semiring SemiringPlan<Value, Index>::semiring() const {
 
 template <class Value, class Index>
 std::string SemiringPlan<Value, Index>::policy() const {
+  if (impl_->row_kernel) return "one launch, a sub-warp of 4 or 32 lanes per row";
   return "merge-path block=" + std::to_string(Impl::kThreads) +
          " items_per_thread=" + std::to_string(Impl::kTileItems / Impl::kThreads) +
          " tiles=" + std::to_string(impl_->num_tiles) + " vector_loads=" + (impl_->aligned ? "on" : "off");

@@ -19,19 +19,23 @@ namespace spmv::test {
 namespace {
 
 // The device products with host vectors in and out (check_semirings' `multiply`). The host overload
-// of spmv/semiring.hpp on Backend::Cuda copies A and x up, runs a SemiringPlan (the merge-based
-// kernel) and copies y back; `row_kernel` runs the plan-less one-launch kernel on the same data.
+// of spmv/semiring.hpp on Backend::Cuda copies A and x up, runs a SemiringPlan with Auto's kernel and
+// copies y back; `planned(algorithm)` runs a SemiringPlan with that kernel on the same data.
 const auto on_device = [](Semiring s, const auto& a, const auto& x, auto& y) {
   using Value = typename std::decay_t<decltype(x)>::value_type;
   semiring_multiply(Backend::Cuda, s, a, std::span<const Value>(x), std::span<Value>(y));
 };
-const auto row_kernel = [](Semiring s, const auto& a, const auto& x, auto& y) {
-  using Value = typename std::decay_t<decltype(x)>::value_type;
-  const cuda::DeviceCsr d_a(a);
-  const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
-  cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};  // y's NaN poison goes up too
-  cuda::semiring_multiply(s, d_a.view(), d_x.data(), d_y.data());
-  d_y.download(std::span<Value>(y));
+const auto planned = [](Algorithm algorithm) {
+  return [algorithm](Semiring s, const auto& a, const auto& x, auto& y) {
+    using Value = typename std::decay_t<decltype(x)>::value_type;
+    const cuda::DeviceCsr d_a(a);
+    const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
+    cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};  // y's NaN poison goes up too
+    cuda::SemiringPlan plan(d_a.view(), s, algorithm);
+    EXPECT_EQ(plan.algorithm(), algorithm);
+    plan.apply(d_x.data(), d_y.data());
+    d_y.download(std::span<Value>(y));
+  };
 };
 
 class CudaSemiringZoo : public testing::TestWithParam<std::size_t> {};
@@ -42,10 +46,12 @@ TEST_P(CudaSemiringZoo, MatchesTheDefinition) {
   const std::uint64_t seed = hash_name(zoo()[GetParam()].name);
   for (const auto& f : check_semirings(convert<double, std::int32_t>(a), seed, on_device)) ADD_FAILURE() << "f64/i32 " << f;
   for (const auto& f : check_semirings(convert<float, std::int64_t>(a), seed, on_device)) ADD_FAILURE() << "f32/i64 " << f;
-  for (const auto& f : check_semirings(convert<float, std::int32_t>(a), seed, row_kernel))
-    ADD_FAILURE() << "row kernel f32/i32 " << f;
-  for (const auto& f : check_semirings(convert<double, std::int64_t>(a), seed, row_kernel))
-    ADD_FAILURE() << "row kernel f64/i64 " << f;
+  for (const Algorithm algorithm : {Algorithm::CsrVector, Algorithm::MergePath}) {
+    for (const auto& f : check_semirings(convert<float, std::int32_t>(a), seed, planned(algorithm)))
+      ADD_FAILURE() << to_string(algorithm) << " f32/i32 " << f;
+    for (const auto& f : check_semirings(convert<double, std::int64_t>(a), seed, planned(algorithm)))
+      ADD_FAILURE() << to_string(algorithm) << " f64/i64 " << f;
+  }
 }
 
 // The merge-based plan on rows far longer than a tile (its carries cross many tiles, added with the
@@ -55,9 +61,26 @@ TEST(CudaSemiringPlan, RowsSpanningManyTiles) {
   for (const auto& [name, a] : {std::pair{"long_rows", gen::long_rows(3000, 20000, 3, 15000, 2, 7)},
                                 std::pair{"rmat", gen::rmat(14, 16, 5)}}) {
     SCOPED_TRACE(name);
-    for (const auto& f : check_semirings(convert<double, std::int32_t>(a), 41, on_device)) ADD_FAILURE() << "f64 " << f;
-    for (const auto& f : check_semirings(convert<float, std::int64_t>(a), 43, on_device)) ADD_FAILURE() << "f32 " << f;
+    const auto merge_path = planned(Algorithm::MergePath);
+    for (const auto& f : check_semirings(convert<double, std::int32_t>(a), 41, merge_path)) ADD_FAILURE() << "f64 " << f;
+    for (const auto& f : check_semirings(convert<float, std::int64_t>(a), 43, merge_path)) ADD_FAILURE() << "f32 " << f;
   }
+}
+
+// Auto's kernel from the row statistics; algorithms without a semiring kernel are refused.
+TEST(CudaSemiringPlan, AutoChoosesByRowStatistics) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto choice = [](const gen::Matrix& m) {
+    const auto a = convert<float, std::int32_t>(m);
+    const cuda::DeviceCsr d_a(a);
+    return cuda::SemiringPlan(d_a.view(), Semiring::MinPlus).algorithm();
+  };
+  EXPECT_EQ(choice(gen::rmat(12, 16, 3)), Algorithm::CsrVector);       // 65 k nonzeros: launch-bound
+  EXPECT_EQ(choice(gen::poisson3d(70)), Algorithm::CsrVector);         // 2.4 M nonzeros, 7 per row, regular
+  EXPECT_EQ(choice(gen::rmat(16, 16, 3)), Algorithm::MergePath);       // 1 M nonzeros, power law
+  const auto a = convert<float, std::int32_t>(gen::poisson2d(20));
+  const cuda::DeviceCsr d_a(a);
+  EXPECT_THROW(cuda::SemiringPlan(d_a.view(), Semiring::OrAnd, Algorithm::Hola), Unsupported);
 }
 
 // One plan applied on four streams with four different x, enqueued before any is waited for: the
@@ -67,7 +90,7 @@ TEST(CudaSemiringPlan, OnePlanOnFourStreams) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const auto a = convert<double, std::int32_t>(gen::long_rows(2000, 2000, 4, 1500, 3, 9));
   const cuda::DeviceCsr csr(a);
-  cuda::SemiringPlan<double, std::int32_t> plan(csr.view(), Semiring::MinPlus);
+  cuda::SemiringPlan<double, std::int32_t> plan(csr.view(), Semiring::MinPlus, Algorithm::MergePath);
   EXPECT_EQ(plan.semiring(), Semiring::MinPlus);
   EXPECT_GT(plan.extra_bytes(), 0u);
   std::vector<std::vector<double>> xs(4, std::vector<double>(static_cast<std::size_t>(a.cols)));
@@ -94,7 +117,7 @@ TEST(CudaSemiringPlan, OnePlanOnFourStreams) {
   CsrMatrix<double, std::int32_t> empty;
   empty.cols = 5;
   const cuda::DeviceCsr d_empty(empty);
-  cuda::SemiringPlan<double, std::int32_t> none(d_empty.view(), Semiring::OrAnd);
+  cuda::SemiringPlan<double, std::int32_t> none(d_empty.view(), Semiring::OrAnd, Algorithm::MergePath);
   EXPECT_NO_THROW(none.apply(dxs[0].data(), nullptr));  // no rows: nothing is written
 }
 

@@ -21,22 +21,26 @@ template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* x, Value* y,
                        cudaStream_t stream = nullptr);
 
-// The same product planned once for a matrix applied many times (BFS, shortest paths, PageRank): the
-// merge-based kernel of Algorithm::MergePath, generic over the semiring, so every row length and
-// power-law row distributions get equal work per block. The construction finds the kernel's tile
-// boundaries on `stream` and owns a small workspace (extra_bytes); A's arrays must outlive the plan.
-// Products on different streams are ordered one after another, as for Plan (its workspace); y is only
+// The same product planned once for a matrix applied many times (BFS, shortest paths, PageRank).
+// Algorithm::Auto picks from the row statistics (read on `stream`, which the construction synchronises)
+// between Algorithm::CsrVector, the one-launch kernel of semiring_multiply (small matrices, regular
+// short rows), and Algorithm::MergePath, the merge-based kernel generic over the semiring (equal work
+// per block for any row lengths, power-law graphs included: tile boundaries found here, a small
+// workspace, extra_bytes). Other algorithms are refused. A's arrays must outlive the plan. Merge-path
+// products on different streams are ordered one after another, as for Plan (its workspace); y is only
 // written, x and y as for semiring_multiply.
 template <class Value, class Index>
 class SemiringPlan {
  public:
-  SemiringPlan(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream = nullptr);
+  SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm = Algorithm::Auto,
+               cudaStream_t stream = nullptr);
   ~SemiringPlan();
   SemiringPlan(SemiringPlan&&) noexcept;
   SemiringPlan& operator=(SemiringPlan&&) noexcept;
 
   void apply(const Value* x, Value* y, cudaStream_t stream = nullptr);
 
+  Algorithm algorithm() const;  // CsrVector or MergePath
   Semiring semiring() const;
   std::string policy() const;
   std::size_t extra_bytes() const;
