@@ -95,9 +95,8 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semirin
   p.a = a;
   p.semiring = s;
   p.aligned = is_aligned(a.values, 16) && is_aligned(a.col_idx, 16);
-  if (a.rows == 0) return;  // nothing to write
   p.row_kernel = algorithm == Algorithm::Auto ? row_kernel_fits(a, stream) : algorithm == Algorithm::CsrVector;
-  if (p.row_kernel) return;
+  if (p.row_kernel || a.rows == 0) return;  // no tiles: nothing to plan, or no rows to write
   p.num_tiles = (static_cast<long long>(a.rows) + a.nnz + Impl::kTileItems - 1) / Impl::kTileItems;
   p.coords = DeviceBuffer<MergeCoordinate<Index>>(static_cast<std::size_t>(p.num_tiles + 1));
   p.carry_rows = DeviceBuffer<Index>(static_cast<std::size_t>(p.num_tiles));
