@@ -19,7 +19,8 @@
 #   cupyx/scipy, time per iteration against the floor; spmm, issue 11: `spmv bench --k` against
 #   cusparseSpMM for k = SPMM_KS (default 4 8 32), f32 and f64, SPMM_LAYOUT (row), SPMM_GENS / SPMM_FILES,
 #   SPMM_EXTRA (more bench arguments, e.g. --transpose), then bench/spmm_summary.py's harmonic means;
-#   semiring-speed, issue 11: the CUDA semiring kernel against plus-times plans, SEMIRING_MATRICES;
+#   semiring-speed, issue 11: the CUDA semiring kernels against plus-times plans, SEMIRING_MATRICES;
+#   semiring-rule, issue 11: SemiringPlan's Auto fitted and tested (bench/semiring_rule.py);
 #   l2-window, issue 13 §3: an L2 persisting window on x, bench/cuda/l2_window.cpp on L2W_MATRICES
 #   with L2W_ALGOS)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
@@ -39,7 +40,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" l2-window semiring-speed cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
+opt_in=" l2-window semiring-speed semiring-rule cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -66,7 +67,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed || want semiring-rule; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -110,6 +111,18 @@ if want stream-cost; then
   $build/bench/spmv_bench_stream_order_cost > "$OUT/stream_order_cost.txt" 2>&1
   note "stream-order cost rc=$?"
   cat "$OUT/stream_order_cost.txt"
+fi
+
+if want semiring-rule; then
+  # Issue 11: SemiringPlan's Auto (rows kernel or merge-path) fitted on half of the matrices of
+  # bench/auto_families.py and the files, tested on the other half (bench/semiring_rule.py).
+  mapfile -t sr_list < <(python3 bench/semiring_rule.py list --matrices "$SPMV_MATRICES")
+  timeout ${SEMIRING_RULE_TIMEOUT:-400} $build/bench/spmv_bench_semiring_speed --semirings min-plus "${sr_list[@]}" \
+    > "$OUT/semiring_rule.txt" 2>&1
+  note "semiring-rule rc=$? ($(grep -c '^stats' "$OUT/semiring_rule.txt") of ${#sr_list[@]} matrices)"
+  python3 bench/semiring_rule.py fit "$OUT/semiring_rule.txt" --matrices "$SPMV_MATRICES" --markdown \
+    > "$OUT/semiring_rule_fit.txt" 2>&1
+  cat "$OUT/semiring_rule_fit.txt"
 fi
 
 if want l2-window; then

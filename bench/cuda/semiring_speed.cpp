@@ -5,7 +5,8 @@
 // scale). Median of 9 samples of >= 2 ms after 3 warm-up products; "% bw" is the CSR byte model
 // (values + indices + row offsets + x + y) over the time, as a share of the device's copy bandwidth.
 //
-//   spmv_bench_semiring_speed [--precision f32|f64|both] MATRIX...
+//   spmv_bench_semiring_speed [--precision f32|f64|both] [--semirings min-plus,...] MATRIX...
+// A "stats" line per matrix gives the row statistics (bench/semiring_rule.py fits Auto's rule on them).
 // MATRIX: a .mtx(.gz) file or a generator spec kind:key=value,... (bench/matrix_spec.hpp).
 #include <cuda_runtime.h>
 
@@ -41,8 +42,27 @@ std::pair<double, double> difference(const std::vector<Value>& device, const std
   return {diff, scale};
 }
 
+// The row statistics SemiringPlan's Auto reads (spmv/cuda/semiring.hpp), for bench/semiring_rule.py.
+void print_stats(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a) {
+  double sum = 0, squares = 0;
+  std::int64_t longest = 0, empty = 0;
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    const double n = a.row_ptr[i + 1] - a.row_ptr[i];
+    sum += n;
+    squares += n * n;
+    longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(n));
+    empty += n == 0;
+  }
+  const double mean = a.rows > 0 ? sum / a.rows : 0;
+  const double stddev = a.rows > 0 ? std::sqrt(std::max(0.0, squares / a.rows - mean * mean)) : 0;
+  std::printf("stats %s rows=%lld cols=%lld nnz=%lld mean=%.6g stddev=%.6g max=%lld empty_rows=%lld\n", name.c_str(),
+              static_cast<long long>(a.rows), static_cast<long long>(a.cols), static_cast<long long>(a.nnz()), mean,
+              stddev, static_cast<long long>(longest), static_cast<long long>(empty));
+}
+
 template <class Value>
-void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a64, double copy_gbs) {
+void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a64, double copy_gbs,
+         const std::vector<spmv::Semiring>& semirings) {
   const auto a = spmv::convert<Value, std::int32_t>(a64);
   spmv::cuda::DeviceCsr<Value, std::int32_t> d_a(a);
   std::vector<Value> host_x(static_cast<std::size_t>(a.cols));
@@ -62,12 +82,11 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a
     spmv::cuda::Plan<Value, std::int32_t> plan(d_a.view(), alg, spmv::Operation::NonTranspose, {}, stream);
     const double ms = median_ms(stream, [&] { plan.apply(Value(1), x.data(), Value(0), y.data(), stream); });
     if (alg == spmv::Algorithm::CusparseCsrAlg1) cusparse_ms = ms;
-    std::printf("%-36.36s %-4s %-28s %9.4f %6.1f %6.2f  %s\n", name.c_str(), precision,
+    std::printf("%-36s %-4s %-28s %9.4f %6.1f %6.2f  %s\n", name.c_str(), precision,
                 ("plan " + std::string(spmv::to_string(plan.algorithm()))).c_str(), ms, percent(ms), cusparse_ms / ms,
                 "");
   }
-  for (spmv::Semiring s : {spmv::Semiring::PlusTimes, spmv::Semiring::MinPlus, spmv::Semiring::MaxTimes,
-                           spmv::Semiring::OrAnd, spmv::Semiring::MaxMin}) {
+  for (const spmv::Semiring s : semirings) {
     std::vector<Value> host(static_cast<std::size_t>(a.rows));
     spmv::semiring_multiply(s, a, std::span<const Value>(host_x), std::span<Value>(host));
     // The plan with each kernel, then Auto's choice, each timed and checked against the CPU.
@@ -79,7 +98,7 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a
       product();
       y.download(std::span<Value>(device), stream);
       const auto [diff, scale] = difference(device, host);
-      std::printf("%-36.36s %-4s %-28s %9.4f %6.1f %6.2f  max|dy| %.3g of max|y| %.3g\n", name.c_str(), precision,
+      std::printf("%-36s %-4s %-28s %9.4f %6.1f %6.2f  max|dy| %.3g of max|y| %.3g\n", name.c_str(), precision,
                   (std::string(spmv::to_string(s)) + (algorithm == spmv::Algorithm::Auto ? " auto=" : " ") +
                    std::string(spmv::to_string(plan.algorithm()))).c_str(),
                   ms, percent(ms),
@@ -94,9 +113,27 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a
 int main(int argc, char** argv) {
   std::string precision = "both";
   std::vector<std::string> matrices;
+  std::vector<spmv::Semiring> semirings = {spmv::Semiring::PlusTimes, spmv::Semiring::MinPlus,
+                                           spmv::Semiring::MaxTimes, spmv::Semiring::OrAnd, spmv::Semiring::MaxMin};
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--precision") == 0 && i + 1 < argc) precision = argv[++i];
-    else matrices.push_back(argv[i]);
+    if (std::strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
+      precision = argv[++i];
+    } else if (std::strcmp(argv[i], "--semirings") == 0 && i + 1 < argc) {  // a comma-separated list
+      semirings.clear();
+      std::string list = argv[++i];
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const auto s = spmv::parse_semiring(list.substr(at, comma - at));
+        if (!s) {
+          std::fprintf(stderr, "unknown semiring '%s'\n", list.substr(at, comma - at).c_str());
+          return 2;
+        }
+        semirings.push_back(*s);
+        at = comma + 1;
+      }
+    } else {
+      matrices.push_back(argv[i]);
+    }
   }
   if (!spmv::cuda_available()) {
     std::printf("no CUDA device\n");
@@ -107,8 +144,10 @@ int main(int argc, char** argv) {
   std::printf("%-36s %-4s %-28s %9s %6s %6s\n", "matrix", "prec", "product", "ms", "% bw", "vs cuSPARSE plus-times");
   for (const auto& spec : matrices) {
     const auto a = spmv::bench_tools::load_matrix_spec(spec);
-    if (precision != "f64") run<float>(spec, a, copy_gbs);
-    if (precision != "f32") run<double>(spec, a, copy_gbs);
+    print_stats(spec, a);
+    if (precision != "f64") run<float>(spec, a, copy_gbs, semirings);
+    if (precision != "f32") run<double>(spec, a, copy_gbs, semirings);
+    std::fflush(stdout);  // partial results survive a timeout
   }
   return 0;
 }

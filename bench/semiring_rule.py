@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Fits and tests the rule of spmv::cuda::SemiringPlan's Auto (src/cuda/semiring_plan.cu): the
+one-launch rows kernel when the matrix has fewer than MAX_NNZ nonzeros, or regular rows (the CUDA SpMV
+rule's short or long class, bench/auto_families.py) shorter than MAX_MEAN on average; merge-path
+otherwise.
+
+  list                          prints the matrices to time: every family member of
+                                bench/auto_families.py and the files of --matrices
+  fit OUTPUT [--markdown]       reads spmv_bench_semiring_speed's output for those matrices (its
+                                "stats" lines and the csr-vector / merge-path rows), grid-searches the
+                                two constants on the even members of each family and reports the
+                                chosen kernel's time against the faster of the two, and against
+                                cuSPARSE's plus-times, on the odd members (which the fit never saw),
+                                next to the constants in the code
+
+  scripts/gpu-check.sh semiring-rule runs both steps on the GPU machine.
+"""
+import argparse
+import math
+import os
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import auto_families  # noqa: E402
+
+IN_CODE = {"max_nnz": 2 ** 18, "max_mean": 12.0}
+GRID = {"max_nnz": [2 ** k for k in range(14, 23)], "max_mean": [0.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 24.0, math.inf]}
+
+
+def entries(matrices):
+    """The files first (small, quick: a run cut short by its time limit still has them), then the families."""
+    out = []
+    if os.path.isdir(matrices):
+        out += [("files", os.path.join(matrices, f)) for f in sorted(os.listdir(matrices))
+                if f.endswith((".mtx", ".mtx.gz"))]
+    return out + auto_families.families()
+
+
+def load(path):
+    """name -> {"stats": {...}, precision: {kernel: ms}}; kernels csr-vector, merge-path, vendor."""
+    data = defaultdict(lambda: defaultdict(dict))
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[0] == "stats":
+                fields = dict(p.split("=", 1) for p in parts[2:])
+                data[parts[1]]["stats"] = {"rows": float(fields["rows"]), "cols": float(fields["cols"]),
+                                           "nnz": float(fields["nnz"]), "row_mean": float(fields["mean"]),
+                                           "row_std": float(fields["stddev"]), "row_max": float(fields["max"]),
+                                           "empty_rows": float(fields["empty_rows"])}
+            elif len(parts) >= 5 and parts[1] in ("f32", "f64"):
+                name, precision, first, second, ms = parts[0], parts[1], parts[2], parts[3], float(parts[4])
+                times = data[name][precision]
+                if first == "plan" and second == "cusparse-csr-alg1":
+                    times["vendor"] = ms
+                elif second in ("csr-vector", "merge-path"):  # a forced kernel (Auto's rows are "auto=...")
+                    times[second] = min(ms, times.get(second, math.inf))
+    return data
+
+
+def choose(stats, c):
+    if stats["nnz"] < c["max_nnz"]:
+        return "csr-vector"
+    regular = auto_families.classify(stats, auto_families.CURRENT["constants"]) in ("short", "long")
+    return "csr-vector" if regular and stats["row_mean"] < c["max_mean"] else "merge-path"
+
+
+def results(data, names, c):
+    """(name, precision, choice, chosen / best of the two, vendor / chosen)."""
+    out = []
+    for name in names:
+        for precision in ("f32", "f64"):
+            times = data[name].get(precision, {})
+            if "stats" not in data[name] or "csr-vector" not in times or "merge-path" not in times:
+                continue
+            k = choose(data[name]["stats"], c)
+            best = min(times["csr-vector"], times["merge-path"])
+            out.append((name, precision, k, best / times[k], times.get("vendor", math.nan) / times[k]))
+    return out
+
+
+def fit(data, names):
+    def score(c):
+        return auto_families.hmean([r[3] for r in results(data, names, c)])
+    def distance(c):  # ties go to the constants nearest those in the code
+        return (abs(math.log2(c["max_nnz"]) - math.log2(IN_CODE["max_nnz"])) +
+                abs(min(c["max_mean"], 64.0) - IN_CODE["max_mean"]) / 4)
+    grid = [{"max_nnz": n, "max_mean": m} for n in GRID["max_nnz"] for m in GRID["max_mean"]]
+    return max(grid, key=lambda c: (round(score(c), 4), -distance(c)))
+
+
+def report(data, split, c, label, markdown):
+    print(f"\n## {label}: max_nnz = 2^{int(math.log2(c['max_nnz']))}, max_mean = {c['max_mean']:g}")
+    if markdown:
+        print("\n| half | family | cases | share of the faster kernel (hmean) | worst | vs cuSPARSE plus-times (hmean) |")
+        print("|---|---|---|---|---|---|")
+    for half in ("fit", "test"):
+        res = results(data, [n for n in data if split.get(n) == half], c)
+        fams = defaultdict(list)
+        for r in res:
+            fams[auto_families.family_of(r[0])].append(r)
+        for fam in sorted(fams) + ["all"]:
+            rows = res if fam == "all" else fams[fam]
+            if not rows:
+                continue
+            worst = min(rows, key=lambda r: r[3])
+            cells = (half, fam, len(rows), auto_families.hmean([r[3] for r in rows]), worst[3],
+                     f"{worst[0][:40]} {worst[1]}", auto_families.hmean([r[4] for r in rows if r[4] == r[4]]))
+            if markdown:
+                print(f"| {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]:.3f} | {cells[4]:.2f} ({cells[5]}) |"
+                      f" {cells[6]:.2f}x |")
+            else:
+                print(f"  {cells[0]:4s} {cells[1]:8s} n={cells[2]:3d} share {cells[3]:.3f} worst {cells[4]:.2f}"
+                      f" ({cells[5]}) vs-cusparse {cells[6]:.2f}x")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    default_matrices = os.environ.get("SPMV_MATRICES", os.path.join(here, "..", "..", "shared", "matrices"))
+    ls = sub.add_parser("list")
+    ls.add_argument("--matrices", default=default_matrices)
+    f = sub.add_parser("fit")
+    f.add_argument("output")
+    f.add_argument("--matrices", default=default_matrices)
+    f.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    members = entries(args.matrices)
+    if args.command == "list":
+        print("\n".join(spec for _, spec in members))
+        return 0
+    data = load(args.output)
+    # The bench names generated matrices by their spec as given; families are keyed by that spec.
+    for family, spec in members:
+        auto_families.FAMILY[spec] = family
+    split = {}
+    seen = defaultdict(int)
+    for family, spec in members:
+        split[spec] = "fit" if seen[family] % 2 == 0 else "test"
+        seen[family] += 1
+    fitted = fit(data, [n for n in data if split.get(n) == "fit"])
+    report(data, split, IN_CODE, "the rule in src/cuda/semiring_plan.cu", args.markdown)
+    report(data, split, fitted, "refitted on the fit half", args.markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
