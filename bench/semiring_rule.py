@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
-"""Fits and tests the rule of spmv::cuda::SemiringPlan's Auto (src/cuda/semiring_plan.cu): the
-one-launch rows kernel when the matrix has fewer than MAX_NNZ nonzeros, or regular rows (the CUDA SpMV
-rule's short or long class, bench/auto_families.py) shorter than MAX_MEAN on average; merge-path
-otherwise.
+"""Fits and tests the rule of spmv::cuda::SemiringPlan's Auto (src/cuda/semiring_plan.cu): one of its
+two kernels (csr-vector: the one-launch rows kernel; merge-path) for each row class of the CUDA SpMV
+rule (bench/auto_families.py's classify, src/core/auto_rule.cpp).
 
   list                          prints the matrices to time: every family member of
                                 bench/auto_families.py and the files of --matrices
@@ -24,8 +23,10 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import auto_families  # noqa: E402
 
-IN_CODE = {"max_nnz": 2 ** 18, "max_mean": 12.0}
-GRID = {"max_nnz": [2 ** k for k in range(14, 23)], "max_mean": [0.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 24.0, math.inf]}
+# The rule in the code: the kernel for each row class of the CUDA SpMV rule (auto_families.classify).
+IN_CODE = {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "merge-path", "empty": "merge-path",
+           "irregular": "csr-vector", "short": "csr-vector", "long": "csr-vector"}
+KERNELS = ("csr-vector", "merge-path")
 
 
 def entries(matrices):
@@ -59,11 +60,8 @@ def load(path):
     return data
 
 
-def choose(stats, c):
-    if stats["nnz"] < c["max_nnz"]:
-        return "csr-vector"
-    regular = auto_families.classify(stats, auto_families.CURRENT["constants"]) in ("short", "long")
-    return "csr-vector" if regular and stats["row_mean"] < c["max_mean"] else "merge-path"
+def choose(stats, leaves):
+    return leaves[auto_families.classify(stats, auto_families.CURRENT["constants"])]
 
 
 def results(data, names, c):
@@ -81,17 +79,19 @@ def results(data, names, c):
 
 
 def fit(data, names):
-    def score(c):
-        return auto_families.hmean([r[3] for r in results(data, names, c)])
-    def distance(c):  # ties go to the constants nearest those in the code
-        return (abs(math.log2(c["max_nnz"]) - math.log2(IN_CODE["max_nnz"])) +
-                abs(min(c["max_mean"], 64.0) - IN_CODE["max_mean"]) / 4)
-    grid = [{"max_nnz": n, "max_mean": m} for n in GRID["max_nnz"] for m in GRID["max_mean"]]
-    return max(grid, key=lambda c: (round(score(c), 4), -distance(c)))
+    """Each class takes the kernel with the best harmonic-mean share on the fit matrices in it."""
+    leaves = dict(IN_CODE)
+    for cls in leaves:
+        members = [n for n in names if "stats" in data[n] and
+                   auto_families.classify(data[n]["stats"], auto_families.CURRENT["constants"]) == cls]
+        if members:
+            leaves[cls] = max(KERNELS, key=lambda k: auto_families.hmean(
+                [r[3] for r in results(data, members, dict(leaves, **{cls: k}))]))
+    return leaves
 
 
 def report(data, split, c, label, markdown):
-    print(f"\n## {label}: max_nnz = 2^{int(math.log2(c['max_nnz']))}, max_mean = {c['max_mean']:g}")
+    print(f"\n## {label}: " + ", ".join(f"{k} -> {v}" for k, v in c.items()))
     if markdown:
         print("\n| half | family | cases | share of the faster kernel (hmean) | worst | vs cuSPARSE plus-times (hmean) |")
         print("|---|---|---|---|---|---|")

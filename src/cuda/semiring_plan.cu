@@ -1,13 +1,12 @@
 // SemiringPlan (spmv/cuda/semiring.hpp): y = A ⊕.⊗ x with one of two kernels, chosen once here from
 // the row statistics:
-//  - the one-launch row kernel of semiring_multiply.cu (Algorithm::CsrVector: a sub-warp per row) on
-//    small matrices and on regular short rows, where a second launch or merge-path's staging costs
-//    more than they save;
-//  - elsewhere (Algorithm::MergePath) the merge-based kernel of merge_path.cuh, instantiated per semiring: the tile
-//    boundaries are searched once here; each product runs the tile kernel (finished rows stored, each
-//    tile's open row carried out) and the fix-up, which ⊕-adds the carries into the rows finished by
-//    later tiles. The carries are a workspace, so products on different streams are chained by
-//    WorkspaceOrder as Plan's are.
+//  - the one-launch row kernel of semiring_multiply.cu (Algorithm::CsrVector: a sub-warp per row),
+//    faster on most matrices (small ones: one launch instead of two; regular and few-huge rows);
+//  - on power-law and mostly-empty rows, the merge-based kernel of merge_path.cuh
+//    (Algorithm::MergePath), instantiated per semiring: the tile boundaries are searched once here;
+//    each product runs the tile kernel (finished rows stored, each tile's open row carried out) and
+//    the fix-up, which ⊕-adds the carries into the rows finished by later tiles. The carries are a
+//    workspace, so products on different streams are chained by WorkspaceOrder as Plan's are.
 #include <algorithm>
 #include <climits>
 #include <optional>
@@ -28,23 +27,19 @@ namespace spmv::cuda {
 
 namespace {
 
-// The row kernel's domain, set on an H100 (2026-11-26; docs/SEMIRINGS.md has the table; chosen on those
-// 9 matrices, not cross-validated): below this many nonzeros a product is launch-bound (SuiteSparse
-// files of 0.15-0.25 M nonzeros: the row kernel 1.5-2.9x cuSPARSE's plus-times, merge-path 0.75-1.3x) ...
-constexpr std::int64_t kRowKernelMaxNnz = std::int64_t(1) << 18;
-// ... and regular rows shorter than this (the row kernel's own switch to a whole warp per row) keep it:
-// poisson3d (6.9 per row) 0.83 / 1.14x against merge-path's 0.74-0.89x; from 12 per row or with
-// irregular, power-law or mostly-empty rows merge-path wins (R-MAT 0.80-1.00x against 0.40-0.62x,
-// random 16 per row 0.92-0.98x against 0.73-0.81x).
-constexpr double kRowKernelMaxMean = 12.0;
-
+// Auto: merge-path for the SpMV rule's power-law and mostly-empty row classes (src/core/auto_rule.cpp),
+// the rows kernel for every other class. Fitted (bench/semiring_rule.py) on the even members of
+// bench/auto_families.py's families and the SuiteSparse files (H200, 2026-11-26, min-plus, f32 and
+// f64): each class took the kernel faster in harmonic mean there. On the odd members (96 cases) Auto ran
+// at 0.996 of the faster kernel (hmean; worst 0.88) and 1.20x cuSPARSE's plus-times product; the first
+// rule (rows below 2^18 nonzeros or under 12 per regular row) had 0.887 and 1.08x.
 template <class Value, class Index>
 bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
-  if (a.nnz < kRowKernelMaxNnz) return true;
+  if (a.rows == 0 || a.nnz == 0) return true;  // nothing to balance
   const RowStatistics s = row_statistics(a, stream);
   const detail::RowShape shape{a.rows, a.cols, a.nnz, s.mean, s.stddev, s.max, s.empty_rows};
   const detail::RowClass c = detail::classify_rows(shape);
-  return (c == detail::RowClass::Short || c == detail::RowClass::Long) && s.mean < kRowKernelMaxMean;
+  return c != detail::RowClass::PowerLaw && c != detail::RowClass::MostlyEmpty;
 }
 
 }  // namespace

@@ -75,9 +75,10 @@ TEST(CudaSemiringPlan, AutoChoosesByRowStatistics) {
     const cuda::DeviceCsr d_a(a);
     return cuda::SemiringPlan(d_a.view(), Semiring::MinPlus).algorithm();
   };
-  EXPECT_EQ(choice(gen::rmat(12, 16, 3)), Algorithm::CsrVector);       // 65 k nonzeros: launch-bound
-  EXPECT_EQ(choice(gen::poisson3d(70)), Algorithm::CsrVector);         // 2.4 M nonzeros, 7 per row, regular
-  EXPECT_EQ(choice(gen::rmat(16, 16, 3)), Algorithm::MergePath);       // 1 M nonzeros, power law
+  EXPECT_EQ(choice(gen::rmat(12, 16, 3)), Algorithm::CsrVector);  // 65 k nonzeros: launch-bound
+  EXPECT_EQ(choice(gen::poisson3d(70)), Algorithm::CsrVector);    // 2.4 M nonzeros, 7 per row, regular
+  EXPECT_EQ(choice(gen::rmat(18, 8, 1, 0.5, 0.1667, 0.1667)), Algorithm::MergePath);  // power law
+  EXPECT_EQ(choice(gen::mostly_empty(400000, 400000, 0.05, 16, 1)), Algorithm::MergePath);  // 95% empty rows
   const auto a = convert<float, std::int32_t>(gen::poisson2d(20));
   const cuda::DeviceCsr d_a(a);
   EXPECT_THROW(cuda::SemiringPlan(d_a.view(), Semiring::OrAnd, Algorithm::Hola), Unsupported);
