@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import auto_families  # noqa: E402
 
 # The rule in the code: the kernel for each row class of the CUDA SpMV rule (auto_families.classify).
-IN_CODE = {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "merge-path", "empty": "merge-path",
+IN_CODE = {"small": "csr-vector", "few_huge": "merge-path", "power_law": "merge-path", "empty": "merge-path",
            "irregular": "csr-vector", "short": "csr-vector", "long": "csr-vector"}
 KERNELS = ("csr-vector", "merge-path")
 
@@ -55,7 +55,7 @@ def load(path):
                 times = data[name][precision]
                 if first == "plan" and second == "cusparse-csr-alg1":
                     times["vendor"] = ms
-                elif second in ("csr-vector", "merge-path"):  # a forced kernel (Auto's rows are "auto=...")
+                elif first != "plan" and second in KERNELS:  # a forced kernel (not the SpMV plans, not "auto=...")
                     times[second] = min(ms, times.get(second, math.inf))
     return data
 

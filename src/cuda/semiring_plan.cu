@@ -1,8 +1,8 @@
 // SemiringPlan (spmv/cuda/semiring.hpp): y = A ⊕.⊗ x with one of two kernels, chosen once here from
 // the row statistics:
 //  - the one-launch row kernel of semiring_multiply.cu (Algorithm::CsrVector: a sub-warp per row),
-//    faster on most matrices (small ones: one launch instead of two; regular and few-huge rows);
-//  - on power-law and mostly-empty rows, the merge-based kernel of merge_path.cuh
+//    faster on small matrices (one launch instead of two) and on regular or irregular rows;
+//  - on few huge, power-law and mostly-empty rows, the merge-based kernel of merge_path.cuh
 //    (Algorithm::MergePath), instantiated per semiring: the tile boundaries are searched once here;
 //    each product runs the tile kernel (finished rows stored, each tile's open row carried out) and
 //    the fix-up, which ⊕-adds the carries into the rows finished by later tiles. The carries are a
@@ -27,19 +27,20 @@ namespace spmv::cuda {
 
 namespace {
 
-// Auto: merge-path for the SpMV rule's power-law and mostly-empty row classes (src/core/auto_rule.cpp),
-// the rows kernel for every other class. Fitted (bench/semiring_rule.py) on the even members of
-// bench/auto_families.py's families and the SuiteSparse files (H200, 2026-11-26, min-plus, f32 and
-// f64): each class took the kernel faster in harmonic mean there. On the odd members (96 cases) Auto ran
-// at 0.996 of the faster kernel (hmean; worst 0.88) and 1.20x cuSPARSE's plus-times product; the first
-// rule (rows below 2^18 nonzeros or under 12 per regular row) had 0.887 and 1.08x.
+// Auto: merge-path for the SpMV rule's few-huge-rows, power-law and mostly-empty row classes
+// (src/core/auto_rule.cpp), the rows kernel for the others (small, irregular, short, long). Fitted
+// (bench/semiring_rule.py) on the even members of bench/auto_families.py's families and the SuiteSparse
+// files (H200, 2026-11-26, min-plus, f32 and f64): each class took the kernel faster in harmonic mean
+// there. On the odd members (96 cases) Auto ran at 0.975 of the faster kernel (hmean) and 1.07x
+// cuSPARSE's plus-times product; the first rule (rows below 2^18 nonzeros or under 12 per regular
+// row) had 0.940 and 1.06x.
 template <class Value, class Index>
 bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
   if (a.rows == 0 || a.nnz == 0) return true;  // nothing to balance
   const RowStatistics s = row_statistics(a, stream);
   const detail::RowShape shape{a.rows, a.cols, a.nnz, s.mean, s.stddev, s.max, s.empty_rows};
   const detail::RowClass c = detail::classify_rows(shape);
-  return c != detail::RowClass::PowerLaw && c != detail::RowClass::MostlyEmpty;
+  return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw && c != detail::RowClass::MostlyEmpty;
 }
 
 }  // namespace

@@ -78,6 +78,7 @@ TEST(CudaSemiringPlan, AutoChoosesByRowStatistics) {
   EXPECT_EQ(choice(gen::rmat(12, 16, 3)), Algorithm::CsrVector);  // 65 k nonzeros: launch-bound
   EXPECT_EQ(choice(gen::poisson3d(70)), Algorithm::CsrVector);    // 2.4 M nonzeros, 7 per row, regular
   EXPECT_EQ(choice(gen::rmat(18, 8, 1, 0.5, 0.1667, 0.1667)), Algorithm::MergePath);  // power law
+  EXPECT_EQ(choice(gen::long_rows(100000, 100000, 4, 50000, 4, 1)), Algorithm::MergePath);  // few huge rows
   EXPECT_EQ(choice(gen::mostly_empty(400000, 400000, 0.05, 16, 1)), Algorithm::MergePath);  // 95% empty rows
   const auto a = convert<float, std::int32_t>(gen::poisson2d(20));
   const cuda::DeviceCsr d_a(a);

@@ -25,8 +25,8 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // Algorithm::Auto picks from the row statistics (read on `stream`, which the construction synchronises)
 // between Algorithm::CsrVector, the one-launch kernel of semiring_multiply (most matrices), and
 // Algorithm::MergePath, the merge-based kernel generic over the semiring (equal work per block for any
-// row lengths: power-law and mostly-empty rows; tile boundaries found here, a small workspace,
-// extra_bytes). Other algorithms are refused. A's arrays must outlive the plan. Merge-path
+// row lengths: a few huge rows, power-law and mostly-empty rows; tile boundaries found here, a small
+// workspace, extra_bytes). Other algorithms are refused. A's arrays must outlive the plan. Merge-path
 // products on different streams are ordered one after another, as for Plan (its workspace); y is only
 // written, x and y as for semiring_multiply.
 template <class Value, class Index>
