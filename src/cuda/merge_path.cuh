@@ -46,7 +46,7 @@ constexpr int items_per_thread() {
 // Tile boundaries (§4.1, one search per tile): coords[t] = path coordinate on diagonal t * tile_items.
 template <class Index>
 __global__ void tile_search_kernel(const Index* row_ptr, Index rows, Index nnz, long long tile_items,
-                                              long long num_tiles, MergeCoordinate<Index>* coords) {
+                                   long long num_tiles, MergeCoordinate<Index>* coords) {
   const long long path = static_cast<long long>(rows) + nnz;
   for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t <= num_tiles;
        t += static_cast<long long>(gridDim.x) * blockDim.x) {
@@ -129,9 +129,8 @@ struct SemiringRows {
 template <int Threads, class Value, class Index, class Ops, class Output>
 __global__ void __launch_bounds__(Threads)
     tile_kernel(CsrView<Value, Index> a, const MergeCoordinate<Index>* __restrict__ coords, long long num_tiles,
-                      bool aligned, Output output, const compute_t<Value>* __restrict__ x,
-                      compute_t<Value>* __restrict__ y, Index* __restrict__ carry_rows,
-                      compute_t<Value>* __restrict__ carry_values) {
+                bool aligned, Output output, const compute_t<Value>* __restrict__ x, compute_t<Value>* __restrict__ y,
+                Index* __restrict__ carry_rows, compute_t<Value>* __restrict__ carry_values) {
   using Real = compute_t<Value>;  // products, sums and carries
   constexpr int kItems = items_per_thread<Threads, Real>();
   constexpr int kTileItems = Threads * kItems;
@@ -219,7 +218,7 @@ __global__ void __launch_bounds__(Threads)
 // is no row.
 template <class Real, class Index, class Output>
 __global__ void fixup_kernel(const Index* __restrict__ carry_rows, const Real* __restrict__ carry_values,
-                                        long long num_tiles, Index rows, Output output, Real* __restrict__ y) {
+                             long long num_tiles, Index rows, Output output, Real* __restrict__ y) {
   for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < num_tiles;
        t += static_cast<long long>(gridDim.x) * blockDim.x) {
     const Index row = carry_rows[t];
