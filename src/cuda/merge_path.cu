@@ -12,13 +12,10 @@
 //  - a second small kernel adds alpha * carry into y for every tile carry-out.
 // Equal work per block whatever the row lengths: empty rows and one huge row are handled by
 // construction. docs/algorithms/merge_path.md has the details.
-#include <algorithm>
-#include <climits>
 #include <string>
 
 #include "cuda/algorithms.cuh"
 #include "cuda/common/adaptive_block_threads.cuh"
-#include "cuda/common/launch.cuh"
 #include "cuda/merge_path.cuh"
 
 namespace spmv::cuda {
@@ -36,50 +33,29 @@ class MergePath final : public CudaAlgorithm<compute_t<Value>, Index> {
         items_per_thread_(with_block_threads(
             threads_, [](auto threads) { return merge_path::items_per_thread<decltype(threads)::value, Real>(); })),
         aligned_(is_aligned(a.values, 16) && is_aligned(a.col_idx, 16)),
-        num_tiles_((static_cast<long long>(a.rows) + a.nnz + tile_items() - 1) / tile_items()),
-        coords_(static_cast<std::size_t>(num_tiles_ + 1)),
-        carry_rows_(static_cast<std::size_t>(num_tiles_)),
-        carry_values_(static_cast<std::size_t>(num_tiles_)) {
-    merge_path::tile_search_kernel<<<grid_for(num_tiles_ + 1, kSetupBlock), kSetupBlock, 0, stream>>>(
-        a.row_ptr, a.rows, a.nnz, tile_items(), num_tiles_, coords_.data());
-    SPMV_CHECK_LAUNCH("merge_path::tile_search_kernel");
-  }
+        tiles_(a.row_ptr, a.rows, a.nnz, tile_items(), stream) {}
 
   void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
-    const unsigned grid = static_cast<unsigned>(std::min<long long>(num_tiles_, INT_MAX));
     with_block_threads(threads_, [&](auto threads) {
-      constexpr int kThreads = decltype(threads)::value;
-      merge_path::tile_kernel<kThreads, Value, Index, semiring_ops::PlusTimes<Real>><<<grid, kThreads, 0, stream>>>(
-          a_, coords_.data(), num_tiles_, aligned_, merge_path::ScaledRows<Real>{alpha, beta}, x, y, carry_rows_.data(),
-          carry_values_.data());
-      SPMV_CHECK_LAUNCH("merge_path::tile_kernel");
+      tiles_.template run<decltype(threads)::value, semiring_ops::PlusTimes<Real>>(
+          a_, aligned_, merge_path::ScaledRows<Real>{alpha, beta}, x, y, stream);
     });
-    // With one tile the only carry is the path's end, which belongs to no row.
-    if (num_tiles_ > 1) {
-      merge_path::fixup_kernel<<<grid_for(num_tiles_, kSetupBlock), kSetupBlock, 0, stream>>>(
-          carry_rows_.data(), carry_values_.data(), num_tiles_, a_.rows, merge_path::ScaledRows<Real>{alpha, beta}, y);
-      SPMV_CHECK_LAUNCH("merge_path::fixup_kernel");
-    }
   }
 
   std::string policy() const override {
     return "block=" + std::to_string(threads_) + " items_per_thread=" + std::to_string(items_per_thread_) +
-           " tiles=" + std::to_string(num_tiles_) + " vector_loads=" + (aligned_ ? "on" : "off");
+           " tiles=" + std::to_string(tiles_.count()) + " vector_loads=" + (aligned_ ? "on" : "off");
   }
-  std::size_t extra_bytes() const override { return coords_.bytes() + carry_rows_.bytes() + carry_values_.bytes(); }
+  std::size_t extra_bytes() const override { return tiles_.bytes(); }
 
  private:
-  static constexpr int kSetupBlock = 256;  // tile search and fix-up: one thread per tile
   long long tile_items() const { return static_cast<long long>(threads_) * items_per_thread_; }
 
   CsrView<Value, Index> a_;
   int threads_;
   int items_per_thread_;
   bool aligned_;
-  long long num_tiles_;
-  DeviceBuffer<MergeCoordinate<Index>> coords_;  // num_tiles + 1 tile boundaries on the path
-  DeviceBuffer<Index> carry_rows_;               // per tile: the row open at its end
-  DeviceBuffer<Real> carry_values_;              // per tile: that row's partial sum inside the tile
+  merge_path::Tiles<Real, Index> tiles_;  // after threads_ and items_per_thread_: built from them
 };
 
 }  // namespace

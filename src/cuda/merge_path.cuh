@@ -6,12 +6,16 @@
 // load balance as the fastest power-law SpMV.
 #include <cub/block/block_scan.cuh>
 
+#include <algorithm>
+#include <climits>
 #include <type_traits>
 
 #include "core/semiring_ops.hpp"
 #include "cuda/common/adaptive_products.cuh"
 #include "cuda/common/epilogue.cuh"
+#include "cuda/common/launch.cuh"
 #include "cuda/common/merge_path_search.cuh"
+#include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/plan.hpp"
 
 namespace spmv::cuda::merge_path {
@@ -225,5 +229,48 @@ __global__ void fixup_kernel(const Index* __restrict__ carry_rows, const Real* _
     if (row < rows) output.carry(y, row, carry_values[t]);
   }
 }
+
+// One matrix's merge path cut into tiles of `tile_items` steps (the boundaries searched once, on
+// `stream`) and the tiles' carries, the workspace every product writes: the host side of both
+// products (MergePath, SemiringPlan).
+template <class Real, class Index>
+class Tiles {
+ public:
+  Tiles() = default;
+  Tiles(const Index* row_ptr, Index rows, Index nnz, long long tile_items, cudaStream_t stream)
+      : count_((static_cast<long long>(rows) + nnz + tile_items - 1) / tile_items),
+        coords_(static_cast<std::size_t>(count_ + 1)),
+        carry_rows_(static_cast<std::size_t>(count_)),
+        carry_values_(static_cast<std::size_t>(count_)) {
+    tile_search_kernel<<<grid_for(count_ + 1, kSetupBlock), kSetupBlock, 0, stream>>>(row_ptr, rows, nnz, tile_items,
+                                                                                      count_, coords_.data());
+    SPMV_CHECK_LAUNCH("merge_path::tile_search_kernel");
+  }
+
+  // One product: the tile kernel, then the fix-up of the carries.
+  template <int Threads, class Ops, class Value, class Output>
+  void run(const CsrView<Value, Index>& a, bool aligned, const Output& output, const Real* x, Real* y,
+           cudaStream_t stream) {
+    const auto grid = static_cast<unsigned>(std::min<long long>(count_, INT_MAX));
+    tile_kernel<Threads, Value, Index, Ops><<<grid, Threads, 0, stream>>>(a, coords_.data(), count_, aligned, output, x,
+                                                                          y, carry_rows_.data(), carry_values_.data());
+    SPMV_CHECK_LAUNCH("merge_path::tile_kernel");
+    if (count_ > 1) {  // with one tile the only carry is the path's end, which belongs to no row
+      fixup_kernel<<<grid_for(count_, kSetupBlock), kSetupBlock, 0, stream>>>(carry_rows_.data(), carry_values_.data(),
+                                                                              count_, a.rows, output, y);
+      SPMV_CHECK_LAUNCH("merge_path::fixup_kernel");
+    }
+  }
+
+  long long count() const { return count_; }
+  std::size_t bytes() const { return coords_.bytes() + carry_rows_.bytes() + carry_values_.bytes(); }
+
+ private:
+  static constexpr int kSetupBlock = 256;  // tile search and fix-up: one thread per tile
+  long long count_ = 0;
+  DeviceBuffer<MergeCoordinate<Index>> coords_;  // count + 1 tile boundaries on the path
+  DeviceBuffer<Index> carry_rows_;               // per tile: the row open at its end
+  DeviceBuffer<Real> carry_values_;              // per tile: that row's partial sum inside the tile
+};
 
 }  // namespace spmv::cuda::merge_path

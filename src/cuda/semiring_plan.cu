@@ -7,8 +7,6 @@
 //    each product runs the tile kernel (finished rows stored, each tile's open row carried out) and
 //    the fix-up, which ⊕-adds the carries into the rows finished by later tiles. The carries are a
 //    workspace, so products on different streams are chained by WorkspaceOrder as Plan's are.
-#include <algorithm>
-#include <climits>
 #include <optional>
 #include <string>
 
@@ -16,11 +14,9 @@
 #include "core/semiring_ops.hpp"
 #include "core/workspace_order.hpp"
 #include "cpu/instantiate.hpp"
-#include "cuda/common/launch.cuh"
 #include "cuda/event_driver.cuh"
 #include "cuda/merge_path.cuh"
 #include "cuda/row_statistics.cuh"
-#include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/semiring.hpp"
 
 namespace spmv::cuda {
@@ -49,31 +45,13 @@ template <class Value, class Index>
 struct SemiringPlan<Value, Index>::Impl {
   static constexpr int kThreads = merge_path::policy_for(sizeof(Value)).block_threads;
   static constexpr int kTileItems = kThreads * merge_path::items_per_thread<kThreads, Value>();
-  static constexpr int kSetupBlock = 256;  // tile search and fix-up: one thread per tile
 
   CsrView<Value, Index> a;
   Semiring semiring;
   bool row_kernel = true;  // semiring_multiply's kernel; else merge-path
   bool aligned = false;
-  long long num_tiles = 0;
-  DeviceBuffer<MergeCoordinate<Index>> coords;  // num_tiles + 1 tile boundaries on the path
-  DeviceBuffer<Index> carry_rows;               // per tile: the row open at its end
-  DeviceBuffer<Value> carry_values;             // per tile: that row's partial ⊕-sum inside the tile
+  merge_path::Tiles<Value, Index> tiles;  // merge-path only
   std::optional<detail::WorkspaceOrder<EventDriver>> order;
-
-  template <class Ops>
-  void run(const Value* x, Value* y, cudaStream_t stream) {
-    const auto grid = static_cast<unsigned>(std::min<long long>(num_tiles, INT_MAX));
-    const merge_path::SemiringRows<Ops, Value> output;
-    merge_path::tile_kernel<kThreads, Value, Index, Ops><<<grid, kThreads, 0, stream>>>(
-        a, coords.data(), num_tiles, aligned, output, x, y, carry_rows.data(), carry_values.data());
-    SPMV_CHECK_LAUNCH("merge_path::tile_kernel (semiring)");
-    if (num_tiles > 1) {  // with one tile the only carry is the path's end, which belongs to no row
-      merge_path::fixup_kernel<<<grid_for(num_tiles, kSetupBlock), kSetupBlock, 0, stream>>>(
-          carry_rows.data(), carry_values.data(), num_tiles, a.rows, output, y);
-      SPMV_CHECK_LAUNCH("merge_path::fixup_kernel (semiring)");
-    }
-  }
 };
 
 template <class Value, class Index>
@@ -93,13 +71,7 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semirin
   p.aligned = is_aligned(a.values, 16) && is_aligned(a.col_idx, 16);
   p.row_kernel = algorithm == Algorithm::Auto ? row_kernel_fits(a, stream) : algorithm == Algorithm::CsrVector;
   if (p.row_kernel || a.rows == 0) return;  // no tiles: nothing to plan, or no rows to write
-  p.num_tiles = (static_cast<long long>(a.rows) + a.nnz + Impl::kTileItems - 1) / Impl::kTileItems;
-  p.coords = DeviceBuffer<MergeCoordinate<Index>>(static_cast<std::size_t>(p.num_tiles + 1));
-  p.carry_rows = DeviceBuffer<Index>(static_cast<std::size_t>(p.num_tiles));
-  p.carry_values = DeviceBuffer<Value>(static_cast<std::size_t>(p.num_tiles));
-  merge_path::tile_search_kernel<<<grid_for(p.num_tiles + 1, Impl::kSetupBlock), Impl::kSetupBlock, 0, stream>>>(
-      a.row_ptr, a.rows, a.nnz, static_cast<long long>(Impl::kTileItems), p.num_tiles, p.coords.data());
-  SPMV_CHECK_LAUNCH("merge_path::tile_search_kernel (semiring)");
+  p.tiles = merge_path::Tiles<Value, Index>(a.row_ptr, a.rows, a.nnz, Impl::kTileItems, stream);
   p.order.emplace(EventDriver());
 }
 
@@ -118,7 +90,10 @@ void SemiringPlan<Value, Index>::apply(const Value* x, Value* y, cudaStream_t st
   if ((p.a.cols > 0 && !x) || !y) throw InvalidArgument("spmv::cuda::SemiringPlan::apply: null x or y");
   if (p.row_kernel) return semiring_multiply(p.semiring, p.a, x, y, stream);  // no workspace: no ordering
   p.order->run(stream, [&] {
-    semiring_ops::with_semiring<Value>(p.semiring, [&](auto ops) { p.template run<decltype(ops)>(x, y, stream); });
+    semiring_ops::with_semiring<Value>(p.semiring, [&](auto ops) {
+      using Ops = decltype(ops);
+      p.tiles.template run<Impl::kThreads, Ops>(p.a, p.aligned, merge_path::SemiringRows<Ops, Value>{}, x, y, stream);
+    });
   });
 }
 
@@ -137,12 +112,12 @@ std::string SemiringPlan<Value, Index>::policy() const {
   if (impl_->row_kernel) return "one launch, a sub-warp of 4 or 32 lanes per row";
   return "merge-path block=" + std::to_string(Impl::kThreads) +
          " items_per_thread=" + std::to_string(Impl::kTileItems / Impl::kThreads) +
-         " tiles=" + std::to_string(impl_->num_tiles) + " vector_loads=" + (impl_->aligned ? "on" : "off");
+         " tiles=" + std::to_string(impl_->tiles.count()) + " vector_loads=" + (impl_->aligned ? "on" : "off");
 }
 
 template <class Value, class Index>
 std::size_t SemiringPlan<Value, Index>::extra_bytes() const {
-  return impl_->coords.bytes() + impl_->carry_rows.bytes() + impl_->carry_values.bytes();
+  return impl_->tiles.bytes();
 }
 
 #define SPMV_INSTANTIATE(V, I) template class SemiringPlan<V, I>;
