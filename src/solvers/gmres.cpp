@@ -2,10 +2,11 @@
 // with right Jacobi preconditioning: it minimises the true residual ||b - A x|| over x0 + M^-1 K_m, so
 // the Givens estimate |g_{j+1}| that the stopping rule reads is the unpreconditioned residual.
 // Arnoldi orthogonalises with one classical Gram-Schmidt pass whose dot products and ||w|| come from
-// one sweep (the norm by Pythagoras), re-orthogonalised by a second pass only when the DGKS criterion
-// asks for it, and a fused update + normalisation (src/solvers/gmres_arnoldi.hpp says why; the CUDA
-// path, src/cuda/solvers/gmres.cu, runs the same recurrence with the decision on the device). Per step
-// that is 2 sweeps over V_j instead of CGS2's 4 plus a norm and a scaling.
+// one sweep (the norm by Pythagoras) and a fused update + normalisation that also measures the new
+// vector's loss of orthogonality; a second pass corrects it only when that loss exceeds sqrt(eps)
+// (src/solvers/gmres_arnoldi.hpp says why; the CUDA path, src/cuda/solvers/gmres.cu, runs the same
+// recurrence with the decisions on the device). Per step that is 2 sweeps over V_j, as one pass of
+// classical Gram-Schmidt, instead of CGS2's 4 plus a norm and a scaling.
 // Each restart recomputes r = b - A x with one extra apply; the cycle also ends when the Krylov space
 // becomes invariant (h_{j+1,j} = 0, the "lucky" breakdown: the cycle's solution is then exact).
 #include <algorithm>
@@ -26,7 +27,7 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
   const Value* dinv = inverse_diagonal.data();
   std::vector<Value> basis(static_cast<std::size_t>(m + 1) * n), z(n);
   // Hessenberg column-major (m+1) x m, rotations, right-hand side g = beta e1 rotated, solution y.
-  std::vector<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 2), h2(m + 2);
+  std::vector<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 2), s(m + 2);
   auto column = [&](int c) { return std::span<Value>(basis.data() + c * n, n); };
   auto H = [&](int row, int col) -> double& { return hess[static_cast<std::size_t>(col) * (m + 1) + row]; };
 
@@ -57,8 +58,8 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
       std::span<Value> w = column(j + 1);
       cpu::scale_by<Value>(inverse_diagonal, column(j), z);
       run.apply(Value(1), z, Value(0), w);
-      const ArnoldiStep step = arnoldi_orthogonalise(basis.data(), n, j, h.data(), h2.data(), &H(0, j),
-                                                     [&](std::span<double> part) { run.global_sum(part); });
+      const ArnoldiStep step = arnoldi_step(basis.data(), n, j, h.data(), s.data(), &H(0, j),
+                                            [&](std::span<double> part) { run.global_sum(part); });
       const double h_next = step.beta;
       // Earlier rotations on the new column, then the rotation that zeroes h_{j+1,j}.
       for (int i = 0; i < j; ++i) {
@@ -80,7 +81,6 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
       ++k;
       stop = run.step(k, std::abs(g[j + 1]));
       if (stop || h_next == 0) break;  // h_next == 0: invariant subspace, the cycle's solution is exact
-      arnoldi_normalise(basis.data(), n, j, h.data(), step);
     }
     // y = R^-1 g (back substitution), x += M^-1 V y.
     for (int i = columns - 1; i >= 0; --i) {

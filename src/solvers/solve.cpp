@@ -112,7 +112,8 @@ double vector_words_per_iteration(const SolverOptions& o) {
     case SolverMethod::Gmres: {
       double step_words = 0;  // summed over a cycle's steps j = 0..m-1 (solver_setup.hpp)
       for (int j = 0; j < o.restart; ++j)
-        step_words += 2.0 * j + 5 + ((j + 2 + kGmresDotColumns - 1) / kGmresDotColumns - 1);
+        step_words += 2.0 * j + 5 + ((j + 2 + kGmresDotColumns - 1) / kGmresDotColumns - 1) +
+                      (j + 1 > kGmresDotColumns ? j + 2 : 0);
       return step_words / o.restart + 1 + (jacobi ? 3 : 0);
     }
   }

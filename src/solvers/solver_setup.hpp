@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -40,20 +41,26 @@ inline constexpr const char* kBreakdownGmresSingular =
 // (+ dinv, z written) 6 (8), direction p rw + z 3 = 11 (13 with Jacobi); fused: dot p.q 2, residual r rw
 // + q (+ dinv) 3 (4), direction x,p rw + r (+ dinv) 5 (6) = 10 (12). BiCGStab: direction 5 (6), dot 2,
 // s-step 4 (5), t.s/t.t 2, update 8 = 21 (23). GMRES(m), per Arnoldi step j (src/solvers/gmres_arnoldi.hpp):
-// the multi-dot V_j^T w and w.w j+2, the fused update v_{j+1} = (w - V_j h) / beta j+3 (+3 for M^-1 v_j)
-// = 2j+5, averaged over a cycle (m+4) plus the cycle's update (m+2 per cycle, about 1 per step) = m+5
-// (+3 with Jacobi) for m <= 30; beyond, the CUDA multi-dot re-reads w once per further kGmresDotColumns
-// columns (counted). A re-orthogonalised step (kReorthogonaliseBelow, rare) adds 2j+7; not counted: the floor
-// is the common step's.
+// the multi-dot V_j^T w and w.w j+2, the fused update v_{j+1} = (w - V_j h) / beta with V_j^T v_{j+1}
+// and v.v j+3 (+3 for M^-1 v_j) = 2j+5, averaged over a cycle (m+4) plus the cycle's update (m+2 per
+// cycle, about 1 per step) = m+5 (+3 with Jacobi) for m <= 30. Beyond, the CUDA multi-dot re-reads w
+// once per further kGmresDotColumns columns, and a step with more than kGmresDotColumns columns in V_j
+// measures V_j^T v_{j+1} in a multi-dot of its own (j+2 more; both counted). A corrected step (its
+// measured loss above sqrt(eps), rare) adds j+5; not counted: the floor is the common step's.
 double vector_words_per_iteration(const SolverOptions& options);
 
-// GMRES's re-orthogonalisation threshold eta^2 with eta = 1/sqrt(2) (DGKS; gmres_arnoldi.hpp says why):
-// a second Gram-Schmidt pass runs when ||w - V h||^2 = w.w - h.h <= eta^2 w.w. Both backends read it.
-inline constexpr double kReorthogonaliseBelow = 0.5;
+// The loss of orthogonality a new GMRES basis vector may carry before the second Gram-Schmidt pass
+// corrects it: sqrt(eps) of the value type, semi-orthogonality (src/solvers/gmres_arnoldi.hpp says why).
+// Both backends read it.
+template <class Value>
+double orthogonality_tolerance() {
+  return std::sqrt(static_cast<double>(std::numeric_limits<Value>::epsilon()));
+}
 
 // Columns of the basis one CUDA GMRES multi-dot block accumulates in registers (per-thread double sums):
 // V_j^T w and w.w take one sweep while j + 2 <= 32, i.e. for GMRES(m) with m <= 30 (the default), and
-// one more read of w per further 32 columns. 32 doubles = 64 registers per thread, which keeps two
+// one more read of w per further 32 columns; the fused update measures V_j^T v_{j+1} in its own sweep
+// while j + 1 <= 32. 32 doubles = 64 registers per thread, which keeps two
 // 256-thread blocks per SM, with up to 33 independent loads in flight per thread. Here, not in the CUDA
 // file, because vector_words_per_iteration counts the extra reads.
 inline constexpr int kGmresDotColumns = 32;

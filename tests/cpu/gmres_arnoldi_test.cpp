@@ -1,7 +1,8 @@
 // GMRES's Arnoldi step (src/solvers/gmres_arnoldi.hpp, issue 15): one classical Gram-Schmidt pass with
-// the norm by Pythagoras, a second pass only under the DGKS criterion, the fused update. Checked here:
-// the branch taken (one pass for well-separated vectors and the Krylov vectors of a permutation, two for
-// near-dependent ones and for the Krylov vectors of a clustered spectrum), the basis it builds (||V^T V - I|| and the Arnoldi relation), and
+// the norm by Pythagoras and a fused update that measures the new vector's loss of orthogonality, a
+// second pass only when that loss exceeds sqrt(eps). Checked here: the branch taken (one pass for
+// well-separated vectors and the Krylov vectors of a permutation, two for a near-dependent one), the
+// basis it builds (||V^T V - I|| and the Arnoldi relation), and
 // whole solves against the textbook MGS GMRES of tests/common/solver_problems.hpp: the same iteration
 // counts, convergence where every step is re-orthogonalised, an invariant subspace, a restart wider
 // than one CUDA dot tile, the breakdown reports and the floor's count of vector words.
@@ -18,15 +19,16 @@
 
 #include "common/solver_problems.hpp"
 #include "solvers/gmres_arnoldi.hpp"
+#include "solvers/solver_setup.hpp"
 #include "spmv/operator.hpp"
 #include "spmv/solvers.hpp"
 
 namespace spmv::test {
 namespace {
 
-using solvers::arnoldi_normalise;
-using solvers::arnoldi_orthogonalise;
+using solvers::arnoldi_step;
 using solvers::ArnoldiStep;
+using solvers::orthogonality_tolerance;
 
 const auto no_global_sum = [](std::span<double>) {};
 
@@ -47,15 +49,14 @@ void normalise(Value* w, std::int64_t n) {
 template <class Value>
 struct Basis {
   Basis(std::int64_t rows, int columns)
-      : n(rows), m(columns), v(static_cast<std::size_t>(m + 1) * rows), hess((m + 1) * m), h(m + 2), h2(m + 2) {}
+      : n(rows), m(columns), v(static_cast<std::size_t>(m + 1) * rows), hess((m + 1) * m), h(m + 2), s(m + 2) {}
   Value* column(int c) { return v.data() + static_cast<std::size_t>(c) * n; }
   // Orthogonalises column j + 1 against 0..j and normalises it; returns what the step decided.
   ArnoldiStep step(int j) {
     double* hess_column = hess.data() + static_cast<std::size_t>(j) * (m + 1);
-    const ArnoldiStep s = arnoldi_orthogonalise(v.data(), n, j, h.data(), h2.data(), hess_column, no_global_sum);
-    hess_column[j + 1] = s.beta;
-    arnoldi_normalise(v.data(), n, j, h.data(), s);
-    return s;
+    const ArnoldiStep step = arnoldi_step(v.data(), n, j, h.data(), s.data(), hess_column, no_global_sum);
+    hess_column[j + 1] = step.beta;
+    return step;
   }
   // A random unit v_0 and `steps` steps on random vectors (seeded): how many took the second pass.
   int random_steps(int steps, std::uint64_t seed) {
@@ -64,7 +65,7 @@ struct Basis {
     int second_passes = 0;
     for (int j = 0; j < steps; ++j) {
       fill_random(column(j + 1), n, seed * 100 + j);
-      second_passes += step(j).reorthogonalised ? 1 : 0;
+      second_passes += step(j).corrected ? 1 : 0;
     }
     return second_passes;
   }
@@ -77,7 +78,7 @@ struct Basis {
       std::vector<double> vj(column(j), column(j) + n);
       const auto w = reference_product(a, vj);
       std::copy(w.begin(), w.end(), column(j + 1));
-      second_passes += step(j).reorthogonalised ? 1 : 0;
+      second_passes += step(j).corrected ? 1 : 0;
     }
     return second_passes;
   }
@@ -95,7 +96,7 @@ struct Basis {
   std::int64_t n;
   int m;
   std::vector<Value> v;
-  std::vector<double> hess, h, h2;
+  std::vector<double> hess, h, s;
 };
 
 // The bound on |V^T V - I| of a basis that Gram-Schmidt with reorthogonalisation keeps orthogonal to
@@ -134,19 +135,20 @@ TYPED_TEST(GmresArnoldi, KrylovBasisOfAPermutationTakesOnePass) {
   EXPECT_LE(basis.orthogonality_loss(m), orthogonality_bound<Value>(n, m));
 }
 
-// w = V c + tiny r: one pass would leave w orthogonal only to about eps ||w|| / ||w - V h||; the
-// Pythagorean norm w.w - h.h has cancelled to noise. The criterion takes the second pass, the basis
-// stays orthogonal, and w = V H(:, j) + beta v_{j+1} still holds.
-TYPED_TEST(GmresArnoldi, NearDependentVectorIsReorthogonalised) {
+// w = V c + tiny r: one pass leaves w orthogonal only to about eps ||w|| / ||w - V h||, above sqrt(eps),
+// and the Pythagorean norm w.w - h.h has cancelled to noise. The measured loss asks for the second pass,
+// the basis stays orthogonal to working precision, and w = V H(:, j) + beta v_{j+1} still holds.
+TYPED_TEST(GmresArnoldi, NearDependentVectorIsCorrected) {
   using Value = TypeParam;
   const std::int64_t n = 2000;
   const int m = 6;
   Basis<Value> basis(n, m);
   basis.random_steps(m - 1, 2);
   const int j = m - 1;
-  // Relative size of the new direction: small enough that one pass loses the bound, large enough (above
-  // the rounding of w to Value) that it is a direction at all.
-  const double tiny = std::is_same_v<Value, float> ? 1e-5 : 1e-7;
+  // Relative size of the new direction: small enough that one pass loses more than sqrt(eps) (measured
+  // after one pass: f32 1.3e-3 at 1e-5, f64 3.8e-9 at 1e-7, so 1e-9 for f64), large enough (above the
+  // rounding of w to Value) that it is a direction at all.
+  const double tiny = std::is_same_v<Value, float> ? 1e-5 : 1e-9;
   std::vector<double> w(n, 0.0), r(n);
   fill_random(r.data(), n, 300);
   for (int c = 0; c <= j; ++c)
@@ -154,8 +156,8 @@ TYPED_TEST(GmresArnoldi, NearDependentVectorIsReorthogonalised) {
   for (std::int64_t i = 0; i < n; ++i) w[i] += tiny * r[i];
   for (std::int64_t i = 0; i < n; ++i) basis.column(j + 1)[i] = static_cast<Value>(w[i]);
   const ArnoldiStep s = basis.step(j);
-  EXPECT_TRUE(s.reorthogonalised);
-  EXPECT_EQ(s.subtract_columns, 0);
+  EXPECT_TRUE(s.corrected);
+  EXPECT_GT(s.loss, orthogonality_tolerance<Value>());
   EXPECT_LE(basis.orthogonality_loss(m), orthogonality_bound<Value>(n, m));
   // The Arnoldi relation for this column, relative to ||w|| (the entries of w are rounded to Value).
   const std::size_t stride = m + 1;
@@ -171,16 +173,25 @@ TYPED_TEST(GmresArnoldi, NearDependentVectorIsReorthogonalised) {
 }
 
 // The Krylov vectors of shift I + B with ||B|| << shift: every step cancels all but a few millionths of
-// w's energy, so every step takes the second pass; the basis stays orthogonal and A V_m = V_{m+1} H holds
-// to rounding.
+// w's energy, so one pass loses about eps * 6000 and the loss compounds from step to step: it passes
+// sqrt(eps) at every step in f32 and at some steps in f64 (4 of 8, measured), which are corrected. The
+// basis stays semi-orthogonal (orthogonal to working precision in f32, where every step is CGS2), and
+// A V_m = V_{m+1} H holds to rounding.
 TYPED_TEST(GmresArnoldi, KrylovBasisOfAClusteredSpectrum) {
   using Value = TypeParam;
   const SolverMatrix a = clustered_spectrum(20, 0.5, 3000.0);
   const std::int64_t n = a.rows;
   const int m = 8;
   Basis<Value> basis(n, m);
-  EXPECT_EQ(basis.krylov_steps(a, m, 3), m);
-  EXPECT_LE(basis.orthogonality_loss(m), orthogonality_bound<Value>(n, m));
+  const int corrected = basis.krylov_steps(a, m, 3);
+  if constexpr (std::is_same_v<Value, float>) {
+    EXPECT_EQ(corrected, m);
+    EXPECT_LE(basis.orthogonality_loss(m), orthogonality_bound<Value>(n, m));
+  } else {
+    EXPECT_GT(corrected, 0);
+    EXPECT_LT(corrected, m);
+    EXPECT_LE(basis.orthogonality_loss(m), orthogonality_tolerance<Value>());
+  }
   double worst = 0;
   for (int j = 0; j < m; ++j) {
     std::vector<double> vj(basis.column(j), basis.column(j) + n);
@@ -212,8 +223,8 @@ int gmres_slack(int reference_iterations) { return std::max(1, reference_iterati
 
 // In double, on the solver grid's problems, with and without Jacobi and with restarts of 20 and 40 (two
 // CUDA dot tiles), GMRES takes the textbook MGS GMRES's iterations (within 2%; equal when measured).
-// On these stencils every step takes the second pass (docs/SOLVERS.md); the permutation below takes
-// one pass at every step.
+// On these stencils the measured loss grows ~1.5x per step and passes sqrt(eps) only near the end of a
+// 40-step cycle (then corrected); the permutation below takes one pass at every step.
 TEST(GmresSolve, IterationsMatchTheMgsReference) {
   for (const char* name : {"poisson2d", "poisson3d", "convdiff"})
     for (bool jacobi : {false, true})
@@ -231,9 +242,10 @@ TEST(GmresSolve, IterationsMatchTheMgsReference) {
       }
 }
 
-// Every Arnoldi step re-orthogonalises (KrylovBasisOfAClusteredSpectrum): the solve still converges,
-// in the reference's iterations, to a true residual within the attainable-accuracy bound.
-TEST(GmresSolve, ConvergesWhenEveryStepIsReorthogonalised) {
+// The Arnoldi steps are corrected (KrylovBasisOfAClusteredSpectrum: every step in f32, some in f64): the
+// solve still converges, in the reference's iterations, to a true residual within the attainable-accuracy
+// bound.
+TEST(GmresSolve, ConvergesWhenStepsAreCorrected) {
   const SolverMatrix a = clustered_spectrum(20, 0.5, 3000.0);
   const auto b = random_rhs(a.rows, 5);
   for (bool single : {false, true}) {
@@ -321,16 +333,17 @@ TEST(GmresSolve, BreakdownsAreReported) {
 
 // The floor's vector term (solver_setup.hpp): 2j + 5 words per step, averaged over a cycle, plus the
 // cycle's update: m + 5 for m <= 30 (+3 with Jacobi); for m = 40 the steps j >= 31 re-read w once in
-// the CUDA multi-dot (9 of 40 steps): (sum of 2j + 5 over j < 40 = 1760, + 9) / 40 + 1.
+// the CUDA multi-dot (9 of 40 steps), and the steps j >= 32 measure V_j^T v_{j+1} in a multi-dot of its
+// own (j + 2 words, 34..41: 300): (sum of 2j + 5 over j < 40 = 1760, + 9 + 300) / 40 + 1.
 TEST(GmresSolve, FloorCountsOneMultiDotAndOneFusedUpdate) {
   SolverOptions o = gmres_options(false, 1e-8, 30);
   EXPECT_DOUBLE_EQ(solvers::vector_words_per_iteration(o), 35.0);
   o.restart = 1;
   EXPECT_DOUBLE_EQ(solvers::vector_words_per_iteration(o), 6.0);
   o.restart = 40;
-  EXPECT_DOUBLE_EQ(solvers::vector_words_per_iteration(o), 1769.0 / 40 + 1);
+  EXPECT_DOUBLE_EQ(solvers::vector_words_per_iteration(o), 2069.0 / 40 + 1);
   o.preconditioner = Preconditioner::Jacobi;
-  EXPECT_DOUBLE_EQ(solvers::vector_words_per_iteration(o), 1769.0 / 40 + 4);
+  EXPECT_DOUBLE_EQ(solvers::vector_words_per_iteration(o), 2069.0 / 40 + 4);
 }
 
 }  // namespace

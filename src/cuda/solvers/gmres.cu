@@ -1,40 +1,52 @@
 // Right-preconditioned GMRES(m) on the device, the recurrence of src/solvers/gmres.cpp (Arnoldi with
-// one classical Gram-Schmidt pass, its norm by Pythagoras, a second pass only when the DGKS criterion
-// asks for it, fused update + normalisation: src/solvers/gmres_arnoldi.hpp; Givens rotations). The
-// Hessenberg matrix, the rotations, g and y live on the device, and so does every decision: the
-// finish of the dot products chooses between one pass and two, the rotation kernel applies the
-// stopping rule and closes the cycle (converged, max iterations, breakdown, invariant subspace or m
-// columns), after which the cycle's remaining kernels do nothing. Per Arnoldi step, on one stream:
+// one classical Gram-Schmidt pass, its norm by Pythagoras, a fused update + normalisation that also
+// measures the new vector's loss of orthogonality, a second pass only when that loss exceeds sqrt(eps):
+// src/solvers/gmres_arnoldi.hpp; Givens rotations). The Hessenberg matrix, the rotations, g and y live on
+// the device, and so does every decision: the finish kernels choose beta and whether to correct, the
+// rotation kernel applies the stopping rule and closes the cycle (converged, max iterations, breakdown,
+// invariant subspace or m columns), after which the cycle's remaining kernels do nothing. Per Arnoldi
+// step, on one stream:
 //   scale_kernel (z = M^-1 v_j) | apply w = A z
 //   | gmres_multi_dot_kernel (V_j^T w and w.w, one sweep: per-block partials)
-//   | gmres_dots_finish_kernel (h; last block: h.h, the criterion, beta = sqrt(w.w - h.h))
-//   | second pass, each kernel returning at once unless the finish asked for it: gmres_subtract_kernel
-//     (w -= V h) | gmres_multi_dot_kernel | gmres_dots_finish_kernel (h2, H(:, j) += h2)
-//     | gmres_subtract_kernel (w -= V h2; last block: beta = ||w|| computed)
-//   | gmres_rotation_kernel (1 thread) | gmres_orthonormalise_kernel (v_{j+1} = (w - V h) / beta).
+//   | gmres_finish_kernel (h, the Hessenberg column; last block: beta1 = sqrt(w.w - h.h))
+//   | gmres_orthonormalise_kernel (v = (w - V_j h) / beta1 in place, with V_j^T v and v.v: one sweep
+//     while j + 1 <= kGmresDotColumns, else the update and then a multi-dot)
+//   | gmres_finish_kernel (s; last block: the loss, the correction's decision and Hessenberg column)
+//   | the correction, each kernel returning at once unless the finish asked for it:
+//     gmres_subtract_kernel (v -= V_j s; last block: rho = ||v||) | gmres_rescale_kernel (v /= rho)
+//   | gmres_rotation_kernel (1 thread).
 // Distributed solves (SolverOptions::device_global_sum) sum every set of partials across the processes
-// before its finish (DeviceRun::global_rows), and recompute the second pass's ||w|| globally.
+// before its finish (DeviceRun::global_rows), and recompute the correction's ||v|| globally.
 // Per cycle: gmres_solve_kernel (1 thread: y = R^-1 g) | gmres_update_kernel (x += M^-1 V y), then the
-// restart: r = b - A x into v_0 | dot_kernel | gmres_restart_kernel | gmres_orthonormalise_kernel.
+// restart: r = b - A x into v_0 | dot_kernel | gmres_restart_kernel | gmres_rescale_kernel.
 #include "cuda/solvers/solver_kernels.cuh"
 
 namespace spmv::cuda::solvers {
 namespace {
 
 using spmv::solvers::kGmresDotColumns;
-using spmv::solvers::kReorthogonaliseBelow;
 
 struct GmresScalars {
-  int cycle_open = 0;        // Arnoldi steps of this cycle still to run
-  int cycle_columns = 0;     // Krylov vectors that enter this cycle's update
-  int reorthogonalise = 0;   // this step runs the second Gram-Schmidt pass
-  int subtract_columns = 0;  // columns gmres_orthonormalise_kernel subtracts (0: it only scales)
-  double beta = 0;           // this step's h_{j+1,j} = ||w - V_j H(:, j)||
-  double inv_norm = 0;       // 1 / ||w|| for the next normalisation
+  int cycle_open = 0;     // Arnoldi steps of this cycle still to run
+  int cycle_columns = 0;  // Krylov vectors that enter this cycle's update
+  int pythagoras = 0;     // w.w - h.h was positive: beta1 is the norm of w - V_j h
+  int correct = 0;        // this step runs the second Gram-Schmidt pass
+  int rescale = 0;        // gmres_rescale_kernel multiplies by inv_norm (v_0, or a corrected step)
+  double beta1 = 0;       // the single pass's ||w - V_j h|| (1 when Pythagoras failed)
+  double beta = 0;        // this step's h_{j+1,j}
+  double inv_norm = 0;    // the scaling of the next update or rescale
 };
 
 __device__ inline bool arnoldi_running(const SolverState* s, const GmresScalars* g) {
   return running(s) && g->cycle_open;
+}
+
+// After the correction's subtraction: rho = ||v||, h_{j+1,j} = beta1 rho, and v /= rho unless rho is 0.
+__device__ inline void set_corrected_norm(GmresScalars* c, double norm2) {
+  const double rho = sqrt(norm2);
+  c->beta = c->beta1 * rho;
+  c->rescale = rho > 0 && isfinite(rho) ? 1 : 0;
+  c->inv_norm = 1.0 / rho;
 }
 
 // The residual norm of r = b - A x (partials row 0) opens a cycle: g = beta e1. At the first call it is
@@ -58,8 +70,8 @@ __global__ void gmres_restart_kernel(SolverState* s, GmresScalars* c, double* g,
   if (!running(s)) return;
   for (int i = 0; i <= m; ++i) g[i] = 0;
   g[0] = beta;
-  c->inv_norm = 1.0 / beta;
-  c->subtract_columns = 0;  // v_0 = r / beta
+  c->inv_norm = 1.0 / beta;  // v_0 = r / beta
+  c->rescale = 1;
   c->cycle_open = 1;
 }
 
@@ -73,13 +85,13 @@ __global__ void __launch_bounds__(kSolverThreads)
 
 // Block (x, y) sums its share of V_c . w for the columns c = y * kGmresDotColumns + k < columns,
 // k < kColumns, into partials[c * kMaxReductionBlocks + x]: one sweep over the rows reads every column
-// and w once (kColumns per-thread sums in registers). Column j + 1 of the basis is w itself, so
-// columns = j + 2 adds w.w. pass 1 is the second Gram-Schmidt pass: nothing unless asked for.
+// and w once (kColumns per-thread sums in registers). When w is column `columns - 1` of the basis
+// itself, the last sum is w.w.
 template <class Value, int kColumns>
 __global__ void __launch_bounds__(kSolverThreads)
     gmres_multi_dot_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const Value* w,
-                           int columns, std::int64_t n, double* partials, int pass) {
-  if (!arnoldi_running(s, c) || (pass == 1 && !c->reorthogonalise)) return;
+                           int columns, std::int64_t n, double* partials) {
+  if (!arnoldi_running(s, c)) return;
   const int first = blockIdx.y * kGmresDotColumns;
   double sum[kColumns] = {};
   SPMV_SOLVER_LOOP(i, n) {
@@ -91,75 +103,153 @@ __global__ void __launch_bounds__(kSolverThreads)
   store_block_sums<kColumns>(sum, partials + static_cast<std::size_t>(first) * kMaxReductionBlocks);
 }
 
-// Block c: h[c] = the sum of column c's partials, and the Hessenberg column's entry (pass 0 sets it,
-// pass 1 adds the second pass's). In pass 0 (grid j + 2, h[j + 1] = w.w) the last block to finish
-// applies the criterion of src/solvers/gmres_arnoldi.hpp (single_pass_accepted, the same test):
-// beta = sqrt(w.w - h.h) and the fused update subtracts V_j h, or the second pass runs.
-__global__ void gmres_dots_finish_kernel(const SolverState* s, GmresScalars* c, const double* partials, int count,
-                                         double* h, double* hess_column, int pass, unsigned int* counter) {
-  if (!arnoldi_running(s, c) || (pass == 1 && !c->reorthogonalise)) return;
-  const double sum = finish_sum(partials + static_cast<std::size_t>(blockIdx.x) * kMaxReductionBlocks, 0, count);
-  if (threadIdx.x != 0) return;
-  const int j1 = pass == 0 ? static_cast<int>(gridDim.x) - 1 : static_cast<int>(gridDim.x);  // j + 1
-  h[blockIdx.x] = sum;
-  if (static_cast<int>(blockIdx.x) < j1) hess_column[blockIdx.x] = pass == 0 ? sum : hess_column[blockIdx.x] + sum;
-  if (pass == 1) return;
-  __threadfence();  // h[blockIdx.x] is visible before this block is counted
-  if (atomicAdd(counter, 1u) != gridDim.x - 1) return;
-  *counter = 0;
-  double hh = 0;
-  for (int col = 0; col < j1; ++col) {
-    const double v = __ldcg(h + col);  // at L2, where the other blocks' fenced stores are
-    hh += v * v;
+// The fused update of a step with columns = j + 1 <= kColumns: v = (v - V_j h) * inv_norm in place (v is
+// w, column j + 1), and from the same loads s_k = V_k . v (partials row k < columns) and v.v (row
+// columns). The coefficients sit in shared memory; each thread keeps the tile's column values of kUnroll
+// rows in registers, loaded before any store, so that small tiles keep enough bytes in flight.
+template <class Value, int kColumns>
+__global__ void __launch_bounds__(kSolverThreads)
+    gmres_orthonormalise_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const double* h,
+                                Value* v, int columns, std::int64_t n, double* partials) {
+  if (!arnoldi_running(s, c)) return;
+  constexpr int kUnroll = kColumns <= 4 ? 4 : kColumns <= 8 ? 2 : 1;
+  __shared__ double coef[kColumns];
+  for (int k = threadIdx.x; k < kColumns; k += kSolverThreads) coef[k] = k < columns ? h[k] : 0.0;
+  __syncthreads();
+  const double scale = c->inv_norm;
+  double sum[kColumns + 1] = {};  // s_0 .. s_{kColumns-1}, then v.v
+  const std::int64_t stride = std::int64_t(gridDim.x) * kSolverThreads;
+  for (std::int64_t base = blockIdx.x * std::int64_t(kSolverThreads) + threadIdx.x; base < n;
+       base += kUnroll * stride) {
+    Value col[kUnroll][kColumns];
+    Value w[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t i = base + u * stride;
+      if (i >= n) continue;
+      w[u] = v[i];
+#pragma unroll
+      for (int k = 0; k < kColumns; ++k) col[u][k] = k < columns ? basis[k * n + i] : Value(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t i = base + u * stride;
+      if (i >= n) continue;
+      double projection = 0;
+#pragma unroll
+      for (int k = 0; k < kColumns; ++k) projection += coef[k] * static_cast<double>(col[u][k]);
+      const auto updated = static_cast<Value>((w[u] - static_cast<Value>(projection)) * scale);
+      v[i] = updated;
+#pragma unroll
+      for (int k = 0; k < kColumns; ++k) sum[k] += static_cast<double>(col[u][k]) * static_cast<double>(updated);
+      sum[kColumns] += static_cast<double>(updated) * static_cast<double>(updated);
+    }
   }
-  const double ww = __ldcg(h + j1);
-  const bool accepted = !isfinite(ww) || ww - hh > kReorthogonaliseBelow * ww;
-  c->reorthogonalise = accepted ? 0 : 1;
-  c->subtract_columns = accepted ? j1 : 0;
-  if (accepted) c->beta = sqrt(ww - hh);
+  using BlockReduce = cub::BlockReduce<double, kSolverThreads>;
+  __shared__ typename BlockReduce::TempStorage storage;
+#pragma unroll
+  for (int d = 0; d <= kColumns; ++d) {
+    if (d < kColumns && d >= columns) continue;  // the same for every thread of the grid
+    const double total = BlockReduce(storage).Sum(sum[d]);
+    const int row = d < kColumns ? d : columns;
+    if (threadIdx.x == 0) partials[static_cast<std::size_t>(row) * kMaxReductionBlocks + blockIdx.x] = total;
+    __syncthreads();
+  }
 }
 
-// The second pass's w -= V h over `columns` columns, with ||w||^2 of the result (last block:
-// beta = ||w||, the explicit norm; the first of the two calls' is overwritten by the second's).
+// The update alone, v = (v - V h) * inv_norm over `columns` columns, for steps wider than one tile
+// (V_j^T v and v.v then come from a multi-dot).
 template <class Value>
 __global__ void __launch_bounds__(kSolverThreads)
-    gmres_subtract_kernel(const SolverState* s, GmresScalars* c, const Value* basis, int columns, const double* h,
-                          Value* w, std::int64_t n, double* partials, unsigned int* counter) {
-  if (!arnoldi_running(s, c) || !c->reorthogonalise) return;
+    gmres_update_column_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const double* h,
+                               Value* v, int columns, std::int64_t n) {
+  if (!arnoldi_running(s, c)) return;
+  const double scale = c->inv_norm;
+  SPMV_SOLVER_LOOP(i, n) {
+    double projection = 0;
+    for (int col = 0; col < columns; ++col) projection += h[col] * static_cast<double>(basis[col * n + i]);
+    v[i] = static_cast<Value>((v[i] - static_cast<Value>(projection)) * scale);
+  }
+}
+
+enum FinishStage : int { kProjection = 0, kLoss = 1 };
+
+// Block b < gridDim.x - 1 sums row b of the partials into out[b], the last row (w.w or v.v) into
+// out[gridDim.x - 1]; the last block to finish decides (src/solvers/gmres_arnoldi.hpp's arnoldi_step,
+// the same tests):
+//  - kProjection (out = h): the Hessenberg column is h; beta1 = sqrt(w.w - h.h) when positive, else 1
+//    (the correction then always runs); a non-finite w.w passes through to the rotation;
+//  - kLoss (out = s): loss = max(|s_k|, |v.v - 1|); above `tolerance` (or without Pythagoras) the
+//    correction runs and the column becomes h + beta1 s; otherwise beta = beta1.
+__global__ void gmres_finish_kernel(const SolverState* s, GmresScalars* c, const double* partials, int count,
+                                    double* out, double* hess_column, int stage, double tolerance,
+                                    unsigned int* counter) {
+  if (!arnoldi_running(s, c)) return;
+  const double sum = finish_sum(partials + static_cast<std::size_t>(blockIdx.x) * kMaxReductionBlocks, 0, count);
+  if (threadIdx.x != 0) return;
+  const int columns = static_cast<int>(gridDim.x) - 1;  // j + 1
+  out[blockIdx.x] = sum;
+  if (stage == kProjection && static_cast<int>(blockIdx.x) < columns) hess_column[blockIdx.x] = sum;
+  __threadfence();  // out[blockIdx.x] is visible before this block is counted
+  if (atomicAdd(counter, 1u) != gridDim.x - 1) return;
+  *counter = 0;
+  const double last = __ldcg(out + columns);  // at L2, where the other blocks' fenced stores are
+  if (stage == kProjection) {
+    double hh = 0;
+    for (int k = 0; k < columns; ++k) {
+      const double v = __ldcg(out + k);
+      hh += v * v;
+    }
+    const double ww = last;
+    c->pythagoras = isfinite(ww) && ww - hh > 0 ? 1 : 0;
+    c->beta1 = !isfinite(ww) ? ww : c->pythagoras ? sqrt(ww - hh) : 1.0;
+    c->inv_norm = 1.0 / c->beta1;
+    c->correct = 0;
+    c->rescale = 0;
+    return;
+  }
+  c->beta = c->beta1;
+  if (!isfinite(c->beta1)) return;  // the rotation reports it
+  double loss = fabs(last - 1.0);
+  for (int k = 0; k < columns; ++k) loss = fmax(loss, fabs(__ldcg(out + k)));
+  if (c->pythagoras && loss <= tolerance) return;
+  c->correct = 1;
+  for (int k = 0; k < columns; ++k) hess_column[k] += c->beta1 * __ldcg(out + k);
+}
+
+// The correction's v -= V s over `columns` columns, with ||v||^2 of the result (last block: rho, beta =
+// beta1 rho and the rescale by 1 / rho; rho = 0 leaves v as it is, and the rotation ends the cycle).
+template <class Value>
+__global__ void __launch_bounds__(kSolverThreads)
+    gmres_subtract_kernel(const SolverState* s, GmresScalars* c, const Value* basis, int columns, const double* coef,
+                          Value* v, std::int64_t n, double* partials, unsigned int* counter) {
+  if (!arnoldi_running(s, c) || !c->correct) return;
   double norm2[1] = {0};
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
-    for (int col = 0; col < columns; ++col) sum += h[col] * basis[col * n + i];
-    const Value updated = w[i] - static_cast<Value>(sum);
-    w[i] = updated;
+    for (int col = 0; col < columns; ++col) sum += coef[col] * static_cast<double>(basis[col * n + i]);
+    const Value updated = v[i] - static_cast<Value>(sum);
+    v[i] = updated;
     norm2[0] += static_cast<double>(updated) * static_cast<double>(updated);
   }
-  reduce_in_last_block<1>(norm2, partials, counter, [&](const double* t) { c->beta = sqrt(t[0]); });
+  reduce_in_last_block<1>(norm2, partials, counter, [&](const double* t) { set_corrected_norm(c, t[0]); });
 }
 
-// Distributed solves: the second pass's beta = ||w|| from the norm partials that gmres_subtract_kernel
-// stored and DeviceRun::global_rows summed across the processes (its last block saw only this
-// process's part).
-__global__ void gmres_global_beta_kernel(const SolverState* s, GmresScalars* c, const double* partials, int count) {
-  if (!arnoldi_running(s, c) || !c->reorthogonalise) return;
+// Distributed solves: the correction's ||v|| from the norm partials that gmres_subtract_kernel stored and
+// DeviceRun::global_rows summed across the processes (its last block saw only this process's part).
+__global__ void gmres_global_norm_kernel(const SolverState* s, GmresScalars* c, const double* partials, int count) {
+  if (!arnoldi_running(s, c) || !c->correct) return;
   const double sum = finish_sum(partials, 0, count);
-  if (threadIdx.x == 0) c->beta = sqrt(sum);
+  if (threadIdx.x == 0) set_corrected_norm(c, sum);
 }
 
-// v = (v - V h) / ||.|| over the step's subtract_columns columns, in place: v_{j+1} from w in one sweep
-// after a single pass, a plain scaling after two passes and for v_0 at a restart.
+// v *= inv_norm when asked (v_0 at a restart, a corrected step's v_{j+1}).
 template <class Value>
 __global__ void __launch_bounds__(kSolverThreads)
-    gmres_orthonormalise_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const double* h,
-                                Value* v, std::int64_t n) {
-  if (!arnoldi_running(s, c)) return;
-  const int columns = c->subtract_columns;
+    gmres_rescale_kernel(const SolverState* s, const GmresScalars* c, Value* v, std::int64_t n) {
+  if (!arnoldi_running(s, c) || !c->rescale) return;
   const auto scale = static_cast<Value>(c->inv_norm);
-  SPMV_SOLVER_LOOP(i, n) {
-    double sum = 0;
-    for (int col = 0; col < columns; ++col) sum += h[col] * basis[col * n + i];
-    v[i] = (v[i] - static_cast<Value>(sum)) * scale;
-  }
+  SPMV_SOLVER_LOOP(i, n) v[i] *= scale;
 }
 
 // Arnoldi step j's end (one thread): h_{j+1,j} = beta, rotations, g, the stopping rule.
@@ -185,11 +275,7 @@ __global__ void gmres_rotation_kernel(SolverState* s, GmresScalars* c, double* h
   g[j] = cs[j] * g[j];
   c->cycle_columns = j + 1;
   record_iteration(s, fabs(g[j + 1]), history);
-  if (!running(s) || h_next == 0 || j + 1 == m) {
-    c->cycle_open = 0;
-    return;
-  }
-  c->inv_norm = 1.0 / h_next;
+  if (!running(s) || h_next == 0 || j + 1 == m) c->cycle_open = 0;
 }
 
 // y = R^-1 g over the cycle's columns (back substitution, one thread: at most m^2/2 flops).
@@ -221,16 +307,31 @@ __global__ void __launch_bounds__(kSolverThreads)
 // kGmresDotColumns columns beyond.
 template <class Value>
 void launch_multi_dot(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c, const Value* basis,
-                      const Value* w, int columns, std::int64_t n, double* partials, int pass) {
+                      const Value* w, int columns, std::int64_t n, double* partials) {
   const dim3 grid(blocks, (columns + kGmresDotColumns - 1) / kGmresDotColumns);
   const auto launch = [&](auto kernel) {
-    kernel<<<grid, kSolverThreads, 0, st>>>(s, c, basis, w, columns, n, partials, pass);
+    kernel<<<grid, kSolverThreads, 0, st>>>(s, c, basis, w, columns, n, partials);
     SPMV_CHECK_LAUNCH(gmres_multi_dot_kernel);
   };
   if (columns <= 4) launch(gmres_multi_dot_kernel<Value, 4>);
   else if (columns <= 8) launch(gmres_multi_dot_kernel<Value, 8>);
   else if (columns <= 16) launch(gmres_multi_dot_kernel<Value, 16>);
   else launch(gmres_multi_dot_kernel<Value, kGmresDotColumns>);
+}
+
+// The fused update of a step over `columns` = j + 1 columns (<= kGmresDotColumns), in the smallest tile.
+template <class Value>
+void launch_orthonormalise(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c,
+                           const Value* basis, const double* h, Value* v, int columns, std::int64_t n,
+                           double* partials) {
+  const auto launch = [&](auto kernel) {
+    kernel<<<blocks, kSolverThreads, 0, st>>>(s, c, basis, h, v, columns, n, partials);
+    SPMV_CHECK_LAUNCH(gmres_orthonormalise_kernel);
+  };
+  if (columns <= 4) launch(gmres_orthonormalise_kernel<Value, 4>);
+  else if (columns <= 8) launch(gmres_orthonormalise_kernel<Value, 8>);
+  else if (columns <= 16) launch(gmres_orthonormalise_kernel<Value, 16>);
+  else launch(gmres_orthonormalise_kernel<Value, kGmresDotColumns>);
 }
 
 }  // namespace
@@ -240,11 +341,12 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   const std::int64_t n = run.n();
   const cudaStream_t st = run.stream();
   const Value* dinv = run.inverse_diagonal();
+  const double tolerance = spmv::solvers::orthogonality_tolerance<Value>();
   const auto bytes = static_cast<std::size_t>(n) * sizeof(Value);
   DeviceBuffer<Value> basis(static_cast<std::size_t>(m + 1) * n), z(dinv ? n : 0);
-  // h holds j + 2 dots (the last is w.w); the multi-dot's partials have a row per column, rounded up
-  // to its register tile (store_block_sums writes whole tiles).
-  DeviceBuffer<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 2);
+  // h and s hold j + 2 sums each (the last is w.w or v.v); the multi-dot's partials have a row per
+  // column, rounded up to its register tile (store_block_sums writes whole tiles).
+  DeviceBuffer<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 2), s(m + 2);
   const int dot_rows = (m + 2 + kGmresDotColumns - 1) / kGmresDotColumns * kGmresDotColumns;
   DeviceBuffer<double> dot_partials(static_cast<std::size_t>(dot_rows) * kMaxReductionBlocks);
   DeviceBuffer<GmresScalars> scalars(1);
@@ -252,32 +354,46 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   const int blocks = run.blocks();
   Value* v0 = basis.data();
   const auto column = [&](int c) { return basis.data() + static_cast<std::size_t>(c) * n; };
-  const auto orthonormalise = [&](Value* v) {
-    gmres_orthonormalise_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(),
-                                                                          h.data(), v, n);
-    SPMV_CHECK_LAUNCH(gmres_orthonormalise_kernel);
+  const auto rescale = [&](Value* v) {
+    gmres_rescale_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), v, n);
+    SPMV_CHECK_LAUNCH(gmres_rescale_kernel);
   };
-  const auto dots = [&](const Value* w, int j, int pass) {  // pass 0: V_j^T w and w.w; pass 1: V_j^T w
-    const int columns = pass == 0 ? j + 2 : j + 1;
-    launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns, n, dot_partials.data(),
-                            pass);
-    const int count = run.global_rows(dot_partials.data(), columns);
-    gmres_dots_finish_kernel<<<columns, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dot_partials.data(),
-                                                                 count, h.data(),
-                                                                 hess.data() + static_cast<std::size_t>(j) * (m + 1),
-                                                                 pass, run.counter());
-    SPMV_CHECK_LAUNCH(gmres_dots_finish_kernel);
+  // The partials of rows 0..columns (summed across processes when distributed), finished into out.
+  const auto finish = [&](int j, double* out, FinishStage stage) {
+    const int count = run.global_rows(dot_partials.data(), j + 2);
+    gmres_finish_kernel<<<j + 2, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dot_partials.data(), count,
+                                                          out, hess.data() + static_cast<std::size_t>(j) * (m + 1),
+                                                          stage, tolerance, run.counter());
+    SPMV_CHECK_LAUNCH(gmres_finish_kernel);
   };
-  const auto subtract = [&](Value* w, int j) {  // second pass only: w -= V_j h, beta = ||w||
-    gmres_subtract_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(), j + 1,
-                                                                    h.data(), w, n, run.partials(), run.counter());
+  // Step j: w = column j + 1 becomes v_{j+1}, the Hessenberg column j is filled, c->beta is h_{j+1,j}.
+  const auto orthonormalise = [&](Value* w, int j) {
+    const int columns = j + 1;
+    launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns + 1, n,
+                            dot_partials.data());
+    finish(j, h.data(), kProjection);
+    if (columns <= kGmresDotColumns) {
+      launch_orthonormalise<Value>(st, blocks, run.state(), scalars.data(), basis.data(), h.data(), w, columns, n,
+                                   dot_partials.data());
+    } else {
+      gmres_update_column_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(),
+                                                                           h.data(), w, columns, n);
+      SPMV_CHECK_LAUNCH(gmres_update_column_kernel);
+      launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns + 1, n,
+                              dot_partials.data());
+    }
+    finish(j, s.data(), kLoss);
+    // The correction: always enqueued (no host round trip), skipped on the device unless the loss
+    // finish asked for it.
+    gmres_subtract_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(), columns,
+                                                                    s.data(), w, n, run.partials(), run.counter());
     SPMV_CHECK_LAUNCH(gmres_subtract_kernel);
-  };
-  const auto global_beta = [&] {  // distributed: the second pass's ||w|| over every process's rows
-    if (!run.distributed()) return;
-    const int count = run.global_rows(run.partials(), 1);
-    gmres_global_beta_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), count);
-    SPMV_CHECK_LAUNCH(gmres_global_beta_kernel);
+    if (run.distributed()) {
+      const int count = run.global_rows(run.partials(), 1);
+      gmres_global_norm_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), count);
+      SPMV_CHECK_LAUNCH(gmres_global_norm_kernel);
+    }
+    rescale(w);
   };
 
   const auto residual_and_open_cycle = [&](int first) {
@@ -289,7 +405,7 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
     gmres_restart_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), g.data(), m, run.partials(),
                                                        count, run.history(), first);
     SPMV_CHECK_LAUNCH(gmres_restart_kernel);
-    orthonormalise(v0);
+    rescale(v0);
   };
 
   residual_and_open_cycle(1);
@@ -307,17 +423,10 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
         input = z.data();
       }
       run.apply(Value(1), input, Value(0), w);
-      dots(w, j, 0);
-      // The second Gram-Schmidt pass: always enqueued (no host round trip), skipped on the device
-      // unless the finish kernel found w.w - h.h <= w.w / 2 (kReorthogonaliseBelow).
-      subtract(w, j);
-      dots(w, j, 1);
-      subtract(w, j);
-      global_beta();
+      orthonormalise(w, j);
       gmres_rotation_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), hess.data(), cs.data(), sn.data(), g.data(),
                                              m, j, run.history());
       SPMV_CHECK_LAUNCH(gmres_rotation_kernel);
-      orthonormalise(w);
       stop = run.after_iteration(++k);
     }
     // The cycle's update runs whatever stopped it (its columns are counted on the device).
