@@ -83,78 +83,152 @@ __global__ void __launch_bounds__(kSolverThreads)
   SPMV_SOLVER_LOOP(i, n) z[i] = dinv[i] * v[i];
 }
 
-// Block (x, y) sums its share of V_c . w for the columns c = y * kGmresDotColumns + k < columns,
-// k < kColumns, into partials[c * kMaxReductionBlocks + x]: one sweep over the rows reads every column
-// and w once (kColumns per-thread sums in registers). When w is column `columns - 1` of the basis
-// itself, the last sum is w.w.
-template <class Value, int kColumns>
+// How the two sweeps over the basis (multi-dot, fused update) lay a register tile of kColumns columns
+// over their threads. Each thread owns kVector consecutive rows, read with one 16-byte load per column
+// (2 doubles or 4 floats; 1 when n is not a multiple of it, so that the columns stay aligned), and
+// kPerLane columns of the tile; kLanes adjacent lanes share the rows and split the columns. Why: with a
+// thread per row and all 32 columns in its registers the fused update took 226 registers (one block per
+// SM) and both sweeps issued 4- or 8-byte loads, and they ran at 37-70% of the copy bandwidth (H200,
+// ncu; the f32 sweeps, with half the bytes per load, slowest). Here a tile of 32 keeps ~70 registers
+// and every load moves 16 bytes per lane.
+template <int kTileColumns, int kWidth>
+struct SweepTile {
+  static constexpr int kColumns = kTileColumns;
+  static constexpr int kVector = kWidth;                   // rows per thread, one load per column
+  static constexpr int kPerLane = kColumns < 8 ? kColumns : 8;
+  static constexpr int kLanes = kColumns / kPerLane;       // 1, 1, 2 or 4
+  static constexpr int kGroups = kSolverThreads / kLanes;  // row groups of a block
+};
+
+template <class Value, int kVector>
+struct alignas(sizeof(Value) * kVector) Packed {
+  Value v[kVector];
+};
+
+template <class Value, int kVector>
+__device__ inline Packed<Value, kVector> load_packed(const Value* p) {
+  return *reinterpret_cast<const Packed<Value, kVector>*>(p);
+}
+
+// The row range of a sweep: this thread's first row and the grid's stride (both multiples of kVector).
+template <class Tile>
+__device__ inline std::int64_t first_row() {
+  return (blockIdx.x * std::int64_t(Tile::kGroups) + threadIdx.x / Tile::kLanes) * Tile::kVector;
+}
+template <class Tile>
+__device__ inline std::int64_t row_stride() {
+  return std::int64_t(gridDim.x) * Tile::kGroups * Tile::kVector;
+}
+
+// Block sums of the per-thread column sums: lane q of a row group holds columns q * kPerLane + k of the
+// tile, and with kExtra lane q = 0 also `extra`. Warp shuffles sum the lanes of the same q into one
+// shared-memory row per warp; then thread t sums tile column t < count over the warps into
+// partials[row(t) * kMaxReductionBlocks + blockIdx.x], and the extra into row(count).
+template <class Tile, int kExtra, class Row>
+__device__ inline void store_tile_sums(double (&sum)[Tile::kPerLane], double extra, int count, double* partials,
+                                       Row&& row) {
+  constexpr int kWarps = kSolverThreads / 32;
+  __shared__ double warp_sums[kWarps][Tile::kColumns + kExtra];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int o = 16; o >= Tile::kLanes; o >>= 1) {
+#pragma unroll
+    for (int k = 0; k < Tile::kPerLane; ++k) sum[k] += __shfl_xor_sync(0xffffffffu, sum[k], o);
+    if (kExtra) extra += __shfl_xor_sync(0xffffffffu, extra, o);
+  }
+  if (lane < Tile::kLanes) {  // lane q holds the sums of q's columns
+#pragma unroll
+    for (int k = 0; k < Tile::kPerLane; ++k) warp_sums[warp][lane * Tile::kPerLane + k] = sum[k];
+    if (kExtra && lane == 0) warp_sums[warp][Tile::kColumns] = extra;
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < count + kExtra; t += kSolverThreads) {
+    const int slot = t < count ? t : Tile::kColumns;
+    double total = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) total += warp_sums[w][slot];
+    partials[static_cast<std::size_t>(row(t)) * kMaxReductionBlocks + blockIdx.x] = total;
+  }
+}
+
+// Block (x, y) sums its share of V_c . w for the columns c = y * kGmresDotColumns + t < columns of its
+// tile into partials[c * kMaxReductionBlocks + x]: one sweep over the rows reads every column and w
+// once. When w is column `columns - 1` of the basis itself, the last sum is w.w.
+template <class Value, int kColumns, int kVector>
 __global__ void __launch_bounds__(kSolverThreads)
     gmres_multi_dot_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const Value* w,
                            int columns, std::int64_t n, double* partials) {
   if (!arnoldi_running(s, c)) return;
-  const int first = blockIdx.y * kGmresDotColumns;
-  double sum[kColumns] = {};
-  SPMV_SOLVER_LOOP(i, n) {
-    const double wi = static_cast<double>(w[i]);
+  using Tile = SweepTile<kColumns, kVector>;
+  const int tile_first = blockIdx.y * kGmresDotColumns;
+  const int first = tile_first + threadIdx.x % Tile::kLanes * Tile::kPerLane;  // this lane's columns
+  double sum[Tile::kPerLane] = {};
+  for (std::int64_t i = first_row<Tile>(); i < n; i += row_stride<Tile>()) {
+    const auto wv = load_packed<Value, kVector>(w + i);
+    Packed<Value, kVector> col[Tile::kPerLane];
 #pragma unroll
-    for (int k = 0; k < kColumns; ++k)
-      if (first + k < columns) sum[k] += static_cast<double>(basis[(first + k) * n + i]) * wi;
+    for (int k = 0; k < Tile::kPerLane; ++k)
+      if (first + k < columns) col[k] = load_packed<Value, kVector>(basis + (first + k) * n + i);
+#pragma unroll
+    for (int k = 0; k < Tile::kPerLane; ++k)
+      if (first + k < columns)
+#pragma unroll
+        for (int r = 0; r < kVector; ++r) sum[k] += static_cast<double>(col[k].v[r]) * static_cast<double>(wv.v[r]);
   }
-  store_block_sums<kColumns>(sum, partials + static_cast<std::size_t>(first) * kMaxReductionBlocks);
+  store_tile_sums<Tile, 0>(sum, 0.0, min(kColumns, columns - tile_first), partials,
+                                     [&](int t) { return tile_first + t; });
 }
 
 // The fused update of a step with columns = j + 1 <= kColumns: v = (v - V_j h) * inv_norm in place (v is
 // w, column j + 1), and from the same loads s_k = V_k . v (partials row k < columns) and v.v (row
-// columns). The coefficients sit in shared memory; each thread keeps the tile's column values of kUnroll
-// rows in registers, loaded before any store, so that small tiles keep enough bytes in flight.
-template <class Value, int kColumns>
+// columns). The lanes of a row group add their columns' share of V_j h with warp shuffles; lane 0
+// stores v.
+template <class Value, int kColumns, int kVector>
 __global__ void __launch_bounds__(kSolverThreads)
     gmres_orthonormalise_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const double* h,
                                 Value* v, int columns, std::int64_t n, double* partials) {
   if (!arnoldi_running(s, c)) return;
-  constexpr int kUnroll = kColumns <= 4 ? 4 : kColumns <= 8 ? 2 : 1;
+  using Tile = SweepTile<kColumns, kVector>;
   __shared__ double coef[kColumns];
   for (int k = threadIdx.x; k < kColumns; k += kSolverThreads) coef[k] = k < columns ? h[k] : 0.0;
   __syncthreads();
+  const int q = threadIdx.x % Tile::kLanes, first = q * Tile::kPerLane;
+  // The lanes of this row group: they share i, so they take the same branches.
+  const unsigned group = ((1u << Tile::kLanes) - 1u) << (threadIdx.x % 32 / Tile::kLanes * Tile::kLanes);
   const double scale = c->inv_norm;
-  double sum[kColumns + 1] = {};  // s_0 .. s_{kColumns-1}, then v.v
-  const std::int64_t stride = std::int64_t(gridDim.x) * kSolverThreads;
-  for (std::int64_t base = blockIdx.x * std::int64_t(kSolverThreads) + threadIdx.x; base < n;
-       base += kUnroll * stride) {
-    Value col[kUnroll][kColumns];
-    Value w[kUnroll];
+  double sum[Tile::kPerLane] = {}, vv = 0;
+  for (std::int64_t i = first_row<Tile>(); i < n; i += row_stride<Tile>()) {
+    const auto wv = load_packed<Value, kVector>(v + i);
+    Packed<Value, kVector> col[Tile::kPerLane];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::int64_t i = base + u * stride;
-      if (i >= n) continue;
-      w[u] = v[i];
+    for (int k = 0; k < Tile::kPerLane; ++k)
+      if (first + k < columns) col[k] = load_packed<Value, kVector>(basis + (first + k) * n + i);
+      else col[k] = {};
+    double projection[kVector] = {};
 #pragma unroll
-      for (int k = 0; k < kColumns; ++k) col[u][k] = k < columns ? basis[k * n + i] : Value(0);
+    for (int k = 0; k < Tile::kPerLane; ++k)
+#pragma unroll
+      for (int r = 0; r < kVector; ++r) projection[r] += coef[first + k] * static_cast<double>(col[k].v[r]);
+#pragma unroll
+    for (int o = 1; o < Tile::kLanes; o <<= 1)
+#pragma unroll
+      for (int r = 0; r < kVector; ++r) projection[r] += __shfl_xor_sync(group, projection[r], o);
+    Packed<Value, kVector> out;
+#pragma unroll
+    for (int r = 0; r < kVector; ++r)
+      out.v[r] = static_cast<Value>((wv.v[r] - static_cast<Value>(projection[r])) * scale);
+    if (q == 0) {
+      *reinterpret_cast<Packed<Value, kVector>*>(v + i) = out;
+#pragma unroll
+      for (int r = 0; r < kVector; ++r) vv += static_cast<double>(out.v[r]) * static_cast<double>(out.v[r]);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::int64_t i = base + u * stride;
-      if (i >= n) continue;
-      double projection = 0;
+    for (int k = 0; k < Tile::kPerLane; ++k)
 #pragma unroll
-      for (int k = 0; k < kColumns; ++k) projection += coef[k] * static_cast<double>(col[u][k]);
-      const auto updated = static_cast<Value>((w[u] - static_cast<Value>(projection)) * scale);
-      v[i] = updated;
-#pragma unroll
-      for (int k = 0; k < kColumns; ++k) sum[k] += static_cast<double>(col[u][k]) * static_cast<double>(updated);
-      sum[kColumns] += static_cast<double>(updated) * static_cast<double>(updated);
-    }
+      for (int r = 0; r < kVector; ++r) sum[k] += static_cast<double>(col[k].v[r]) * static_cast<double>(out.v[r]);
   }
-  using BlockReduce = cub::BlockReduce<double, kSolverThreads>;
-  __shared__ typename BlockReduce::TempStorage storage;
-#pragma unroll
-  for (int d = 0; d <= kColumns; ++d) {
-    if (d < kColumns && d >= columns) continue;  // the same for every thread of the grid
-    const double total = BlockReduce(storage).Sum(sum[d]);
-    const int row = d < kColumns ? d : columns;
-    if (threadIdx.x == 0) partials[static_cast<std::size_t>(row) * kMaxReductionBlocks + blockIdx.x] = total;
-    __syncthreads();
-  }
+  // s_0 .. s_{columns-1} in rows 0 .. columns - 1, v.v (tile column kColumns) in row columns.
+  store_tile_sums<Tile, 1>(sum, vv, columns, partials, [&](int t) { return t; });
 }
 
 // The update alone, v = (v - V h) * inv_norm over `columns` columns, for steps wider than one tile
@@ -302,36 +376,50 @@ __global__ void __launch_bounds__(kSolverThreads)
   }
 }
 
-// The multi-dot over `columns` columns: the variant of the smallest register tile that holds them (a
-// bounded set, so that the early steps of a cycle keep more blocks per SM), one grid row per
-// kGmresDotColumns columns beyond.
+// The sweeps' variants: 16-byte loads (kWide rows per thread) when n keeps every column aligned to
+// them, in the smallest register tile that holds the columns (a bounded set, so that the early steps of
+// a cycle keep more loads per thread in flight); one-row threads and the widest tile otherwise.
+template <class Value>
+inline constexpr int kWide = 16 / sizeof(Value);
+
+template <class Value, template <class, int, int> class Kernel, class Launch>
+void launch_tile(std::int64_t n, int columns, Launch&& launch) {
+  if (n % kWide<Value> != 0) return launch(Kernel<Value, kGmresDotColumns, 1>{});
+  if (columns <= 4) return launch(Kernel<Value, 4, kWide<Value>>{});
+  if (columns <= 8) return launch(Kernel<Value, 8, kWide<Value>>{});
+  if (columns <= 16) return launch(Kernel<Value, 16, kWide<Value>>{});
+  launch(Kernel<Value, kGmresDotColumns, kWide<Value>>{});
+}
+
+template <class Value, int kColumns, int kVector>
+struct MultiDot {
+  static constexpr auto kernel = gmres_multi_dot_kernel<Value, kColumns, kVector>;
+};
+template <class Value, int kColumns, int kVector>
+struct Orthonormalise {
+  static constexpr auto kernel = gmres_orthonormalise_kernel<Value, kColumns, kVector>;
+};
+
+// The multi-dot over `columns` columns, one grid row per kGmresDotColumns columns.
 template <class Value>
 void launch_multi_dot(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c, const Value* basis,
                       const Value* w, int columns, std::int64_t n, double* partials) {
   const dim3 grid(blocks, (columns + kGmresDotColumns - 1) / kGmresDotColumns);
-  const auto launch = [&](auto kernel) {
-    kernel<<<grid, kSolverThreads, 0, st>>>(s, c, basis, w, columns, n, partials);
+  launch_tile<Value, MultiDot>(n, columns, [&](auto variant) {
+    decltype(variant)::kernel<<<grid, kSolverThreads, 0, st>>>(s, c, basis, w, columns, n, partials);
     SPMV_CHECK_LAUNCH(gmres_multi_dot_kernel);
-  };
-  if (columns <= 4) launch(gmres_multi_dot_kernel<Value, 4>);
-  else if (columns <= 8) launch(gmres_multi_dot_kernel<Value, 8>);
-  else if (columns <= 16) launch(gmres_multi_dot_kernel<Value, 16>);
-  else launch(gmres_multi_dot_kernel<Value, kGmresDotColumns>);
+  });
 }
 
-// The fused update of a step over `columns` = j + 1 columns (<= kGmresDotColumns), in the smallest tile.
+// The fused update of a step over `columns` = j + 1 columns (<= kGmresDotColumns).
 template <class Value>
 void launch_orthonormalise(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c,
                            const Value* basis, const double* h, Value* v, int columns, std::int64_t n,
                            double* partials) {
-  const auto launch = [&](auto kernel) {
-    kernel<<<blocks, kSolverThreads, 0, st>>>(s, c, basis, h, v, columns, n, partials);
+  launch_tile<Value, Orthonormalise>(n, columns, [&](auto variant) {
+    decltype(variant)::kernel<<<blocks, kSolverThreads, 0, st>>>(s, c, basis, h, v, columns, n, partials);
     SPMV_CHECK_LAUNCH(gmres_orthonormalise_kernel);
-  };
-  if (columns <= 4) launch(gmres_orthonormalise_kernel<Value, 4>);
-  else if (columns <= 8) launch(gmres_orthonormalise_kernel<Value, 8>);
-  else if (columns <= 16) launch(gmres_orthonormalise_kernel<Value, 16>);
-  else launch(gmres_orthonormalise_kernel<Value, kGmresDotColumns>);
+  });
 }
 
 }  // namespace
