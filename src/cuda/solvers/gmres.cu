@@ -84,19 +84,22 @@ __global__ void __launch_bounds__(kSolverThreads)
 }
 
 // How the two sweeps over the basis (multi-dot, fused update) lay a register tile of kColumns columns
-// over their threads. Each thread owns kVector consecutive rows, read with one 16-byte load per column
-// (2 doubles or 4 floats; 1 when n is not a multiple of it, so that the columns stay aligned), and
-// kPerLane columns of the tile; kLanes adjacent lanes share the rows and split the columns. Why: with a
-// thread per row and all 32 columns in its registers the fused update took 226 registers (one block per
-// SM) and both sweeps issued 4- or 8-byte loads, and they ran at 37-70% of the copy bandwidth (H200,
-// ncu; the f32 sweeps, with half the bytes per load, slowest). Here a tile of 32 keeps ~70 registers
-// and every load moves 16 bytes per lane.
+// over their threads. Each thread owns kVector = kWide consecutive rows, read with one 16-byte load per
+// column (the basis's column stride is padded to keep them aligned), and kPerLane = 4 columns of the
+// tile; kLanes adjacent lanes (up to 8) share the rows and split the columns. Why: with a thread per row
+// and all 32 columns in its registers the fused update took 226 registers (one block per SM), both
+// sweeps issued 4- or 8-byte loads, and they ran at 37-70% of the copy bandwidth (H200, ncu; the f32
+// sweeps, with half the bytes per load, slowest). Here every load moves 16 bytes per lane and a tile
+// keeps few registers, so more warps keep loads in flight.
+template <class Value>
+inline constexpr int kWide = 16 / sizeof(Value);  // rows per thread of the sweeps: one 16-byte load
+
 template <int kTileColumns, int kWidth>
 struct SweepTile {
   static constexpr int kColumns = kTileColumns;
   static constexpr int kVector = kWidth;                   // rows per thread, one load per column
-  static constexpr int kPerLane = kColumns < 8 ? kColumns : 8;
-  static constexpr int kLanes = kColumns / kPerLane;       // 1, 1, 2 or 4
+  static constexpr int kPerLane = kColumns < 4 ? kColumns : 4;
+  static constexpr int kLanes = kColumns / kPerLane;       // 1, 2, 4 or 8
   static constexpr int kGroups = kSolverThreads / kLanes;  // row groups of a block
 };
 
@@ -362,29 +365,24 @@ __global__ void gmres_solve_kernel(const GmresScalars* c, const double* hess, co
   }
 }
 
-// x += M^-1 V y over the cycle's columns.
+// x += M^-1 V y over the cycle's columns (column c of V at basis + c * ld).
 template <class Value>
 __global__ void __launch_bounds__(kSolverThreads)
-    gmres_update_kernel(const GmresScalars* c, const Value* dinv, const Value* basis, const double* y, Value* x,
-                        std::int64_t n) {
+    gmres_update_kernel(const GmresScalars* c, const Value* dinv, const Value* basis, std::int64_t ld,
+                        const double* y, Value* x, std::int64_t n) {
   const int k = c->cycle_columns;
   if (k == 0) return;
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
-    for (int col = 0; col < k; ++col) sum += y[col] * basis[col * n + i];
+    for (int col = 0; col < k; ++col) sum += y[col] * basis[col * ld + i];
     x[i] += dinv ? dinv[i] * static_cast<Value>(sum) : static_cast<Value>(sum);
   }
 }
 
-// The sweeps' variants: 16-byte loads (kWide rows per thread) when n keeps every column aligned to
-// them, in the smallest register tile that holds the columns (a bounded set, so that the early steps of
-// a cycle keep more loads per thread in flight); one-row threads and the widest tile otherwise.
-template <class Value>
-inline constexpr int kWide = 16 / sizeof(Value);
-
+// The sweeps' variant: the smallest register tile that holds the columns (a bounded set, so that the
+// early steps of a cycle keep more loads per thread in flight).
 template <class Value, template <class, int, int> class Kernel, class Launch>
-void launch_tile(std::int64_t n, int columns, Launch&& launch) {
-  if (n % kWide<Value> != 0) return launch(Kernel<Value, kGmresDotColumns, 1>{});
+void launch_tile(int columns, Launch&& launch) {
   if (columns <= 4) return launch(Kernel<Value, 4, kWide<Value>>{});
   if (columns <= 8) return launch(Kernel<Value, 8, kWide<Value>>{});
   if (columns <= 16) return launch(Kernel<Value, 16, kWide<Value>>{});
@@ -405,7 +403,7 @@ template <class Value>
 void launch_multi_dot(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c, const Value* basis,
                       const Value* w, int columns, std::int64_t n, double* partials) {
   const dim3 grid(blocks, (columns + kGmresDotColumns - 1) / kGmresDotColumns);
-  launch_tile<Value, MultiDot>(n, columns, [&](auto variant) {
+  launch_tile<Value, MultiDot>(columns, [&](auto variant) {
     decltype(variant)::kernel<<<grid, kSolverThreads, 0, st>>>(s, c, basis, w, columns, n, partials);
     SPMV_CHECK_LAUNCH(gmres_multi_dot_kernel);
   });
@@ -416,7 +414,7 @@ template <class Value>
 void launch_orthonormalise(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c,
                            const Value* basis, const double* h, Value* v, int columns, std::int64_t n,
                            double* partials) {
-  launch_tile<Value, Orthonormalise>(n, columns, [&](auto variant) {
+  launch_tile<Value, Orthonormalise>(columns, [&](auto variant) {
     decltype(variant)::kernel<<<blocks, kSolverThreads, 0, st>>>(s, c, basis, h, v, columns, n, partials);
     SPMV_CHECK_LAUNCH(gmres_orthonormalise_kernel);
   });
@@ -431,7 +429,12 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   const Value* dinv = run.inverse_diagonal();
   const double tolerance = spmv::solvers::orthogonality_tolerance<Value>();
   const auto bytes = static_cast<std::size_t>(n) * sizeof(Value);
-  DeviceBuffer<Value> basis(static_cast<std::size_t>(m + 1) * n), z(dinv ? n : 0);
+  // Column c of the basis starts at c * ld, ld rounded up to the sweeps' 16-byte loads; the padding rows
+  // are zero and stay zero (every update of a padding row subtracts zeros), so the sweeps run over ld
+  // rows without a tail.
+  const std::int64_t ld = (n + kWide<Value> - 1) / kWide<Value> * kWide<Value>;
+  DeviceBuffer<Value> basis(static_cast<std::size_t>(m + 1) * ld), z(dinv ? n : 0);
+  SPMV_CUDA_CHECK(cudaMemsetAsync(basis.data(), 0, basis.size() * sizeof(Value), st));
   // h and s hold j + 2 sums each (the last is w.w or v.v); the multi-dot's partials have a row per
   // column, rounded up to its register tile (store_block_sums writes whole tiles).
   DeviceBuffer<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 2), s(m + 2);
@@ -441,9 +444,9 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   SPMV_CUDA_CHECK(cudaMemsetAsync(scalars.data(), 0, sizeof(GmresScalars), st));
   const int blocks = run.blocks();
   Value* v0 = basis.data();
-  const auto column = [&](int c) { return basis.data() + static_cast<std::size_t>(c) * n; };
+  const auto column = [&](int c) { return basis.data() + static_cast<std::size_t>(c) * ld; };
   const auto rescale = [&](Value* v) {
-    gmres_rescale_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), v, n);
+    gmres_rescale_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), v, ld);
     SPMV_CHECK_LAUNCH(gmres_rescale_kernel);
   };
   // The partials of rows 0..columns (summed across processes when distributed), finished into out.
@@ -457,24 +460,24 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   // Step j: w = column j + 1 becomes v_{j+1}, the Hessenberg column j is filled, c->beta is h_{j+1,j}.
   const auto orthonormalise = [&](Value* w, int j) {
     const int columns = j + 1;
-    launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns + 1, n,
+    launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns + 1, ld,
                             dot_partials.data());
     finish(j, h.data(), kProjection);
     if (columns <= kGmresDotColumns) {
-      launch_orthonormalise<Value>(st, blocks, run.state(), scalars.data(), basis.data(), h.data(), w, columns, n,
+      launch_orthonormalise<Value>(st, blocks, run.state(), scalars.data(), basis.data(), h.data(), w, columns, ld,
                                    dot_partials.data());
     } else {
       gmres_update_column_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(),
-                                                                           h.data(), w, columns, n);
+                                                                           h.data(), w, columns, ld);
       SPMV_CHECK_LAUNCH(gmres_update_column_kernel);
-      launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns + 1, n,
+      launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns + 1, ld,
                               dot_partials.data());
     }
     finish(j, s.data(), kLoss);
     // The correction: always enqueued (no host round trip), skipped on the device unless the loss
     // finish asked for it.
     gmres_subtract_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(), columns,
-                                                                    s.data(), w, n, run.partials(), run.counter());
+                                                                    s.data(), w, ld, run.partials(), run.counter());
     SPMV_CHECK_LAUNCH(gmres_subtract_kernel);
     if (run.distributed()) {
       const int count = run.global_rows(run.partials(), 1);
@@ -520,7 +523,8 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
     // The cycle's update runs whatever stopped it (its columns are counted on the device).
     gmres_solve_kernel<<<1, 1, 0, st>>>(scalars.data(), hess.data(), g.data(), y.data(), m);
     SPMV_CHECK_LAUNCH(gmres_solve_kernel);
-    gmres_update_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(scalars.data(), dinv, basis.data(), y.data(), x, n);
+    gmres_update_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(scalars.data(), dinv, basis.data(), ld, y.data(), x,
+                                                                  n);
     SPMV_CHECK_LAUNCH(gmres_update_kernel);
     residual_and_open_cycle(0);
     if (stop) return;
