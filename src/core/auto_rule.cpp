@@ -22,13 +22,12 @@ constexpr double kLongRowFactor = 128.0;
 constexpr double kFewHugeRowsCv = 5.0;
 // More than this share of empty rows: merge-path (its diagonal search skips them at no cost).
 constexpr double kMostlyEmptyFraction = 0.9;
-// Also merge-path above csr-vector's kGroupEmptyFraction of empty rows (0.5, where it walks 32 rows per
-// warp) when the non-empty rows hold more than this many nonzeros on average: csr-vector won with 16
+// Also merge-path above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32
+// rows per warp) when the non-empty rows hold more than this many nonzeros on average: csr-vector won with 16
 // per non-empty row and lost with 24-64 (0.82-0.99x cuSPARSE, merge-path 0.93-1.03x). Fitted on the
 // even members of the empty family (H100, 2026-11-26; 16 and 20 tie, no member lies between 16 and
 // 24): on the odd members Auto went from 0.98x to 1.00x the best cuSPARSE (hmean of 18; worst 0.87x to
 // 0.93x). docs/PERFORMANCE.md, "Mostly-empty rows".
-constexpr double kGroupEmptyFraction = 0.5;
 constexpr double kEmptyLongLength = 20.0;
 // Row lengths varying more than this relative to the mean: csr-vector with its long-row split.
 constexpr double kIrregularCv = 0.5;
@@ -83,7 +82,7 @@ RowClass classify_rows(const RowShape& s) {
     return s.stddev > kFewHugeRowsCv * s.mean ? RowClass::FewHugeRows : RowClass::PowerLaw;
   const double empty = double(s.empty_rows);
   if (empty > kMostlyEmptyFraction * double(s.rows)) return RowClass::MostlyEmpty;
-  if (empty > kGroupEmptyFraction * double(s.rows) && double(s.nnz) > kEmptyLongLength * (double(s.rows) - empty))
+  if (empty > kCsrVectorGroupEmptyFraction * double(s.rows) && double(s.nnz) > kEmptyLongLength * (double(s.rows) - empty))
     return RowClass::MostlyEmpty;
   if (s.stddev > kIrregularCv * s.mean) return RowClass::Irregular;
   return s.mean <= kScalarMaxMean ? RowClass::Short : RowClass::Long;

@@ -96,10 +96,6 @@ constexpr int kChunkUnroll = 4;
 constexpr int kChunkNnz = 2048;
 // Rows this many times longer than L count as long even when L alone asks for a wide sub-warp.
 constexpr double kSplitFactor = 4.0;
-// Above this fraction of empty rows, csr_vector_group_kernel (32 rows per warp) runs instead of one
-// sub-warp per row (H200, mostly_empty 90% empty rows: 37.5% / 26.7% of copy bandwidth vs 17.5% / 19.3%;
-// on stencil27 it loses, 66% vs 80%).
-constexpr double kGroupEmptyFraction = 0.5;
 
 template <int W, int E>
 constexpr bool uses_flat_walk() {
@@ -408,7 +404,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     const double weighted = s.mean > 0 ? s.mean + s.stddev * s.stddev / s.mean : 0.0;
     const double nonempty = double(a_.rows - s.empty_rows);
     const double nonempty_mean = nonempty > 0 ? double(a_.nnz) / nonempty : 0.0;
-    group_ = double(s.empty_rows) > kGroupEmptyFraction * double(a_.rows);
+    group_ = double(s.empty_rows) > detail::kCsrVectorGroupEmptyFraction * double(a_.rows);
     local_ = s.mean_span * kLocalSpanDivisor <= double(a_.cols);
     if (width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * weighted) {
       width_ = width_for(weighted, local_);  // uniformly long rows: a wide sub-warp, no split

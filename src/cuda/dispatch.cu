@@ -206,7 +206,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
       algorithm = choose_algorithm(s.mean, s.stddev, s.max, matrix.rows, matrix.nnz, op, options.expected_applies,
                                    op == Operation::Transpose && explicit_transpose_fits(matrix), s.empty_rows);
       if (op == Operation::NonTranspose) {
-        const detail::RowShape shape{matrix.rows, matrix.cols, matrix.nnz, s.mean, s.stddev, s.max, s.empty_rows};
+        const detail::RowShape shape = row_shape(matrix, s);
         const int value_bytes = sizeof(Value);
         if (auto_tries_dia(op, shape, value_bytes, options.expected_applies)) conversions.push_back(Algorithm::Dia);
         const Algorithm format = detail::format_for(detail::classify_rows(shape), shape, value_bytes,

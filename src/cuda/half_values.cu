@@ -115,7 +115,7 @@ AlgorithmPtr<float, std::int32_t> make_half_values(const CsrView<float, std::int
   } else if (requested_auto) {
     // The CSR rule as for f32 (its kernels all serve half values); the format conversions are not offered.
     const RowStatistics s = row_statistics(matrix, stream);
-    const detail::RowShape shape{matrix.rows, matrix.cols, matrix.nnz, s.mean, s.stddev, s.max, s.empty_rows};
+    const detail::RowShape shape = row_shape(matrix, s);
     algorithm = detail::csr_kernel_for(detail::classify_rows(shape));
     // Options::deterministic: the rule's merge-path carries between tiles with atomics.
     if (options.deterministic && algorithm == Algorithm::MergePath) algorithm = Algorithm::CsrVector;

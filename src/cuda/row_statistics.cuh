@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "core/auto_rule.hpp"
 #include "spmv/cuda/plan.hpp"
 
 namespace spmv::cuda {
@@ -21,5 +22,11 @@ struct RowStatistics {
 // Synchronises `stream` (plan-time only).
 template <class Value, class Index>
 RowStatistics row_statistics(const CsrView<Value, Index>& matrix, cudaStream_t stream);
+
+// The row shape Auto's rule reads (core/auto_rule.hpp), from the statistics measured on the device.
+template <class Value, class Index>
+detail::RowShape row_shape(const CsrView<Value, Index>& matrix, const RowStatistics& s) {
+  return {matrix.rows, matrix.cols, matrix.nnz, s.mean, s.stddev, s.max, s.empty_rows};
+}
 
 }  // namespace spmv::cuda

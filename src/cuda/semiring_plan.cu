@@ -34,7 +34,7 @@ template <class Value, class Index>
 bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
   if (a.rows == 0 || a.nnz == 0) return true;  // nothing to balance
   const RowStatistics s = row_statistics(a, stream);
-  const detail::RowShape shape{a.rows, a.cols, a.nnz, s.mean, s.stddev, s.max, s.empty_rows};
+  const detail::RowShape shape = row_shape(a, s);
   const detail::RowClass c = detail::classify_rows(shape);
   return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw && c != detail::RowClass::MostlyEmpty;
 }

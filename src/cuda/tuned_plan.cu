@@ -286,7 +286,7 @@ TunedPlan<Value, Index>::TunedPlan(CsrView<Value, Index> matrix, Operation op, c
     in.row_mean = s.mean;
     in.row_std = s.stddev;
     in.row_max = s.max;
-    const detail::RowShape shape{matrix.rows, matrix.cols, matrix.nnz, s.mean, s.stddev, s.max, s.empty_rows};
+    const detail::RowShape shape = row_shape(matrix, s);
     if (auto_tries_dia(op, shape, sizeof(Value), options.expected_applies) && auto_choice != Algorithm::Dia)
       in.excluded.push_back(Algorithm::Dia);  // Auto tried it: not banded enough
     if (op == Operation::Transpose && auto_choice != Algorithm::ExplicitTranspose && !explicit_transpose_fits(matrix))
