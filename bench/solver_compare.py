@@ -9,6 +9,7 @@ time as a multiple of that floor and of the unfused CSR CG floor, and the speed-
 library of the same backend. Prints a markdown table; --json writes the rows.
 
     python3 bench/solver_compare.py --scale small            # a few seconds on a laptop CPU
+    python3 bench/solver_compare.py --scale medium --backend cpu  # ~0.5 M unknowns, beyond a CPU's caches
     python3 bench/solver_compare.py --scale full --backend cuda   # issue 15's ~4 M-unknown systems
 
 b = A * 1 and x0 = 0 everywhere; the stopping rule is ||r|| <= tol * ||b|| for every library (SciPy and
@@ -35,8 +36,9 @@ import spmv
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCALES = {
-    # name: (generator, params) at ~4 M unknowns (full) or a few thousand (small)
+    # name: (generator, params) at ~4 M unknowns (full), ~0.5 M (medium) or a few thousand (small)
     "full": [("poisson2d", {"n": 2000}), ("poisson3d", {"n": 160}), ("fem3d", {"n": 160}), ("file", "bcsstk16")],
+    "medium": [("poisson2d", {"n": 700}), ("poisson3d", {"n": 80}), ("fem3d", {"n": 80}), ("file", "bcsstk16")],
     "small": [("poisson2d", {"n": 150}), ("poisson3d", {"n": 24}), ("fem3d", {"n": 20}), ("file", "bcsstk16")],
 }
 RESTART = 30
