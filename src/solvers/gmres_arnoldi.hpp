@@ -87,6 +87,19 @@ void sum_over_blocks(std::int64_t n, int count, double* out, Body&& body) {
     for (int c = 0; c < count; ++c) out[c] += local[c];
 }
 
+// projection[i] = sum_c h[c] V_c[i0 + i] for i < len (<= kRowBlock), column by column, in column order
+// for each row.
+template <class Value>
+void project_block(const Value* v, std::int64_t n, int columns, const double* h, std::int64_t i0, std::int64_t len,
+                   double* projection) {
+  for (std::int64_t i = 0; i < len; ++i) projection[i] = 0;
+  for (int c = 0; c < columns; ++c) {
+    const double hc = h[c];
+    const Value* col = v + c * n + i0;
+    for (std::int64_t i = 0; i < len; ++i) projection[i] += hc * static_cast<double>(col[i]);
+  }
+}
+
 // h[c] = V_c . w for the first `columns` columns of V (column c at V + c*n), in one sweep over the rows.
 template <class Value>
 void multi_dot(const Value* v, std::int64_t n, int columns, const Value* w, double* h) {
@@ -103,12 +116,8 @@ void subtract_scale_and_dot(const Value* v, std::int64_t n, int columns, const d
                             double* s) {
   sum_over_blocks(n, columns + 1, s, [&](std::int64_t i0, std::int64_t i1, double* local) {
     const std::int64_t len = i1 - i0;
-    double projection[kRowBlock] = {};
-    for (int c = 0; c < columns; ++c) {
-      const double hc = h[c];
-      const Value* col = v + c * n + i0;
-      for (std::int64_t i = 0; i < len; ++i) projection[i] += hc * static_cast<double>(col[i]);
-    }
+    double projection[kRowBlock];
+    project_block(v, n, columns, h, i0, len, projection);
     Value* out = w + i0;
     for (std::int64_t i = 0; i < len; ++i)
       out[i] = static_cast<Value>((out[i] - static_cast<Value>(projection[i])) * scale);
@@ -123,12 +132,8 @@ double subtract(const Value* v, std::int64_t n, int columns, const double* h, Va
   double norm2 = 0;
   sum_over_blocks(n, 1, &norm2, [&](std::int64_t i0, std::int64_t i1, double* local) {
     const std::int64_t len = i1 - i0;
-    double projection[kRowBlock] = {};
-    for (int c = 0; c < columns; ++c) {
-      const double hc = h[c];
-      const Value* col = v + c * n + i0;
-      for (std::int64_t i = 0; i < len; ++i) projection[i] += hc * static_cast<double>(col[i]);
-    }
+    double projection[kRowBlock];
+    project_block(v, n, columns, h, i0, len, projection);
     Value* out = w + i0;
     for (std::int64_t i = 0; i < len; ++i) out[i] = out[i] - static_cast<Value>(projection[i]);
     local[0] += block_dot(out, out, len);
