@@ -82,7 +82,8 @@ RowClass classify_rows(const RowShape& s) {
     return s.stddev > kFewHugeRowsCv * s.mean ? RowClass::FewHugeRows : RowClass::PowerLaw;
   const double empty = double(s.empty_rows);
   if (empty > kMostlyEmptyFraction * double(s.rows)) return RowClass::MostlyEmpty;
-  if (empty > kCsrVectorGroupEmptyFraction * double(s.rows) && double(s.nnz) > kEmptyLongLength * (double(s.rows) - empty))
+  if (empty > kCsrVectorGroupEmptyFraction * double(s.rows) &&
+      double(s.nnz) > kEmptyLongLength * (double(s.rows) - empty))
     return RowClass::MostlyEmpty;
   if (s.stddev > kIrregularCv * s.mean) return RowClass::Irregular;
   return s.mean <= kScalarMaxMean ? RowClass::Short : RowClass::Long;
