@@ -67,8 +67,20 @@ def _preconditioner(M):
     raise ValueError(f"M must be 'jacobi' or None, got {M!r}")
 
 
+def _basis_name(basis, dtype):
+    """GMRES's basis storage as the core names it: 'working' or 'f32' (a dtype is accepted too)."""
+    if isinstance(basis, str):
+        return basis.lower()
+    dt = np.dtype(basis)
+    if dt == np.dtype(dtype):
+        return "working"
+    if dt == np.float32:
+        return "f32"
+    raise ValueError(f"basis must be 'working', 'f32' or numpy.float32, got {basis!r}")
+
+
 def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
-           check_every, fused=True, graph=False, pipelined=False):
+           check_every, fused=True, graph=False, pipelined=False, basis="working"):
     A = _as_matrix(A, algorithm)
     algorithm = A.algorithm if algorithm is None else algorithm
     if not isinstance(algorithm, str):
@@ -84,6 +96,7 @@ def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callb
         "tol": float(tol),
         "maxiter": int(maxiter),
         "restart": int(restart),
+        "gmres_basis": _basis_name(basis, A.dtype),
         "history": bool(history),
         "progress_every": int(callback_every) if callback is not None else 0,
         "callback": callback,
@@ -159,7 +172,12 @@ def bicgstab(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, b
 
 
 def gmres(A, b, x0=None, *, tol=1e-8, restart=30, maxiter=1000, M=None, algorithm=None, backend=None, callback=None,
-          callback_every=1, history=False, check_every=1):
-    """Restarted GMRES(restart), right Jacobi preconditioning; maxiter counts Arnoldi steps (products)."""
+          callback_every=1, history=False, check_every=1, basis="working"):
+    """Restarted GMRES(restart), right Jacobi preconditioning; maxiter counts Arnoldi steps (products).
+
+    ``basis="f32"`` (or ``numpy.float32``) stores the Krylov basis in float32 for a float64 solve (a compressed
+    basis: half the bytes of the orthogonalisation, which dominates a step; sums, A v, x and the residual stay
+    float64); ``"working"`` stores it in the matrix's dtype.
+    """
     return _solve("gmres", A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
-                  check_every)
+                  check_every, basis=basis)

@@ -681,7 +681,7 @@ Target target_from(const std::string& backend, int ordinal) {
 }
 
 // The solver settings spmv/_solvers.py passes: method, preconditioner, tol, maxiter, restart,
-// history, progress_every, callback (None or callable(iteration, residual)), check_every.
+// gmres_basis, history, progress_every, callback (None or callable(iteration, residual)), check_every.
 SolverOptions solver_options_from(const nb::dict& d) {
   SolverOptions o;
   const auto method = nb::cast<std::string>(d["method"]);
@@ -693,6 +693,9 @@ SolverOptions solver_options_from(const nb::dict& d) {
   o.tolerance = nb::cast<double>(d["tol"]);
   o.max_iterations = nb::cast<int>(d["maxiter"]);
   o.restart = nb::cast<int>(d["restart"]);
+  const auto basis = nb::cast<std::string>(d["gmres_basis"]);
+  if (auto b = parse_gmres_basis(basis)) o.gmres_basis = *b;
+  else throw InvalidArgument("unknown basis '" + basis + "'; expected 'working' or 'f32'");
   o.record_history = nb::cast<bool>(d["history"]);
   o.progress_every = nb::cast<int>(d["progress_every"]);
   o.check_every = nb::cast<int>(d["check_every"]);

@@ -177,3 +177,25 @@ def test_reordered_matrix_solves_once_in_the_new_numbering():
     assert info.converged
     assert info.algorithm.startswith("reorder=rcm"), info.algorithm
     np.testing.assert_allclose(x, truth, rtol=0, atol=1e-8)  # kappa(poisson2d 30) ~ 390 times tol 1e-12
+
+
+def test_gmres_float32_basis():
+    """basis='f32' (a compressed Krylov basis for float64 solves): same tolerance, a float64 x, the floor's
+    vector bytes smaller than the working basis's; a float32 solve is unchanged; bad names refused."""
+    a = _convection_diffusion(20)
+    b = np.random.default_rng(4).uniform(-1, 1, a.shape[0])
+    A = spmv.Matrix.from_scipy(a)
+    x_w, info_w = spmv.gmres(A, b, tol=1e-10, restart=20, maxiter=2000)
+    x, info = spmv.gmres(A, b, tol=1e-10, restart=20, maxiter=2000, basis="f32")
+    assert info.converged and x.dtype == np.float64
+    assert np.linalg.norm(b - a @ x) / np.linalg.norm(b) <= 1e-10 * (1 + 1e-6)
+    assert info.iterations <= info_w.iterations + 20
+    assert info.vector_bytes < info_w.vector_bytes
+    _, same = spmv.gmres(A, b, tol=1e-10, restart=20, maxiter=2000, basis=np.float32)
+    assert same.iterations == info.iterations
+    A32 = spmv.Matrix.from_scipy(a, dtype=np.float32)
+    x32, i32 = spmv.gmres(A32, b, tol=1e-5, restart=20, basis="f32")
+    x32w, i32w = spmv.gmres(A32, b, tol=1e-5, restart=20)
+    assert i32.iterations == i32w.iterations and np.array_equal(x32, x32w)
+    with pytest.raises(ValueError, match="basis"):
+        spmv.gmres(A, b, basis="f16")

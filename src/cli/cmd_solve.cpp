@@ -1,4 +1,4 @@
-// spmv solve [FILE | --gen KIND:k=v,...] [--rhs B] [--method cg|bicgstab|gmres] [--restart M]
+// spmv solve [FILE | --gen KIND:k=v,...] [--rhs B] [--method cg|bicgstab|gmres] [--restart M] [--gmres-basis f32]
 // [--precond jacobi|none] [--tol T] [--maxit N] [--algo NAME|auto] [--backend cpu|cuda|auto]
 // [--precision f32|f64] [--expected-applies N] [--progress N] [--unfused] [--pipelined] [--graph] [--check-every K]
 // [--bandwidth GBS] [--json FILE] [-o X]: solves A x = b with a Krylov method (spmv/solvers.hpp) and
@@ -42,6 +42,7 @@ struct SolveOptions {
   double tol = 1e-8;
   int maxit = 1000;
   int restart = 30;
+  std::string gmres_basis = "working";
   std::string algo = "auto";
   std::string backend = "auto";
   std::string precision = "f64";
@@ -107,6 +108,7 @@ void write_json(const std::string& path, const std::string& label, const std::st
   nlohmann::json j = {{"matrix", label},
                       {"method", to_string(so.method)},
                       {"preconditioner", to_string(so.preconditioner)},
+                      {"gmres_basis", to_string(so.gmres_basis)},
                       {"precision", precision},
                       {"tolerance", so.tolerance},
                       {"converged", r.converged},
@@ -143,7 +145,7 @@ int run_solve(const SolveOptions& o) {
                              {!o.json.empty(), "--json"}});
     return run_distributed_solve({o.file, o.gen, o.rhs_file, o.output, o.method, o.precond, o.algo, o.precision,
                                   o.backend, o.tol,
-                                  o.maxit, o.restart, o.progress, o.unfused, o.pipelined, o.threads,
+                                  o.maxit, o.restart, o.progress, o.unfused, o.pipelined, o.gmres_basis, o.threads,
                                   o.expected_applies, o.read, o.distributed});
   }
   std::string note;
@@ -155,6 +157,7 @@ int run_solve(const SolveOptions& o) {
   so.graph = o.graph;
   so.pipelined = o.pipelined;
   so.check_every = o.check_every;
+  so.gmres_basis = *parse_gmres_basis(o.gmres_basis);
 
   if (o.file.empty() == o.gen.empty()) throw UsageError("give a matrix: FILE or --gen KIND:k=v,... (not both)");
   if (o.lma && (o.gen.rfind("fem2d", 0) != 0 && o.gen.rfind("fem3d", 0) != 0))
@@ -199,7 +202,9 @@ int run_solve(const SolveOptions& o) {
   options.device = o.device;
   fmt::print("solve: {} ({} rows, {} nonzeros), {}{}, {} backend, {}, tol {:g}, maxit {}{}\n", p.label,
              p.a.rows, p.a.nnz(), to_string(so.method),
-             so.method == SolverMethod::Gmres ? fmt::format("({})", so.restart) : "",
+             so.method == SolverMethod::Gmres
+                 ? fmt::format("({}){}", so.restart, so.gmres_basis == GmresBasis::Float32 ? ", f32 basis" : "")
+                 : "",
              to_string(backend), o.precision, so.tolerance, so.max_iterations,
              so.preconditioner == Preconditioner::Jacobi ? ", Jacobi" : "");
   const bool fits32 = fits_index<std::int32_t>(p.a.rows, p.a.cols, p.a.nnz());
@@ -256,6 +261,11 @@ Command add_solve_command(CLI::App& parent) {
       ->capture_default_str();
   sub->add_option("--restart", o->restart, "GMRES: Krylov vectors per cycle (m of GMRES(m))")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--gmres-basis", o->gmres_basis,
+                  "GMRES: store the Krylov basis in the working precision or in f32 (a compressed basis for f64 "
+                  "solves: half the orthogonalisation's bytes; docs/SOLVERS.md)")
+      ->check(CLI::IsMember({"working", "f32"}, CLI::ignore_case))
       ->capture_default_str();
   sub->add_option("--precond", o->precond, "Preconditioner")
       ->check(CLI::IsMember({"none", "jacobi"}, CLI::ignore_case))

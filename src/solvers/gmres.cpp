@@ -10,6 +10,7 @@
 // Each restart recomputes r = b - A x with one extra apply; the cycle also ends when the Krylov space
 // becomes invariant (h_{j+1,j} = 0, the "lucky" breakdown: the cycle's solution is then exact).
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "solvers/cpu_vector_ops.hpp"
@@ -18,23 +19,34 @@
 
 namespace spmv::solvers {
 
-template <class Value>
-void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
-               std::span<const Value> inverse_diagonal, int restart) {
+namespace {
+
+// GMRES(m) with its basis stored in Basis: Value (w = A z is then column j + 1 itself) or float for a
+// double solve (GmresBasis::Float32: w and the SpMV's input z are double vectors of their own, v_j is
+// widened into z before each product).
+template <class Value, class Basis>
+void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
+                  std::span<const Value> inverse_diagonal, int m) {
+  constexpr bool kCompressed = !std::is_same_v<Value, Basis>;
   const auto n = static_cast<std::int64_t>(b.size());
-  const int m = restart;
   const bool jacobi = !inverse_diagonal.empty();
   const Value* dinv = inverse_diagonal.data();
-  std::vector<Value> basis(static_cast<std::size_t>(m + 1) * n), z(n);
+  std::vector<Basis> basis(static_cast<std::size_t>(m + 1) * n);
+  std::vector<Value> z(jacobi || kCompressed ? n : 0), w_own(kCompressed ? n : 0);
   // Hessenberg column-major (m+1) x m, rotations, right-hand side g = beta e1 rotated, solution y.
   std::vector<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 2), s(m + 2);
-  auto column = [&](int c) { return std::span<Value>(basis.data() + c * n, n); };
+  auto column = [&](int c) { return basis.data() + static_cast<std::size_t>(c) * n; };
   auto H = [&](int row, int col) -> double& { return hess[static_cast<std::size_t>(col) * (m + 1) + row]; };
+  // Where A z lands: column j + 1, or w_own.
+  const auto product = [&](int j) -> std::span<Value> {
+    if constexpr (kCompressed) return w_own;
+    else return {column(j + 1), static_cast<std::size_t>(n)};
+  };
 
   int k = 0;  // iterations (Arnoldi steps) so far
   for (bool first = true;; first = false) {
-    // r = b - A x into V_0; at a restart its norm is the true residual, a better test than g's.
-    std::span<Value> r = column(0);
+    // r = b - A x into V_0 (or w_own); at a restart its norm is the true residual, a better test than g's.
+    std::span<Value> r = product(-1);
     cpu::copy<Value>(b, r);
     run.apply(Value(-1), x, Value(1), r);
     const double beta = std::sqrt(run.sum(cpu::dot<Value>(r, r)));
@@ -45,21 +57,30 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
       return;
     } else if (run.replace_last_residual(beta)) {
       return;
+    } else if (k >= run.options().max_iterations) {  // only after an estimate that was not confirmed
+      return;
     }
-    const auto inv_beta = static_cast<Value>(1.0 / beta);
+    const double inv_beta = 1.0 / beta;
+    Basis* v0 = column(0);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) r[i] *= inv_beta;
+    for (std::int64_t i = 0; i < n; ++i) v0[i] = static_cast<Basis>(r[i] * static_cast<Value>(inv_beta));
     std::fill(g.begin(), g.end(), 0.0);
     g[0] = beta;
 
     int columns = 0;  // Krylov vectors of this cycle that enter the update
     bool stop = false;
     for (int j = 0; j < m; ++j) {
-      std::span<Value> w = column(j + 1);
-      cpu::scale_by<Value>(inverse_diagonal, column(j), z);
-      run.apply(Value(1), z, Value(0), w);
-      const ArnoldiStep step = arnoldi_step(basis.data(), n, j, h.data(), s.data(), &H(0, j),
-                                            [&](std::span<double> part) { run.global_sum(part); });
+      std::span<Value> w = product(j);
+      const Basis* vj = column(j);
+      if (jacobi || kCompressed) {
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < n; ++i) z[i] = jacobi ? dinv[i] * static_cast<Value>(vj[i]) : vj[i];
+        run.apply(Value(1), z, Value(0), w);
+      } else if constexpr (!kCompressed) {
+        run.apply(Value(1), std::span<const Value>(vj, static_cast<std::size_t>(n)), Value(0), w);
+      }
+      const ArnoldiStep step = arnoldi_step(basis.data(), n, j, static_cast<const Value*>(w.data()), h.data(),
+                                            s.data(), &H(0, j), [&](std::span<double> part) { run.global_sum(part); });
       const double h_next = step.beta;
       // Earlier rotations on the new column, then the rotation that zeroes h_{j+1,j}.
       for (int i = 0; i < j; ++i) {
@@ -82,6 +103,10 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
       stop = run.step(k, std::abs(g[j + 1]));
       if (stop || h_next == 0) break;  // h_next == 0: invariant subspace, the cycle's solution is exact
     }
+    // A compressed basis's A V_j = V_{j+1} H holds only to the basis's rounding, so the Givens estimate
+    // may undercut the true residual by about that much of the cycle's initial residual: a convergence
+    // it reports is confirmed by the restart's true residual (one more apply) before the solve stops.
+    const bool confirm = kCompressed && stop && run.converged();
     // y = R^-1 g (back substitution), x += M^-1 V y.
     for (int i = columns - 1; i >= 0; --i) {
       double sum = g[i];
@@ -91,11 +116,22 @@ void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       double sum = 0;
-      for (int c = 0; c < columns; ++c) sum += y[c] * basis[c * n + i];
+      for (int c = 0; c < columns; ++c) sum += y[c] * static_cast<double>(basis[c * n + i]);
       x[i] += jacobi ? dinv[i] * static_cast<Value>(sum) : static_cast<Value>(sum);
     }
-    if (stop || run.broken()) return;
+    if ((stop && !confirm) || run.broken()) return;
   }
+}
+
+}  // namespace
+
+template <class Value>
+void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
+               std::span<const Value> inverse_diagonal, int restart) {
+  if constexpr (std::is_same_v<Value, double>)
+    if (run.options().gmres_basis == GmresBasis::Float32)
+      return gmres_cycles<double, float>(run, b, x, inverse_diagonal, restart);
+  gmres_cycles<Value, Value>(run, b, x, inverse_diagonal, restart);
 }
 
 template void gmres_cpu(CpuRun<float>&, std::span<const float>, std::span<float>, std::span<const float>, int);

@@ -3,13 +3,14 @@
 // the basis it builds (tests/cpu/gmres_arnoldi_test.cpp). The CUDA GMRES (src/cuda/solvers/gmres.cu)
 // runs the same recurrence with every decision taken on the device:
 //
-//   1. one sweep over the rows: h = V_j^T w and w.w together (a multi-dot over the j + 2 columns
-//      v_0 .. v_j, w of the basis array; w is column j + 1);
+//   1. one sweep over the rows: h = V_j^T w and w.w together (a multi-dot over v_0 .. v_j and w;
+//      w is column j + 1 of the basis array, or a vector of its own when the basis is compressed);
 //   2. Pythagoras: beta1 = sqrt(w.w - h.h) (V_j orthonormal); when w.w - h.h is not positive (w
 //      numerically in span(V_j)) beta1 = 1 and step 4 always runs;
-//   3. one fused sweep: v = (w - V_j h) / beta1 in place, and, from the same loads, s = V_j^T v and v.v;
+//   3. one fused sweep: v = (w - V_j h) / beta1 (in place, or rounded into a compressed basis), and,
+//      from the same loads, s = V_j^T v and v.v;
 //   4. the measured loss of the new column, max(|s_c|, |v.v - 1|): at most tau = sqrt(eps) of the
-//      value type (semi-orthogonality) and v is v_{j+1}, the Hessenberg column is h and h_{j+1,j} is
+//      basis's type (semi-orthogonality) and v is v_{j+1}, the Hessenberg column is h and h_{j+1,j} is
 //      beta1. Above it, a second classical Gram-Schmidt pass corrects v: v -= V_j s with ||v||^2 from
 //      that sweep, v /= rho, the column becomes h + beta1 s and h_{j+1,j} = beta1 rho
 //      (w = V_j h + beta1 v = V_j (h + beta1 s) + beta1 rho v_{j+1}).
@@ -100,29 +101,33 @@ void project_block(const Value* v, std::int64_t n, int columns, const double* h,
   }
 }
 
-// h[c] = V_c . w for the first `columns` columns of V (column c at V + c*n), in one sweep over the rows.
-template <class Value>
-void multi_dot(const Value* v, std::int64_t n, int columns, const Value* w, double* h) {
-  sum_over_blocks(n, columns, h, [&](std::int64_t i0, std::int64_t i1, double* local) {
+// h[c] = V_c . w for the first `columns` columns of V (column c at V + c*n) and h[columns] = w.w, in one
+// sweep over the rows.
+template <class Basis, class W>
+void multi_dot(const Basis* v, std::int64_t n, int columns, const W* w, double* h) {
+  sum_over_blocks(n, columns + 1, h, [&](std::int64_t i0, std::int64_t i1, double* local) {
     for (int c = 0; c < columns; ++c) local[c] += block_dot(v + c * n + i0, w + i0, i1 - i0);
+    local[columns] += block_dot(w + i0, w + i0, i1 - i0);
   });
 }
 
-// w = (w - V h) * scale over the first `columns` columns, and s[c] = V_c . w, s[columns] = w.w of the
-// result, in one sweep (this process's parts): per block, the projection column by column into a
-// buffer, the update, then the dots against the block's columns (read again from cache).
-template <class Value>
-void subtract_scale_and_dot(const Value* v, std::int64_t n, int columns, const double* h, double scale, Value* w,
-                            double* s) {
+// out = (w - V h) * scale over the first `columns` columns (rounded once to the basis's type), and
+// s[c] = V_c . out, s[columns] = out.out, in one sweep (this process's parts): per block, the
+// projection column by column into a buffer, the update, then the dots against the block's columns
+// (read again from cache). `out` may be `w` itself (a basis in the value type: w is its column j + 1).
+template <class Basis, class W>
+void subtract_scale_and_dot(const Basis* v, std::int64_t n, int columns, const double* h, double scale, const W* w,
+                            Basis* out, double* s) {
   sum_over_blocks(n, columns + 1, s, [&](std::int64_t i0, std::int64_t i1, double* local) {
     const std::int64_t len = i1 - i0;
     double projection[kRowBlock];
     project_block(v, n, columns, h, i0, len, projection);
-    Value* out = w + i0;
+    Basis* o = out + i0;
+    const W* in = w + i0;
     for (std::int64_t i = 0; i < len; ++i)
-      out[i] = static_cast<Value>((out[i] - static_cast<Value>(projection[i])) * scale);
-    for (int c = 0; c < columns; ++c) local[c] += block_dot(v + c * n + i0, out, len);
-    local[columns] += block_dot(out, out, len);
+      o[i] = static_cast<Basis>((in[i] - static_cast<W>(projection[i])) * scale);
+    for (int c = 0; c < columns; ++c) local[c] += block_dot(v + c * n + i0, o, len);
+    local[columns] += block_dot(o, o, len);
   });
 }
 
@@ -143,16 +148,19 @@ double subtract(const Value* v, std::int64_t n, int columns, const double* h, Va
 
 }  // namespace arnoldi
 
-// Orthogonalises w = column j + 1 of `basis` (n rows per column) against columns 0..j and normalises it
-// in place: v_{j+1}. Fills hess_column[0..j] and returns h_{j+1,j} (step.beta); h and s are scratch of
-// j + 2 entries. `global_sum(span)` sums partial reductions across processes in place (a no-op for one
-// process): two calls per step, three when corrected, so every process takes the same branch.
-template <class Value, class GlobalSum>
-ArnoldiStep arnoldi_step(Value* basis, std::int64_t n, int j, double* h, double* s, double* hess_column,
+// Orthogonalises w against columns 0..j of `basis` (n rows per column) and stores the normalised
+// result, v_{j+1}, as column j + 1. With a basis in the value type w is that column itself (in place);
+// with a compressed one (GmresBasis::Float32) w is the double product A z and v_{j+1} is rounded once
+// to the basis's type, whose loss of orthogonality the fused sweep then measures. Fills
+// hess_column[0..j] and returns h_{j+1,j} (step.beta); h and s are scratch of j + 2 entries.
+// `global_sum(span)` sums partial reductions across processes in place (a no-op for one process): two
+// calls per step, three when corrected, so every process takes the same branch.
+template <class Basis, class W, class GlobalSum>
+ArnoldiStep arnoldi_step(Basis* basis, std::int64_t n, int j, const W* w, double* h, double* s, double* hess_column,
                          GlobalSum&& global_sum) {
-  Value* w = basis + static_cast<std::size_t>(j + 1) * n;
+  Basis* v = basis + static_cast<std::size_t>(j + 1) * n;
   const int columns = j + 1;
-  arnoldi::multi_dot(basis, n, columns + 1, w, h);  // h[j + 1] = w.w
+  arnoldi::multi_dot(basis, n, columns, w, h);  // h[j + 1] = w.w
   global_sum(std::span<double>(h, columns + 1));
   double hh = 0;
   for (int c = 0; c < columns; ++c) hh += h[c] * h[c];
@@ -164,22 +172,22 @@ ArnoldiStep arnoldi_step(Value* basis, std::int64_t n, int j, double* h, double*
   }
   const bool pythagoras = ww - hh > 0;
   const double beta1 = pythagoras ? std::sqrt(ww - hh) : 1.0;
-  arnoldi::subtract_scale_and_dot(basis, n, columns, h, 1.0 / beta1, w, s);
+  arnoldi::subtract_scale_and_dot(basis, n, columns, h, 1.0 / beta1, w, v, s);
   global_sum(std::span<double>(s, columns + 1));
   step.loss = std::abs(s[columns] - 1.0);
   for (int c = 0; c < columns; ++c) step.loss = std::max(step.loss, std::abs(s[c]));
   std::copy(h, h + columns, hess_column);
-  if (pythagoras && step.loss <= orthogonality_tolerance<Value>()) {
+  if (pythagoras && step.loss <= orthogonality_tolerance<Basis>()) {
     step.beta = beta1;
     return step;
   }
-  double norm2 = arnoldi::subtract(basis, n, columns, s, w);
+  double norm2 = arnoldi::subtract(basis, n, columns, s, v);
   global_sum(std::span<double>(&norm2, 1));
   const double rho = std::sqrt(norm2);
   if (rho > 0 && std::isfinite(rho)) {
-    const auto inv = static_cast<Value>(1.0 / rho);
+    const auto inv = static_cast<Basis>(1.0 / rho);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) w[i] *= inv;
+    for (std::int64_t i = 0; i < n; ++i) v[i] *= inv;
   }
   for (int c = 0; c < columns; ++c) hess_column[c] += beta1 * s[c];
   step.beta = beta1 * rho;

@@ -23,6 +23,8 @@ std::string_view to_string(SolverMethod m) {
 
 std::string_view to_string(Preconditioner p) { return p == Preconditioner::Jacobi ? "jacobi" : "none"; }
 
+std::string_view to_string(GmresBasis b) { return b == GmresBasis::Float32 ? "f32" : "working"; }
+
 namespace {
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -42,6 +44,13 @@ std::optional<Preconditioner> parse_preconditioner(std::string_view name) {
   const std::string n = lower(name);
   for (Preconditioner p : {Preconditioner::None, Preconditioner::Jacobi})
     if (n == to_string(p)) return p;
+  return std::nullopt;
+}
+
+std::optional<GmresBasis> parse_gmres_basis(std::string_view name) {
+  const std::string n = lower(name);
+  for (GmresBasis b : {GmresBasis::Working, GmresBasis::Float32})
+    if (n == to_string(b)) return b;
   return std::nullopt;
 }
 
@@ -102,19 +111,25 @@ void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std
     throw InvalidArgument(method + ": graph capture of the iteration is implemented for cg only");
   if (o.pipelined && o.method != SolverMethod::Cg)
     throw InvalidArgument(method + ": the pipelined recurrence is implemented for cg only");
+  if (o.gmres_basis != GmresBasis::Working && o.method != SolverMethod::Gmres)
+    throw InvalidArgument(method + ": a compressed Krylov basis (gmres_basis) is a gmres option");
 }
 
-double vector_words_per_iteration(const SolverOptions& o) {
+double vector_words_per_iteration(const SolverOptions& o, double basis_word) {
   const bool jacobi = o.preconditioner == Preconditioner::Jacobi;
   switch (o.method) {
     case SolverMethod::Cg: return o.pipelined ? 19 : (o.fused ? 10 : 11) + (jacobi ? 2 : 0);
     case SolverMethod::BiCgStab: return jacobi ? 23 : 21;
     case SolverMethod::Gmres: {
+      const double b = basis_word;  // a basis entry, in words of the value type
+      const bool compressed = b != 1.0;
       double step_words = 0;  // summed over a cycle's steps j = 0..m-1 (solver_setup.hpp)
       for (int j = 0; j < o.restart; ++j)
-        step_words += 2.0 * j + 5 + ((j + 2 + kGmresDotColumns - 1) / kGmresDotColumns - 1) +
-                      (j + 1 > kGmresDotColumns ? j + 2 : 0);
-      return step_words / o.restart + 1 + (jacobi ? 3 : 0);
+        step_words += (2.0 * j + 3) * b + 2 + ((j + 2 + kGmresDotColumns - 1) / kGmresDotColumns - 1) +
+                      (j + 1 > kGmresDotColumns ? (j + 2) * b : 0);
+      // The SpMV's input: M^-1 v_j (read dinv and v, write z), or with a compressed basis v widened.
+      const double input = compressed ? b + (jacobi ? 2 : 1) : (jacobi ? 3 : 0);
+      return step_words / o.restart + b + input;
     }
   }
   return 0;
@@ -124,8 +139,10 @@ void describe_iteration(const SolverOptions& o, std::int64_t n, std::size_t valu
   result.variant = o.method == SolverMethod::Cg ? (o.pipelined ? "pipelined" : o.fused ? "fused" : "unfused") : "";
   if (o.graph) result.variant += ", graph";
   result.applies_per_iteration = o.method == SolverMethod::BiCgStab ? 2 : 1;
-  result.vector_bytes = static_cast<std::uint64_t>(
-      std::llround(vector_words_per_iteration(o) * static_cast<double>(n) * static_cast<double>(value_size)));
+  const double basis_word =
+      o.method == SolverMethod::Gmres ? static_cast<double>(gmres_basis_size(o, value_size)) / value_size : 1.0;
+  result.vector_bytes = static_cast<std::uint64_t>(std::llround(vector_words_per_iteration(o, basis_word) *
+                                                                static_cast<double>(n) * value_size));
 }
 
 }  // namespace solvers

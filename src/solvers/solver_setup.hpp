@@ -47,14 +47,23 @@ inline constexpr const char* kBreakdownGmresSingular =
 // once per further kGmresDotColumns columns, and a step with more than kGmresDotColumns columns in V_j
 // measures V_j^T v_{j+1} in a multi-dot of its own (j+2 more; both counted). A corrected step (its
 // measured loss above sqrt(eps), rare) adds j+5; not counted: the floor is the common step's.
-double vector_words_per_iteration(const SolverOptions& options);
+// `basis_word`: the size of a basis entry in words of the value type (0.5 for GmresBasis::Float32 in a
+// double solve): the sweeps' reads and writes of V count that much, w's a word; the SpMV then reads a
+// widened copy of v_j (read v, write z: b + 1, or b + 2 with Jacobi's dinv).
+double vector_words_per_iteration(const SolverOptions& options, double basis_word = 1.0);
+
+// The bytes of one GMRES basis entry: float for GmresBasis::Float32, else the value type's.
+inline std::size_t gmres_basis_size(const SolverOptions& options, std::size_t value_size) {
+  return options.gmres_basis == GmresBasis::Float32 ? sizeof(float) : value_size;
+}
 
 // The loss of orthogonality a new GMRES basis vector may carry before the second Gram-Schmidt pass
-// corrects it: sqrt(eps) of the value type, semi-orthogonality (src/solvers/gmres_arnoldi.hpp says why).
-// Both backends read it.
-template <class Value>
+// corrects it: sqrt(eps) of the type the basis is stored in, semi-orthogonality (src/solvers/
+// gmres_arnoldi.hpp says why; a float basis cannot be orthogonal beyond float's rounding). Both
+// backends read it.
+template <class Basis>
 double orthogonality_tolerance() {
-  return std::sqrt(static_cast<double>(std::numeric_limits<Value>::epsilon()));
+  return std::sqrt(static_cast<double>(std::numeric_limits<Basis>::epsilon()));
 }
 
 // Columns of the basis one CUDA GMRES multi-dot block accumulates in registers (per-thread double sums):
@@ -125,6 +134,7 @@ class CpuRun {
   }
 
   bool broken() const { return !result_.breakdown.empty(); }
+  bool converged() const { return result_.converged; }
 
   double stop_norm() const { return options_.tolerance * b_norm_; }
 

@@ -454,6 +454,7 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
   }
   SolverOptions so = solver_options(a.method, a.precond, a.tol, a.maxit, a.restart, a.progress, a.unfused, rank == 0);
   so.pipelined = a.pipelined;
+  so.gmres_basis = *parse_gmres_basis(a.gmres_basis);
   const auto diagonal = so.preconditioner == Preconditioner::Jacobi ? dist::local_diagonal(comm, rows)
                                                                       : std::vector<Value>{};
   std::vector<Value> x(b.size(), Value(0));

@@ -66,6 +66,9 @@ __global__ void gmres_restart_kernel(SolverState* s, GmresScalars* c, double* g,
     s->residual = beta;
     if (history) history[s->iterations] = beta / s->b_norm;
     s->status = kConverged;
+  } else if (s->iterations >= s->max_iterations) {  // only after an estimate that was not confirmed
+    s->residual = beta;
+    s->status = kMaxIterations;
   }
   if (!running(s)) return;
   for (int i = 0; i <= m; ++i) g[i] = 0;
@@ -75,12 +78,13 @@ __global__ void gmres_restart_kernel(SolverState* s, GmresScalars* c, double* g,
   c->cycle_open = 1;
 }
 
-template <class Value>
+// z = M^-1 v_j, the product's input: dinv .* v, or v widened from a compressed basis (dinv null).
+template <class Value, class Basis>
 __global__ void __launch_bounds__(kSolverThreads)
-    gmres_scale_kernel(const SolverState* s, const GmresScalars* c, const Value* dinv, const Value* v, Value* z,
+    gmres_scale_kernel(const SolverState* s, const GmresScalars* c, const Value* dinv, const Basis* v, Value* z,
                        std::int64_t n) {
   if (!arnoldi_running(s, c)) return;
-  SPMV_SOLVER_LOOP(i, n) z[i] = dinv[i] * v[i];
+  SPMV_SOLVER_LOOP(i, n) z[i] = dinv ? dinv[i] * static_cast<Value>(v[i]) : static_cast<Value>(v[i]);
 }
 
 // How the two sweeps over the basis (multi-dot, fused update) lay a register tile of kColumns columns
@@ -124,28 +128,30 @@ __device__ inline std::int64_t row_stride() {
 }
 
 // Block sums of the per-thread column sums: lane q of a row group holds columns q * kPerLane + k of the
-// tile, and with kExtra lane q = 0 also `extra`. Warp shuffles sum the lanes of the same q into one
-// shared-memory row per warp; then thread t sums tile column t < count over the warps into
-// partials[row(t) * kMaxReductionBlocks + blockIdx.x], and the extra into row(count).
-template <class Tile, int kExtra, class Row>
-__device__ inline void store_tile_sums(double (&sum)[Tile::kPerLane], double extra, int count, double* partials,
-                                       Row&& row) {
+// tile, and lane q = 0 also `extra`. Warp shuffles sum the lanes of the same q into one shared-memory row
+// per warp; then thread t sums tile column t < count over the warps into
+// partials[row(t) * kMaxReductionBlocks + blockIdx.x], and with has_extra (block-uniform) the extra
+// into row(count).
+template <class Tile, class Row>
+__device__ inline void store_tile_sums(double (&sum)[Tile::kPerLane], double extra, bool has_extra, int count,
+                                       double* partials, Row&& row) {
   constexpr int kWarps = kSolverThreads / 32;
+  constexpr int kExtra = 1;
   __shared__ double warp_sums[kWarps][Tile::kColumns + kExtra];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
   for (int o = 16; o >= Tile::kLanes; o >>= 1) {
 #pragma unroll
     for (int k = 0; k < Tile::kPerLane; ++k) sum[k] += __shfl_xor_sync(0xffffffffu, sum[k], o);
-    if (kExtra) extra += __shfl_xor_sync(0xffffffffu, extra, o);
+    extra += __shfl_xor_sync(0xffffffffu, extra, o);
   }
   if (lane < Tile::kLanes) {  // lane q holds the sums of q's columns
 #pragma unroll
     for (int k = 0; k < Tile::kPerLane; ++k) warp_sums[warp][lane * Tile::kPerLane + k] = sum[k];
-    if (kExtra && lane == 0) warp_sums[warp][Tile::kColumns] = extra;
+    if (lane == 0) warp_sums[warp][Tile::kColumns] = extra;
   }
   __syncthreads();
-  for (int t = threadIdx.x; t < count + kExtra; t += kSolverThreads) {
+  for (int t = threadIdx.x; t < count + (has_extra ? 1 : 0); t += kSolverThreads) {
     const int slot = t < count ? t : Tile::kColumns;
     double total = 0;
 #pragma unroll
@@ -155,31 +161,38 @@ __device__ inline void store_tile_sums(double (&sum)[Tile::kPerLane], double ext
 }
 
 // Block (x, y) sums its share of V_c . w for the columns c = y * kGmresDotColumns + t < columns of its
-// tile into partials[c * kMaxReductionBlocks + x]: one sweep over the rows reads every column and w
-// once. When w is column `columns - 1` of the basis itself, the last sum is w.w.
-template <class Value, int kColumns, int kVector>
+// tile into partials[c * kMaxReductionBlocks + x], and the blocks of grid row 0 w.w into row `columns`:
+// one sweep over the rows reads every column and w once. The basis is Basis, w is W (the value type, or
+// Basis when w is a basis column); w.w is summed from w's own values.
+template <class Basis, class W, int kColumns, int kVector>
 __global__ void __launch_bounds__(kSolverThreads)
-    gmres_multi_dot_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const Value* w,
+    gmres_multi_dot_kernel(const SolverState* s, const GmresScalars* c, const Basis* basis, const W* w,
                            int columns, std::int64_t n, double* partials) {
   if (!arnoldi_running(s, c)) return;
   using Tile = SweepTile<kColumns, kVector>;
   const int tile_first = blockIdx.y * kGmresDotColumns;
-  const int first = tile_first + threadIdx.x % Tile::kLanes * Tile::kPerLane;  // this lane's columns
-  double sum[Tile::kPerLane] = {};
+  const int q = threadIdx.x % Tile::kLanes;
+  const int first = tile_first + q * Tile::kPerLane;  // this lane's columns
+  const bool self = blockIdx.y == 0;                  // this block also sums w.w (lane q = 0)
+  double sum[Tile::kPerLane] = {}, ww = 0;
   for (std::int64_t i = first_row<Tile>(); i < n; i += row_stride<Tile>()) {
-    const auto wv = load_packed<Value, kVector>(w + i);
-    Packed<Value, kVector> col[Tile::kPerLane];
+    const auto wv = load_packed<W, kVector>(w + i);
+    Packed<Basis, kVector> col[Tile::kPerLane];
 #pragma unroll
     for (int k = 0; k < Tile::kPerLane; ++k)
-      if (first + k < columns) col[k] = load_packed<Value, kVector>(basis + (first + k) * n + i);
+      if (first + k < columns) col[k] = load_packed<Basis, kVector>(basis + (first + k) * n + i);
 #pragma unroll
     for (int k = 0; k < Tile::kPerLane; ++k)
       if (first + k < columns)
 #pragma unroll
         for (int r = 0; r < kVector; ++r) sum[k] += static_cast<double>(col[k].v[r]) * static_cast<double>(wv.v[r]);
+    if (self && q == 0)
+#pragma unroll
+      for (int r = 0; r < kVector; ++r) ww += static_cast<double>(wv.v[r]) * static_cast<double>(wv.v[r]);
   }
-  store_tile_sums<Tile, 0>(sum, 0.0, min(kColumns, columns - tile_first), partials,
-                                     [&](int t) { return tile_first + t; });
+  const int count = max(0, min(kColumns, columns - tile_first));
+  store_tile_sums<Tile>(sum, ww, self, count, partials,
+                        [&](int t) { return t < count ? tile_first + t : columns; });
 }
 
 // The fused update of a step with columns = j + 1 <= kColumns: v = (v - V_j h) * inv_norm in place (v is
@@ -187,10 +200,12 @@ __global__ void __launch_bounds__(kSolverThreads)
 // columns). The lanes of a row group add their columns' share of V_j h with warp shuffles; lane 0
 // stores v. Four blocks per SM: the f32 variants took 80 registers (three blocks) and ran at 55% of
 // DRAM throughput where the multi-dot, at four, reached 78% (H100, ncu).
-template <class Value, int kColumns, int kVector>
+// With a compressed basis w is the value type's product A z and v, column j + 1, is written rounded to
+// Basis (its loss of orthogonality is measured on the stored values); otherwise w is v itself.
+template <class Basis, class W, int kColumns, int kVector>
 __global__ void __launch_bounds__(kSolverThreads, 4)
-    gmres_orthonormalise_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const double* h,
-                                Value* v, int columns, std::int64_t n, double* partials) {
+    gmres_orthonormalise_kernel(const SolverState* s, const GmresScalars* c, const Basis* basis, const double* h,
+                                const W* w, Basis* v, int columns, std::int64_t n, double* partials) {
   if (!arnoldi_running(s, c)) return;
   using Tile = SweepTile<kColumns, kVector>;
   __shared__ double coef[kColumns];
@@ -202,11 +217,11 @@ __global__ void __launch_bounds__(kSolverThreads, 4)
   const double scale = c->inv_norm;
   double sum[Tile::kPerLane] = {}, vv = 0;
   for (std::int64_t i = first_row<Tile>(); i < n; i += row_stride<Tile>()) {
-    const auto wv = load_packed<Value, kVector>(v + i);
-    Packed<Value, kVector> col[Tile::kPerLane];
+    const auto wv = load_packed<W, kVector>(w + i);
+    Packed<Basis, kVector> col[Tile::kPerLane];
 #pragma unroll
     for (int k = 0; k < Tile::kPerLane; ++k)
-      if (first + k < columns) col[k] = load_packed<Value, kVector>(basis + (first + k) * n + i);
+      if (first + k < columns) col[k] = load_packed<Basis, kVector>(basis + (first + k) * n + i);
       else col[k] = {};
     double projection[kVector] = {};
 #pragma unroll
@@ -217,12 +232,12 @@ __global__ void __launch_bounds__(kSolverThreads, 4)
     for (int o = 1; o < Tile::kLanes; o <<= 1)
 #pragma unroll
       for (int r = 0; r < kVector; ++r) projection[r] += __shfl_xor_sync(group, projection[r], o);
-    Packed<Value, kVector> out;
+    Packed<Basis, kVector> out;
 #pragma unroll
     for (int r = 0; r < kVector; ++r)
-      out.v[r] = static_cast<Value>((wv.v[r] - static_cast<Value>(projection[r])) * scale);
+      out.v[r] = static_cast<Basis>((wv.v[r] - static_cast<W>(projection[r])) * scale);
     if (q == 0) {
-      *reinterpret_cast<Packed<Value, kVector>*>(v + i) = out;
+      *reinterpret_cast<Packed<Basis, kVector>*>(v + i) = out;
 #pragma unroll
       for (int r = 0; r < kVector; ++r) vv += static_cast<double>(out.v[r]) * static_cast<double>(out.v[r]);
     }
@@ -232,21 +247,21 @@ __global__ void __launch_bounds__(kSolverThreads, 4)
       for (int r = 0; r < kVector; ++r) sum[k] += static_cast<double>(col[k].v[r]) * static_cast<double>(out.v[r]);
   }
   // s_0 .. s_{columns-1} in rows 0 .. columns - 1, v.v (tile column kColumns) in row columns.
-  store_tile_sums<Tile, 1>(sum, vv, columns, partials, [&](int t) { return t; });
+  store_tile_sums<Tile>(sum, vv, true, columns, partials, [&](int t) { return t; });
 }
 
-// The update alone, v = (v - V h) * inv_norm over `columns` columns, for steps wider than one tile
+// The update alone, v = (w - V h) * inv_norm over `columns` columns, for steps wider than one tile
 // (V_j^T v and v.v then come from a multi-dot).
-template <class Value>
+template <class Basis, class W>
 __global__ void __launch_bounds__(kSolverThreads)
-    gmres_update_column_kernel(const SolverState* s, const GmresScalars* c, const Value* basis, const double* h,
-                               Value* v, int columns, std::int64_t n) {
+    gmres_update_column_kernel(const SolverState* s, const GmresScalars* c, const Basis* basis, const double* h,
+                               const W* w, Basis* v, int columns, std::int64_t n) {
   if (!arnoldi_running(s, c)) return;
   const double scale = c->inv_norm;
   SPMV_SOLVER_LOOP(i, n) {
     double projection = 0;
     for (int col = 0; col < columns; ++col) projection += h[col] * static_cast<double>(basis[col * n + i]);
-    v[i] = static_cast<Value>((v[i] - static_cast<Value>(projection)) * scale);
+    v[i] = static_cast<Basis>((w[i] - static_cast<W>(projection)) * scale);
   }
 }
 
@@ -321,18 +336,21 @@ __global__ void gmres_global_norm_kernel(const SolverState* s, GmresScalars* c, 
   if (threadIdx.x == 0) set_corrected_norm(c, sum);
 }
 
-// v *= inv_norm when asked (v_0 at a restart, a corrected step's v_{j+1}).
-template <class Value>
+// v = r * inv_norm when asked (v_0 at a restart: r may be v itself, or the value type's residual
+// rounded into a compressed basis; a corrected step's v_{j+1} in place).
+template <class Value, class Basis>
 __global__ void __launch_bounds__(kSolverThreads)
-    gmres_rescale_kernel(const SolverState* s, const GmresScalars* c, Value* v, std::int64_t n) {
+    gmres_rescale_kernel(const SolverState* s, const GmresScalars* c, const Value* r, Basis* v, std::int64_t n) {
   if (!arnoldi_running(s, c) || !c->rescale) return;
   const auto scale = static_cast<Value>(c->inv_norm);
-  SPMV_SOLVER_LOOP(i, n) v[i] *= scale;
+  SPMV_SOLVER_LOOP(i, n) v[i] = static_cast<Basis>(r[i] * scale);
 }
 
-// Arnoldi step j's end (one thread): h_{j+1,j} = beta, rotations, g, the stopping rule.
+// Arnoldi step j's end (one thread): h_{j+1,j} = beta, rotations, g, the stopping rule. With `confirm`
+// (a compressed basis: gmres.cpp says why) a convergence of the estimate only closes the cycle, and the
+// restart's true residual decides.
 __global__ void gmres_rotation_kernel(SolverState* s, GmresScalars* c, double* hess, double* cs, double* sn,
-                                      double* g, int m, int j, double* history) {
+                                      double* g, int m, int j, double* history, int confirm) {
   if (!arnoldi_running(s, c)) return;
   const double h_next = c->beta;
   double* col = hess + static_cast<std::size_t>(j) * (m + 1);
@@ -353,6 +371,10 @@ __global__ void gmres_rotation_kernel(SolverState* s, GmresScalars* c, double* h
   g[j] = cs[j] * g[j];
   c->cycle_columns = j + 1;
   record_iteration(s, fabs(g[j + 1]), history);
+  if (confirm && s->status == kConverged) {
+    s->status = kRunning;
+    c->cycle_open = 0;
+  }
   if (!running(s) || h_next == 0 || j + 1 == m) c->cycle_open = 0;
 }
 
@@ -367,75 +389,81 @@ __global__ void gmres_solve_kernel(const GmresScalars* c, const double* hess, co
 }
 
 // x += M^-1 V y over the cycle's columns (column c of V at basis + c * ld).
-template <class Value>
+template <class Value, class Basis>
 __global__ void __launch_bounds__(kSolverThreads)
-    gmres_update_kernel(const GmresScalars* c, const Value* dinv, const Value* basis, std::int64_t ld,
+    gmres_update_kernel(const GmresScalars* c, const Value* dinv, const Basis* basis, std::int64_t ld,
                         const double* y, Value* x, std::int64_t n) {
   const int k = c->cycle_columns;
   if (k == 0) return;
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
-    for (int col = 0; col < k; ++col) sum += y[col] * basis[col * ld + i];
+    for (int col = 0; col < k; ++col) sum += y[col] * static_cast<double>(basis[col * ld + i]);
     x[i] += dinv ? dinv[i] * static_cast<Value>(sum) : static_cast<Value>(sum);
   }
 }
 
 // The sweeps' variant: the smallest register tile that holds the columns (a bounded set, so that the
-// early steps of a cycle keep more loads per thread in flight).
-template <class Value, template <class, int, int> class Kernel, class Launch>
+// early steps of a cycle keep more loads per thread in flight). kWide of the basis's type: one 16-byte
+// load of each column per thread.
+template <class Basis, class W, template <class, class, int, int> class Kernel, class Launch>
 void launch_tile(int columns, Launch&& launch) {
-  if (columns <= 4) return launch(Kernel<Value, 4, kWide<Value>>{});
-  if (columns <= 8) return launch(Kernel<Value, 8, kWide<Value>>{});
-  if (columns <= 16) return launch(Kernel<Value, 16, kWide<Value>>{});
-  launch(Kernel<Value, kGmresDotColumns, kWide<Value>>{});
+  if (columns <= 4) return launch(Kernel<Basis, W, 4, kWide<Basis>>{});
+  if (columns <= 8) return launch(Kernel<Basis, W, 8, kWide<Basis>>{});
+  if (columns <= 16) return launch(Kernel<Basis, W, 16, kWide<Basis>>{});
+  launch(Kernel<Basis, W, kGmresDotColumns, kWide<Basis>>{});
 }
 
-template <class Value, int kColumns, int kVector>
+template <class Basis, class W, int kColumns, int kVector>
 struct MultiDot {
-  static constexpr auto kernel = gmres_multi_dot_kernel<Value, kColumns, kVector>;
+  static constexpr auto kernel = gmres_multi_dot_kernel<Basis, W, kColumns, kVector>;
 };
-template <class Value, int kColumns, int kVector>
+template <class Basis, class W, int kColumns, int kVector>
 struct Orthonormalise {
-  static constexpr auto kernel = gmres_orthonormalise_kernel<Value, kColumns, kVector>;
+  static constexpr auto kernel = gmres_orthonormalise_kernel<Basis, W, kColumns, kVector>;
 };
 
-// The multi-dot over `columns` columns, one grid row per kGmresDotColumns columns.
-template <class Value>
-void launch_multi_dot(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c, const Value* basis,
-                      const Value* w, int columns, std::int64_t n, double* partials) {
-  const dim3 grid(blocks, (columns + kGmresDotColumns - 1) / kGmresDotColumns);
-  launch_tile<Value, MultiDot>(columns, [&](auto variant) {
+// The multi-dot of w against `columns` basis columns, plus w.w (row `columns`), one grid row per
+// kGmresDotColumns columns.
+template <class Basis, class W>
+void launch_multi_dot(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c, const Basis* basis,
+                      const W* w, int columns, std::int64_t n, double* partials) {
+  const dim3 grid(blocks, (std::max(columns, 1) + kGmresDotColumns - 1) / kGmresDotColumns);
+  launch_tile<Basis, W, MultiDot>(columns, [&](auto variant) {
     decltype(variant)::kernel<<<grid, kSolverThreads, 0, st>>>(s, c, basis, w, columns, n, partials);
     SPMV_CHECK_LAUNCH(gmres_multi_dot_kernel);
   });
 }
 
 // The fused update of a step over `columns` = j + 1 columns (<= kGmresDotColumns).
-template <class Value>
+template <class Basis, class W>
 void launch_orthonormalise(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c,
-                           const Value* basis, const double* h, Value* v, int columns, std::int64_t n,
+                           const Basis* basis, const double* h, const W* w, Basis* v, int columns, std::int64_t n,
                            double* partials) {
-  launch_tile<Value, Orthonormalise>(columns, [&](auto variant) {
-    decltype(variant)::kernel<<<blocks, kSolverThreads, 0, st>>>(s, c, basis, h, v, columns, n, partials);
+  launch_tile<Basis, W, Orthonormalise>(columns, [&](auto variant) {
+    decltype(variant)::kernel<<<blocks, kSolverThreads, 0, st>>>(s, c, basis, h, w, v, columns, n, partials);
     SPMV_CHECK_LAUNCH(gmres_orthonormalise_kernel);
   });
 }
 
-}  // namespace
-
-template <class Value>
-void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
+// GMRES(m) with its basis stored in Basis: Value (w = A z is then column j + 1 itself) or float for a
+// double solve (GmresBasis::Float32: w is a vector of the value type of its own, and v_j is widened into
+// z before each product).
+template <class Value, class Basis>
+void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
+  constexpr bool kCompressed = !std::is_same_v<Value, Basis>;
   const std::int64_t n = run.n();
   const cudaStream_t st = run.stream();
   const Value* dinv = run.inverse_diagonal();
-  const double tolerance = spmv::solvers::orthogonality_tolerance<Value>();
+  const double tolerance = spmv::solvers::orthogonality_tolerance<Basis>();
   const auto bytes = static_cast<std::size_t>(n) * sizeof(Value);
   // Column c of the basis starts at c * ld, ld rounded up to the sweeps' 16-byte loads; the padding rows
   // are zero and stay zero (every update of a padding row subtracts zeros), so the sweeps run over ld
-  // rows without a tail.
-  const std::int64_t ld = (n + kWide<Value> - 1) / kWide<Value> * kWide<Value>;
-  DeviceBuffer<Value> basis(static_cast<std::size_t>(m + 1) * ld), z(dinv ? n : 0);
-  SPMV_CUDA_CHECK(cudaMemsetAsync(basis.data(), 0, basis.size() * sizeof(Value), st));
+  // rows without a tail. A compressed basis's w has ld rows too, its padding zero (A z writes n).
+  const std::int64_t ld = (n + kWide<Basis> - 1) / kWide<Basis> * kWide<Basis>;
+  DeviceBuffer<Basis> basis(static_cast<std::size_t>(m + 1) * ld);
+  DeviceBuffer<Value> z(dinv || kCompressed ? n : 0), w_own(kCompressed ? ld : 0);
+  SPMV_CUDA_CHECK(cudaMemsetAsync(basis.data(), 0, basis.size() * sizeof(Basis), st));
+  if (kCompressed) SPMV_CUDA_CHECK(cudaMemsetAsync(w_own.data(), 0, w_own.size() * sizeof(Value), st));
   // h and s hold j + 2 sums each (the last is w.w or v.v); the multi-dot's partials have a row per
   // column, rounded up to its register tile (store_block_sums writes whole tiles).
   DeviceBuffer<double> hess(static_cast<std::size_t>(m + 1) * m), cs(m), sn(m), g(m + 1), y(m), h(m + 2), s(m + 2);
@@ -444,10 +472,16 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   DeviceBuffer<GmresScalars> scalars(1);
   SPMV_CUDA_CHECK(cudaMemsetAsync(scalars.data(), 0, sizeof(GmresScalars), st));
   const int blocks = run.blocks();
-  Value* v0 = basis.data();
+  Basis* v0 = basis.data();
   const auto column = [&](int c) { return basis.data() + static_cast<std::size_t>(c) * ld; };
-  const auto rescale = [&](Value* v) {
-    gmres_rescale_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), v, ld);
+  // Where A z lands for step j (j = -1: the residual r = b - A x): column j + 1, or w_own.
+  const auto product = [&](int j) -> Value* {
+    if constexpr (kCompressed) return w_own.data();
+    else return column(j + 1);
+  };
+  const auto rescale = [&](const auto* r, Basis* v) {
+    using R = std::remove_cv_t<std::remove_pointer_t<decltype(r)>>;
+    gmres_rescale_kernel<R, Basis><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), r, v, ld);
     SPMV_CHECK_LAUNCH(gmres_rescale_kernel);
   };
   // The partials of rows 0..columns (summed across processes when distributed), finished into out.
@@ -458,46 +492,49 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
                                                           stage, tolerance, run.counter());
     SPMV_CHECK_LAUNCH(gmres_finish_kernel);
   };
-  // Step j: w = column j + 1 becomes v_{j+1}, the Hessenberg column j is filled, c->beta is h_{j+1,j}.
-  const auto orthonormalise = [&](Value* w, int j) {
+  // Step j: w (= product(j)) becomes v_{j+1} in column j + 1, the Hessenberg column j is filled,
+  // c->beta is h_{j+1,j}.
+  const auto orthonormalise = [&](const Value* w, int j) {
     const int columns = j + 1;
-    launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns + 1, ld,
-                            dot_partials.data());
+    Basis* v = column(j + 1);
+    launch_multi_dot<Basis, Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns, ld,
+                                   dot_partials.data());
     finish(j, h.data(), kProjection);
     if (columns <= kGmresDotColumns) {
-      launch_orthonormalise<Value>(st, blocks, run.state(), scalars.data(), basis.data(), h.data(), w, columns, ld,
-                                   dot_partials.data());
+      launch_orthonormalise<Basis, Value>(st, blocks, run.state(), scalars.data(), basis.data(), h.data(), w, v,
+                                          columns, ld, dot_partials.data());
     } else {
-      gmres_update_column_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(),
-                                                                           h.data(), w, columns, ld);
+      gmres_update_column_kernel<Basis, Value><<<blocks, kSolverThreads, 0, st>>>(
+          run.state(), scalars.data(), basis.data(), h.data(), w, v, columns, ld);
       SPMV_CHECK_LAUNCH(gmres_update_column_kernel);
-      launch_multi_dot<Value>(st, blocks, run.state(), scalars.data(), basis.data(), w, columns + 1, ld,
-                              dot_partials.data());
+      launch_multi_dot<Basis, Basis>(st, blocks, run.state(), scalars.data(), basis.data(), v, columns, ld,
+                                     dot_partials.data());
     }
     finish(j, s.data(), kLoss);
     // The correction: always enqueued (no host round trip), skipped on the device unless the loss
     // finish asked for it.
-    gmres_subtract_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(), columns,
-                                                                    s.data(), w, ld, run.partials(), run.counter());
+    gmres_subtract_kernel<Basis><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), basis.data(), columns,
+                                                                    s.data(), v, ld, run.partials(), run.counter());
     SPMV_CHECK_LAUNCH(gmres_subtract_kernel);
     if (run.distributed()) {
       const int count = run.global_rows(run.partials(), 1);
       gmres_global_norm_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), count);
       SPMV_CHECK_LAUNCH(gmres_global_norm_kernel);
     }
-    rescale(w);
+    rescale(static_cast<const Basis*>(v), v);
   };
 
   const auto residual_and_open_cycle = [&](int first) {
-    SPMV_CUDA_CHECK(cudaMemcpyAsync(v0, b, bytes, cudaMemcpyDeviceToDevice, st));
-    run.apply(Value(-1), x, Value(1), v0);
-    dot_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), v0, v0, n, run.partials());
+    Value* r = product(-1);
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(r, b, bytes, cudaMemcpyDeviceToDevice, st));
+    run.apply(Value(-1), x, Value(1), r);
+    dot_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), r, r, n, run.partials());
     SPMV_CHECK_LAUNCH(dot_kernel);
     const int count = run.global_rows(run.partials(), 1);
     gmres_restart_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), g.data(), m, run.partials(),
                                                        count, run.history(), first);
     SPMV_CHECK_LAUNCH(gmres_restart_kernel);
-    rescale(v0);
+    rescale(static_cast<const Value*>(r), v0);
   };
 
   residual_and_open_cycle(1);
@@ -506,33 +543,44 @@ void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   for (int k = 0;;) {
     bool stop = false;
     for (int j = 0; j < m && !stop; ++j) {
-      Value* w = column(j + 1);
-      const Value* input = column(j);
-      if (dinv) {
-        gmres_scale_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dinv, column(j),
-                                                                     z.data(), n);
+      Value* w = product(j);
+      const Value* input = nullptr;
+      if (dinv || kCompressed) {
+        gmres_scale_kernel<Value, Basis><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dinv,
+                                                                            column(j), z.data(), n);
         SPMV_CHECK_LAUNCH(gmres_scale_kernel);
         input = z.data();
+      } else if constexpr (!kCompressed) {
+        input = column(j);
       }
       run.apply(Value(1), input, Value(0), w);
       orthonormalise(w, j);
       gmres_rotation_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), hess.data(), cs.data(), sn.data(), g.data(),
-                                             m, j, run.history());
+                                             m, j, run.history(), kCompressed ? 1 : 0);
       SPMV_CHECK_LAUNCH(gmres_rotation_kernel);
       stop = run.after_iteration(++k);
     }
     // The cycle's update runs whatever stopped it (its columns are counted on the device).
     gmres_solve_kernel<<<1, 1, 0, st>>>(scalars.data(), hess.data(), g.data(), y.data(), m);
     SPMV_CHECK_LAUNCH(gmres_solve_kernel);
-    gmres_update_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(scalars.data(), dinv, basis.data(), ld, y.data(), x,
-                                                                  n);
+    gmres_update_kernel<Value, Basis><<<blocks, kSolverThreads, 0, st>>>(scalars.data(), dinv, basis.data(), ld,
+                                                                         y.data(), x, n);
     SPMV_CHECK_LAUNCH(gmres_update_kernel);
     residual_and_open_cycle(0);
     if (stop) return;
   }
 }
 
-template void gmres_device(DeviceRun<float>&, const float*, float*, int);
-template void gmres_device(DeviceRun<double>&, const double*, double*, int);
+}  // namespace
+
+template <class Value>
+void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m, GmresBasis basis) {
+  if constexpr (std::is_same_v<Value, double>)
+    if (basis == GmresBasis::Float32) return gmres_cycles<double, float>(run, b, x, m);
+  gmres_cycles<Value, Value>(run, b, x, m);
+}
+
+template void gmres_device(DeviceRun<float>&, const float*, float*, int, GmresBasis);
+template void gmres_device(DeviceRun<double>&, const double*, double*, int, GmresBasis);
 
 }  // namespace spmv::cuda::solvers

@@ -339,7 +339,7 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
   switch (options.method) {
     case SolverMethod::Cg: options.fused ? cg_fused_device<Value>(run, b, x) : cg_device<Value>(run, b, x); break;
     case SolverMethod::BiCgStab: bicgstab_device<Value>(run, b, x); break;
-    case SolverMethod::Gmres: gmres_device<Value>(run, b, x, options.restart); break;
+    case SolverMethod::Gmres: gmres_device<Value>(run, b, x, options.restart, options.gmres_basis); break;
   }
   run.finish();
 

@@ -286,6 +286,6 @@ void cg_fused_device(DeviceRun<Value>& run, const Value* b, Value* x);
 template <class Value>
 void bicgstab_device(DeviceRun<Value>& run, const Value* b, Value* x);
 template <class Value>
-void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int restart);
+void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int restart, GmresBasis basis);
 
 }  // namespace spmv::cuda::solvers
