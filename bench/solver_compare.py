@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Issue 15: Krylov solvers per iteration, in one process, on the same systems and tolerance.
 
-spmv's CG (fused and unfused), BiCGStab and GMRES (in f64 also with a float32 basis) against ``cupyx.scipy.sparse.linalg`` (CUDA, when
-CuPy is importable) and ``scipy.sparse.linalg`` (CPU): iterations to the tolerance, time per
+spmv's CG (fused and unfused), BiCGStab and GMRES (in f64 also with a float32 basis) against
+``cupyx.scipy.sparse.linalg`` (CUDA, when CuPy is importable) and ``scipy.sparse.linalg`` (CPU):
+iterations to the tolerance, time per
 iteration, the memory floor of spmv's iteration (docs/SOLVERS.md "The floor": the CSR byte model of
 one SpMV plus the vector traffic of the kernels as implemented, over the measured copy bandwidth), the
 time as a multiple of that floor and of the unfused CSR CG floor, and the speed-up over the vendor

@@ -359,7 +359,8 @@ TEST(CudaSolversDevice, GmresFloatBasisMatchesTheCpu) {
     std::vector<double> x_cpu, x_gpu;
     const auto r_cpu = run<double>(Backend::Cpu, p.a, b, x_cpu, o);
     const auto r_gpu = run<double>(Backend::Cuda, p.a, b, x_gpu, o);
-    const std::string what = std::string(p.name) + " restart " + std::to_string(p.restart) + (p.jacobi ? " jacobi" : "");
+    const std::string what =
+        std::string(p.name) + " restart " + std::to_string(p.restart) + (p.jacobi ? " jacobi" : "");
     ASSERT_TRUE(r_cpu.converged) << what;
     ASSERT_TRUE(r_gpu.converged) << what << ": " << r_gpu.breakdown;
     EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, std::max(1, r_cpu.iterations / 50)) << what;
