@@ -19,8 +19,6 @@
 // before its finish (DeviceRun::global_rows), and recompute the correction's ||v|| globally.
 // Per cycle: gmres_solve_kernel (1 thread: y = R^-1 g) | gmres_update_kernel (x += M^-1 V y), then the
 // restart: r = b - A x into v_0 | dot_kernel | gmres_restart_kernel | gmres_rescale_kernel.
-#include <cstdlib>
-
 #include "cuda/solvers/solver_kernels.cuh"
 
 namespace spmv::cuda::solvers {
@@ -409,15 +407,6 @@ __global__ void __launch_bounds__(kSolverThreads)
 // load of each column per thread.
 template <class Basis, class W, template <class, class, int, int> class Kernel, class Launch>
 void launch_tile(int columns, Launch&& launch) {
-  static const int experiment = std::getenv("SPMV_GMRES_VEC") ? std::atoi(std::getenv("SPMV_GMRES_VEC")) : 0;
-  if constexpr (std::is_same_v<Basis, float>) {
-    if (experiment == 2) {
-      if (columns <= 4) return launch(Kernel<Basis, W, 4, 2>{});
-      if (columns <= 8) return launch(Kernel<Basis, W, 8, 2>{});
-      if (columns <= 16) return launch(Kernel<Basis, W, 16, 2>{});
-      return launch(Kernel<Basis, W, kGmresDotColumns, 2>{});
-    }
-  }
   if (columns <= 4) return launch(Kernel<Basis, W, 4, kWide<Basis>>{});
   if (columns <= 8) return launch(Kernel<Basis, W, 8, kWide<Basis>>{});
   if (columns <= 16) return launch(Kernel<Basis, W, 16, kWide<Basis>>{});
