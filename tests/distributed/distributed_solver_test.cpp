@@ -129,6 +129,34 @@ TEST(DistributedSolvers, PipelinedCg) {
   if (comm.rank() == 0) EXPECT_LE(s.result.residual, 1e-8);  // true residual; the bound's tolerance x 100
 }
 
+// GMRES with a float basis (GmresBasis::Float32) across processes: the loss finish and the estimate's
+// confirmation by the restart's true residual decide the same on every rank (global sums), and the
+// count is within one restart of the one-process double basis's (tests/cpu/gmres_arnoldi_test.cpp).
+void check_gmres_float_basis(Backend backend) {
+  const Communicator comm;
+  for (const char* name : {"poisson3d", "convdiff"}) {
+    const SolverMatrix a = test::solver_problem_matrix(name);
+    const auto b = test::random_rhs(a.rows, 13);
+    SolverOptions o;
+    o.method = SolverMethod::Gmres;
+    o.preconditioner = Preconditioner::Jacobi;
+    o.tolerance = 1e-10;
+    o.max_iterations = 2000;
+    o.restart = 20;
+    o.gmres_basis = GmresBasis::Float32;
+    const DistributedSolve s = solve_distributed<double>(comm, a, b, o, nullptr, backend);
+    ASSERT_TRUE(s.result.converged) << name << " " << s.result.breakdown;
+    EXPECT_TRUE(same_on_every_rank(comm, s.result.iterations)) << name;
+    const auto ref = test::reference_solve(SolverMethod::Gmres, a, b, true, o.tolerance, o.max_iterations, o.restart);
+    EXPECT_LE(s.result.iterations, ref.iterations + o.restart) << name;
+    if (comm.rank() == 0) EXPECT_LE(s.result.residual, o.tolerance * (1 + 1e-6)) << name;  // confirmed
+  }
+}
+
+TEST(DistributedSolvers, GmresFloatBasis) { check_gmres_float_basis(Backend::Cpu); }
+
+TEST_F(DistributedCudaSolvers, GmresFloatBasis) { check_gmres_float_basis(Backend::Cuda); }
+
 // Rank 0 owns no rows (its parts are empty; it still joins every exchange and all-reduce).
 void check_rank_without_rows(Backend backend) {
   const Communicator comm;
