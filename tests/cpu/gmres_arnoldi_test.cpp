@@ -471,6 +471,21 @@ TEST(GmresSolve, HalfBasisConverges) {
     }
 }
 
+// The same on the CPU: an unreachable tolerance (1e-12 in float) with a binary16 basis runs the
+// max_iterations steps (each refused estimate ends its cycle early) and reports no convergence.
+TEST(GmresSolve, RefusedEstimatesRunToMaxIterations) {
+  const SolverMatrix a = solver_problem_matrix("convdiff");
+  const auto b = random_rhs(a.rows, 15);
+  SolverOptions o = gmres_options(false, 1e-12, 20);
+  o.max_iterations = 200;
+  o.gmres_basis = GmresBasis::Float16;
+  std::vector<double> x;
+  const SolverResult r = solve_cpu<float>(a, b, x, o);
+  EXPECT_FALSE(r.converged);
+  EXPECT_EQ(r.iterations, 200);
+  EXPECT_TRUE(r.breakdown.empty()) << r.breakdown;
+}
+
 // A float solve's basis is float already: the option changes nothing, bit for bit. Other methods refuse it.
 TEST(GmresSolve, FloatBasisOfAFloatSolveIsTheWorkingBasis) {
   const SolverMatrix a = solver_problem_matrix("convdiff");

@@ -427,6 +427,32 @@ TEST(CudaSolversDevice, GmresHalfBasisMatchesTheCpu) {
     }
 }
 
+// A tolerance a float solve cannot reach (1e-12) with a binary16 basis: the estimate keeps meeting it
+// and the restarts keep refusing it, so cycles close after a few steps and the host enqueues their
+// remaining steps idle. The device still runs its max_iterations real steps (the host's enqueue limit
+// is not max_iterations then), as the CPU does, and reports no convergence; the time per iteration is
+// per step the device ran.
+TEST(CudaSolversDevice, GmresRefusedEstimatesRunToMaxIterations) {
+  SKIP_WITHOUT_CUDA();
+  const SolverMatrix a = solver_problem_matrix("convdiff");
+  const auto b = random_rhs(a.rows, 15);
+  SolverOptions o;
+  o.method = SolverMethod::Gmres;
+  o.tolerance = 1e-12;
+  o.max_iterations = 200;
+  o.restart = 20;
+  o.gmres_basis = GmresBasis::Float16;
+  std::vector<double> x_cpu, x_gpu;
+  const auto r_cpu = run<float>(Backend::Cpu, a, b, x_cpu, o);
+  const auto r_gpu = run<float>(Backend::Cuda, a, b, x_gpu, o);
+  EXPECT_FALSE(r_cpu.converged);
+  EXPECT_FALSE(r_gpu.converged);
+  EXPECT_EQ(r_cpu.iterations, 200);
+  EXPECT_EQ(r_gpu.iterations, 200);
+  EXPECT_TRUE(r_gpu.breakdown.empty()) << r_gpu.breakdown;
+  EXPECT_GT(r_gpu.ms_per_iteration, 0.0);
+}
+
 TEST(CudaSolversDevice, GmresOverflowIsANonFiniteBreakdown) {
   SKIP_WITHOUT_CUDA();
   SolverOptions o;

@@ -566,6 +566,8 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   };
 
   residual_and_open_cycle(1);
+  // Every closed cycle holds at least one iteration: m steps per iteration bound the host's enqueuing.
+  if (kCompressed) run.set_enqueue_limit(static_cast<std::int64_t>(run.max_iterations()) * m);
   run.start_loop();
   if (run.after_iteration(0)) return;
   for (int k = 0;;) {

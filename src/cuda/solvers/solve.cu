@@ -226,8 +226,7 @@ void DeviceRun<Value>::inspect(const SolverState& snapshot) {
 
 template <class Value>
 bool DeviceRun<Value>::after_iteration(int k) {
-  enqueued_iterations_ = k;
-  const bool at_max = k >= options_.max_iterations;
+  const bool at_max = k >= enqueue_limit_;
   if (k % options_.check_every == 0 || at_max) {
     const int slot = pending_slot_ == 0 ? 1 : 0;
     SPMV_CUDA_CHECK(cudaMemcpyAsync(pinned_ + slot, state(), sizeof(SolverState), cudaMemcpyDeviceToHost, stream_));
@@ -265,7 +264,9 @@ void DeviceRun<Value>::finish() {
     float loop_ms = 0;
     SPMV_CUDA_CHECK(cudaEventElapsedTime(&loop_ms, loop_begin_, loop_end_));
     // Per enqueued iteration: the iterations after the stop ran their applies too (docs/SOLVERS.md).
-    result_.ms_per_iteration = enqueued_iterations_ > 0 ? loop_ms / enqueued_iterations_ : 0;
+    // Per iteration the device ran: the idle steps enqueued after it stopped (at most 2 * check_every, or
+    // a compressed GMRES basis's closed cycles, below) are part of the loop's cost.
+    result_.ms_per_iteration = s.iterations > 0 ? loop_ms / s.iterations : 0;
     result_.apply_share = options_.graph ? -1 : loop_ms > 0 ? std::min(1.0, apply_ms_ / loop_ms) : 0;
   }
 }

@@ -7,8 +7,10 @@
 
 #include <cub/block/block_reduce.cuh>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -232,6 +234,13 @@ class DeviceRun {
   // After the host enqueued iteration k: snapshot every check_every iterations and inspect the
   // previous one. True when the host should stop enqueuing (the device stopped, or k reached the max).
   bool after_iteration(int k);
+  // GMRES with a compressed basis may close a cycle before its m steps (its estimate's convergence is
+  // confirmed at the restart): the host, which does not see that, enqueues the cycle's remaining steps,
+  // which do nothing. Such idle steps count in k, so the host's own stop moves from max_iterations to
+  // `steps` (the device still stops itself at max_iterations).
+  void set_enqueue_limit(std::int64_t steps) {
+    enqueue_limit_ = static_cast<int>(std::min<std::int64_t>(steps, std::numeric_limits<int>::max()));
+  }
   void finish();  // waits, fills the result (status, iterations, history, timing)
 
   SolverState* state() { return state_.data(); }
@@ -240,6 +249,7 @@ class DeviceRun {
   unsigned int* counter() { return counter_.data(); }  // block counter of reduce_in_last_block, kept at 0
   const Value* inverse_diagonal() const { return dinv_.size() ? dinv_.data() : nullptr; }
   int blocks() const { return blocks_; }
+  int max_iterations() const { return options_.max_iterations; }
   std::int64_t n() const { return n_; }
   cudaStream_t stream() const { return stream_; }
 
@@ -275,7 +285,7 @@ class DeviceRun {
   std::vector<std::pair<cudaEvent_t, cudaEvent_t>> spare_events_;
   double apply_ms_ = 0;
   bool loop_started_ = false;
-  int enqueued_iterations_ = 0;
+  int enqueue_limit_ = options_.max_iterations;
 };
 
 // The three methods; on entry setup() has run (||b|| > 0) and x holds x0.
