@@ -35,20 +35,17 @@ namespace spmv {
 
 enum class SolverMethod { Cg, BiCgStab, Gmres };
 enum class Preconditioner { None, Jacobi };
-// GMRES: the precision its Krylov basis is stored in. Working: the value type. Float32: float (for a
-// double solve: a compressed basis, Aliaga, Anzt et al., "Compressed basis GMRES on high-performance
+// GMRES: the precision its Krylov basis is stored in. Working: the value type. Float32: float for a
+// double solve (a compressed basis: Aliaga, Anzt et al., "Compressed basis GMRES on high-performance
 // graphics processing units", IJHPCA 2023), which halves the bytes of the orthogonalisation sweeps, the
-// bulk of a step; every sum, w = A v, the Hessenberg matrix, x and the residual stay in the value type
-// (sums in double). Float16: IEEE binary16, scaled by a power of two (for float solves; a double solve
-// may take it too, at the cost of more restarts). docs/SOLVERS.md says what each costs in convergence.
-// For a float solve Float32 is the working basis.
-enum class GmresBasis { Working, Float32, Float16 };
+// bulk of a step; every sum, w = A v, the Hessenberg matrix, x and the residual stay in double.
+// docs/SOLVERS.md says what it costs in convergence. For a float solve both are the same.
+enum class GmresBasis { Working, Float32 };
 
 std::string_view to_string(SolverMethod m);
 std::string_view to_string(Preconditioner p);
 std::string_view to_string(GmresBasis b);
-// "cg", "bicgstab", "gmres" / "none", "jacobi" / "working", "f32", "f16" (case-insensitive); nullopt
-// otherwise.
+// "cg", "bicgstab", "gmres" / "none", "jacobi" / "working", "f32" (case-insensitive); nullopt otherwise.
 std::optional<SolverMethod> parse_solver_method(std::string_view name);
 std::optional<Preconditioner> parse_preconditioner(std::string_view name);
 std::optional<GmresBasis> parse_gmres_basis(std::string_view name);

@@ -76,9 +76,7 @@ def _basis_name(basis, dtype):
         return "working"
     if dt == np.float32:
         return "f32"
-    if dt == np.float16:
-        return "f16"
-    raise ValueError(f"basis must be 'working', 'f32', 'f16' or a NumPy float dtype, got {basis!r}")
+    raise ValueError(f"basis must be 'working', 'f32' or numpy.float32, got {basis!r}")
 
 
 def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
@@ -179,8 +177,7 @@ def gmres(A, b, x0=None, *, tol=1e-8, restart=30, maxiter=1000, M=None, algorith
 
     ``basis="f32"`` (or ``numpy.float32``) stores the Krylov basis in float32 for a float64 solve (a compressed
     basis: half the bytes of the orthogonalisation, which dominates a step; sums, A v, x and the residual stay
-    float64); ``basis="f16"`` (or ``numpy.float16``) in IEEE half precision, scaled by 1024, for float32 or
-    float64 solves; ``"working"`` stores it in the matrix's dtype.
+    float64); ``"working"`` stores it in the matrix's dtype.
     """
     return _solve("gmres", A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
                   check_every, basis=basis)

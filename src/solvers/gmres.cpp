@@ -63,7 +63,7 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
     const double inv_beta = 1.0 / beta;
     Basis* v0 = column(0);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) v0[i] = narrow<Basis>(r[i] * static_cast<Value>(inv_beta));
+    for (std::int64_t i = 0; i < n; ++i) v0[i] = static_cast<Basis>(r[i] * static_cast<Value>(inv_beta));
     std::fill(g.begin(), g.end(), 0.0);
     g[0] = beta;
 
@@ -74,10 +74,7 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       const Basis* vj = column(j);
       if (jacobi || kCompressed) {
 #pragma omp parallel for schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) {
-          const auto vi = static_cast<Value>(widen(vj[i]));
-          z[i] = jacobi ? dinv[i] * vi : vi;
-        }
+        for (std::int64_t i = 0; i < n; ++i) z[i] = jacobi ? dinv[i] * static_cast<Value>(vj[i]) : vj[i];
         run.apply(Value(1), z, Value(0), w);
       } else if constexpr (!kCompressed) {
         run.apply(Value(1), std::span<const Value>(vj, static_cast<std::size_t>(n)), Value(0), w);
@@ -119,7 +116,7 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       double sum = 0;
-      for (int c = 0; c < columns; ++c) sum += y[c] * widen(basis[c * n + i]);
+      for (int c = 0; c < columns; ++c) sum += y[c] * static_cast<double>(basis[c * n + i]);
       x[i] += jacobi ? dinv[i] * static_cast<Value>(sum) : static_cast<Value>(sum);
     }
     if ((stop && !confirm) || run.broken()) return;
@@ -131,8 +128,6 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 template <class Value>
 void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
                std::span<const Value> inverse_diagonal, int restart) {
-  if (run.options().gmres_basis == GmresBasis::Float16)
-    return gmres_cycles<Value, Float16>(run, b, x, inverse_diagonal, restart);
   if constexpr (std::is_same_v<Value, double>)
     if (run.options().gmres_basis == GmresBasis::Float32)
       return gmres_cycles<double, float>(run, b, x, inverse_diagonal, restart);

@@ -33,7 +33,6 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 #include <omp.h>
@@ -126,7 +125,7 @@ void subtract_scale_and_dot(const Basis* v, std::int64_t n, int columns, const d
     Basis* o = out + i0;
     const W* in = w + i0;
     for (std::int64_t i = 0; i < len; ++i)
-      o[i] = narrow<Basis>((in[i] - static_cast<W>(projection[i])) * scale);
+      o[i] = static_cast<Basis>((in[i] - static_cast<W>(projection[i])) * scale);
     for (int c = 0; c < columns; ++c) local[c] += block_dot(v + c * n + i0, o, len);
     local[columns] += block_dot(o, o, len);
   });
@@ -141,10 +140,7 @@ double subtract(const Value* v, std::int64_t n, int columns, const double* h, Va
     double projection[kRowBlock];
     project_block(v, n, columns, h, i0, len, projection);
     Value* out = w + i0;
-    for (std::int64_t i = 0; i < len; ++i) {
-      if constexpr (std::is_arithmetic_v<Value>) out[i] = out[i] - static_cast<Value>(projection[i]);
-      else out[i] = narrow<Value>(widen(out[i]) - projection[i]);
-    }
+    for (std::int64_t i = 0; i < len; ++i) out[i] = out[i] - static_cast<Value>(projection[i]);
     local[0] += block_dot(out, out, len);
   });
   return norm2;
@@ -189,15 +185,9 @@ ArnoldiStep arnoldi_step(Basis* basis, std::int64_t n, int j, const W* w, double
   global_sum(std::span<double>(&norm2, 1));
   const double rho = std::sqrt(norm2);
   if (rho > 0 && std::isfinite(rho)) {
-    if constexpr (std::is_arithmetic_v<Basis>) {
-      const auto inv = static_cast<Basis>(1.0 / rho);
+    const auto inv = static_cast<Basis>(1.0 / rho);
 #pragma omp parallel for schedule(static)
-      for (std::int64_t i = 0; i < n; ++i) v[i] *= inv;
-    } else {
-      const double inv = 1.0 / rho;
-#pragma omp parallel for schedule(static)
-      for (std::int64_t i = 0; i < n; ++i) v[i] = narrow<Basis>(widen(v[i]) * inv);
-    }
+    for (std::int64_t i = 0; i < n; ++i) v[i] *= inv;
   }
   for (int c = 0; c < columns; ++c) hess_column[c] += beta1 * s[c];
   step.beta = beta1 * rho;

@@ -23,14 +23,7 @@ std::string_view to_string(SolverMethod m) {
 
 std::string_view to_string(Preconditioner p) { return p == Preconditioner::Jacobi ? "jacobi" : "none"; }
 
-std::string_view to_string(GmresBasis b) {
-  switch (b) {
-    case GmresBasis::Float32: return "f32";
-    case GmresBasis::Float16: return "f16";
-    case GmresBasis::Working: break;
-  }
-  return "working";
-}
+std::string_view to_string(GmresBasis b) { return b == GmresBasis::Float32 ? "f32" : "working"; }
 
 namespace {
 std::string lower(std::string_view s) {
@@ -56,7 +49,7 @@ std::optional<Preconditioner> parse_preconditioner(std::string_view name) {
 
 std::optional<GmresBasis> parse_gmres_basis(std::string_view name) {
   const std::string n = lower(name);
-  for (GmresBasis b : {GmresBasis::Working, GmresBasis::Float32, GmresBasis::Float16})
+  for (GmresBasis b : {GmresBasis::Working, GmresBasis::Float32})
     if (n == to_string(b)) return b;
   return std::nullopt;
 }

@@ -10,7 +10,6 @@
 #include <string>
 #include <utility>
 
-#include "solvers/gmres_basis.hpp"
 #include "spmv/error.hpp"
 #include "spmv/solvers.hpp"
 
@@ -53,14 +52,9 @@ inline constexpr const char* kBreakdownGmresSingular =
 // widened copy of v_j (read v, write z: b + 1, or b + 2 with Jacobi's dinv).
 double vector_words_per_iteration(const SolverOptions& options, double basis_word = 1.0);
 
-// The bytes of one GMRES basis entry: 4 for GmresBasis::Float32, 2 for Float16, else the value type's.
+// The bytes of one GMRES basis entry: float for GmresBasis::Float32, else the value type's.
 inline std::size_t gmres_basis_size(const SolverOptions& options, std::size_t value_size) {
-  switch (options.gmres_basis) {
-    case GmresBasis::Float32: return sizeof(float);
-    case GmresBasis::Float16: return 2;
-    case GmresBasis::Working: break;
-  }
-  return value_size;
+  return options.gmres_basis == GmresBasis::Float32 ? sizeof(float) : value_size;
 }
 
 // The loss of orthogonality a new GMRES basis vector may carry before the second Gram-Schmidt pass
@@ -69,7 +63,7 @@ inline std::size_t gmres_basis_size(const SolverOptions& options, std::size_t va
 // backends read it.
 template <class Basis>
 double orthogonality_tolerance() {
-  return std::sqrt(basis_epsilon<Basis>());
+  return std::sqrt(static_cast<double>(std::numeric_limits<Basis>::epsilon()));
 }
 
 // Columns of the basis one CUDA GMRES multi-dot block accumulates in registers (per-thread double sums):

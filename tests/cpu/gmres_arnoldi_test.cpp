@@ -439,51 +439,21 @@ TEST(GmresSolve, FloatBasisConvergenceIsConfirmedByTheTrueResidual) {
   }
 }
 
-// A binary16 basis (GmresBasis::Float16, scaled by 1024: gmres_basis.hpp) in float solves to 1e-5 and
-// double solves to 1e-10 (GMRES(20), Jacobi): a cycle can reduce the residual only to about binary16's
-// rounding (5e-4) of its initial residual, which these slowly converging cycles never reach, and every
-// convergence is confirmed by the true residual. Allowance: the working basis's iterations + restart.
-// Measured: f32 94 -> 96, 30 -> 29, 57 -> 58; f64 209 -> 210, 59 -> 61, 120 -> 115 (poisson2d,
-// poisson3d, convdiff).
-TEST(GmresSolve, HalfBasisConverges) {
-  for (const char* name : {"poisson2d", "poisson3d", "convdiff"})
-    for (bool single : {true, false}) {
-      const SolverMatrix a = solver_problem_matrix(name);
-      const auto b = random_rhs(a.rows, 42);
-      SolverOptions o = gmres_options(true, single ? 1e-5 : 1e-10, 20);
-      o.max_iterations = 5000;
-      std::vector<double> x_working, x;
-      const SolverResult working =
-          single ? solve_cpu<float>(a, b, x_working, o) : solve_cpu<double>(a, b, x_working, o);
-      o.gmres_basis = GmresBasis::Float16;
-      const SolverResult r = single ? solve_cpu<float>(a, b, x, o) : solve_cpu<double>(a, b, x, o);
-      const std::string label = std::string(name) + (single ? " f32" : " f64");
-      ASSERT_TRUE(r.converged) << label << " " << r.breakdown;
-      EXPECT_LE(r.iterations, working.iterations + o.restart) << label;
-      double xx = 0;
-      for (double v : x) xx += v * v;
-      const double eps = single ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
-      EXPECT_LE(r.residual, true_residual_bound(o.tolerance, eps, r.iterations, norm_inf_matrix(a), std::sqrt(xx),
-                                                std::sqrt(reference_dot(b, b))))
-          << label;
-      std::printf("[ measured ] %s: working %d, f16 basis %d iterations\n", label.c_str(), working.iterations,
-                  r.iterations);
-    }
-}
-
-// The same on the CPU: an unreachable tolerance (1e-12 in float) with a binary16 basis runs the
-// max_iterations steps (each refused estimate ends its cycle early) and reports no convergence.
-TEST(GmresSolve, RefusedEstimatesRunToMaxIterations) {
-  const SolverMatrix a = solver_problem_matrix("convdiff");
-  const auto b = random_rhs(a.rows, 15);
-  SolverOptions o = gmres_options(false, 1e-12, 20);
-  o.max_iterations = 200;
-  o.gmres_basis = GmresBasis::Float16;
+// One cycle of 200 steps with a float basis (FloatBasisConvergenceIsConfirmedByTheTrueResidual): poisson3d's
+// estimate meets 1e-10 at step 43, the restart's true residual refuses it, and the next cycle converges
+// at 55. With max_iterations = 60 the solve still reaches it (the CUDA twin checks that the host's idle
+// steps of the closed cycle do not count as iterations).
+TEST(GmresSolve, RefusedEstimateEndsTheCycleOnly) {
+  const SolverMatrix a = solver_problem_matrix("poisson3d");
+  const auto b = random_rhs(a.rows, 8);
+  SolverOptions o = gmres_options(false, 1e-10, 200);
+  o.max_iterations = 60;
+  o.gmres_basis = GmresBasis::Float32;
   std::vector<double> x;
-  const SolverResult r = solve_cpu<float>(a, b, x, o);
-  EXPECT_FALSE(r.converged);
-  EXPECT_EQ(r.iterations, 200);
-  EXPECT_TRUE(r.breakdown.empty()) << r.breakdown;
+  const SolverResult r = solve_cpu<double>(a, b, x, o);
+  ASSERT_TRUE(r.converged) << r.breakdown;
+  EXPECT_EQ(r.iterations, 55);
+  EXPECT_LE(r.residual, o.tolerance);
 }
 
 // A float solve's basis is float already: the option changes nothing, bit for bit. Other methods refuse it.
@@ -504,11 +474,10 @@ TEST(GmresSolve, FloatBasisOfAFloatSolveIsTheWorkingBasis) {
 }
 
 TEST(GmresSolve, BasisNamesRoundTrip) {
-  for (GmresBasis basis : {GmresBasis::Working, GmresBasis::Float32, GmresBasis::Float16})
+  for (GmresBasis basis : {GmresBasis::Working, GmresBasis::Float32})
     EXPECT_EQ(parse_gmres_basis(to_string(basis)), basis);
   EXPECT_EQ(parse_gmres_basis("F32"), GmresBasis::Float32);
-  EXPECT_EQ(parse_gmres_basis("f16"), GmresBasis::Float16);
-  EXPECT_FALSE(parse_gmres_basis("bf16").has_value());
+  EXPECT_FALSE(parse_gmres_basis("f16").has_value());
 }
 
 // The floor with a float basis in a double solve (basis words of 1/2): per step (2j + 3)/2 + 2, averaged

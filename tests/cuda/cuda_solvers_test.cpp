@@ -378,78 +378,28 @@ TEST(CudaSolversDevice, GmresFloatBasisMatchesTheCpu) {
   }
 }
 
-// The binary16 basis (GmresBasis::Float16: __half scaled by 1024, the CPU's rounding) against the CPU's,
-// in float (tolerance 1e-5) and double (1e-10) solves: one and two register tiles of 8 rows per thread,
-// Jacobi, a clustered spectrum whose steps are corrected. Each stored entry carries 2^-11 relative
-// rounding, so the summation-order differences between the backends flip more roundings than in float:
-// the allowance is 5% of the CPU's count (at least 2); measured within it on an H100.
-TEST(CudaSolversDevice, GmresHalfBasisMatchesTheCpu) {
+// A float basis's estimate refused by the restart's true residual (GmresSolve.RefusedEstimateEndsTheCycleOnly
+// on the CPU: poisson3d, one cycle of 200 steps, the estimate meets 1e-10 at step 43, the next cycle
+// converges at 55): the device closes the cycle, the host, which does not see it, enqueues the cycle's
+// remaining steps idle. With max_iterations = 60 those idle steps must not end the solve (the host's
+// enqueue limit): the device converges as the CPU does, and the time per iteration is per real step.
+TEST(CudaSolversDevice, GmresRefusedEstimateEndsTheCycleOnly) {
   SKIP_WITHOUT_CUDA();
-  struct Problem {
-    const char* name;
-    SolverMatrix a;
-    int restart;
-    bool jacobi;
-  };
-  const Problem problems[] = {{"clustered", clustered_spectrum(20, 0.5, 3000.0), 4, false},
-                              {"convdiff", solver_problem_matrix("convdiff"), 20, true},
-                              {"convdiff", solver_problem_matrix("convdiff"), 40, false},
-                              {"poisson3d", solver_problem_matrix("poisson3d"), 20, false},
-                              {"poisson3d", solver_problem_matrix("poisson3d"), 40, true}};
-  for (const Problem& p : problems)
-    for (bool single : {true, false}) {
-      const auto b = random_rhs(p.a.rows, 14);
-      SolverOptions o;
-      o.method = SolverMethod::Gmres;
-      o.preconditioner = p.jacobi ? Preconditioner::Jacobi : Preconditioner::None;
-      o.tolerance = single ? 1e-5 : 1e-10;
-      o.max_iterations = 3000;
-      o.restart = p.restart;
-      o.gmres_basis = GmresBasis::Float16;
-      std::vector<double> x_cpu, x_gpu;
-      const auto solve = [&](Backend backend, std::vector<double>& x) {
-        return single ? run<float>(backend, p.a, b, x, o) : run<double>(backend, p.a, b, x, o);
-      };
-      const auto r_cpu = solve(Backend::Cpu, x_cpu);
-      const auto r_gpu = solve(Backend::Cuda, x_gpu);
-      const std::string what = std::string(p.name) + " restart " + std::to_string(p.restart) +
-                               (p.jacobi ? " jacobi" : "") + (single ? " f32" : " f64");
-      ASSERT_TRUE(r_cpu.converged) << what;
-      ASSERT_TRUE(r_gpu.converged) << what << ": " << r_gpu.breakdown;
-      EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, std::max(2, r_cpu.iterations / 20)) << what;
-      double xx = 0;
-      for (double v : x_gpu) xx += v * v;
-      const double eps = single ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
-      EXPECT_LE(r_gpu.residual, true_residual_bound(o.tolerance, eps, r_gpu.iterations, norm_inf_matrix(p.a),
-                                                    std::sqrt(xx), std::sqrt(reference_dot(b, b))))
-          << what;
-      std::printf("[ measured ] %s: cpu %d, gpu %d iterations\n", what.c_str(), r_cpu.iterations, r_gpu.iterations);
-    }
-}
-
-// A tolerance a float solve cannot reach (1e-12) with a binary16 basis: the estimate keeps meeting it
-// and the restarts keep refusing it, so cycles close after a few steps and the host enqueues their
-// remaining steps idle. The device still runs its max_iterations real steps (the host's enqueue limit
-// is not max_iterations then), as the CPU does, and reports no convergence; the time per iteration is
-// per step the device ran.
-TEST(CudaSolversDevice, GmresRefusedEstimatesRunToMaxIterations) {
-  SKIP_WITHOUT_CUDA();
-  const SolverMatrix a = solver_problem_matrix("convdiff");
-  const auto b = random_rhs(a.rows, 15);
+  const SolverMatrix a = solver_problem_matrix("poisson3d");
+  const auto b = random_rhs(a.rows, 8);
   SolverOptions o;
   o.method = SolverMethod::Gmres;
-  o.tolerance = 1e-12;
-  o.max_iterations = 200;
-  o.restart = 20;
-  o.gmres_basis = GmresBasis::Float16;
+  o.tolerance = 1e-10;
+  o.max_iterations = 60;
+  o.restart = 200;
+  o.gmres_basis = GmresBasis::Float32;
   std::vector<double> x_cpu, x_gpu;
-  const auto r_cpu = run<float>(Backend::Cpu, a, b, x_cpu, o);
-  const auto r_gpu = run<float>(Backend::Cuda, a, b, x_gpu, o);
-  EXPECT_FALSE(r_cpu.converged);
-  EXPECT_FALSE(r_gpu.converged);
-  EXPECT_EQ(r_cpu.iterations, 200);
-  EXPECT_EQ(r_gpu.iterations, 200);
-  EXPECT_TRUE(r_gpu.breakdown.empty()) << r_gpu.breakdown;
+  const auto r_cpu = run<double>(Backend::Cpu, a, b, x_cpu, o);
+  const auto r_gpu = run<double>(Backend::Cuda, a, b, x_gpu, o);
+  ASSERT_TRUE(r_cpu.converged);
+  ASSERT_TRUE(r_gpu.converged) << r_gpu.breakdown << " after " << r_gpu.iterations;
+  EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, 2);
+  EXPECT_LE(r_gpu.residual, o.tolerance);
   EXPECT_GT(r_gpu.ms_per_iteration, 0.0);
 }
 

@@ -19,32 +19,12 @@
 // before its finish (DeviceRun::global_rows), and recompute the correction's ||v|| globally.
 // Per cycle: gmres_solve_kernel (1 thread: y = R^-1 g) | gmres_update_kernel (x += M^-1 V y), then the
 // restart: r = b - A x into v_0 | dot_kernel | gmres_restart_kernel | gmres_rescale_kernel.
-#include <cuda_fp16.h>
-
 #include "cuda/solvers/solver_kernels.cuh"
 
 namespace spmv::cuda::solvers {
 namespace {
 
 using spmv::solvers::kGmresDotColumns;
-
-// A basis entry as double, a double rounded to the basis's type. A binary16 basis (GmresBasis::Float16)
-// holds kBasisScale * v (src/solvers/gmres_basis.hpp says why) with the CPU's rounding (double -> float
-// -> binary16, to nearest even); the kernels see unscaled values.
-template <class T>
-__device__ inline double widen(T v) {
-  return static_cast<double>(v);
-}
-__device__ inline double widen(__half v) {
-  return static_cast<double>(__half2float(v)) / spmv::solvers::kBasisScale;
-}
-template <class T>
-__device__ inline T narrow(double v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half_rn(static_cast<float>(v * spmv::solvers::kBasisScale));
-  else
-    return static_cast<T>(v);
-}
 
 struct GmresScalars {
   int cycle_open = 0;     // Arnoldi steps of this cycle still to run
@@ -104,7 +84,7 @@ __global__ void __launch_bounds__(kSolverThreads)
     gmres_scale_kernel(const SolverState* s, const GmresScalars* c, const Value* dinv, const Basis* v, Value* z,
                        std::int64_t n) {
   if (!arnoldi_running(s, c)) return;
-  SPMV_SOLVER_LOOP(i, n) z[i] = dinv ? dinv[i] * static_cast<Value>(widen(v[i])) : static_cast<Value>(widen(v[i]));
+  SPMV_SOLVER_LOOP(i, n) z[i] = dinv ? dinv[i] * static_cast<Value>(v[i]) : static_cast<Value>(v[i]);
 }
 
 // How the two sweeps over the basis (multi-dot, fused update) lay a register tile of kColumns columns
@@ -205,10 +185,10 @@ __global__ void __launch_bounds__(kSolverThreads)
     for (int k = 0; k < Tile::kPerLane; ++k)
       if (first + k < columns)
 #pragma unroll
-        for (int r = 0; r < kVector; ++r) sum[k] += widen(col[k].v[r]) * widen(wv.v[r]);
+        for (int r = 0; r < kVector; ++r) sum[k] += static_cast<double>(col[k].v[r]) * static_cast<double>(wv.v[r]);
     if (self && q == 0)
 #pragma unroll
-      for (int r = 0; r < kVector; ++r) ww += widen(wv.v[r]) * widen(wv.v[r]);
+      for (int r = 0; r < kVector; ++r) ww += static_cast<double>(wv.v[r]) * static_cast<double>(wv.v[r]);
   }
   const int count = max(0, min(kColumns, columns - tile_first));
   store_tile_sums<Tile>(sum, ww, self, count, partials,
@@ -247,7 +227,7 @@ __global__ void __launch_bounds__(kSolverThreads, 4)
 #pragma unroll
     for (int k = 0; k < Tile::kPerLane; ++k)
 #pragma unroll
-      for (int r = 0; r < kVector; ++r) projection[r] += coef[first + k] * widen(col[k].v[r]);
+      for (int r = 0; r < kVector; ++r) projection[r] += coef[first + k] * static_cast<double>(col[k].v[r]);
 #pragma unroll
     for (int o = 1; o < Tile::kLanes; o <<= 1)
 #pragma unroll
@@ -255,16 +235,16 @@ __global__ void __launch_bounds__(kSolverThreads, 4)
     Packed<Basis, kVector> out;
 #pragma unroll
     for (int r = 0; r < kVector; ++r)
-      out.v[r] = narrow<Basis>((wv.v[r] - static_cast<W>(projection[r])) * scale);
+      out.v[r] = static_cast<Basis>((wv.v[r] - static_cast<W>(projection[r])) * scale);
     if (q == 0) {
       *reinterpret_cast<Packed<Basis, kVector>*>(v + i) = out;
 #pragma unroll
-      for (int r = 0; r < kVector; ++r) vv += widen(out.v[r]) * widen(out.v[r]);
+      for (int r = 0; r < kVector; ++r) vv += static_cast<double>(out.v[r]) * static_cast<double>(out.v[r]);
     }
 #pragma unroll
     for (int k = 0; k < Tile::kPerLane; ++k)
 #pragma unroll
-      for (int r = 0; r < kVector; ++r) sum[k] += widen(col[k].v[r]) * widen(out.v[r]);
+      for (int r = 0; r < kVector; ++r) sum[k] += static_cast<double>(col[k].v[r]) * static_cast<double>(out.v[r]);
   }
   // s_0 .. s_{columns-1} in rows 0 .. columns - 1, v.v (tile column kColumns) in row columns.
   store_tile_sums<Tile>(sum, vv, true, columns, partials, [&](int t) { return t; });
@@ -280,8 +260,8 @@ __global__ void __launch_bounds__(kSolverThreads)
   const double scale = c->inv_norm;
   SPMV_SOLVER_LOOP(i, n) {
     double projection = 0;
-    for (int col = 0; col < columns; ++col) projection += h[col] * widen(basis[col * n + i]);
-    v[i] = narrow<Basis>((w[i] - static_cast<W>(projection)) * scale);
+    for (int col = 0; col < columns; ++col) projection += h[col] * static_cast<double>(basis[col * n + i]);
+    v[i] = static_cast<Basis>((w[i] - static_cast<W>(projection)) * scale);
   }
 }
 
@@ -340,12 +320,10 @@ __global__ void __launch_bounds__(kSolverThreads)
   double norm2[1] = {0};
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
-    for (int col = 0; col < columns; ++col) sum += coef[col] * widen(basis[col * n + i]);
-    Value updated;
-    if constexpr (std::is_arithmetic_v<Value>) updated = v[i] - static_cast<Value>(sum);
-    else updated = narrow<Value>(widen(v[i]) - sum);
+    for (int col = 0; col < columns; ++col) sum += coef[col] * static_cast<double>(basis[col * n + i]);
+    const Value updated = v[i] - static_cast<Value>(sum);
     v[i] = updated;
-    norm2[0] += widen(updated) * widen(updated);
+    norm2[0] += static_cast<double>(updated) * static_cast<double>(updated);
   }
   reduce_in_last_block<1>(norm2, partials, counter, [&](const double* t) { set_corrected_norm(c, t[0]); });
 }
@@ -364,13 +342,8 @@ template <class Value, class Basis>
 __global__ void __launch_bounds__(kSolverThreads)
     gmres_rescale_kernel(const SolverState* s, const GmresScalars* c, const Value* r, Basis* v, std::int64_t n) {
   if (!arnoldi_running(s, c) || !c->rescale) return;
-  if constexpr (std::is_arithmetic_v<Value>) {
-    const auto scale = static_cast<Value>(c->inv_norm);
-    SPMV_SOLVER_LOOP(i, n) v[i] = narrow<Basis>(r[i] * scale);
-  } else {
-    const double scale = c->inv_norm;
-    SPMV_SOLVER_LOOP(i, n) v[i] = narrow<Basis>(widen(r[i]) * scale);
-  }
+  const auto scale = static_cast<Value>(c->inv_norm);
+  SPMV_SOLVER_LOOP(i, n) v[i] = static_cast<Basis>(r[i] * scale);
 }
 
 // Arnoldi step j's end (one thread): h_{j+1,j} = beta, rotations, g, the stopping rule. With `confirm`
@@ -424,7 +397,7 @@ __global__ void __launch_bounds__(kSolverThreads)
   if (k == 0) return;
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
-    for (int col = 0; col < k; ++col) sum += y[col] * widen(basis[col * ld + i]);
+    for (int col = 0; col < k; ++col) sum += y[col] * static_cast<double>(basis[col * ld + i]);
     x[i] += dinv ? dinv[i] * static_cast<Value>(sum) : static_cast<Value>(sum);
   }
 }
@@ -481,8 +454,7 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   const std::int64_t n = run.n();
   const cudaStream_t st = run.stream();
   const Value* dinv = run.inverse_diagonal();
-  const double tolerance = spmv::solvers::orthogonality_tolerance<
-      std::conditional_t<std::is_same_v<Basis, __half>, spmv::solvers::Float16, Basis>>();
+  const double tolerance = spmv::solvers::orthogonality_tolerance<Basis>();
   const auto bytes = static_cast<std::size_t>(n) * sizeof(Value);
   // Column c of the basis starts at c * ld, ld rounded up to the sweeps' 16-byte loads; the padding rows
   // are zero and stay zero (every update of a padding row subtracts zeros), so the sweeps run over ld
@@ -605,7 +577,6 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
 
 template <class Value>
 void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m, GmresBasis basis) {
-  if (basis == GmresBasis::Float16) return gmres_cycles<Value, __half>(run, b, x, m);
   if constexpr (std::is_same_v<Value, double>)
     if (basis == GmresBasis::Float32) return gmres_cycles<double, float>(run, b, x, m);
   gmres_cycles<Value, Value>(run, b, x, m);
