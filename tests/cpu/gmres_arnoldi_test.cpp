@@ -303,35 +303,41 @@ TEST(GmresSolve, InvariantSubspaceEndsTheCycleExactly) {
 // second pass, which finds beta = 0) is the singular Hessenberg matrix; an overflow or a NaN in w (w.w
 // not finite: accepted, so that the rotation sees it) is the non-finite residual.
 TEST(GmresSolve, BreakdownsAreReported) {
-  CooMatrix<double, std::int64_t> coo;
-  coo.rows = coo.cols = 2;
-  coo.row_idx = {1}, coo.col_idx = {1}, coo.values = {1.0};
-  const auto singular = to_csr<double, std::int64_t>(coo);
-  std::vector<double> x;
-  SolverResult r = solve_cpu<double>(singular, {1.0, 0.0}, x, gmres_options(false, 1e-10, 30));
-  EXPECT_FALSE(r.converged);
-  EXPECT_EQ(r.breakdown, solvers::kBreakdownGmresSingular);
+  for (GmresBasis basis : {GmresBasis::Working, GmresBasis::Float32}) {  // the float basis takes the same paths
+    SolverOptions o = gmres_options(false, 1e-10, 30);
+    o.gmres_basis = basis;
+    const std::string label(to_string(basis));
+    CooMatrix<double, std::int64_t> coo;
+    coo.rows = coo.cols = 2;
+    coo.row_idx = {1}, coo.col_idx = {1}, coo.values = {1.0};
+    const auto singular = to_csr<double, std::int64_t>(coo);
+    std::vector<double> x;
+    SolverResult r = solve_cpu<double>(singular, {1.0, 0.0}, x, o);
+    EXPECT_FALSE(r.converged) << label;
+    EXPECT_EQ(r.breakdown, solvers::kBreakdownGmresSingular) << label;
 
-  // w.w overflows at the first step (entries near 1e300): non-finite, not a silent re-orthogonalisation.
-  r = solve_cpu<double>(overflowing_matrix(), {1.0, 1.0}, x, gmres_options(false, 1e-10, 30));
-  EXPECT_FALSE(r.converged);
-  EXPECT_EQ(r.breakdown, solvers::kBreakdownNonFinite);
+    // w.w overflows at the first step (entries near 1e300): non-finite, not a silent re-orthogonalisation.
+    r = solve_cpu<double>(overflowing_matrix(), {1.0, 1.0}, x, o);
+    EXPECT_FALSE(r.converged) << label;
+    EXPECT_EQ(r.breakdown, solvers::kBreakdownNonFinite) << label;
 
-  struct NanAfter final : LinearOperator<double> {
-    std::int64_t rows() const override { return 50; }
-    std::int64_t cols() const override { return 50; }
-    void apply(double alpha, std::span<const double> x, double beta, std::span<double> y) override {
-      for (std::int64_t i = 0; i < 50; ++i) y[i] = alpha * (3.0 + 0.1 * i) * x[i] + (beta == 0 ? 0.0 : beta * y[i]);
-      if (++calls == 4) y[7] = std::numeric_limits<double>::quiet_NaN();
-    }
-    int calls = 0;
-  } op;
-  const auto b = random_rhs(50, 9);
-  std::vector<double> x2(50, 0.0);
-  r = solve<double>(op, b, x2, gmres_options(false, 1e-14, 30));
-  EXPECT_FALSE(r.converged);
-  EXPECT_EQ(r.breakdown, solvers::kBreakdownNonFinite);
-  EXPECT_EQ(r.iterations, 2);  // steps 0 and 1 completed; step 2's product was poisoned
+    struct NanAfter final : LinearOperator<double> {
+      std::int64_t rows() const override { return 50; }
+      std::int64_t cols() const override { return 50; }
+      void apply(double alpha, std::span<const double> x, double beta, std::span<double> y) override {
+        for (std::int64_t i = 0; i < 50; ++i) y[i] = alpha * (3.0 + 0.1 * i) * x[i] + (beta == 0 ? 0.0 : beta * y[i]);
+        if (++calls == 4) y[7] = std::numeric_limits<double>::quiet_NaN();
+      }
+      int calls = 0;
+    } op;
+    const auto b = random_rhs(50, 9);
+    std::vector<double> x2(50, 0.0);
+    o.tolerance = 1e-14;
+    r = solve<double>(op, b, x2, o);
+    EXPECT_FALSE(r.converged) << label;
+    EXPECT_EQ(r.breakdown, solvers::kBreakdownNonFinite) << label;
+    EXPECT_EQ(r.iterations, 2) << label;  // steps 0 and 1 completed; step 2's product was poisoned
+  }
 }
 
 // The floor's vector term (solver_setup.hpp): 2j + 5 words per step, averaged over a cycle, plus the
