@@ -72,13 +72,18 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
     for (int j = 0; j < m; ++j) {
       std::span<Value> w = product(j);
       const Basis* vj = column(j);
-      if (jacobi || kCompressed) {
+      std::span<const Value> input = z;  // M^-1 v_j, widened from a compressed basis
+      if constexpr (kCompressed) {
 #pragma omp parallel for schedule(static)
         for (std::int64_t i = 0; i < n; ++i) z[i] = jacobi ? dinv[i] * static_cast<Value>(vj[i]) : vj[i];
-        run.apply(Value(1), z, Value(0), w);
-      } else if constexpr (!kCompressed) {
-        run.apply(Value(1), std::span<const Value>(vj, static_cast<std::size_t>(n)), Value(0), w);
+      } else {
+        input = {vj, static_cast<std::size_t>(n)};
+        if (jacobi) {
+          cpu::scale_by<Value>(inverse_diagonal, input, z);
+          input = z;
+        }
       }
+      run.apply(Value(1), input, Value(0), w);
       const ArnoldiStep step = arnoldi_step(basis.data(), n, j, static_cast<const Value*>(w.data()), h.data(),
                                             s.data(), &H(0, j), [&](std::span<double> part) { run.global_sum(part); });
       const double h_next = step.beta;

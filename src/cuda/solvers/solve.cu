@@ -263,7 +263,6 @@ void DeviceRun<Value>::finish() {
     harvest_apply_events(true);
     float loop_ms = 0;
     SPMV_CUDA_CHECK(cudaEventElapsedTime(&loop_ms, loop_begin_, loop_end_));
-    // Per enqueued iteration: the iterations after the stop ran their applies too (docs/SOLVERS.md).
     // Per iteration the device ran: the idle steps enqueued after it stopped (at most 2 * check_every, or
     // a compressed GMRES basis's closed cycles, below) are part of the loop's cost.
     result_.ms_per_iteration = s.iterations > 0 ? loop_ms / s.iterations : 0;
