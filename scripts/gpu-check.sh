@@ -22,7 +22,9 @@
 #   semiring-speed, issue 11: the CUDA semiring kernels against plus-times plans, SEMIRING_MATRICES;
 #   semiring-rule, issue 11: SemiringPlan's Auto fitted and tested (bench/semiring_rule.py);
 #   l2-window, issue 13 §3: an L2 persisting window on x, bench/cuda/l2_window.cpp on L2W_MATRICES
-#   with L2W_ALGOS)
+#   with L2W_ALGOS; cpu-rule, issue 17: the CPU Auto's hint with the fitted costs against the costs
+#   measured on this host (SPMV_CPU_CALIBRATION=0/1 alternating per matrix, bench/cpu_vs_vendor.cpp with
+#   Eigen), on one thread and on CPU_RULE_THREADS (default all), CPU_RULE_MATRICES)
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), PYTEST_ARGS (default python/tests), JOBS, BUILD_TARGETS (ninja targets; default all), PACK=1 (tar $OUT into $OUT/out.tgz at the end:
@@ -40,7 +42,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" l2-window semiring-speed semiring-rule cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
+opt_in=" cpu-rule l2-window semiring-speed semiring-rule cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -67,7 +69,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed || want semiring-rule; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want cpu-rule || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed || want semiring-rule; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -167,6 +169,26 @@ if want cpu-bench; then
     --gen poisson2d:n=1000 --gen rmat:scale=18,edge_factor=16 --gen stencil27:n=60 > "$OUT/cpu_bench.log" 2>&1
   note "cpu bench rc=$?"
   python3 bench/summarize.py "$OUT/cpu.csv" >> "$OUT/summary_table.txt" 2>&1
+fi
+
+if want cpu-rule; then
+  M=$SPMV_MATRICES
+  list=${CPU_RULE_MATRICES:-"poisson2d:n=1000 stencil27:n=60 rmat:scale=18,edge_factor=16
+    random_uniform:rows=500000,cols=500000,per_row=10 long_rows:rows=200000,cols=200000
+    mostly_empty:rows=1000000,cols=1000000,nonempty_fraction=0.05,per_row=32 fem2d:n=700
+    banded:n=300000,half_bandwidth=8 $M/EX5.mtx.gz $M/bcsstk16.mtx.gz $M/cage10.mtx.gz $M/ct2010.mtx.gz
+    $M/nh2010.mtx.gz $M/luxembourg_osm.mtx.gz $M/bayer10.mtx.gz $M/cti.mtx.gz $M/cs4.mtx.gz"}
+  : > "$OUT/cpu_rule.csv"
+  for threads in 1 ${CPU_RULE_THREADS:-$(nproc)}; do
+    for spec in $list; do
+      for c in 0 1; do
+        SPMV_CPU_CALIBRATION=$c OMP_NUM_THREADS=$threads OMP_PROC_BIND=close $build/bench/spmv_bench_cpu_vs_vendor \
+          --rounds 3 --algos auto,auto-hint,eigen --csv "$OUT/cpu_rule_one.csv" "$spec" >> "$OUT/cpu_rule.log" 2>&1
+        grep -v '^matrix,' "$OUT/cpu_rule_one.csv" | sed "s/,auto-hint,/,hint$c,/; s/^/$threads,/" >> "$OUT/cpu_rule.csv"
+      done
+    done
+  done
+  note "cpu-rule: $(wc -l < "$OUT/cpu_rule.csv") rows"
 fi
 
 if want families; then

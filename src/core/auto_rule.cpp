@@ -156,19 +156,27 @@ const CpuCosts& cpu_costs(int value_bytes) { return kCpuCosts[value_bytes == 8 ?
 // short (bcsstk16, 3 slots per nonzero in 177 diagonals, ran 10x slower than CSR); 1.5 is where its
 // bytes (value only) match CSR's (value + index) in f64.
 const double kCpuDiaMaxPadding = 1.5;
+// SELL is not considered above this many slots per nonzero: its padding slots, which the rule prices
+// like stored ones, cost more on power-law rows whose x is read at random (one thread, Sapphire Rapids,
+// the CPU's measured scales: rmat scale 18 f64, 1.62 slots per nonzero, took 14.0 ms in SELL against
+// 9.5 in CSR, while mostly_empty f32 at 1.43 gained 1.2x). The same limit as DIA's.
+const double kCpuSellMaxPadding = 1.5;
 
-double cpu_product_ms(Algorithm format, const RowShape& s, const CpuFormatSlots& slots, int value_bytes) {
+double cpu_product_ms(Algorithm format, const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
+                      const CpuFormatScales& scales) {
   const CpuCosts& k = cpu_costs(value_bytes);
   switch (format) {
     case Algorithm::Dia:
       return slots.dia < 0 || double(slots.dia) > kCpuDiaMaxPadding * double(s.nnz)
                  ? -1
-                 : k.dia_ns_per_slot * double(slots.dia) * 1e-6;
+                 : scales.dia * k.dia_ns_per_slot * double(slots.dia) * 1e-6;
     case Algorithm::Sell:
-      return slots.sell < 0 ? -1 : (k.sell_ns_per_slot * double(slots.sell) + k.sell_ns_per_row * double(s.rows)) * 1e-6;
+      return slots.sell < 0 || double(slots.sell) > kCpuSellMaxPadding * double(s.nnz) ? -1
+                            : scales.sell * (k.sell_ns_per_slot * double(slots.sell) + k.sell_ns_per_row * double(s.rows)) *
+                                  1e-6;
     default:
       return (k.csr_ns_per_nnz * double(s.nnz) + k.csr_ns_per_row * double(s.rows) +
-              k.csr_ns_per_length_change * double(slots.length_changes)) * 1e-6;
+              scales.length_change * k.csr_ns_per_length_change * double(slots.length_changes)) * 1e-6;
   }
 }
 
@@ -187,13 +195,13 @@ bool cpu_conversion_may_repay(const RowShape& s, int value_bytes, std::int64_t e
 }
 
 Algorithm cpu_format_for(const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
-                         std::int64_t expected_applies, int threads) {
+                         std::int64_t expected_applies, int threads, const CpuFormatScales& scales) {
   if (!cpu_conversion_may_repay(s, value_bytes, expected_applies, threads)) return Algorithm::Auto;
-  const double csr = cpu_product_ms(Algorithm::RowLoop, s, slots, value_bytes);
+  const double csr = cpu_product_ms(Algorithm::RowLoop, s, slots, value_bytes, scales);
   Algorithm best = Algorithm::Auto;
   double best_net = 0;
   for (Algorithm format : {Algorithm::Dia, Algorithm::Sell}) {
-    const double t = cpu_product_ms(format, s, slots, value_bytes);
+    const double t = cpu_product_ms(format, s, slots, value_bytes, scales);
     if (t < 0 || t > (1 - kCpuMinGain) * csr) continue;
     // Products split over the threads; the conversion runs on one.
     const double net = double(expected_applies) * (csr - t) / std::max(1, threads) -

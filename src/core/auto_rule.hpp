@@ -64,9 +64,24 @@ struct CpuFormatSlots {
 
 // DIA's padding limit on the CPU (slots per nonzero); the dispatch stops counting diagonals past it.
 extern const double kCpuDiaMaxPadding;
+// SELL's padding limit on the CPU (slots per nonzero).
+extern const double kCpuSellMaxPadding;
+
+// How much faster or slower the converted formats run, relative to the CSR row loop, on the CPU in use
+// than on the machine the rule's costs were fitted on: multipliers of the fitted DIA and SELL costs and
+// of the row loop's cost per length change (1: as fitted). They differ most where SELL's gathers are
+// concerned: SELL ran 1.4-2.8x faster than the row loop on a Sapphire Rapids core, but on the Zen 4 VM
+// slower than it on small files. src/cpu/cpu_calibration.cpp measures them on the running CPU
+// (docs/ALGORITHMS.md, "CPU Auto").
+struct CpuFormatScales {
+  double dia = 1;
+  double sell = 1;
+  double length_change = 1;  // the row loop's cost per change of row length (a mispredicted row end)
+};
 
 // Predicted time of one product on one thread, ms: `format` is RowLoop (CSR), Dia or Sell.
-double cpu_product_ms(Algorithm format, const RowShape& s, const CpuFormatSlots& slots, int value_bytes);
+double cpu_product_ms(Algorithm format, const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
+                      const CpuFormatScales& scales = {});
 // Predicted (sequential) conversion time, ms, for Dia or Sell.
 double cpu_conversion_ms(Algorithm format, const RowShape& s, int value_bytes);
 // Whether any conversion could be repaid (from the row statistics alone): the dispatch counts the
@@ -75,6 +90,6 @@ bool cpu_conversion_may_repay(const RowShape& s, int value_bytes, std::int64_t e
 // Dia or Sell for A*x when `expected_applies` products on `threads` threads save more than the
 // conversion costs (the larger net saving wins); Auto when neither does, or without the hint.
 Algorithm cpu_format_for(const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
-                         std::int64_t expected_applies, int threads);
+                         std::int64_t expected_applies, int threads, const CpuFormatScales& scales = {});
 
 }  // namespace spmv::detail

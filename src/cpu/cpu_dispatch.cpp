@@ -48,6 +48,8 @@ int auto_threads(std::int64_t nnz, const Options& options) {
 // The algorithm Auto runs with `threads` threads.
 Algorithm auto_algorithm(int threads) { return threads == 1 ? Algorithm::RowLoop : Algorithm::MergeParallel; }
 
+}  // namespace
+
 // What the CPU rule (src/core/auto_rule.hpp, "CPU Auto") reads: row statistics and the slots DIA and
 // SELL-C-sigma (at the CPU's C and sigma) would store. One pass over the row pointers, then, when a
 // conversion could be repaid at all, one over the column indices; run only with the expected-applies hint.
@@ -94,6 +96,8 @@ std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>&
   }
   return {s, slots};
 }
+
+namespace {
 
 // Every algorithm offers both operations.
 constexpr Algorithm kCpuAlgorithms[] = {
@@ -150,6 +154,8 @@ void pin_threads(CpuKernel<Value, Index>& kernel, int threads) {
     omp_set_num_threads(saved);
   };
 }
+
+}  // namespace
 
 template <class Value, class Index>
 CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm, Operation op,
@@ -230,7 +236,11 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
   }
 }
 
-}  // namespace
+#define SPMV_INSTANTIATE(V, I)                                                                                    \
+  template std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<V, I>&, const Options&, int, int); \
+  template CpuKernel<V, I> build_kernel(const CsrMatrix<V, I>&, Algorithm, Operation, const Options&);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
 
 std::span<const Algorithm> cpu_algorithms(Operation) { return kCpuAlgorithms; }
 
@@ -275,10 +285,17 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
     // offer half values, so its choice keeps the CSR kernel (logged).
     if (op == Operation::NonTranspose && options.expected_applies > 0 && nnz > 0) {
       const auto [shape, slots] = detail::count_formats(a, options, sizeof(Value), chosen.threads);
+      // The fitted costs scaled for this CPU (measured once per process), unless the choice must not
+      // depend on a measurement: deterministic products pick the same kernel in every run.
+      const bool counted = detail::cpu_conversion_may_repay(shape, sizeof(Value), options.expected_applies,
+                                                            chosen.threads);
+      const detail::CpuFormatScales scales =
+          counted && !options.deterministic ? detail::cpu_format_scales<Value>() : detail::CpuFormatScales{};
       const Algorithm format =
-          detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies, chosen.threads);
+          detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies, chosen.threads, scales);
       why += " applies=" + std::to_string(options.expected_applies) + " dia_slots=" + std::to_string(slots.dia) +
-             " sell_slots=" + std::to_string(slots.sell) + " length_changes=" + std::to_string(slots.length_changes);
+             " sell_slots=" + std::to_string(slots.sell) + " length_changes=" + std::to_string(slots.length_changes) +
+             (counted ? " " + detail::cpu_scales_policy(scales) : "");
       if (half && format == Algorithm::Dia) {
         why += " dia (no half storage there) kept " + std::string(to_string(resolved));
       } else if (format != Algorithm::Auto) {

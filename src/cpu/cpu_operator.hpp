@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "core/auto_rule.hpp"
 #include "spmv/formats.hpp"
 #include "spmv/operator.hpp"
 
@@ -36,6 +38,24 @@ CpuKernel<Value, Index> plan_kernel(std::shared_ptr<Plan> plan) {
 template <class Value, class Index>
 std::unique_ptr<Operator<Value, Index>> wrap_cpu_kernel(CpuKernel<Value, Index> kernel, Algorithm algorithm,
                                                         Operation op, Index rows, Index cols, double setup_ms);
+
+// Implemented in src/cpu/cpu_dispatch.cpp: the kernel of `algorithm` on A as the dispatch builds it
+// (converting for the format-backed ones), and what the CPU rule reads of A: its row statistics and
+// the slots DIA and SELL-C-sigma would store (counted only where options.expected_applies could repay
+// a conversion).
+template <class Value, class Index>
+CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm, Operation op,
+                                     const Options& options);
+template <class Value, class Index>
+std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>& a, const Options& options,
+                                                  int value_bytes, int threads);
+
+// Implemented in src/cpu/cpu_calibration.cpp: the CPU rule's format scales for this CPU and value type,
+// measured once per process (a few milliseconds, at the first call); the fitted costs (all 1) when the
+// environment sets SPMV_CPU_CALIBRATION=0. cpu_scales_policy says which, for the policy string.
+template <class Value>
+const CpuFormatScales& cpu_format_scales();
+std::string cpu_scales_policy(const CpuFormatScales& scales);
 
 // Implemented with the format conversions (src/cpu/format_kernels.cpp): the CPU operator of a
 // format-backed algorithm (Coo, Ell, EllR, EllRVector, Dia, Hyb, Sell, CompressedCsr), converting once here.

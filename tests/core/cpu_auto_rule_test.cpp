@@ -58,6 +58,29 @@ TEST(CpuAutoRule, PaddingAndFewProductsKeepCsr) {
   }
 }
 
+// The scales of a CPU (CpuFormatScales, measured by src/cpu/cpu_calibration.cpp) multiply the fitted
+// format costs: SELL twice as fast as fitted converts regular short rows that the fitted costs keep in
+// CSR, and DIA four times as slow as fitted leaves the stencil in CSR.
+TEST(CpuAutoRule, ScalesOfTheCpuMoveTheChoice) {
+  const RowShape regular = shape(80000, 320000);  // rows of 4, no length changes
+  const CpuFormatSlots regular_slots{-1, 336000, 0};
+  for (int bytes : {4, 8}) {
+    EXPECT_EQ(cpu_format_for(regular, regular_slots, bytes, 1000, 1), Algorithm::Auto) << bytes;
+    EXPECT_EQ(cpu_format_for(regular, regular_slots, bytes, 1000, 1, CpuFormatScales{1, 0.5}), Algorithm::Sell)
+        << bytes;
+    EXPECT_EQ(cpu_format_for(kStencil, kStencilSlots, bytes, 1000, 1, CpuFormatScales{4, 1}), Algorithm::Auto)
+        << bytes;
+    // ... but never past SELL's padding limit, however cheap its slots.
+    const CpuFormatSlots padded{-1, 512000, 0};
+    EXPECT_GT(double(padded.sell), kCpuSellMaxPadding * double(regular.nnz));
+    EXPECT_EQ(cpu_product_ms(Algorithm::Sell, regular, padded, bytes), -1);
+    EXPECT_EQ(cpu_format_for(regular, padded, bytes, 1000, 1, CpuFormatScales{1, 0.25}), Algorithm::Auto) << bytes;
+    const double fitted = cpu_product_ms(Algorithm::Sell, regular, regular_slots, bytes);
+    EXPECT_DOUBLE_EQ(cpu_product_ms(Algorithm::Sell, regular, regular_slots, bytes, CpuFormatScales{1, 0.5}),
+                     0.5 * fitted);
+  }
+}
+
 TEST(CpuAutoRule, MonotoneInProductsAndThreadsNeedMore) {
   for (int bytes : {4, 8}) {
     std::int64_t first[2] = {0, 0};

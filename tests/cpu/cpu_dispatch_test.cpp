@@ -16,6 +16,7 @@
 
 #include "common/differential.hpp"
 #include "common/zoo.hpp"
+#include "cpu/cpu_operator.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 #include "spmv/generators.hpp"
@@ -389,6 +390,7 @@ void check_auto_conversions() {
   Options hint;
   hint.expected_applies = 1000;
   hint.threads = 1;  // the rule's choice then does not depend on the machine's core count
+  hint.deterministic = true;  // nor on this CPU's measured format scales: the fitted costs decide
   for (const auto* m : {&stencil, &irregular}) {
     Options none = hint;
     none.expected_applies = 0;
@@ -419,6 +421,35 @@ void check_auto_conversions() {
 TEST(CpuDispatch, AutoConvertsWithTheExpectedAppliesHint) {
   check_auto_conversions<float>();
   check_auto_conversions<double>();
+}
+
+// Without the deterministic option the rule's costs are scaled by this CPU's measurement (src/cpu/
+// cpu_calibration.cpp): measured once, within the clamp, named in the policy; whatever it then picks
+// for the stencil and the irregular rows matches the reference.
+template <class Value>
+void check_calibrated_choice() {
+  const detail::CpuFormatScales& scales = detail::cpu_format_scales<Value>();
+  EXPECT_EQ(&scales, &detail::cpu_format_scales<Value>());
+  for (double s : {scales.dia, scales.sell}) {
+    EXPECT_GE(s, 0.25);
+    EXPECT_LE(s, 4.0);
+  }
+  Options hint;
+  hint.expected_applies = 1000;
+  hint.threads = 1;
+  for (const auto& m : {convert<Value, std::int32_t>(gen::poisson2d(300)),
+                        convert<Value, std::int32_t>(gen::mostly_empty(200000, 200000, 0.5, 8, 1))}) {
+    const auto oper = make_cpu_operator(m, Algorithm::Auto, Operation::NonTranspose, hint);
+    EXPECT_TRUE(contains(oper->policy(), detail::cpu_scales_policy(scales))) << oper->policy();
+    const OperatorCheck check = check_operator(*oper, m, 23);
+    EXPECT_EQ(check.pairs, 20);
+    for (const auto& f : check.failures) ADD_FAILURE() << oper->policy() << ": " << f;
+  }
+}
+
+TEST(CpuDispatch, AutoScalesTheRuleForThisCpu) {
+  check_calibrated_choice<float>();
+  check_calibrated_choice<double>();
 }
 
 TEST(CpuDispatch, TimeRuns) {

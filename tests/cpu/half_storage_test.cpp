@@ -342,10 +342,12 @@ TEST(HalfStorage, AutoWithExpectedAppliesFollowsTheF32Rule) {
     if (a.nnz() == 0) continue;
     Options f32;
     f32.expected_applies = 1000;
+    f32.deterministic = true;  // the fitted costs, not this CPU's measured scales: the same SELL cases anywhere
     const auto f = make_operator(Backend::Cpu, a, Algorithm::Auto, Operation::NonTranspose, f32);
     for (ValueStorage s : kStorages) {
       Options half = half_options(s);
       half.expected_applies = 1000;
+      half.deterministic = true;
       const auto h = make_operator(Backend::Cpu, a, Algorithm::Auto, Operation::NonTranspose, half);
       const Algorithm want = f->algorithm() == Algorithm::Dia
                                  ? make_operator(Backend::Cpu, a, Algorithm::Auto, Operation::NonTranspose, {})->algorithm()

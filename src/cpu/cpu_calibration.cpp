@@ -1,0 +1,159 @@
+// The CPU rule's cost scales (core/auto_rule.hpp, CpuFormatScales) measured on the running CPU. The
+// rule's costs were fitted on one machine, and how fast SELL's gathers, DIA's streams and the row loop's
+// row ends run differs between CPUs by more than the rule's margin: with the hint, SELL took 0.36-0.72
+// of the row loop's time on a Sapphire Rapids core, and was slower than it on small files on Zen 4
+// (docs/ALGORITHMS.md, "CPU Auto"; docs/PERFORMANCE.md). Three small synthetic matrices built here
+// (regular and irregular short rows, a band) are multiplied by the row loop and by SELL or DIA,
+// alternately, on one thread; each scale is a measured ratio over the ratio the fitted costs predict.
+// About 10 ms per value type, once per process, and only when a conversion is weighed.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_operator.hpp"
+#include "spmv/csr.hpp"
+
+namespace spmv::detail {
+namespace {
+
+using Index = std::int32_t;
+
+// Short rows near the diagonal: of 5 nonzeros each (`irregular` false), or of 3-7 changing from row to
+// row (true): the rows where the rule weighs SELL against CSR (road networks, circuit and FEM matrices
+// of 3-15 per row), with and without the mispredicted row ends that CSR pays per length change.
+template <class Value>
+CsrMatrix<Value, Index> short_rows(Index n, bool irregular) {
+  CsrMatrix<Value, Index> a;
+  a.rows = a.cols = n;
+  for (Index r = 0; r < n; ++r) {
+    const Index length = irregular ? 3 + (r * 7) % 5 : 5;
+    std::vector<Index> cols;
+    for (Index t = 0; t < length; ++t) cols.push_back((r + t * 37 + n - 64) % n);
+    std::sort(cols.begin(), cols.end());
+    for (Index t = 0; t < length; ++t) {
+      a.col_idx.push_back(cols[t]);
+      a.values.push_back(Value(1) / Value(t + 2));
+    }
+    a.row_ptr.push_back(static_cast<Index>(a.col_idx.size()));
+  }
+  return a;
+}
+
+// Five full diagonals (offsets 0, +-1, +-128): where the rule weighs DIA against CSR (stencils, bands).
+template <class Value>
+CsrMatrix<Value, Index> banded(Index n) {
+  CsrMatrix<Value, Index> a;
+  a.rows = a.cols = n;
+  for (Index r = 0; r < n; ++r) {
+    for (Index d : {-128, -1, 0, 1, 128})
+      if (r + d >= 0 && r + d < n) {
+        a.col_idx.push_back(r + d);
+        a.values.push_back(d == 0 ? Value(4) : Value(-1));
+      }
+    a.row_ptr.push_back(static_cast<Index>(a.col_idx.size()));
+  }
+  return a;
+}
+
+// A product to time, and its prediction from the fitted costs.
+template <class Value>
+struct Sample {
+  const CsrMatrix<Value, Index>* a;
+  Algorithm algorithm;
+  RowShape shape;
+  CpuFormatSlots slots;
+  double seconds = std::numeric_limits<double>::infinity();  // measured, one product
+};
+
+template <class Value>
+Sample<Value> sample(const CsrMatrix<Value, Index>& a, Algorithm algorithm) {
+  Options options;
+  options.expected_applies = std::numeric_limits<std::int32_t>::max();  // count both formats' slots
+  const auto [shape, slots] = count_formats(a, options, sizeof(Value), 1);
+  return {&a, algorithm, shape, slots};
+}
+
+// One thread; the samples alternate for kRounds rounds of at least kRoundSeconds each and keep their
+// minima (a round that lost the CPU to another process is slower, never faster).
+template <class Value>
+void measure(std::vector<Sample<Value>>& samples) {
+  constexpr int kRounds = 5;
+  constexpr double kRoundSeconds = 0.4e-3;
+  Options options;
+  options.threads = 1;
+  std::vector<CpuKernel<Value, Index>> kernels;
+  for (const auto& s : samples) kernels.push_back(build_kernel(*s.a, s.algorithm, Operation::NonTranspose, options));
+  std::vector<Value> x(std::size_t{1} << 16, Value(1)), y(std::size_t{1} << 16);
+  for (int round = 0; round < kRounds; ++round)
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+      kernels[k].run(Value(1), x.data(), Value(0), y.data());  // warm
+      const auto start = std::chrono::steady_clock::now();
+      double seconds = 0;
+      int products = 0;
+      do {
+        kernels[k].run(Value(1), x.data(), Value(0), y.data());
+        ++products;
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      } while (seconds < kRoundSeconds);
+      samples[k].seconds = std::min(samples[k].seconds, seconds / products);
+    }
+}
+
+template <class Value>
+double predicted_ms(const Sample<Value>& s, const CpuFormatScales& scales = {}) {
+  return cpu_product_ms(s.algorithm, s.shape, s.slots, sizeof(Value), scales);
+}
+
+// Outside this range the measurement, not the CPU, is suspect: a clamped scale keeps a disturbed
+// calibration from turning the rule upside down.
+double bounded(double scale) { return std::clamp(scale, 0.25, 4.0); }
+
+template <class Value>
+CpuFormatScales calibrate() {
+  const char* env = std::getenv("SPMV_CPU_CALIBRATION");
+  if (env && std::string(env) == "0") return {};
+  const auto regular = short_rows<Value>(Index{1} << 14, false), irregular = short_rows<Value>(Index{1} << 14, true);
+  const auto band = banded<Value>(Index{1} << 15);
+  std::vector<Sample<Value>> s = {sample(regular, Algorithm::RowLoop), sample(regular, Algorithm::Sell),
+                                  sample(irregular, Algorithm::RowLoop), sample(band, Algorithm::RowLoop),
+                                  sample(band, Algorithm::Dia)};
+  measure(s);
+  CpuFormatScales scales;
+  // Each format against the row loop on the same matrix, over the ratio the fitted costs predict.
+  scales.sell = bounded(s[1].seconds / s[0].seconds / (predicted_ms(s[1]) / predicted_ms(s[0])));
+  scales.dia = bounded(s[4].seconds / s[3].seconds / (predicted_ms(s[4]) / predicted_ms(s[3])));
+  // The row loop's cost of changing lengths: what the irregular rows took beyond the regular rows' time
+  // per nonzero and row, over what the fitted costs say.
+  const double fitted_change = predicted_ms(s[2]) - predicted_ms(s[2], CpuFormatScales{1, 1, 0});
+  const double measured_change =
+      (s[2].seconds / s[0].seconds - predicted_ms(s[2], CpuFormatScales{1, 1, 0}) / predicted_ms(s[0])) *
+      predicted_ms(s[0]);
+  scales.length_change = bounded(measured_change / fitted_change);
+  return scales;
+}
+
+}  // namespace
+
+template <class Value>
+const CpuFormatScales& cpu_format_scales() {
+  static const CpuFormatScales scales = calibrate<Value>();  // thread-safe, once per process
+  return scales;
+}
+
+std::string cpu_scales_policy(const CpuFormatScales& s) {
+  if (s.dia == 1 && s.sell == 1 && s.length_change == 1) return "fitted costs";
+  char words[96];
+  std::snprintf(words, sizeof words, "costs x dia %.2f sell %.2f length-change %.2f on this cpu", s.dia, s.sell,
+                s.length_change);
+  return words;
+}
+
+template const CpuFormatScales& cpu_format_scales<float>();
+template const CpuFormatScales& cpu_format_scales<double>();
+
+}  // namespace spmv::detail
