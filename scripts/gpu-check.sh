@@ -184,7 +184,8 @@ if want cpu-rule; then
       for c in 0 1; do
         SPMV_CPU_CALIBRATION=$c OMP_NUM_THREADS=$threads OMP_PROC_BIND=close $build/bench/spmv_bench_cpu_vs_vendor \
           --rounds 3 --algos auto,auto-hint,eigen --csv "$OUT/cpu_rule_one.csv" "$spec" >> "$OUT/cpu_rule.log" 2>&1
-        grep -v '^matrix,' "$OUT/cpu_rule_one.csv" | sed "s/,auto-hint,/,hint$c,/; s/^/$threads,/" >> "$OUT/cpu_rule.csv"
+        grep -v '^matrix,' "$OUT/cpu_rule_one.csv" | sed "s/,auto-hint,/,hint$c,/; s/^/$threads,/" \
+          >> "$OUT/cpu_rule.csv"
       done
     done
   done

@@ -156,10 +156,10 @@ const CpuCosts& cpu_costs(int value_bytes) { return kCpuCosts[value_bytes == 8 ?
 // short (bcsstk16, 3 slots per nonzero in 177 diagonals, ran 10x slower than CSR); 1.5 is where its
 // bytes (value only) match CSR's (value + index) in f64.
 const double kCpuDiaMaxPadding = 1.5;
-// SELL is not considered above this many slots per nonzero: its padding slots, which the rule prices
-// like stored ones, cost more on power-law rows whose x is read at random (one thread, Sapphire Rapids,
+// SELL is not considered above this many slots per nonzero: the rule prices padding slots like stored
+// ones, and on power-law rows read at random that undercounts them (one thread, Sapphire Rapids, with
 // the CPU's measured scales: rmat scale 18 f64, 1.62 slots per nonzero, took 14.0 ms in SELL against
-// 9.5 in CSR, while mostly_empty f32 at 1.43 gained 1.2x). The same limit as DIA's.
+// 9.5 in CSR; at 1.27-1.43, mostly_empty, SELL and CSR were within 4%). The same limit as DIA's.
 const double kCpuSellMaxPadding = 1.5;
 
 double cpu_product_ms(Algorithm format, const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
@@ -171,9 +171,8 @@ double cpu_product_ms(Algorithm format, const RowShape& s, const CpuFormatSlots&
                  ? -1
                  : scales.dia * k.dia_ns_per_slot * double(slots.dia) * 1e-6;
     case Algorithm::Sell:
-      return slots.sell < 0 || double(slots.sell) > kCpuSellMaxPadding * double(s.nnz) ? -1
-                            : scales.sell * (k.sell_ns_per_slot * double(slots.sell) + k.sell_ns_per_row * double(s.rows)) *
-                                  1e-6;
+      if (slots.sell < 0 || double(slots.sell) > kCpuSellMaxPadding * double(s.nnz)) return -1;
+      return scales.sell * (k.sell_ns_per_slot * double(slots.sell) + k.sell_ns_per_row * double(s.rows)) * 1e-6;
     default:
       return (k.csr_ns_per_nnz * double(s.nnz) + k.csr_ns_per_row * double(s.rows) +
               scales.length_change * k.csr_ns_per_length_change * double(slots.length_changes)) * 1e-6;
