@@ -430,7 +430,7 @@ template <class Value>
 void check_calibrated_choice() {
   const detail::CpuFormatScales& scales = detail::cpu_format_scales<Value>();
   EXPECT_EQ(&scales, &detail::cpu_format_scales<Value>());
-  for (double s : {scales.dia, scales.sell}) {
+  for (double s : {scales.dia, scales.sell, scales.length_change}) {
     EXPECT_GE(s, 0.25);
     EXPECT_LE(s, 4.0);
   }
