@@ -13,6 +13,8 @@
 #include <memory>
 #include <set>
 
+#include "core/memory_budget.hpp"
+
 namespace spmv::bench {
 namespace {
 
@@ -67,8 +69,15 @@ std::size_t total_llc_bytes() {
 HostBandwidth measure_host_copy_bandwidth(int threads) {
   HostBandwidth result;
   result.llc_bytes = total_llc_bytes();
-  // 4x the LLC as STREAM's rules ask; at least 64 MiB in case the cache size could not be read.
+  // 4x the LLC as STREAM's rules ask; at least 64 MiB in case the cache size could not be read. At most
+  // an eighth of the memory available each (cgroup and ulimit limits included): a host reporting a large
+  // L3 (320 MiB on an Emerald Rapids server, 2.4 GB of arrays) must not get a container killed by the probe.
   result.array_bytes = std::max<std::size_t>(4 * result.llc_bytes, std::size_t{64} << 20);
+  const std::uint64_t budget = detail::memory_budget(0).bytes / 8;
+  if (budget > 0 && result.array_bytes > budget) {
+    result.array_bytes = std::max<std::size_t>(static_cast<std::size_t>(budget), std::size_t{16} << 20);
+    result.capped = true;
+  }
   const std::size_t n = result.array_bytes / sizeof(double);
   std::unique_ptr<double[]> src(new double[n]);
   std::unique_ptr<double[]> dst(new double[n]);

@@ -1,7 +1,7 @@
 #pragma once
 // What the CPU backend's "% of bandwidth" is measured against: a STREAM-like copy (McCalpin, STREAM
-// "Copy" kernel) over arrays four times the total last-level cache, with the OpenMP threads the
-// kernels use, counting bytes read + bytes written.
+// "Copy" kernel) over arrays four times the total last-level cache (each at most an eighth of the memory
+// available), with the OpenMP threads the kernels use, counting bytes read + bytes written.
 #include <cstddef>
 #include <string>
 
@@ -11,6 +11,7 @@ struct HostBandwidth {
   double gbs = 0;                  // best of the timed copies, 1 GB = 1e9 bytes
   std::size_t array_bytes = 0;     // size of each of the two arrays
   std::size_t llc_bytes = 0;       // total last-level cache found (all instances)
+  bool capped = false;             // arrays smaller than 4x the LLC: an eighth of the memory available
   int threads = 0;
 };
 

@@ -198,9 +198,10 @@ void describe_device(const BenchOptions& o, Backend backend, int device, RunInfo
     const detail::PhaseLog phase("copy bandwidth");
     const bench::HostBandwidth bw = bench::measure_host_copy_bandwidth(o.threads);
     run.bandwidth_gbs = bw.gbs;
-    run.bandwidth_method = fmt::format("STREAM-like copy, 2 x {} arrays (4 x {} last-level cache), {} OpenMP threads, "
+    run.bandwidth_method = fmt::format("STREAM-like copy, 2 x {} arrays ({} {} last-level cache), {} OpenMP threads, "
                                        "bytes read + written",
                                        human_bytes(static_cast<double>(bw.array_bytes)),
+                                       bw.capped ? "an eighth of the memory available; less than 4 x the" : "4 x",
                                        human_bytes(static_cast<double>(bw.llc_bytes)), bw.threads);
   }
   fmt::print("device: {}; copy bandwidth {:.1f} GB/s ({})\n", run.device, run.bandwidth_gbs, run.bandwidth_method);
@@ -686,8 +687,9 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
       "reference (error / bound, bound per entry = c*eps*(|beta||y0_i| + |alpha| sum_j |a_ij x_j|),\n"
       "c = 2*(longest row + 2)), then timed (median ms). GFLOP/s = 2*nnz/time. GB/s uses the minimal byte model:\n"
       "  {}.\n"
-      "% bw is against the copy bandwidth measured at start (CPU: STREAM-like copy over 4x the last-level cache\n"
-      "with the OpenMP threads; CUDA: device-to-device copy), both counting bytes read + written.\n"
+      "% bw is against the copy bandwidth measured at start (CPU: STREAM-like copy over 4x the last-level cache,\n"
+      "at most an eighth of the memory available per array, with the OpenMP threads; CUDA: device-to-device\n"
+      "copy), both counting bytes read + written.\n"
       "vs vendor = best vendor baseline time (Eigen on CPU, cuSPARSE on CUDA) / this time. B/nnz = plan memory\n"
       "beyond CSR per nonzero. --precision f16|bf16: A's values stored as fp16 / bfloat16, x, y and sums fp32;\n"
       "verified against the matrix rounded to that storage (f32 bound); 'vs f32 (bound)' = max_i |y_i - f32 ref_i| /\n"
