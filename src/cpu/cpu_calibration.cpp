@@ -5,7 +5,8 @@
 // (docs/ALGORITHMS.md, "CPU Auto"; docs/PERFORMANCE.md). Three small synthetic matrices built here
 // (regular and irregular short rows, a band) are multiplied by the row loop and by SELL or DIA,
 // alternately, on one thread; each scale is a measured ratio over the ratio the fitted costs predict.
-// About 10 ms per value type, once per process, and only when a conversion is weighed.
+// About 40-90 ms per value type (most of it building the five plans; 2-core VM), once per process, and
+// only when a conversion is weighed.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
