@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-/work/build-mkl}
-mkl_lib=$(pkg-config --variable=libdir mkl-dynamic-lp64-gomp 2>/dev/null || python3 -c "import sys; print(sys.prefix + '/lib')")
+mkl_lib=$(pkg-config --variable=libdir mkl-dynamic-lp64-gomp 2>/dev/null ||
+  python3 -c "import sys; print(sys.prefix + '/lib')")  # pip's mkl-devel installs into the prefix's lib
 rm -rf build-mklrun && mkdir -p build-mklrun/lib build-mklrun/m
 cp "$build/bench/spmv_bench_cpu_vs_vendor" build-mklrun/
 cp -L /lib/x86_64-linux-gnu/libhwy.so.1 build-mklrun/lib/
