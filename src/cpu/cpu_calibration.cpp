@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu/cpu_operator.hpp"
@@ -61,23 +62,29 @@ CsrMatrix<Value, Index> banded(Index n) {
   return a;
 }
 
-// A product to time, and its prediction from the fitted costs.
+// A synthetic matrix with what the rule reads of it (counted once).
 template <class Value>
-struct Sample {
-  const CsrMatrix<Value, Index>* a;
-  Algorithm algorithm;
+struct Probe {
+  CsrMatrix<Value, Index> a;
   RowShape shape;
   CpuFormatSlots slots;
-  double seconds = std::numeric_limits<double>::infinity();  // measured, one product
 };
 
 template <class Value>
-Sample<Value> sample(const CsrMatrix<Value, Index>& a, Algorithm algorithm) {
+Probe<Value> probe(CsrMatrix<Value, Index> a) {
   Options options;
   options.expected_applies = std::numeric_limits<std::int32_t>::max();  // count both formats' slots
-  const auto [shape, slots] = count_formats(a, options, sizeof(Value), 1);
-  return {&a, algorithm, shape, slots};
+  auto [shape, slots] = count_formats(a, options, sizeof(Value), 1);
+  return {std::move(a), shape, slots};
 }
+
+// A product to time, and its prediction from the fitted costs.
+template <class Value>
+struct Sample {
+  const Probe<Value>* p;
+  Algorithm algorithm;
+  double seconds = std::numeric_limits<double>::infinity();  // measured, one product
+};
 
 // One thread; the samples alternate for kRounds rounds of at least kRoundSeconds each and keep their
 // minima (a round that lost the CPU to another process is slower, never faster).
@@ -88,7 +95,7 @@ void measure(std::vector<Sample<Value>>& samples) {
   Options options;
   options.threads = 1;
   std::vector<CpuKernel<Value, Index>> kernels;
-  for (const auto& s : samples) kernels.push_back(build_kernel(*s.a, s.algorithm, Operation::NonTranspose, options));
+  for (const auto& s : samples) kernels.push_back(build_kernel(s.p->a, s.algorithm, Operation::NonTranspose, options));
   std::vector<Value> x(std::size_t{1} << 16, Value(1)), y(std::size_t{1} << 16);
   for (int round = 0; round < kRounds; ++round)
     for (std::size_t k = 0; k < samples.size(); ++k) {
@@ -107,7 +114,7 @@ void measure(std::vector<Sample<Value>>& samples) {
 
 template <class Value>
 double predicted_ms(const Sample<Value>& s, const CpuFormatScales& scales = {}) {
-  return cpu_product_ms(s.algorithm, s.shape, s.slots, sizeof(Value), scales);
+  return cpu_product_ms(s.algorithm, s.p->shape, s.p->slots, sizeof(Value), scales);
 }
 
 // Outside this range the measurement, not the CPU, is suspect: a clamped scale keeps a disturbed
@@ -118,23 +125,22 @@ template <class Value>
 CpuFormatScales calibrate() {
   const char* env = std::getenv("SPMV_CPU_CALIBRATION");
   if (env && std::string(env) == "0") return {};
-  const auto regular = short_rows<Value>(Index{1} << 14, false), irregular = short_rows<Value>(Index{1} << 14, true);
-  const auto band = banded<Value>(Index{1} << 15);
-  std::vector<Sample<Value>> s = {sample(regular, Algorithm::RowLoop), sample(regular, Algorithm::Sell),
-                                  sample(irregular, Algorithm::RowLoop), sample(band, Algorithm::RowLoop),
-                                  sample(band, Algorithm::Dia)};
+  const Probe<Value> regular = probe(short_rows<Value>(Index{1} << 14, false));
+  const Probe<Value> irregular = probe(short_rows<Value>(Index{1} << 14, true));
+  const Probe<Value> band = probe(banded<Value>(Index{1} << 15));
+  std::vector<Sample<Value>> s = {{&regular, Algorithm::RowLoop}, {&regular, Algorithm::Sell},
+                                  {&irregular, Algorithm::RowLoop}, {&band, Algorithm::RowLoop},
+                                  {&band, Algorithm::Dia}};
   measure(s);
   CpuFormatScales scales;
   // Each format against the row loop on the same matrix, over the ratio the fitted costs predict.
   scales.sell = bounded(s[1].seconds / s[0].seconds / (predicted_ms(s[1]) / predicted_ms(s[0])));
   scales.dia = bounded(s[4].seconds / s[3].seconds / (predicted_ms(s[4]) / predicted_ms(s[3])));
-  // The row loop's cost of changing lengths: what the irregular rows took beyond the regular rows' time
-  // per nonzero and row, over what the fitted costs say.
-  const double fitted_change = predicted_ms(s[2]) - predicted_ms(s[2], CpuFormatScales{1, 1, 0});
-  const double measured_change =
-      (s[2].seconds / s[0].seconds - predicted_ms(s[2], CpuFormatScales{1, 1, 0}) / predicted_ms(s[0])) *
-      predicted_ms(s[0]);
-  scales.length_change = bounded(measured_change / fitted_change);
+  // The row loop's cost of changing lengths: the irregular rows' time (in the regular rows' predicted
+  // units) beyond what their nonzeros and rows cost, over what the fitted costs say.
+  const double without_changes = predicted_ms(s[2], CpuFormatScales{1, 1, 0});
+  const double measured_change = s[2].seconds / s[0].seconds * predicted_ms(s[0]) - without_changes;
+  scales.length_change = bounded(measured_change / (predicted_ms(s[2]) - without_changes));
   return scales;
 }
 
