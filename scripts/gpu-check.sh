@@ -24,7 +24,8 @@
 #   l2-window, issue 13 §3: an L2 persisting window on x, bench/cuda/l2_window.cpp on L2W_MATRICES
 #   with L2W_ALGOS; cpu-rule, issue 17: the CPU Auto's hint with the fitted costs against the costs
 #   measured on this host (SPMV_CPU_CALIBRATION=0/1 alternating per matrix, bench/cpu_vs_vendor.cpp with
-#   Eigen), on one thread and on CPU_RULE_THREADS (default all), CPU_RULE_MATRICES)
+#   Eigen), on one thread and on CPU_RULE_THREADS (default all), CPU_RULE_MATRICES (default
+#   bench/cpu_matrices.txt))
 # Environment: OUT (where logs and CSV/JSON go, default build-gpu/out), SPMV_MATRICES (default
 # .matrices, a git-ignored copy of ../shared/matrices carried to the GPU machine), GTEST_FILTER,
 # BENCH_ARGS (extra arguments for bench/run_suite.sh), PYTEST_ARGS (default python/tests), JOBS, BUILD_TARGETS (ninja targets; default all), PACK=1 (tar $OUT into $OUT/out.tgz at the end:
@@ -172,15 +173,11 @@ if want cpu-bench; then
 fi
 
 if want cpu-rule; then
-  M=$SPMV_MATRICES
-  list=${CPU_RULE_MATRICES:-"poisson2d:n=1000 stencil27:n=60 rmat:scale=18,edge_factor=16
-    random_uniform:rows=500000,cols=500000,per_row=10 long_rows:rows=200000,cols=200000
-    mostly_empty:rows=1000000,cols=1000000,nonempty_fraction=0.05,per_row=32 fem2d:n=700
-    banded:n=300000,half_bandwidth=8 $M/EX5.mtx.gz $M/bcsstk16.mtx.gz $M/cage10.mtx.gz $M/ct2010.mtx.gz
-    $M/nh2010.mtx.gz $M/luxembourg_osm.mtx.gz $M/bayer10.mtx.gz $M/cti.mtx.gz $M/cs4.mtx.gz"}
+  list=${CPU_RULE_MATRICES:-$(grep -v '^#' bench/cpu_matrices.txt)}
   : > "$OUT/cpu_rule.csv"
   for threads in 1 ${CPU_RULE_THREADS:-$(nproc)}; do
     for spec in $list; do
+      [[ $spec == *.mtx.gz ]] && spec=$SPMV_MATRICES/$spec
       for c in 0 1; do
         SPMV_CPU_CALIBRATION=$c OMP_NUM_THREADS=$threads OMP_PROC_BIND=close $build/bench/spmv_bench_cpu_vs_vendor \
           --rounds 3 --algos auto,auto-hint,eigen --csv "$OUT/cpu_rule_one.csv" "$spec" >> "$OUT/cpu_rule.log" 2>&1
