@@ -10,7 +10,9 @@
 // MATRIX: a Matrix Market file (.mtx or .mtx.gz) or a generator spec kind:key=value,... (as `spmv bench
 // --gen`). Algorithms: any name `spmv bench --algo` takes, plus auto-hint (Auto with
 // Options::expected_applies = --applies, default 1000: the count MKL's mv hint is given) and auto-scalar
-// (Auto with Options::cpu_simd = 0: the plain scalar loops, the forced fallback). Each sample
+// (Auto with Options::cpu_simd = 0: the plain scalar loops, the forced fallback), auto-lanes and
+// auto-vector (Auto without the hint, its CSR plan with the row kernel Options::cpu_rows forced to rows
+// in lanes or a vector per row). Each sample
 // runs ~20 ms of products y = A x (f32 and f64 values, int32 indices). Matrix statistics are printed first.
 #include <time.h>
 
@@ -67,9 +69,12 @@ void run(const std::string& label, const Matrix& m, const std::vector<std::strin
     entry.name = algos[e];
     spmv::Options options;
     const bool hint = algos[e] == "auto-hint", scalar = algos[e] == "auto-scalar";
+    const bool lanes = algos[e] == "auto-lanes", vector = algos[e] == "auto-vector";
     if (hint) options.expected_applies = applies;
     if (scalar) options.cpu_simd = 0;
-    const auto algo = hint || scalar ? std::optional(spmv::Algorithm::Auto) : spmv::parse_algorithm(algos[e]);
+    if (lanes || vector) options.cpu_rows = lanes ? 2 : 3;
+    const auto algo = hint || scalar || lanes || vector ? std::optional(spmv::Algorithm::Auto)
+                                                        : spmv::parse_algorithm(algos[e]);
     if (!algo) {
       entry.refused = "unknown algorithm";
       continue;

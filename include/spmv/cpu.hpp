@@ -100,8 +100,9 @@ template <class Value, class Index>
 class MergeParallelPlan {
  public:
   // threads <= 0: omp_get_max_threads(). simd: as Options::cpu_simd (-1: environment SPMV_CPU_SIMD);
-  // when on, the N product runs each segment's rows with the SIMD row kernels (src/cpu/csr_simd.cpp).
-  MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads = 0, int simd = -1);
+  // when on, the N product runs each segment's rows with the SIMD row kernels (src/cpu/csr_simd.cpp),
+  // `rows` as Options::cpu_rows (-1: environment SPMV_CPU_ROWS, else the plan's rule).
+  MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads = 0, int simd = -1, int rows = -1);
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y);
   std::string policy() const;
   std::size_t extra_bytes() const;
@@ -112,7 +113,7 @@ class MergeParallelPlan {
   int segments_;
   bool simd_;       // the SIMD row kernels are on and can take A
   bool long_rows_ = false;  // and some row is long enough to use them (else the short-row loop runs)
-  bool unrolled_ = false;   // and the short-row loop is the unrolled one (src/cpu/csr_simd.hpp, ShortRows)
+  int short_rows_ = 0;      // and the short-row kernel, as Options::cpu_rows (src/cpu/csr_simd.hpp, ShortRows)
   std::vector<Index> start_row_;      // segments_ + 1 merge-path coordinates (row, nonzero)
   std::vector<Index> start_nz_;
   std::vector<Index> carry_row_;      // per segment (N)

@@ -40,6 +40,11 @@ struct Options {
   std::int64_t expected_applies = 0;
   int cpu_simd = -1;          // CPU CSR kernels: 1 SIMD (Highway, run-time dispatch), 0 scalar loops,
                               // -1: environment SPMV_CPU_SIMD ("0" = scalar), else SIMD
+  // CPU CSR row kernel for A x on the SIMD path (row-loop, merge-parallel, Auto): 0 plain loop, 1 unrolled
+  // loop, 2 rows in vector lanes, 3 a vector per row (docs/algorithms/cpu_simd.md); -1: environment
+  // SPMV_CPU_ROWS (plain, unrolled, lanes, vector), else the rule, and with expected_applies >= 100 a
+  // race of the candidates on this matrix (Auto, not deterministic).
+  int cpu_rows = -1;
   // Algorithm::Tune: a JSON file of settled choices to start from and to add to (docs/algorithms/
   // tuning.md); empty: the environment's SPMV_TUNING_WISDOM, else none.
   std::string tuning_wisdom;

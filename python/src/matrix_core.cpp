@@ -753,7 +753,7 @@ Options parse_options(const nb::dict& given) {
       {"repeat", &Options::repeat},                 {"subwarp", &Options::subwarp},
       {"hola_sort_columns", &Options::hola_sort_columns}, {"sell_c", &Options::sell_c},
       {"sell_sigma", &Options::sell_sigma},         {"hyb_ell_width", &Options::hyb_ell_width},
-      {"cpu_simd", &Options::cpu_simd},
+      {"cpu_simd", &Options::cpu_simd},             {"cpu_rows", &Options::cpu_rows},
   };
   for (auto [key, value] : given) {
     const std::string name = nb::cast<std::string>(key);

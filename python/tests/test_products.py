@@ -212,6 +212,21 @@ def test_cpu_simd_option_selects_kernels_with_the_same_result(algorithm, cpu_sim
         spmv.Matrix.from_scipy(s, options={"cpu_simd": "on"})
 
 
+@pytest.mark.parametrize("cpu_rows", [0, 1, 2, 3])
+@pytest.mark.parametrize("algorithm", ["row-loop", "merge-parallel"])
+def test_cpu_rows_option_selects_the_row_kernel(algorithm, cpu_rows):
+    # options={"cpu_rows": k} forces the CPU row kernel (plain, unrolled, rows in lanes, a vector per
+    # row); each matches scipy, and a number outside 0-3 (or -1) is refused.
+    s = CASES["poisson2d"]
+    a = spmv.Matrix.from_scipy(s, dtype=np.float64, algorithm=algorithm,
+                               options={"cpu_simd": 1, "cpu_rows": cpu_rows})
+    x = random_vector(a.shape[1], np.float64, 3)
+    assert_close(a @ x, stored(a), x)
+    with pytest.raises(ValueError, match="cpu_rows"):
+        b = spmv.Matrix.from_scipy(s, dtype=np.float64, algorithm=algorithm, options={"cpu_simd": 1, "cpu_rows": 4})
+        b @ x
+
+
 @pytest.mark.parametrize("reorder", ["rcm", "degree"])
 @pytest.mark.parametrize("transpose", [False, True])
 def test_reorder_option_keeps_the_callers_numbering(reorder, transpose):

@@ -59,6 +59,7 @@ struct BenchOptions {
   double min_sample_ms = 2.0;
   int threads = 0, block_size = 0, device = 0, subwarp = 0;
   int hola_sort_columns = -1;
+  std::string cpu_rows;  // empty: the rule (Options::cpu_rows = -1)
   std::int64_t expected_applies = 0;
   double bandwidth = 0;
   bool quiet = false;
@@ -233,6 +234,13 @@ std::vector<Precision> requested_precisions(const std::string& list) {
     rest.remove_prefix(comma + 1);
   }
   return precisions;
+}
+
+// --cpu-rows as Options::cpu_rows (CLI11 has checked the name).
+int cpu_rows_option(const std::string& name) {
+  if (name.empty()) return -1;
+  constexpr const char* names[] = {"plain", "unrolled", "lanes", "vector"};
+  return static_cast<int>(std::find(std::begin(names), std::end(names), name) - std::begin(names));
 }
 
 bool has_half(const std::vector<Precision>& precisions) {
@@ -468,6 +476,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.options.block_size = o.block_size;
   settings.options.hola_sort_columns = o.hola_sort_columns;
   settings.options.subwarp = o.subwarp;
+  settings.options.cpu_rows = cpu_rows_option(o.cpu_rows);
   settings.options.expected_applies = o.expected_applies;
   settings.options.reorder = o.reorder;
   settings.options.deterministic = o.deterministic;
@@ -654,6 +663,10 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_option("--hola-sort-columns", o->hola_sort_columns,
                   "Hola: per-thread column sort for x locality (-1: the policy's default, 0: off, 1: on)")
       ->check(CLI::Range(-1, 1));
+  sub->add_option("--cpu-rows", o->cpu_rows,
+                  "CPU row kernel of row-loop, merge-parallel and Auto for A x: plain, unrolled, lanes (rows in vector "
+                  "lanes) or vector (a vector per row); default: the rule, measured on the matrix by Auto")
+      ->check(CLI::IsMember({"plain", "unrolled", "lanes", "vector"}));
   sub->add_option("--subwarp", o->subwarp,
                   "CUDA lanes per row for csr-vector, lightspmv, ellr-vector and the SpMM vector tiles (0: from the "
                   "row lengths)")

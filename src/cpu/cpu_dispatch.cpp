@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -175,7 +177,8 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
       const bool enabled = algorithm == Algorithm::RowLoop && op == Operation::NonTranspose &&
                            cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(a.cols);
       const cpu::detail::RowKernels rows =
-          enabled ? cpu::detail::choose_row_kernels<Value, Index>(a.row_ptr.data(), a.col_idx.data(), a.rows, a.cols)
+          enabled ? cpu::detail::row_kernels<Value, Index>(options.cpu_rows, a.row_ptr.data(), a.col_idx.data(),
+                                                           a.rows, a.cols)
                   : cpu::detail::RowKernels{};
       if (algorithm == Algorithm::Reference)
         kernel.run = [m, op](Value alpha, const Value* x, Value beta, Value* y) {
@@ -215,7 +218,8 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
       if constexpr (std::is_same_v<Value, float>)
         if (options.values != ValueStorage::Native)  // check_half_storage has run
           return make_half_merge_kernel(a, op, options.values, options.threads, options.cpu_simd);
-      auto plan = std::make_shared<cpu::MergeParallelPlan<Value, Index>>(a, op, options.threads, options.cpu_simd);
+      auto plan = std::make_shared<cpu::MergeParallelPlan<Value, Index>>(a, op, options.threads, options.cpu_simd,
+                                                                         options.cpu_rows);
       kernel.run = [plan, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
         plan->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
       };
@@ -309,6 +313,15 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
       } else {
         why += " no conversion repaid";
       }
+    }
+    // The CSR row kernel measured on A (src/cpu/row_kernel_race.cpp), unless named or not allowed to vary.
+    if (!converted && op == Operation::NonTranspose && !half && !options.deterministic && nnz > 0 &&
+        cpu::detail::simd_enabled(options.cpu_simd) && cpu::detail::simd_fits<Value, Index>(a.cols) &&
+        !cpu::detail::requested_row_kernel(options.cpu_rows)) {
+      if (options.expected_applies >= detail::kRaceMinApplies)
+        converted = detail::race_row_kernels(a, resolved, chosen, why);
+      else
+        chosen.cpu_rows = detail::sample_row_kernels(a, why);
     }
     why += ") ";
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -49,6 +50,22 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
 template <class Value, class Index>
 std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>& a, const Options& options,
                                                   int value_bytes, int threads);
+
+// Implemented in src/cpu/row_kernel_race.cpp: Auto's CSR row kernel (Options::cpu_rows) measured on A.
+// With the expected-applies hint (at least kRaceMinApplies), race_row_kernels builds the plan of
+// `algorithm` (RowLoop or MergeParallel, A x) with the rule's row kernel and with each challenger that
+// wastes few lanes, times whole products and returns the fastest (no value when there is no
+// challenger). Without it, sample_row_kernels times the row kernels alone on a sample of A's rows (from
+// kSampleMinNonzeros nonzeros, for an x of at most 1 MiB) and returns the cpu_rows value to build with
+// (-1: the rule's). Both add their times to `why`; neither runs with SPMV_CPU_CALIBRATION=0. Below
+// kSampleMinNonzeros a product takes tens of microseconds, and the race's millisecond would weigh.
+constexpr std::int64_t kRaceMinApplies = 100;
+constexpr std::int64_t kSampleMinNonzeros = std::int64_t{1} << 16;
+template <class Value, class Index>
+std::optional<CpuKernel<Value, Index>> race_row_kernels(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
+                                                        const Options& options, std::string& why);
+template <class Value, class Index>
+int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why);
 
 // Implemented in src/cpu/cpu_calibration.cpp: the CPU rule's format scales for this CPU and value type,
 // measured once per process (a few milliseconds, at the first call); the fitted costs (all 1) when the

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace spmv::cpu::detail {
@@ -42,7 +43,11 @@ std::int64_t simd_row_threshold();
 //    rmat: +8%) and, unexplained, on uniformly random columns over an x that leaves the cache (500 k
 //    columns, 10 or 14 per row: 1.6x slower; 12, 16 or 20 per row, or 50 k columns: no change), so
 //    it is chosen only for matrices that are long-rowed, regular and local (choose_row_kernels).
-enum class ShortRows { Plain, Unrolled };
+//  - Lanes: csr_rows_lanes, consecutive rows in the lanes of a vector (src/cpu/csr_rows_vector.cpp).
+//  - Vector: csr_rows_vector, a vector dot product per row with a masked last vector (same file).
+// Lanes and Vector gain only where gathers are cheap (Intel AVX-512 cores) and lose on Zen 3/4, so a
+// plan takes them only when they were measured faster on the running CPU (RowKernelGains).
+enum class ShortRows { Plain, Unrolled, Lanes, Vector };
 
 // Unrolled only where the mean row length is at least this (rows shorter than about 3 steps gain
 // nothing: poisson2d, 5 per row, -4% .. +2%; cs4 and cti, 4-6 per row, +7% in f32). Fitted on the fit
@@ -113,12 +118,42 @@ RowKernels choose_row_kernels(const Index* row_ptr, const Index* col, Index rows
   return k;
 }
 
+// Options::cpu_rows resolved: `requested` 0-3 names a kernel (ShortRows' order), -1 reads the environment
+// variable SPMV_CPU_ROWS (plain, unrolled, lanes, vector; unset or empty: none). Throws InvalidArgument
+// for anything else. No value: the plan's rule decides.
+std::optional<ShortRows> requested_row_kernel(int requested);
+
+// The row kernels of a plan: `requested` (Options::cpu_rows) if it names one, else choose_row_kernels.
+// A requested kernel takes every row shorter than simd_row_threshold; longer rows keep the vector dot.
+template <class Value, class Index>
+RowKernels row_kernels(int requested, const Index* row_ptr, const Index* col, Index rows, Index cols) {
+  const std::optional<ShortRows> named = requested_row_kernel(requested);
+  if (!named) return choose_row_kernels<Value, Index>(row_ptr, col, rows, cols);
+  RowKernels k;
+  k.short_rows = *named;
+  for (Index r = 0; r < rows && !k.long_rows; ++r) k.long_rows = row_ptr[r + 1] - row_ptr[r] >= simd_row_threshold<Value, Index>();
+  return k;
+}
+
+// Lanes a kernel fills per nonzero on this CPU's target (>= 1; the lanes' share of wasted work):
+//  - Lanes: groups of N consecutive rows step as long as their longest row, N * sum of group maxima / nnz.
+//  - Vector: each row takes whole vectors, N * sum of ceil(length / N) / nnz.
+// The race tries a kernel only below kRaceMaxLanesPerNonzero: rows in lanes ran 7-13x slower than the
+// plain loop on mostly-empty rows (groups of 8-16 rows holding one row of 32), and a vector per row
+// 3x slower on f32 rows of 4-6 (docs/algorithms/cpu_simd.md).
+constexpr double kRaceMaxLanesPerNonzero = 2.0;
+
+template <class Value, class Index>
+double lanes_per_nonzero(ShortRows kernel, const Index* row_ptr, Index rows);
+
 // The policy words of a CSR plan: "simd=AVX3", "simd=AVX3 unused (rows < 64)", "simd=AVX3 unused
 // (rows unrolled)" or "simd=off".
 template <class Value, class Index>
 std::string simd_policy(bool enabled, RowKernels k) {
   if (!enabled) return "simd=off";
   if (k.short_rows == ShortRows::Unrolled) return "simd=" + simd_target() + " unused (rows unrolled)";
+  if (k.short_rows == ShortRows::Lanes) return "simd=" + simd_target() + " rows in lanes";
+  if (k.short_rows == ShortRows::Vector) return "simd=" + simd_target() + " a vector per row";
   return "simd=" + simd_target() +
          (k.long_rows ? "" : " unused (rows < " + std::to_string(simd_row_threshold<Value, Index>()) + ")");
 }
@@ -145,12 +180,29 @@ template <class Value, class Index>
 void csr_rows_unrolled(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
                        Index r_end, Value alpha, Value beta, Value* y);
 
+// The same with consecutive rows in vector lanes (ShortRows::Lanes): step t of a group of rows gathers
+// each row's t-th index, value and x, and adds the product in the plain loop's order (a multiply, then
+// an add: the same bits as csr_rows_scalar). f32 with int64 indices runs the plain loop.
+template <class Value, class Index>
+void csr_rows_lanes(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
+                    Index r_end, Value alpha, Value beta, Value* y);
+
+// The same with a vector dot product per row and a masked last vector (ShortRows::Vector).
+template <class Value, class Index>
+void csr_rows_vector(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
+                     Index r_end, Value alpha, Value beta, Value* y);
+
 // The short-row loop `short_rows` names.
 template <class Value, class Index>
 void csr_rows_short(ShortRows short_rows, const Index* row_ptr, const Index* col, const Value* val, const Value* x,
                     Index r_begin, Index r_end, Value alpha, Value beta, Value* y) {
-  if (short_rows == ShortRows::Unrolled) csr_rows_unrolled(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);
-  else csr_rows_scalar(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);
+  switch (short_rows) {
+    case ShortRows::Unrolled: return csr_rows_unrolled(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);
+    case ShortRows::Lanes: return csr_rows_lanes(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);
+    case ShortRows::Vector: return csr_rows_vector(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);
+    case ShortRows::Plain: break;
+  }
+  csr_rows_scalar(row_ptr, col, val, x, r_begin, r_end, alpha, beta, y);
 }
 
 // sum_{k in [k_begin, k_end)} val[k] * x[col[k]] (a piece of one row, for merge-path carries).

@@ -19,15 +19,15 @@ namespace spmv::cpu {
 
 template <class Value, class Index>
 MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads,
-                                                   int simd)
+                                                   int simd, int rows)
     : a_(a), op_(op) {
   validate(a_);
   // The SIMD kernels serve the N product; T scatters into y, where lanes would conflict.
   simd_ = op_ == Operation::NonTranspose && detail::simd_enabled(simd) && detail::simd_fits<Value, Index>(a_.cols);
   if (simd_) {
-    const auto rows = detail::choose_row_kernels<Value, Index>(a_.row_ptr.data(), a_.col_idx.data(), a_.rows, a_.cols);
-    long_rows_ = rows.long_rows;
-    unrolled_ = rows.short_rows == detail::ShortRows::Unrolled;
+    const auto k = detail::row_kernels<Value, Index>(rows, a_.row_ptr.data(), a_.col_idx.data(), a_.rows, a_.cols);
+    long_rows_ = k.long_rows;
+    short_rows_ = static_cast<int>(k.short_rows);
   }
   segments_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
   detail::merge_path_split(a_.row_ptr.data(), a_.rows, a_.nnz(), segments_, start_row_, start_nz_);
@@ -63,8 +63,8 @@ void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
     for (int s = 0; s < segments; ++s) {
       Index r = start_row_[s], k = start_nz_[s];
       const Index r_end = start_row_[s + 1], k_end = start_nz_[s + 1];
-      if (long_rows_ || unrolled_) {
-        const auto short_rows = unrolled_ ? detail::ShortRows::Unrolled : detail::ShortRows::Plain;
+      const auto short_rows = static_cast<detail::ShortRows>(short_rows_);
+      if (long_rows_ || short_rows != detail::ShortRows::Plain) {
         // The dispatched kernels: the row the segment starts inside (or at its first nonzero) and the
         // carry-out are pieces of rows (a dot product); the whole rows between go to the row kernel.
         const auto piece = [&](std::int64_t begin, std::int64_t end) {
@@ -140,7 +140,7 @@ std::string MergeParallelPlan<Value, Index>::policy() const {
   return "threads=" + std::to_string(segments_) + " items_per_thread=" +
          std::to_string((total + segments_ - 1) / segments_) +
          (op_ == Operation::Transpose ? " private-y-per-thread" : " carry-out-fixup") +
-         " " + detail::simd_policy<Value, Index>(simd_, {long_rows_, unrolled_ ? detail::ShortRows::Unrolled : detail::ShortRows::Plain});
+         " " + detail::simd_policy<Value, Index>(simd_, {long_rows_, static_cast<detail::ShortRows>(short_rows_)});
 }
 
 template <class Value, class Index>

@@ -270,6 +270,131 @@ TEST(CpuSimd, UnrolledShortRowsForRegularLocalRows) {
   check_unrolled_choice<double, std::int64_t>();
 }
 
+// Options::cpu_rows names the row kernel of the SIMD path (rows in lanes, a vector per row, and the two
+// scalar loops): the policy says which, and each matches the reference (alpha/beta grid, NaN in y when
+// beta = 0) on every row length 0-140 (the zoo's simd_lengths: lanes groups of every length mix, rows
+// shorter than one vector, masked last vectors) for both index types and 1 or 3 threads. ctest runs the
+// whole differential sweep of row-loop and merge-parallel with each kernel too (SPMV_CPU_ROWS).
+template <class Value, class Index>
+void check_named_row_kernels() {
+  const auto a = convert<Value, Index>(zoo_matrix("simd_lengths"));
+  const char* words[] = {"simd=", "rows unrolled", "rows in lanes", "a vector per row"};
+  for (Algorithm algorithm : {Algorithm::RowLoop, Algorithm::MergeParallel})
+    for (int rows = 0; rows < 4; ++rows)
+      for (int threads : {1, 3}) {
+        Options options;
+        options.cpu_simd = 1;
+        options.cpu_rows = rows;
+        options.threads = threads;
+        const auto oper = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
+        // f32 with int64 indices has no rows-in-lanes kernel (it runs the plain loop) but says the name.
+        EXPECT_TRUE(contains(oper->policy(), words[rows])) << oper->policy();
+        const OperatorCheck check = check_operator(*oper, a, 31 + static_cast<std::uint64_t>(rows));
+        EXPECT_EQ(check.pairs, 20);
+        for (const auto& f : check.failures) ADD_FAILURE() << oper->policy() << ": " << f;
+      }
+  Options bad;
+  bad.cpu_simd = 1;
+  bad.cpu_rows = 4;
+  EXPECT_THROW(make_cpu_operator(a, Algorithm::RowLoop, Operation::NonTranspose, bad), InvalidArgument);
+}
+
+TEST(CpuSimd, RowKernelOptionNamesTheKernel) {
+  check_named_row_kernels<float, std::int32_t>();
+  check_named_row_kernels<double, std::int32_t>();
+  check_named_row_kernels<float, std::int64_t>();
+  check_named_row_kernels<double, std::int64_t>();
+}
+
+// Rows in lanes and a vector per row read entries that are not the row's (finished lanes gather the
+// matrix's first entry, a masked last vector the next row's indices and x[0]) and discard them by a
+// select: an infinite x at column 0 and at the first entry's column must reach only the rows that hold
+// those columns, for every thread count (NaN rows compared as bits too).
+TEST(CpuSimd, LanesAndVectorDiscardWhatIsNotTheirs) {
+  Matrix a;  // 301 rows of lengths 0..40 in a mixed order; column 0 only in row 7, column 5 in rows 0 and 9
+  a.rows = a.cols = 301;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    const std::int32_t len = r == 0 ? 1 : (r * 13) % 41;
+    for (std::int32_t j = 0; j < len; ++j) {
+      std::int32_t c = 6 + (r * 31 + j * 7) % (a.cols - 6);
+      if ((r == 0 || r == 9) && j == 0) c = 5;
+      if (r == 7 && j == 0) c = 0;
+      a.col_idx.push_back(c);
+      a.values.push_back(1.0 + 0.25 * j);
+    }
+    std::sort(a.col_idx.end() - len, a.col_idx.end());
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  std::vector<double> x = random_vector(static_cast<std::size_t>(a.cols), 13);
+  x[0] = x[5] = std::numeric_limits<double>::infinity();
+  for (Algorithm algorithm : {Algorithm::RowLoop, Algorithm::MergeParallel})
+    for (int rows : {2, 3}) {
+      std::vector<double> first;
+      for (int threads : {1, 2, 3}) {
+        Options options;
+        options.cpu_simd = 1;
+        options.cpu_rows = rows;
+        options.threads = threads;
+        const auto oper = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
+        std::vector<double> y(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
+        oper->apply(1.0, x, 0.0, y);
+        for (std::int32_t r = 0; r < a.rows; ++r)
+          EXPECT_EQ(std::isfinite(y[static_cast<std::size_t>(r)]), r != 0 && r != 7 && r != 9)
+              << oper->policy() << " row " << r;
+        if (threads == 1) first = y;
+        else if (algorithm == Algorithm::RowLoop)
+          EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << oper->policy();
+      }
+    }
+}
+
+// Auto measures the row kernel on the matrix (src/cpu/row_kernel_race.cpp): whole products with the
+// expected-applies hint, a sample of rows without it (from kSampleMinNonzeros); the policy shows the
+// times, the result matches the reference, and neither race runs with Options::deterministic, a named
+// kernel or SPMV_CPU_CALIBRATION=0.
+TEST(CpuDispatch, AutoMeasuresTheRowKernelOnTheMatrix) {
+  // Rows of 40-80 (a vector per row wastes few lanes): a challenger exists on every SIMD target.
+  const auto a = convert<double, std::int32_t>(gen::random_uniform(12000, 12000, 60, 7));
+  Options hint;
+  hint.threads = 1;
+  hint.cpu_simd = 1;
+  hint.expected_applies = detail::kRaceMinApplies;
+  std::string why;
+  const auto raced = detail::race_row_kernels(a, Algorithm::RowLoop, hint, why);
+  ASSERT_TRUE(raced.has_value()) << why;
+  EXPECT_TRUE(contains(why, "rows raced: rule ") && contains(why, "vector ")) << why;
+  const auto oper = make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose, hint);
+  EXPECT_TRUE(contains(oper->policy(), "rows raced") || contains(oper->policy(), "converts to")) << oper->policy();
+  const OperatorCheck check = check_operator(*oper, a, 41);
+  for (const auto& f : check.failures) ADD_FAILURE() << oper->policy() << ": " << f;
+
+  const auto big = convert<double, std::int32_t>(gen::random_uniform(12000, 12000, 48, 8));  // x of 96 KB
+  ASSERT_GE(big.nnz(), detail::kSampleMinNonzeros);
+  Options none = hint;
+  none.expected_applies = 0;
+  const auto sampled = make_cpu_operator(big, Algorithm::Auto, Operation::NonTranspose, none);
+  EXPECT_TRUE(contains(sampled->policy(), "rows sampled")) << sampled->policy();
+  const OperatorCheck sampled_check = check_operator(*sampled, big, 43);
+  for (const auto& f : sampled_check.failures) ADD_FAILURE() << sampled->policy() << ": " << f;
+
+  const auto measured = [](const std::string& policy) {
+    return contains(policy, "rows raced") || contains(policy, "rows sampled");
+  };
+  for (const auto* m : {&a, &big}) {
+    Options fixed = m == &a ? hint : none;
+    fixed.deterministic = true;
+    EXPECT_FALSE(measured(make_cpu_operator(*m, Algorithm::Auto, Operation::NonTranspose, fixed)->policy()));
+    fixed.deterministic = false;
+    fixed.cpu_rows = 0;
+    EXPECT_FALSE(measured(make_cpu_operator(*m, Algorithm::Auto, Operation::NonTranspose, fixed)->policy()));
+  }
+  ::setenv("SPMV_CPU_CALIBRATION", "0", 1);
+  const auto unmeasured = make_cpu_operator(big, Algorithm::Auto, Operation::NonTranspose, none)->policy();
+  ::unsetenv("SPMV_CPU_CALIBRATION");
+  EXPECT_FALSE(contains(unmeasured, "rows sampled")) << unmeasured;
+}
+
 // Run twice by ctest: with the environment unset (SIMD) and by cpu_differential_scalar_fallback
 // with SPMV_CPU_SIMD=0, where every plan built with the default option must take the scalar loops.
 TEST(CpuSimd, EnvironmentDecidesTheDefault) {

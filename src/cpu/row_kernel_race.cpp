@@ -1,0 +1,176 @@
+// Auto's CSR row kernel on the CPU, chosen by timing the candidates on the matrix itself
+// (cpu::detail::ShortRows, src/cpu/csr_simd.hpp). Which kernel wins is a property of the CPU and the
+// matrix together: on a Sapphire Rapids core a vector per row ran 1.1-2.1x the rule's loop on FEM rows of
+// 45-60, R-MAT and road networks in f64, and 0.3-0.5x on f32 rows of 4-7; rows in lanes 1.1-1.3x on f32
+// rows of 2-5 of scattered columns and 0.1-0.9x elsewhere; on Zen 3/4 gathers lost to the scalar loops
+// (docs/algorithms/cpu_simd.md). No rule from row statistics separates these, so Auto measures:
+//  - with the expected-applies hint (>= kRaceMinApplies): whole products of each candidate plan;
+//  - without it, on matrices of at least kSampleMinNonzeros whose x fits in kSampleMaxXBytes: the kernels
+//    alone, on one thread, on three blocks of rows (a quarter, half and three quarters down the matrix)
+//    of kSampleNonzeros nonzeros in all: about 1 ms once per plan (setup_ms). A sample stands for the
+//    whole product only where x stays in cache in both: on larger x the sampled times favoured the scalar
+//    loop (a 17-point band in f64: a tie in the sample, 1.2x for a vector per row over the whole product;
+//    2-core Sapphire Rapids VM, 2026-11-27), so those keep the rule without the hint.
+// Challengers are only the kernels that waste few lanes here (kRaceMaxLanesPerNonzero), so that no
+// candidate is slow enough to make the race itself expensive. SPMV_CPU_CALIBRATION=0 and
+// Options::deterministic skip both races (the rule's kernel, the same in every run).
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cpu/cpu_operator.hpp"
+#include "cpu/csr_simd.hpp"
+#include "cpu/instantiate.hpp"
+
+namespace spmv::detail {
+namespace {
+
+using cpu::detail::ShortRows;
+
+// Each candidate runs untimed once, then kRaceRounds rounds of samples of at least kRaceSampleSeconds,
+// alternating, keeping minima (a sample that lost the core to another process is slower, never faster).
+constexpr int kRaceRounds = 3;
+constexpr double kRaceSampleSeconds = 0.1e-3;
+// A challenger replaces the rule's kernel only when this much faster: timing noise must not flip a tie,
+// and a sample of rows must not stand for the whole matrix on a small difference.
+constexpr double kRaceMargin = 0.95;
+constexpr double kSampleMargin = 0.9;
+// The sampled race: nonzeros timed per candidate run, and the largest x (bytes) it is run for (the L2 of
+// one core of the CPUs measured: 1-2 MiB).
+constexpr std::int64_t kSampleNonzeros = std::int64_t{1} << 15;
+constexpr std::int64_t kSampleMaxXBytes = std::int64_t{1} << 20;
+
+// The rule's kernel (-1) and the challengers that waste at most kRaceMaxLanesPerNonzero lanes on A.
+template <class Value, class Index>
+std::vector<int> candidates(const CsrMatrix<Value, Index>& a) {
+  std::vector<int> list = {-1};
+  for (ShortRows k : {ShortRows::Lanes, ShortRows::Vector}) {
+    if (k == ShortRows::Lanes && sizeof(Index) > sizeof(Value)) continue;  // runs the plain loop there
+    if (cpu::detail::lanes_per_nonzero<Value, Index>(k, a.row_ptr.data(), a.rows) <=
+        cpu::detail::kRaceMaxLanesPerNonzero)
+      list.push_back(static_cast<int>(k));
+  }
+  return list;
+}
+
+template <class Run>
+std::vector<double> time_alternately(std::size_t count, Run run) {
+  std::vector<double> best(count, std::numeric_limits<double>::infinity());
+  for (std::size_t c = 0; c < count; ++c) run(c);
+  for (int round = 0; round < kRaceRounds; ++round)
+    for (std::size_t c = 0; c < count; ++c) {
+      const auto start = std::chrono::steady_clock::now();
+      double seconds = 0;
+      int runs = 0;
+      do {
+        run(c);
+        ++runs;
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      } while (seconds < kRaceSampleSeconds);
+      best[c] = std::min(best[c], seconds / runs);
+    }
+  return best;
+}
+
+// The fastest candidate that beats the rule's (index 0) by the margin; 0 if none does.
+std::size_t winner(const std::vector<double>& best, double margin) {
+  std::size_t w = 0;
+  for (std::size_t c = 1; c < best.size(); ++c)
+    if (best[c] < margin * best[0] && best[c] < best[w]) w = c;
+  return w;
+}
+
+// " rows raced: rule 0.412 ms, lanes 0.318 ms, vector 0.505 ms; lanes"
+std::string race_words(const std::string& what, const std::vector<int>& list, const std::vector<double>& best,
+                       std::size_t w) {
+  constexpr const char* names[] = {"plain", "unrolled", "lanes", "vector"};
+  std::string words = " " + what + ":";
+  for (std::size_t c = 0; c < list.size(); ++c) {
+    char ms[32];
+    std::snprintf(ms, sizeof ms, " %.3g ms", best[c] * 1e3);
+    words += (c ? ", " : " ") + std::string(c ? names[list[c]] : "rule") + ms;
+  }
+  return words + "; " + (w ? names[list[w]] : "rule");
+}
+
+bool measuring_allowed() {
+  const char* env = std::getenv("SPMV_CPU_CALIBRATION");
+  return !(env && std::string(env) == "0");
+}
+
+}  // namespace
+
+template <class Value, class Index>
+std::optional<CpuKernel<Value, Index>> race_row_kernels(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
+                                                        const Options& options, std::string& why) {
+  if (!measuring_allowed()) return std::nullopt;
+  const std::vector<int> list = candidates(a);
+  if (list.size() == 1) return std::nullopt;
+  std::vector<CpuKernel<Value, Index>> kernels;
+  for (int k : list) {
+    Options o = options;
+    o.cpu_rows = k;
+    kernels.push_back(build_kernel(a, algorithm, Operation::NonTranspose, o));
+  }
+  const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
+  std::vector<Value> y(static_cast<std::size_t>(a.rows));
+  const auto best = time_alternately(kernels.size(), [&](std::size_t c) {
+    kernels[c].run(Value(1), x.data(), Value(0), y.data());
+  });
+  const std::size_t w = winner(best, kRaceMargin);
+  why += race_words("rows raced", list, best, w);
+  return std::move(kernels[w]);
+}
+
+template <class Value, class Index>
+int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why) {
+  const std::int64_t nnz = a.nnz();
+  if (!measuring_allowed() || nnz < kSampleMinNonzeros ||
+      std::int64_t{a.cols} * static_cast<std::int64_t>(sizeof(Value)) > kSampleMaxXBytes)
+    return -1;
+  const std::vector<int> list = candidates(a);
+  if (list.size() == 1) return -1;
+  // Three blocks of rows, each from a quarter point down to kSampleNonzeros / 3 nonzeros.
+  std::vector<std::pair<Index, Index>> blocks;
+  for (int q = 1; q <= 3; ++q) {
+    const auto first = static_cast<Index>(std::int64_t{a.rows} * q / 4);
+    const auto target = static_cast<Index>(std::min<std::int64_t>(a.row_ptr[first] + kSampleNonzeros / 3, nnz));
+    const auto last = static_cast<Index>(
+        std::lower_bound(a.row_ptr.begin() + first, a.row_ptr.end(), target) - a.row_ptr.begin());
+    blocks.emplace_back(first, std::max(first, std::min(last, a.rows)));
+  }
+  std::vector<cpu::detail::RowKernels> kernels;
+  for (int k : list)
+    kernels.push_back(cpu::detail::row_kernels<Value, Index>(k, a.row_ptr.data(), a.col_idx.data(), a.rows, a.cols));
+  const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
+  std::vector<Value> y(static_cast<std::size_t>(a.rows));
+  const auto best = time_alternately(kernels.size(), [&](std::size_t c) {
+    for (const auto& [first, last] : blocks) {
+      if (kernels[c].long_rows)
+        cpu::detail::csr_rows_simd(a.row_ptr.data(), a.col_idx.data(), a.values.data(), x.data(), first, last,
+                                   Value(1), Value(0), y.data(), kernels[c].short_rows);
+      else
+        cpu::detail::csr_rows_short(kernels[c].short_rows, a.row_ptr.data(), a.col_idx.data(), a.values.data(),
+                                    x.data(), first, last, Value(1), Value(0), y.data());
+    }
+  });
+  const std::size_t w = winner(best, kSampleMargin);
+  why += race_words("rows sampled (" + std::to_string(kSampleNonzeros) + " nonzeros)", list, best, w);
+  return list[w];
+}
+
+#define SPMV_INSTANTIATE(V, I)                                                                                \
+  template std::optional<CpuKernel<V, I>> race_row_kernels(const CsrMatrix<V, I>&, Algorithm, const Options&, \
+                                                           std::string&);                                     \
+  template int sample_row_kernels(const CsrMatrix<V, I>&, std::string&);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::detail
