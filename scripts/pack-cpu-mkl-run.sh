@@ -3,7 +3,8 @@
 # host cores; issue 17): bench/spmv_bench_cpu_vs_vendor from a build configured here with
 # -DSPMV_WITH_MKL=ON (BUILD, default /work/build-mkl), MKL's runtime libraries (xz, ~38 MB), libhwy,
 # bench/cpu_matrices.txt with its SuiteSparse files and run.sh into build-mklrun/ (git-ignored), under
-# the device tool's 64 MiB carry. On the device: `THREADS="16 1" build-mklrun/run.sh` writes $OUT/cpu_mkl.csv.
+# the device tool's 64 MiB carry. On the device: `THREADS="16 1" build-mklrun/run.sh` writes
+# $OUT/cpu_mkl.csv (ALGOS=a,b,... names the operators, default every CPU candidate, MKL and Eigen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-/work/build-mkl}
@@ -32,7 +33,7 @@ for threads in ${THREADS:-16 1}; do
   for spec in $(grep -v '^#' cpu_matrices.txt); do
     [[ $spec == *.mtx.gz ]] && spec=$PWD/m/$spec
     OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads OMP_PROC_BIND=close ./spmv_bench_cpu_vs_vendor --rounds 3 \
-      --algos auto,row-loop,merge-parallel,dia,sell,mkl,eigen,auto-hint --csv one.csv "$spec" > /dev/null \
+      --algos "${ALGOS:-auto,row-loop,merge-parallel,dia,sell,mkl,eigen,auto-hint}" --csv one.csv "$spec" > /dev/null \
       2>> "${OUT:-.}/err.log"
     grep -v '^matrix,' one.csv | sed "s/^/$threads,/" >> "$out"
   done
