@@ -30,21 +30,25 @@ namespace detail {
 namespace {
 
 // Auto on the CPU: MergeParallel, whose merge-path split keeps threads balanced whatever the row
-// lengths, with one thread per kAutoNnzPerThread nonzeros, at most the team OpenMP allows
-// (OMP_NUM_THREADS / omp_set_num_threads) and at least one; with one thread, RowLoop. A thread count
-// the user sets (Options::threads > 0) is used as given. Basis (issue 12 item 4), 2-core AMD EPYC
-// (Zen 3) development machine at an idle moment: on a 10^4-row Poisson matrix (49.6 k nonzeros) the
-// row loop on one thread took 47.5 us, merge-parallel on two 34.3 us, scipy 42.7 us; 64 k nonzeros per
-// thread kept that product on one thread. About 16 k nonzeros (~10-15 us of row loop) is where a
-// second thread's start (~5-10 us on an idle machine) is repaid; docs/PERFORMANCE.md has the
-// re-measurement against scipy (bench/python_vs_scipy.py).
-constexpr std::int64_t kAutoNnzPerThread = 16384;
+// lengths, from kAutoMinParallelNnz nonzeros with one thread per kAutoNnzPerThread nonzeros (at least
+// two), at most the team OpenMP allows (OMP_NUM_THREADS / omp_set_num_threads); with one thread,
+// RowLoop. A thread count the user sets (Options::threads > 0) is used as given. Basis (issue 17,
+// 2026-11-27, merge-parallel timed at each thread count in one process, products back to back,
+// docs/PERFORMANCE.md "Auto's thread count"): a fork/join costs about 1-1.5 us for two threads and
+// 3-5 us for 16, so a second thread pays from about 4 k nonzeros (fitted on half of 26 matrices of
+// 0.1-150 k nonzeros on the 2-core Intel VM: 1.00 of the best of one or two threads, 0.96 on the other
+// half), and on the 16-core Intel host more threads kept paying down to about 1 k nonzeros each (fitted
+// on half of 28 matrices of 0.1-800 k nonzeros at 1-16 threads: 0.97 of the best count, 0.97 on the
+// other half; the former 16 k per thread gave 0.49 there, cs4 on 5 threads instead of 16).
+constexpr std::int64_t kAutoMinParallelNnz = 4096;
+constexpr std::int64_t kAutoNnzPerThread = 1024;
 
 // The thread count Auto uses for a matrix of `nnz` nonzeros (see kAutoNnzPerThread).
 int auto_threads(std::int64_t nnz, const Options& options) {
   if (options.threads > 0) return options.threads;
   const std::int64_t allowed = std::max(1, omp_get_max_threads());
-  return static_cast<int>(std::clamp<std::int64_t>(nnz / kAutoNnzPerThread, 1, allowed));
+  if (nnz < kAutoMinParallelNnz) return 1;
+  return static_cast<int>(std::min(allowed, std::max<std::int64_t>(2, nnz / kAutoNnzPerThread)));
 }
 
 // The algorithm Auto runs with `threads` threads.
@@ -281,7 +285,8 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
     resolved = detail::auto_algorithm(chosen.threads);
     why = "auto(nnz=" + std::to_string(nnz) + " threads=" + std::to_string(chosen.threads) +
           (options.threads > 0 ? " as set" : " of " + std::to_string(std::max(1, omp_get_max_threads())) +
-                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread") +
+                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread from " +
+                                                 std::to_string(detail::kAutoMinParallelNnz)) +
           (half ? "; values=" + std::string(to_string(options.values)) + ": the f32 rule" : "");
     // With the expected-applies hint, A x may run on a converted copy (DIA or SELL) when the CPU rule
     // says the products repay it; the counting is part of the setup time. Half storage asks the rule

@@ -26,8 +26,9 @@ namespace {
 template <class Value>
 constexpr int kMaxTile = 128 / static_cast<int>(sizeof(Value));
 // Threads a product uses: one per this many multiply-adds (nnz * k), at most the plan's threads. The
-// CPU Auto's SpMV rule (16384 nonzeros per thread, src/cpu/cpu_dispatch.cpp) at k = 4: below it an
-// OpenMP fork/join costs more than the work it shares out. Not measured for SpMM.
+// CPU Auto's former SpMV rule (16384 nonzeros per thread; src/cpu/cpu_dispatch.cpp now starts threads
+// from far less work) at k = 4: below it an OpenMP fork/join costs more than the work it shares out.
+// Not measured for SpMM.
 constexpr std::int64_t kMultiplyAddsPerThread = 16384 * 4;
 // Blocks per thread: more than one so that dynamic scheduling can even out what the row+nnz split
 // misses (memory-bound rows of different locality).

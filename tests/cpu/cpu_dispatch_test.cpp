@@ -59,14 +59,18 @@ TEST(CpuDispatch, AutoTakesThreadsFromTheMatrixSizeWithinTheAllowedTeam) {
     auto tiny_op = make_cpu_operator(tiny, Algorithm::Auto, op);
     EXPECT_EQ(tiny_op->algorithm(), Algorithm::RowLoop);
     EXPECT_TRUE(contains(tiny_op->policy(), "threads=1 of ")) << tiny_op->policy();
-    // 16,384 nonzeros per thread: issue 12's 10^4-row product already runs on up to 3 threads.
+    // 1,024 nonzeros per thread from 4,096 on: issue 12's 10^4-row product runs on up to 48 threads.
     auto small_op = make_cpu_operator(small, Algorithm::Auto, op);
     EXPECT_EQ(small_op->algorithm(), allowed > 1 ? Algorithm::MergeParallel : Algorithm::RowLoop);
-    EXPECT_TRUE(contains(small_op->policy(), "threads=" + std::to_string(std::min(allowed, 3)) + " of "))
+    EXPECT_TRUE(contains(small_op->policy(), "threads=" + std::to_string(std::min(allowed, 48)) + " of "))
         << small_op->policy();
+    // Just past the start of the parallel range, at least two threads where two are allowed.
+    const auto start = convert<double, std::int32_t>(gen::poisson2d(30));  // 4,380 nonzeros
+    EXPECT_TRUE(contains(make_cpu_operator(start, Algorithm::Auto, op)->policy(),
+                         "threads=" + std::to_string(std::min(allowed, 4)) + " of "));
     auto large_op = make_cpu_operator(large, Algorithm::Auto, op);
     EXPECT_EQ(large_op->algorithm(), allowed > 1 ? Algorithm::MergeParallel : Algorithm::RowLoop);
-    const int want = std::min(allowed, 798400 / 16384);
+    const int want = std::min(allowed, 798400 / 1024);
     EXPECT_TRUE(contains(large_op->policy(), "auto(nnz=798400 threads=" + std::to_string(want) + " of ")) << large_op->policy();
     EXPECT_EQ(large_op->operation(), op);
     EXPECT_EQ(large_op->backend(), Backend::Cpu);
