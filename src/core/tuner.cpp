@@ -176,7 +176,7 @@ TuningSpace build_tuning_space(const TuningInputs& in) {
     const double ell_padding = mean > 0 ? double(in.row_max) / mean : 0;
     const double max_padding = in.user.max_padding > 0 ? in.user.max_padding : 3.0;
     std::vector<Algorithm> formats;
-    if (in.backend == Backend::Cuda && transpose) {
+    if (transpose && contains(in.offered, Algorithm::ExplicitTranspose)) {
       formats.push_back(Algorithm::ExplicitTranspose);
     } else {
       if (!long_rows && !irregular) formats.push_back(Algorithm::Dia);  // banded matrices have regular rows

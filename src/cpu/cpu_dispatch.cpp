@@ -18,6 +18,7 @@
 
 #include "core/auto_rule.hpp"
 #include "core/backends.hpp"
+#include "core/memory_budget.hpp"
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
@@ -50,6 +51,13 @@ int auto_threads(std::int64_t nnz, const Options& options) {
   if (nnz < kAutoMinParallelNnz) return 1;
   return static_cast<int>(std::min(allowed, std::max<std::int64_t>(2, nnz / kAutoNnzPerThread)));
 }
+
+// Aᵀx with the expected-applies hint: the explicit transpose (Aᵀ built once, then Auto's non-transposed
+// plan on it) when at least this many products are expected and the copy takes at most
+// kTransposeCopyMemoryShare of the memory available. Basis: docs/PERFORMANCE.md, "The explicit transpose
+// on the CPU".
+constexpr std::int64_t kTransposeMinApplies = 128;
+constexpr double kTransposeCopyMemoryShare = 0.5;
 
 // The algorithm Auto runs with `threads` threads.
 Algorithm auto_algorithm(int threads) { return threads == 1 ? Algorithm::RowLoop : Algorithm::MergeParallel; }
@@ -105,7 +113,7 @@ std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>&
 
 namespace {
 
-// Every algorithm offers both operations.
+// Every algorithm offers both operations, except the last, the explicit transpose (Aᵀx only).
 constexpr Algorithm kCpuAlgorithms[] = {
     Algorithm::Reference, Algorithm::RowLoop, Algorithm::ColumnChunked, Algorithm::MergeParallel,
     Algorithm::Coo,       Algorithm::Ell,     Algorithm::EllR,          Algorithm::EllRVector,
@@ -116,6 +124,7 @@ constexpr Algorithm kCpuAlgorithms[] = {
 #ifdef SPMV_HAS_MKL
     Algorithm::Mkl,
 #endif
+    Algorithm::ExplicitTranspose,
 };
 
 bool offered(Algorithm algorithm, Operation op) {
@@ -209,6 +218,20 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
                           : "sequential, double accumulation, allocates a double y per product";
       return kernel;
     }
+    case Algorithm::ExplicitTranspose: {  // offered for Aᵀx only
+      // Aᵀ built once (a second copy of the matrix), then Auto's non-transposed plan on it, with the
+      // same options: the expected-applies hint lets that plan convert or race its row kernel too.
+      const auto at = transpose(a);
+      std::shared_ptr<Operator<Value, Index>> inner =
+          make_cpu_operator(at, Algorithm::Auto, Operation::NonTranspose, options);
+      kernel.run = [inner, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
+        inner->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
+      };
+      kernel.policy = "A^T copy, then " + inner->policy();
+      kernel.extra_bytes = at.row_ptr.size() * sizeof(Index) + at.col_idx.size() * sizeof(Index) +
+                           at.values.size() * sizeof(Value) + inner->extra_bytes();
+      return kernel;
+    }
     case Algorithm::ColumnChunked: {
       auto plan = std::make_shared<cpu::ColumnChunkedPlan<Value, Index>>(a, op, options.column_span, options.threads);
       kernel.run = [plan, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
@@ -250,7 +273,10 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
-std::span<const Algorithm> cpu_algorithms(Operation) { return kCpuAlgorithms; }
+std::span<const Algorithm> cpu_algorithms(Operation op) {
+  const std::span<const Algorithm> all = kCpuAlgorithms;
+  return op == Operation::Transpose ? all : all.first(all.size() - 1);
+}
 
 }  // namespace detail
 
@@ -317,6 +343,18 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
         }
       } else {
         why += " no conversion repaid";
+      }
+    }
+    // Aᵀx: the explicit transpose when the hint repays the copy and it fits (its own Auto then decides
+    // the non-transposed plan, conversions and row kernel included).
+    if (op == Operation::Transpose && !half && nnz > 0 && options.expected_applies >= detail::kTransposeMinApplies) {
+      const double copy = double(nnz) * double(sizeof(Value) + sizeof(Index)) + double(a.cols + 1) * sizeof(Index);
+      const detail::MemoryBudget budget = detail::memory_budget(0);
+      if (copy <= detail::kTransposeCopyMemoryShare * double(budget.bytes)) {
+        resolved = Algorithm::ExplicitTranspose;
+        why += " applies=" + std::to_string(options.expected_applies) + " A^T copy repaid";
+      } else {
+        why += " A^T copy (" + detail::format_bytes(copy) + ") over half of " + budget.source;
       }
     }
     // The CSR row kernel measured on A (src/cpu/row_kernel_race.cpp), unless named or not allowed to vary.

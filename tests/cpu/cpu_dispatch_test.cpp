@@ -50,6 +50,31 @@ TEST(CpuDispatch, OffersTheCpuAlgorithmsForBothOperations) {
   }
 }
 
+// Aᵀx with the expected-applies hint: Auto takes the explicit transpose (Aᵀ built once, then Auto's
+// non-transposed plan on it, which may convert in turn); below kTransposeMinApplies (128) it keeps the
+// copy-free scatter. The explicit algorithm is offered for Aᵀx only, holds the copy in extra_bytes, and
+// matches the reference (the differential sweep runs it on the whole zoo too).
+TEST(CpuDispatch, AutoTransposesExplicitlyWhenTheHintRepaysTheCopy) {
+  const auto a = convert<double, std::int32_t>(gen::random_uniform(3000, 2000, 9, 4));
+  Options hint;
+  hint.expected_applies = 128;
+  const auto explicit_t = make_cpu_operator(a, Algorithm::Auto, Operation::Transpose, hint);
+  EXPECT_EQ(explicit_t->algorithm(), Algorithm::ExplicitTranspose) << explicit_t->policy();
+  EXPECT_TRUE(contains(explicit_t->policy(), "A^T copy repaid") && contains(explicit_t->policy(), "A^T copy, then auto("))
+      << explicit_t->policy();
+  EXPECT_GE(explicit_t->extra_bytes(), a.col_idx.size() * (sizeof(double) + sizeof(std::int32_t)));
+  const OperatorCheck check = check_operator(*explicit_t, a, 47);
+  for (const auto& f : check.failures) ADD_FAILURE() << explicit_t->policy() << ": " << f;
+  hint.expected_applies = 127;
+  EXPECT_NE(make_cpu_operator(a, Algorithm::Auto, Operation::Transpose, hint)->algorithm(),
+            Algorithm::ExplicitTranspose);
+  EXPECT_THROW(make_cpu_operator(a, Algorithm::ExplicitTranspose, Operation::NonTranspose), Unsupported);
+  const auto named = make_cpu_operator(a, Algorithm::ExplicitTranspose, Operation::Transpose);
+  EXPECT_EQ(named->operation(), Operation::Transpose);
+  EXPECT_EQ(named->rows(), a.cols);
+  EXPECT_EQ(named->cols(), a.rows);
+}
+
 TEST(CpuDispatch, AutoTakesThreadsFromTheMatrixSizeWithinTheAllowedTeam) {
   const auto tiny = convert<double, std::int32_t>(gen::poisson2d(8));     // 288 nonzeros
   const auto small = convert<double, std::int32_t>(gen::poisson2d(100));  // 49,600: issue 12's 10^4 rows
@@ -510,7 +535,7 @@ TEST(CpuSimd, SellSliceHeightIsTheSimdWidth) {
 }
 
 // Auto converts A·x only with the expected-applies hint, only when the CPU rule says it is repaid
-// (src/core/auto_rule.hpp), never for Aᵀ·x; the converted plan matches the reference.
+// (src/core/auto_rule.hpp); the converted plan matches the reference.
 template <class Value>
 void check_auto_conversions() {
   const auto stencil = convert<Value, std::int32_t>(gen::poisson2d(300));  // 450 k nonzeros, 5 diagonals
@@ -532,7 +557,9 @@ void check_auto_conversions() {
     }());
     EXPECT_EQ(once->algorithm(), Algorithm::RowLoop) << once->policy();
     EXPECT_TRUE(contains(once->policy(), "no conversion repaid")) << once->policy();
-    EXPECT_EQ(make_cpu_operator(*m, Algorithm::Auto, Operation::Transpose, hint)->algorithm(), Algorithm::RowLoop);
+    // Aᵀ·x converts differently: an explicit transpose (AutoTransposesExplicitlyWhenTheHintRepaysTheCopy).
+    EXPECT_EQ(make_cpu_operator(*m, Algorithm::Auto, Operation::Transpose, hint)->algorithm(),
+              Algorithm::ExplicitTranspose);
   }
   const auto dia = make_cpu_operator(stencil, Algorithm::Auto, Operation::NonTranspose, hint);
   EXPECT_EQ(dia->algorithm(), Algorithm::Dia) << dia->policy();
