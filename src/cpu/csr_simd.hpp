@@ -181,8 +181,9 @@ void csr_rows_unrolled(const Index* row_ptr, const Index* col, const Value* val,
                        Index r_end, Value alpha, Value beta, Value* y);
 
 // The same with consecutive rows in vector lanes (ShortRows::Lanes): step t of a group of rows gathers
-// each row's t-th index, value and x, and adds the product in the plain loop's order (a multiply, then
-// an add: the same bits as csr_rows_scalar). f32 with int64 indices runs the plain loop.
+// each row's t-th index, value and x, so each row is summed in the plain loop's order (the compiler may
+// fuse the multiply and the add, so the bits can differ from csr_rows_scalar's by rounding). f32 with
+// int64 indices runs the plain loop.
 template <class Value, class Index>
 void csr_rows_lanes(const Index* row_ptr, const Index* col, const Value* val, const Value* x, Index r_begin,
                     Index r_end, Value alpha, Value beta, Value* y);
