@@ -310,9 +310,10 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
     const bool half = options.values != ValueStorage::Native;
     resolved = detail::auto_algorithm(chosen.threads);
     why = "auto(nnz=" + std::to_string(nnz) + " threads=" + std::to_string(chosen.threads) +
-          (options.threads > 0 ? " as set" : " of " + std::to_string(std::max(1, omp_get_max_threads())) +
-                                                 " at " + std::to_string(detail::kAutoNnzPerThread) + " nnz/thread from " +
-                                                 std::to_string(detail::kAutoMinParallelNnz)) +
+          (options.threads > 0 ? " as set"
+                               : " of " + std::to_string(std::max(1, omp_get_max_threads())) + " at " +
+                                     std::to_string(detail::kAutoNnzPerThread) + " nnz/thread from " +
+                                     std::to_string(detail::kAutoMinParallelNnz)) +
           (half ? "; values=" + std::string(to_string(options.values)) + ": the f32 rule" : "");
     // With the expected-applies hint, A x may run on a converted copy (DIA or SELL) when the CPU rule
     // says the products repay it; the counting is part of the setup time. Half storage asks the rule
@@ -348,7 +349,7 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
     // Aᵀx: the explicit transpose when the hint repays the copy and it fits (its own Auto then decides
     // the non-transposed plan, conversions and row kernel included).
     if (op == Operation::Transpose && !half && nnz > 0 && options.expected_applies >= detail::kTransposeMinApplies) {
-      const double copy = double(nnz) * double(sizeof(Value) + sizeof(Index)) + double(a.cols + 1) * sizeof(Index);
+      const double copy = double(nnz) * double(sizeof(Value) + sizeof(Index)) + (double(a.cols) + 1) * sizeof(Index);
       const detail::MemoryBudget budget = detail::memory_budget(0);
       if (copy <= detail::kTransposeCopyMemoryShare * double(budget.bytes)) {
         resolved = Algorithm::ExplicitTranspose;

@@ -131,7 +131,8 @@ RowKernels row_kernels(int requested, const Index* row_ptr, const Index* col, In
   if (!named) return choose_row_kernels<Value, Index>(row_ptr, col, rows, cols);
   RowKernels k;
   k.short_rows = *named;
-  for (Index r = 0; r < rows && !k.long_rows; ++r) k.long_rows = row_ptr[r + 1] - row_ptr[r] >= simd_row_threshold<Value, Index>();
+  const std::int64_t threshold = simd_row_threshold<Value, Index>();
+  for (Index r = 0; r < rows && !k.long_rows; ++r) k.long_rows = row_ptr[r + 1] - row_ptr[r] >= threshold;
   return k;
 }
 

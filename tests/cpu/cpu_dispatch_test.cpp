@@ -60,8 +60,8 @@ TEST(CpuDispatch, AutoTransposesExplicitlyWhenTheHintRepaysTheCopy) {
   hint.expected_applies = 128;
   const auto explicit_t = make_cpu_operator(a, Algorithm::Auto, Operation::Transpose, hint);
   EXPECT_EQ(explicit_t->algorithm(), Algorithm::ExplicitTranspose) << explicit_t->policy();
-  EXPECT_TRUE(contains(explicit_t->policy(), "A^T copy repaid") && contains(explicit_t->policy(), "A^T copy, then auto("))
-      << explicit_t->policy();
+  const std::string policy = explicit_t->policy();
+  EXPECT_TRUE(contains(policy, "A^T copy repaid") && contains(policy, "A^T copy, then auto(")) << policy;
   EXPECT_GE(explicit_t->extra_bytes(), a.col_idx.size() * (sizeof(double) + sizeof(std::int32_t)));
   const OperatorCheck check = check_operator(*explicit_t, a, 47);
   for (const auto& f : check.failures) ADD_FAILURE() << explicit_t->policy() << ": " << f;
