@@ -97,19 +97,10 @@ void measure(std::vector<Sample<Value>>& samples) {
   std::vector<CpuKernel<Value, Index>> kernels;
   for (const auto& s : samples) kernels.push_back(build_kernel(s.p->a, s.algorithm, Operation::NonTranspose, options));
   std::vector<Value> x(std::size_t{1} << 16, Value(1)), y(std::size_t{1} << 16);
-  for (int round = 0; round < kRounds; ++round)
-    for (std::size_t k = 0; k < samples.size(); ++k) {
-      kernels[k].run(Value(1), x.data(), Value(0), y.data());  // warm
-      const auto start = std::chrono::steady_clock::now();
-      double seconds = 0;
-      int products = 0;
-      do {
-        kernels[k].run(Value(1), x.data(), Value(0), y.data());
-        ++products;
-        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      } while (seconds < kRoundSeconds);
-      samples[k].seconds = std::min(samples[k].seconds, seconds / products);
-    }
+  const auto best = time_alternately(samples.size(), kRounds, kRoundSeconds, true, [&](std::size_t k) {
+    kernels[k].run(Value(1), x.data(), Value(0), y.data());
+  });
+  for (std::size_t k = 0; k < samples.size(); ++k) samples[k].seconds = best[k];
 }
 
 template <class Value>
@@ -123,8 +114,7 @@ double bounded(double scale) { return std::clamp(scale, 0.25, 4.0); }
 
 template <class Value>
 CpuFormatScales calibrate() {
-  const char* env = std::getenv("SPMV_CPU_CALIBRATION");
-  if (env && std::string(env) == "0") return {};
+  if (!cpu_measuring_allowed()) return {};
   const Probe<Value> regular = probe(short_rows<Value>(Index{1} << 14, false));
   const Probe<Value> irregular = probe(short_rows<Value>(Index{1} << 14, true));
   const Probe<Value> band = probe(banded<Value>(Index{1} << 15));
@@ -145,6 +135,11 @@ CpuFormatScales calibrate() {
 }
 
 }  // namespace
+
+bool cpu_measuring_allowed() {
+  const char* env = std::getenv("SPMV_CPU_CALIBRATION");
+  return !(env && std::string(env) == "0");
+}
 
 template <class Value>
 const CpuFormatScales& cpu_format_scales() {

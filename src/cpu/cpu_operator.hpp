@@ -2,12 +2,16 @@
 // Private: every CPU algorithm is a kernel closure over its (possibly converted) data wrapped in one
 // Operator class, so that size checks and timing are written once.
 #include <cstddef>
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/auto_rule.hpp"
 #include "spmv/formats.hpp"
@@ -50,6 +54,37 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
 template <class Value, class Index>
 std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>& a, const Options& options,
                                                   int value_bytes, int threads);
+
+// Times `count` candidates on this CPU, alternately: `rounds` rounds, each a sample of every candidate
+// repeating run(c) for at least `min_seconds`; returns each candidate's fastest sample per run (a sample
+// that lost the core to another process is slower, never faster). Every candidate runs once untimed
+// first, or, with `warm_each_sample`, before each of its samples (after the others evicted its data).
+// The CPU rule's calibration and Auto's row-kernel races measure with it.
+template <class Run>
+std::vector<double> time_alternately(std::size_t count, int rounds, double min_seconds, bool warm_each_sample,
+                                     Run run) {
+  std::vector<double> best(count, std::numeric_limits<double>::infinity());
+  if (!warm_each_sample)
+    for (std::size_t c = 0; c < count; ++c) run(c);
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t c = 0; c < count; ++c) {
+      if (warm_each_sample) run(c);
+      const auto start = std::chrono::steady_clock::now();
+      double seconds = 0;
+      int runs = 0;
+      do {
+        run(c);
+        ++runs;
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      } while (seconds < min_seconds);
+      best[c] = std::min(best[c], seconds / runs);
+    }
+  return best;
+}
+
+// Whether the dispatch may measure on this CPU at plan time (the rule's scales, the row-kernel races):
+// not when the environment sets SPMV_CPU_CALIBRATION=0 (src/cpu/cpu_calibration.cpp).
+bool cpu_measuring_allowed();
 
 // Implemented in src/cpu/row_kernel_race.cpp: Auto's CSR row kernel (Options::cpu_rows) measured on A.
 // With the expected-applies hint (at least kRaceMinApplies), race_row_kernels builds the plan of

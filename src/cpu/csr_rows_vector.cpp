@@ -155,7 +155,6 @@ HWY_EXPORT(lanes_f64_i64);
 
 std::optional<ShortRows> requested_row_kernel(int requested) {
   constexpr ShortRows kernels[] = {ShortRows::Plain, ShortRows::Unrolled, ShortRows::Lanes, ShortRows::Vector};
-  constexpr const char* names[] = {"plain", "unrolled", "lanes", "vector"};
   if (requested >= 0 && requested < 4) return kernels[requested];
   if (requested != -1)
     throw InvalidArgument("Options::cpu_rows = " + std::to_string(requested) +
@@ -163,7 +162,7 @@ std::optional<ShortRows> requested_row_kernel(int requested) {
   const char* env = std::getenv("SPMV_CPU_ROWS");
   if (env == nullptr || *env == 0) return std::nullopt;
   for (int k = 0; k < 4; ++k)
-    if (std::string(env) == names[k]) return kernels[k];
+    if (std::string(env) == kRowKernelNames[k]) return kernels[k];
   throw InvalidArgument(std::string("SPMV_CPU_ROWS=") + env + ": expected plain, unrolled, lanes or vector");
 }
 

@@ -15,11 +15,9 @@
 // candidate is slow enough to make the race itself expensive. SPMV_CPU_CALIBRATION=0 and
 // Options::deterministic skip both races (the rule's kernel, the same in every run).
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -60,25 +58,6 @@ std::vector<int> candidates(const CsrMatrix<Value, Index>& a) {
   return list;
 }
 
-template <class Run>
-std::vector<double> time_alternately(std::size_t count, Run run) {
-  std::vector<double> best(count, std::numeric_limits<double>::infinity());
-  for (std::size_t c = 0; c < count; ++c) run(c);
-  for (int round = 0; round < kRaceRounds; ++round)
-    for (std::size_t c = 0; c < count; ++c) {
-      const auto start = std::chrono::steady_clock::now();
-      double seconds = 0;
-      int runs = 0;
-      do {
-        run(c);
-        ++runs;
-        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      } while (seconds < kRaceSampleSeconds);
-      best[c] = std::min(best[c], seconds / runs);
-    }
-  return best;
-}
-
 // The fastest candidate that beats the rule's (index 0) by the margin; 0 if none does.
 std::size_t winner(const std::vector<double>& best, double margin) {
   std::size_t w = 0;
@@ -90,19 +69,13 @@ std::size_t winner(const std::vector<double>& best, double margin) {
 // " rows raced: rule 0.412 ms, lanes 0.318 ms, vector 0.505 ms; lanes"
 std::string race_words(const std::string& what, const std::vector<int>& list, const std::vector<double>& best,
                        std::size_t w) {
-  constexpr const char* names[] = {"plain", "unrolled", "lanes", "vector"};
   std::string words = " " + what + ":";
   for (std::size_t c = 0; c < list.size(); ++c) {
     char ms[32];
     std::snprintf(ms, sizeof ms, " %.3g ms", best[c] * 1e3);
-    words += (c ? ", " : " ") + std::string(c ? names[list[c]] : "rule") + ms;
+    words += (c ? ", " : " ") + std::string(c ? cpu::detail::kRowKernelNames[list[c]] : "rule") + ms;
   }
-  return words + "; " + (w ? names[list[w]] : "rule");
-}
-
-bool measuring_allowed() {
-  const char* env = std::getenv("SPMV_CPU_CALIBRATION");
-  return !(env && std::string(env) == "0");
+  return words + "; " + (w ? cpu::detail::kRowKernelNames[list[w]] : "rule");
 }
 
 }  // namespace
@@ -110,7 +83,7 @@ bool measuring_allowed() {
 template <class Value, class Index>
 std::optional<CpuKernel<Value, Index>> race_row_kernels(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
                                                         const Options& options, std::string& why) {
-  if (!measuring_allowed()) return std::nullopt;
+  if (!cpu_measuring_allowed()) return std::nullopt;
   const std::vector<int> list = candidates(a);
   if (list.size() == 1) return std::nullopt;
   std::vector<CpuKernel<Value, Index>> kernels;
@@ -121,7 +94,7 @@ std::optional<CpuKernel<Value, Index>> race_row_kernels(const CsrMatrix<Value, I
   }
   const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
   std::vector<Value> y(static_cast<std::size_t>(a.rows));
-  const auto best = time_alternately(kernels.size(), [&](std::size_t c) {
+  const auto best = time_alternately(kernels.size(), kRaceRounds, kRaceSampleSeconds, false, [&](std::size_t c) {
     kernels[c].run(Value(1), x.data(), Value(0), y.data());
   });
   const std::size_t w = winner(best, kRaceMargin);
@@ -132,7 +105,7 @@ std::optional<CpuKernel<Value, Index>> race_row_kernels(const CsrMatrix<Value, I
 template <class Value, class Index>
 int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why) {
   const std::int64_t nnz = a.nnz();
-  if (!measuring_allowed() || nnz < kSampleMinNonzeros ||
+  if (!cpu_measuring_allowed() || nnz < kSampleMinNonzeros ||
       std::int64_t{a.cols} * static_cast<std::int64_t>(sizeof(Value)) > kSampleMaxXBytes)
     return -1;
   const std::vector<int> list = candidates(a);
@@ -151,7 +124,7 @@ int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why) {
     kernels.push_back(cpu::detail::row_kernels<Value, Index>(k, a.row_ptr.data(), a.col_idx.data(), a.rows, a.cols));
   const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
   std::vector<Value> y(static_cast<std::size_t>(a.rows));
-  const auto best = time_alternately(kernels.size(), [&](std::size_t c) {
+  const auto best = time_alternately(kernels.size(), kRaceRounds, kRaceSampleSeconds, false, [&](std::size_t c) {
     for (const auto& [first, last] : blocks) {
       if (kernels[c].long_rows)
         cpu::detail::csr_rows_simd(a.row_ptr.data(), a.col_idx.data(), a.values.data(), x.data(), first, last,
