@@ -166,24 +166,30 @@ std::optional<ShortRows> requested_row_kernel(int requested) {
   throw InvalidArgument(std::string("SPMV_CPU_ROWS=") + env + ": expected plain, unrolled, lanes or vector");
 }
 
+// lanes_per_nonzero for a kernel of `n` lanes: rows in lanes (`lanes`) fill n times each group's longest
+// row, a vector per row n times each row's vectors.
+template <class Index>
+double lanes_filled(bool lanes, std::int64_t n, const Index* row_ptr, Index rows) {
+  std::int64_t filled = 0;
+  if (lanes) {
+    for (std::int64_t r = 0; r < rows; r += n) {
+      std::int64_t longest = 0;
+      for (std::int64_t i = r; i < std::min<std::int64_t>(r + n, rows); ++i)
+        longest = std::max<std::int64_t>(longest, row_ptr[i + 1] - row_ptr[i]);
+      filled += n * longest;
+    }
+  } else {
+    for (std::int64_t r = 0; r < rows; ++r) filled += n * ((row_ptr[r + 1] - row_ptr[r] + n - 1) / n);
+  }
+  const std::int64_t nnz = rows > 0 ? std::int64_t{row_ptr[rows]} - row_ptr[0] : 0;
+  return nnz > 0 ? static_cast<double>(filled) / static_cast<double>(nnz) : 1.0;
+}
+
 #define SPMV_VECTOR_ROWS_DISPATCH(V, I, suffix)                                                                \
   template <>                                                                                                  \
   double lanes_per_nonzero<V, I>(ShortRows kernel, const I* row_ptr, I rows) {                                \
     const bool lanes = kernel == ShortRows::Lanes;                                                             \
-    const std::int64_t n = HWY_DYNAMIC_DISPATCH(width_##suffix)(lanes);                                        \
-    std::int64_t filled = 0;                                                                                   \
-    if (lanes) {                                                                                               \
-      for (std::int64_t r = 0; r < rows; r += n) {                                                             \
-        std::int64_t longest = 0;                                                                              \
-        for (std::int64_t i = r; i < std::min<std::int64_t>(r + n, rows); ++i)                                 \
-          longest = std::max<std::int64_t>(longest, row_ptr[i + 1] - row_ptr[i]);                             \
-        filled += n * longest;                                                                                 \
-      }                                                                                                        \
-    } else {                                                                                                   \
-      for (std::int64_t r = 0; r < rows; ++r) filled += n * ((row_ptr[r + 1] - row_ptr[r] + n - 1) / n);     \
-    }                                                                                                          \
-    const std::int64_t nnz = rows > 0 ? std::int64_t{row_ptr[rows]} - row_ptr[0] : 0;                          \
-    return nnz > 0 ? static_cast<double>(filled) / static_cast<double>(nnz) : 1.0;                            \
+    return lanes_filled(lanes, HWY_DYNAMIC_DISPATCH(width_##suffix)(lanes), row_ptr, rows);                    \
   }                                                                                                            \
   template <>                                                                                                  \
   void csr_rows_vector<V, I>(const I* row_ptr, const I* col, const V* val, const V* x, I r_begin, I r_end,   \
