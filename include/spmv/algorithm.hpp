@@ -34,6 +34,7 @@ enum class Algorithm {
   TransposeAtomic,    // one thread per row, atomic adds into y
   HolaBuffered,       // Hola-SpMVT with a shared-memory output buffer
   ExplicitTranspose,  // CSR -> CSC once, then a non-transposed product; deterministic
+  Symmetric,          // A == A^T checked once, then A x's own plan: no copy, no atomics; refused otherwise
   // Formats (both backends; the plan converts from CSR once)
   Coo,
   Ell,

@@ -3,6 +3,8 @@
 // files). Value types: float, double. Index types: int32_t, int64_t (one type for row pointers and
 // column indices; to_csr refuses sizes that overflow it with a message naming the 64-bit alternative).
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace spmv {
@@ -49,6 +51,13 @@ CsrMatrix<Value, Index> make_csr(Index rows, Index cols, std::vector<Index> row_
 // True when every row's columns are strictly increasing (sorted, no duplicates).
 template <class Value, class Index>
 bool is_canonical(const CsrMatrix<Value, Index>& a);
+
+// std::nullopt when A equals its transpose exactly, so that A^T x is A x term for term: A is square,
+// every row's columns are strictly increasing, and every stored a_ij faces a stored a_ji of equal value
+// (NaN equals nothing; +0 equals -0). Otherwise the first row that breaks it, described (the entry
+// and what faces it). Validates A first. Parallel, no copy; stops early at a violation.
+template <class Value, class Index>
+std::optional<std::string> symmetry_violation(const CsrMatrix<Value, Index>& a);
 
 // Sorts columns within each row and sums duplicates (explicit zeros are kept).
 template <class Value, class Index>

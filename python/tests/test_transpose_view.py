@@ -36,25 +36,50 @@ def test_t_products_match_scipy_and_run_the_transposed_operation():
     assert a.T.plan_info()["algorithm"] == a.plan_info(transpose=True)["algorithm"]
 
 
+def symmetric_case():
+    """37 x 37, equal to its transpose (values included), with empty rows."""
+    b = CASES["tall_empty_rows"]  # 37 x 23
+    return (sp.hstack([b, sp.csr_matrix((37, 14))]) + sp.hstack([b, sp.csr_matrix((37, 14))]).T).tocsr()
+
+
 @pytest.mark.parametrize("algorithm", ["auto"] + spmv.algorithms("cpu", transpose=True))
 def test_t_apply_with_alpha_beta_for_every_transpose_algorithm(algorithm):
     s = CASES["tall_empty_rows"]  # 37 x 23
+    if algorithm == "symmetric":  # A^T x as A x: for matrices equal to their transpose only
+        with pytest.raises(spmv.UnsupportedError, match=r"A is 37 x 23, not square"):
+            spmv.Matrix.from_scipy(s, algorithm=algorithm).T @ random_vector(37, np.float64, 3)
+        s = symmetric_case()
     a = spmv.Matrix.from_scipy(s, algorithm=algorithm, options=NO_PADDING_LIMIT)
     t = a.T
-    x = random_vector(37, np.float64, 3)
-    y0 = random_vector(23, np.float64, 4)
+    rows, cols = s.shape
+    x = random_vector(rows, np.float64, 3)
+    y0 = random_vector(cols, np.float64, 4)
     for alpha, beta in COMBOS:
-        y = np.full(23, np.nan) if beta == 0 else y0.copy()
+        y = np.full(cols, np.nan) if beta == 0 else y0.copy()
         assert t.apply(x, y, alpha, beta) is y
         assert_close(y, s, x, alpha, beta, y0, transpose=True)
     # transpose=True through the view is A itself (where the algorithm also offers A x: the explicit
-    # transpose is for A^T x only, and says so).
-    xa = random_vector(23, np.float64, 5)
+    # transpose and the symmetric route are for A^T x only, and say so).
+    xa = random_vector(cols, np.float64, 5)
     if algorithm in ["auto"] + spmv.algorithms("cpu"):
         assert_close(t.apply(xa, transpose=True), s, xa)
     else:
         with pytest.raises(spmv.UnsupportedError, match="does not offer"):
             t.apply(xa, transpose=True)
+
+
+def test_auto_runs_a_symmetric_matrix_transposed_through_its_own_plan_with_the_hint():
+    s = symmetric_case()
+    hinted = spmv.Matrix.from_scipy(s, options={"expected_applies": 1000})
+    assert hinted.plan_info(transpose=True)["algorithm"] == "symmetric"
+    assert spmv.Matrix.from_scipy(s).plan_info(transpose=True)["algorithm"] != "symmetric"  # no hint
+    x = random_vector(37, np.float64, 8)
+    assert_close(hinted.T @ x, s, x, transpose=True)
+    skewed = s.copy()
+    row = np.repeat(np.arange(37), np.diff(skewed.indptr))
+    skewed.data[np.flatnonzero(skewed.indices != row)[0]] += 1  # off the diagonal: the explicit transpose instead
+    assert spmv.Matrix.from_scipy(skewed, options={"expected_applies": 1000}).plan_info(
+        transpose=True)["algorithm"] == "explicit-transpose"
 
 
 def test_t_shares_the_plan_cache():

@@ -10,7 +10,7 @@ namespace {
 
 // Intent-level names first (kIntents of them), then the algorithms in declaration order.
 constexpr std::size_t kIntents = 2;
-constexpr std::array<std::pair<Algorithm, std::string_view>, 30> kNames{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 31> kNames{{
     {Algorithm::Auto, "auto"},
     {Algorithm::Tune, "tune"},
     {Algorithm::Reference, "reference"},
@@ -29,6 +29,7 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 30> kNames{{
     {Algorithm::TransposeAtomic, "transpose-atomic"},
     {Algorithm::HolaBuffered, "hola-buffered"},
     {Algorithm::ExplicitTranspose, "explicit-transpose"},
+    {Algorithm::Symmetric, "symmetric"},
     {Algorithm::Coo, "coo"},
     {Algorithm::Ell, "ell"},
     {Algorithm::EllR, "ellr"},

@@ -1,11 +1,16 @@
 #include "spmv/csr.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <string>
 
+#include "core/symmetry_violation.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv {
@@ -117,6 +122,76 @@ bool is_canonical(const CsrMatrix<Value, Index>& a) {
          }) == rows;
 }
 
+std::string detail::describe_symmetry_break(SymmetryBreak why, std::int64_t row, std::int64_t col, double value,
+                                            double mirror, std::int64_t previous) {
+  char text[160];
+  const auto r = static_cast<long long>(row), c = static_cast<long long>(col);
+  if (why == SymmetryBreak::ColumnsNotIncreasing)
+    std::snprintf(text, sizeof text, "row %lld does not hold strictly increasing columns (column %lld after %lld)", r,
+                  c, static_cast<long long>(previous));
+  else if (why == SymmetryBreak::MirrorMissing)
+    std::snprintf(text, sizeof text, "entry (%lld, %lld) is stored but (%lld, %lld) is not", r, c, c, r);
+  else
+    std::snprintf(text, sizeof text, "entry (%lld, %lld) = %.17g but (%lld, %lld) = %.17g", r, c, value, c, r, mirror);
+  return text;
+}
+
+template <class Value, class Index>
+std::optional<std::string> symmetry_violation(const CsrMatrix<Value, Index>& a) {
+  validate(a);  // the searches below index by stored columns
+  if (a.rows != a.cols)
+    return "A is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) + ", not square";
+  const Index* ptr = a.row_ptr.data();
+  const Index* col = a.col_idx.data();
+  const Value* val = a.values.data();
+  // Row r's entries in order: the first that breaks A == A^T (k, and p the position of its mirror).
+  // Rows that are not sorted are caught by their own check, so the binary searches in the others hold.
+  using detail::SymmetryBreak;
+  auto check_row = [ptr, col, val](std::int64_t r, Index& k, Index& p) {
+    for (k = ptr[r]; k < ptr[r + 1]; ++k) {
+      if (k > ptr[r] && col[k - 1] >= col[k]) return SymmetryBreak::ColumnsNotIncreasing;
+      const Index j = col[k];
+      const Index* end = col + ptr[j + 1];
+      const Index* mirror = std::lower_bound(col + ptr[j], end, static_cast<Index>(r));
+      if (mirror == end || *mirror != static_cast<Index>(r)) return SymmetryBreak::MirrorMissing;
+      p = static_cast<Index>(mirror - col);
+      if (!(val[p] == val[k])) return SymmetryBreak::MirrorDiffers;
+    }
+    return SymmetryBreak::None;
+  };
+  // The first breaking row: chunks of rows handed out dynamically (a few thousand rows of 60 are still
+  // worth several threads), a chunk skipped once a break before it is known, so the answer is the smallest.
+  std::atomic<std::int64_t> first{a.rows};
+  const std::int64_t rows = a.rows;
+  const std::int64_t chunk = std::max<std::int64_t>(64, rows / (64 * std::int64_t{omp_get_max_threads()}));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t c = 0; c < (rows + chunk - 1) / chunk; ++c) {
+    if (c * chunk >= first.load(std::memory_order_relaxed)) continue;
+    const std::int64_t begin = c * chunk, end = std::min(rows, begin + chunk);
+    bool any = false;  // first without an exit per row (as first_index_where: the common case runs straight)
+    for (std::int64_t row = begin; row < end; ++row) {
+      Index k = 0, p = 0;
+      any |= check_row(row, k, p) != SymmetryBreak::None;
+    }
+    if (!any) continue;
+    for (std::int64_t row = begin; row < end; ++row) {
+      Index k = 0, p = 0;
+      if (check_row(row, k, p) == SymmetryBreak::None) continue;
+      std::int64_t seen = first.load(std::memory_order_relaxed);
+      while (row < seen && !first.compare_exchange_weak(seen, row, std::memory_order_relaxed)) {
+      }
+      break;
+    }
+  }
+  const std::int64_t r = first.load();
+  if (r == a.rows) return std::nullopt;
+  Index k = 0, p = 0;
+  const SymmetryBreak why = check_row(r, k, p);
+  return detail::describe_symmetry_break(why, r, col[k], static_cast<double>(val[k]),
+                                         why == SymmetryBreak::MirrorDiffers ? static_cast<double>(val[p]) : 0.0,
+                                         k > ptr[r] ? col[k - 1] : -1);
+}
+
 template <class Value, class Index>
 void canonicalize(CsrMatrix<Value, Index>& a) {
   std::vector<Index> new_ptr(a.row_ptr.size(), 0);
@@ -213,6 +288,7 @@ CsrMatrix<Value, Index> transpose(const CsrMatrix<Value, Index>& a) {
   template void validate(const CooMatrix<V, I>&);                                                \
   template CsrMatrix<V, I> make_csr(I, I, std::vector<I>, std::vector<I>, std::vector<V>);       \
   template bool is_canonical(const CsrMatrix<V, I>&);                                            \
+  template std::optional<std::string> symmetry_violation(const CsrMatrix<V, I>&);                \
   template void canonicalize(CsrMatrix<V, I>&);                                                  \
   template CooMatrix<V, I> to_coo(const CsrMatrix<V, I>&);                                       \
   template CsrMatrix<V, I> transpose(const CsrMatrix<V, I>&);                                    \

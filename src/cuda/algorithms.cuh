@@ -29,6 +29,7 @@ SPMV_DECLARE_STORED_FACTORY(make_hola)           // hola.cu (also Hola-SpMVT for
 SPMV_DECLARE_FACTORY(make_hola_buffered)         // hola.cu (buffered Hola-SpMVT)
 SPMV_DECLARE_FACTORY(make_transpose_atomic)      // transpose_atomic.cu
 SPMV_DECLARE_FACTORY(make_explicit_transpose)    // explicit_transpose.cu
+SPMV_DECLARE_FACTORY(make_symmetric)             // symmetric.cu
 SPMV_DECLARE_FACTORY(make_coo)                   // format_coo.cu
 SPMV_DECLARE_FACTORY(make_ell)                   // format_ell.cu
 SPMV_DECLARE_FACTORY(make_ellr)                  // format_ell.cu

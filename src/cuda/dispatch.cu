@@ -33,7 +33,7 @@ struct Entry {
 
 // One line per algorithm (STYLE.md §1).
 template <class Value, class Index>
-constexpr std::array<Entry<Value, Index>, 22> kTable{{
+constexpr std::array<Entry<Value, Index>, 23> kTable{{
     {Algorithm::CsrScalar, make_csr_scalar<Value, Index>},
     {Algorithm::CsrVector, make_csr_vector<Value, Index>},
     {Algorithm::CsrCoop, make_csr_coop<Value, Index>},
@@ -45,6 +45,7 @@ constexpr std::array<Entry<Value, Index>, 22> kTable{{
     {Algorithm::HolaBuffered, make_hola_buffered<Value, Index>},
     {Algorithm::TransposeAtomic, make_transpose_atomic<Value, Index>},
     {Algorithm::ExplicitTranspose, make_explicit_transpose<Value, Index>},
+    {Algorithm::Symmetric, make_symmetric<Value, Index>},
     {Algorithm::Coo, make_coo<Value, Index>},
     {Algorithm::Ell, make_ell<Value, Index>},
     {Algorithm::EllR, make_ellr<Value, Index>},
@@ -65,8 +66,8 @@ constexpr std::array kNonTranspose{
     Algorithm::Dia,       Algorithm::Hyb,       Algorithm::Sell,      Algorithm::CompressedCsr,
     Algorithm::CusparseCsrAlg1, Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};
 constexpr std::array kTranspose{Algorithm::Hola,          Algorithm::HolaBuffered,    Algorithm::TransposeAtomic,
-                                Algorithm::CsrVector,     Algorithm::ExplicitTranspose, Algorithm::CusparseCsrAlg1,
-                                Algorithm::CusparseCooAlg1};
+                                Algorithm::CsrVector,     Algorithm::ExplicitTranspose, Algorithm::Symmetric,
+                                Algorithm::CusparseCsrAlg1, Algorithm::CusparseCooAlg1};
 
 }  // namespace
 
@@ -76,7 +77,7 @@ static std::string reproducible_list(Operation op) {
   return op == Operation::NonTranspose
              ? "csr-scalar, csr-vector, csr-coop, pcsr, lightspmv, ell, ell-r, ell-r-vector, dia, sell, "
                "compressed-csr or cusparse-csr-alg2"
-             : "explicit-transpose";
+             : "explicit-transpose, or symmetric on a matrix equal to its transpose";
 }
 
 // A x: Auto's rule lives in src/core/auto_rule.{hpp,cpp} (CUDA-free, fitted and cross-validated on
@@ -109,6 +110,12 @@ constexpr double kTransposeCopyMemoryShare = 0.5;
 // "Transpose without a copy": harmonic mean over the best cuSPARSE 0.89 -> 1.00 f32, 0.90 -> 0.97 f64
 // on the half of the files not looked at). The bound comes from the launch time, not from a fit.
 constexpr std::int64_t kTransposeVectorMaxNnz = std::int64_t(1) << 20;
+// A^T x with the hint on a square matrix: A == A^T is checked first on the device (a pass with two
+// binary searches per nonzero that stops at the first violation) and, when it holds, A^T x runs A x's
+// own plan: no copy, A x's speed. The check costs about CHECK products; from this many expected
+// products on it is repaid. Without the hint nothing depends on the values at plan time (a caller may
+// change them between products), as with the conversions.
+constexpr std::int64_t kSymmetricMinApplies = 16;
 
 Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
                            std::int64_t nnz, Operation op, std::int64_t expected_applies, bool transpose_copy_fits,
@@ -148,6 +155,21 @@ template bool explicit_transpose_fits(const CsrView<double, std::int64_t>&);
 
 bool auto_tries_dia(Operation op, const detail::RowShape& shape, int value_bytes, std::int64_t expected_applies) {
   return op == Operation::NonTranspose && detail::conversion_repaid(Algorithm::Dia, shape, value_bytes, expected_applies);
+}
+
+// The symmetric route for Auto's A^T x: its plan when A == A^T (algorithm set to Symmetric), else null
+// (the violation logged).
+template <class Value, class Index>
+AlgorithmPtr<Value, Index> try_symmetric(const CsrView<Value, Index>& matrix, const Options& options,
+                                         cudaStream_t stream, Algorithm& algorithm) {
+  try {
+    auto kernel = make_symmetric<Value, Index>(matrix, Operation::Transpose, options, stream);
+    algorithm = Algorithm::Symmetric;
+    return kernel;
+  } catch (const Unsupported& e) {
+    if (detail::debug_log_enabled()) std::fprintf(stderr, "[spmv] auto: symmetric not taken: %s\n", e.what());
+    return nullptr;
+  }
 }
 
 template <class Value, class Index>
@@ -205,6 +227,9 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
       const RowStatistics s = row_statistics(matrix, stream);
       algorithm = choose_algorithm(s.mean, s.stddev, s.max, matrix.rows, matrix.nnz, op, options.expected_applies,
                                    op == Operation::Transpose && explicit_transpose_fits(matrix), s.empty_rows);
+      if (op == Operation::Transpose && matrix.rows == matrix.cols &&
+          options.expected_applies >= kSymmetricMinApplies)
+        impl_->kernel = try_symmetric(matrix, options, stream, algorithm);
       if (op == Operation::NonTranspose) {
         const detail::RowShape shape = row_shape(matrix, s);
         const int value_bytes = sizeof(Value);
@@ -249,17 +274,20 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
       throw Unsupported("algorithm " + std::string(to_string(algorithm)) + " (" + impl_->kernel->policy() +
                         ") is not bit-reproducible: its summation order depends on timing (atomics or carries); "
                         "with Options::deterministic use " + reproducible_list(op));
-    // Auto's reproducible choice: CSR-vector (split rows' chunks added in order) for A x; for A^T x only
-    // the explicit transpose sums in a fixed order, and it needs its copy of the matrix.
+    // Auto's reproducible choice: CSR-vector (split rows' chunks added in order) for A x; for A^T x A x's
+    // plan when A == A^T, else the explicit transpose, which sums in a fixed order with its copy of A.
     if (op == Operation::NonTranspose) {
       impl_->kernel = make_csr_vector<Value, Index>(matrix, op, options, stream);
       algorithm = Algorithm::CsrVector;
+    } else if (auto symmetric = matrix.rows == matrix.cols ? try_symmetric(matrix, options, stream, algorithm)
+                                                           : nullptr) {
+      impl_->kernel = std::move(symmetric);  // A x's reproducible plan, without a copy
     } else if (explicit_transpose_fits(matrix)) {
       impl_->kernel = make_explicit_transpose<Value, Index>(matrix, op, options, stream);
       algorithm = Algorithm::ExplicitTranspose;
     } else {
-      throw Unsupported("a deterministic A^T x needs the explicit transpose (a second copy of the matrix), "
-                        "which does not fit in half the free device memory");
+      throw Unsupported("a deterministic A^T x of a matrix that differs from its transpose needs the explicit "
+                        "transpose (a second copy of the matrix), which does not fit in half the free device memory");
     }
     impl_->algorithm = algorithm;
   }

@@ -23,7 +23,7 @@ namespace spmv::test {
 // Reproducible by construction (CudaAlgorithm::reproducible; CPU: all but Tune and Mkl).
 inline bool documented_reproducible(Backend backend, Algorithm a, Operation op) {
   if (backend == Backend::Cpu) return a != Algorithm::Mkl && a != Algorithm::Tune;
-  if (op == Operation::Transpose) return a == Algorithm::ExplicitTranspose;
+  if (op == Operation::Transpose) return a == Algorithm::ExplicitTranspose || a == Algorithm::Symmetric;
   static const std::vector<Algorithm> n = {Algorithm::CsrScalar, Algorithm::CsrVector,   Algorithm::CsrCoop,
                                            Algorithm::Pcsr,      Algorithm::LightSpmv,   Algorithm::Ell,
                                            Algorithm::EllR,      Algorithm::EllRVector,  Algorithm::Dia,

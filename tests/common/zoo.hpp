@@ -221,6 +221,21 @@ inline std::vector<ZooEntry> build() {
   add("poisson3d_16", [] { return poisson3d(16); });
   add("stencil27_10", [] { return stencil27(10); });
   add("banded_2000", [] { return banded(2000, 4, 113); });
+  // A == A^T with distinct random values and empty rows: the symmetric route runs A x for A^T x on it.
+  add("symmetric_values", [] {
+    SplitMix64 rng(125);
+    std::vector<std::map<std::int64_t, double>> rows(900);
+    for (std::int64_t r = 0; r < 900; r += 1 + static_cast<std::int64_t>(rng.below(2)))
+      for (int e = 0; e < 6; ++e) {
+        const auto c = static_cast<std::int64_t>(rng.below(900));
+        const double v = rng.symmetric();
+        rows[r][c] = v;
+        rows[c][r] = v;
+      }
+    std::vector<std::vector<std::pair<std::int64_t, double>>> sorted(rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r) sorted[r].assign(rows[r].begin(), rows[r].end());
+    return from_rows(900, sorted);
+  }, true);
   add("mostly_empty", [] { return mostly_empty(5000, 5000, 0.02, 10, 114); });
   add("dense_rows", [] { return dense_rows(3000, 3, 0.6, 4, 115); });
   add("long_rows", [] { return long_rows(3000, 6000, 10, 3000, 5, 116); });

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "common/symmetric_check.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/error.hpp"
 #include "spmv/generators.hpp"
@@ -224,6 +225,26 @@ TEST(Stats, SymmetryAgreesWithTheTransposeOnRandomMatrices) {
   EXPECT_LT(structural, 270);
   EXPECT_GT(numerical, 30);
   EXPECT_LT(numerical, 270);
+}
+
+// spmv::symmetry_violation (A == A^T exactly, for the symmetric route) against compute_stats' two
+// flags on sorted random matrices, where "exactly" means both; its words on each way of breaking it
+// are checked in tests/common/symmetric_check.hpp.
+TEST(Stats, SymmetryViolationAgreesWithTheStats) {
+  int symmetric = 0;
+  for (const auto& a : spmv::test::random_symmetry_candidates(300)) {
+    const auto s = spmv::compute_stats(a);
+    const auto violation = spmv::symmetry_violation(a);
+    EXPECT_EQ(!violation, s.structurally_symmetric && s.numerically_symmetric) << violation.value_or("");
+    symmetric += !violation;
+  }
+  EXPECT_GT(symmetric, 50);
+  EXPECT_LT(symmetric, 250);
+  for (const auto& c : spmv::test::symmetry_cases()) {
+    const auto violation = spmv::symmetry_violation(c.a);
+    EXPECT_EQ(violation.has_value(), !c.words.empty()) << c.name;
+    if (violation) EXPECT_EQ(violation->find(c.words), 0u) << c.name << ": " << *violation;
+  }
 }
 
 TEST(Stats, RejectsMalformedInput) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/differential.hpp"
+#include "common/symmetric_check.hpp"
 #include "common/zoo.hpp"
 #include "cpu/cpu_operator.hpp"
 #include "spmv/cpu.hpp"
@@ -54,6 +55,9 @@ TEST(CpuDispatch, OffersTheCpuAlgorithmsForBothOperations) {
 // non-transposed plan on it, which may convert in turn); below kTransposeMinApplies (128) it keeps the
 // copy-free scatter. The explicit algorithm is offered for Aᵀx only, holds the copy in extra_bytes, and
 // matches the reference (the differential sweep runs it on the whole zoo too).
+// Aᵀx on a matrix equal to its transpose runs A x's plan (tests/common/symmetric_check.hpp).
+TEST(CpuDispatch, SymmetricRunsTransposeAsAx) { check_symmetric_route(Backend::Cpu); }
+
 TEST(CpuDispatch, AutoTransposesExplicitlyWhenTheHintRepaysTheCopy) {
   const auto a = convert<double, std::int32_t>(gen::random_uniform(3000, 2000, 9, 4));
   Options hint;
@@ -143,6 +147,10 @@ TEST(CpuDispatch, SizeMismatchIsInvalidArgumentForEveryAlgorithm) {
   const auto a = convert<double, std::int32_t>(gen::random_uniform(30, 20, 3, 1));  // 30 x 20
   for (Operation op : {Operation::NonTranspose, Operation::Transpose})
     for (Algorithm alg : backend_algorithms(Backend::Cpu, op)) {
+      if (alg == Algorithm::Symmetric) {  // offered for matrices equal to their transpose only
+        EXPECT_THROW(make_cpu_operator(a, alg, op), Unsupported);
+        continue;
+      }
       auto oper = make_cpu_operator(a, alg, op);
       const std::size_t nx = op == Operation::NonTranspose ? 20 : 30, ny = op == Operation::NonTranspose ? 30 : 20;
       std::vector<double> x(nx, 1.0), y(ny, 0.0), x_long(nx + 1, 1.0), y_short(ny - 1, 0.0);
@@ -557,9 +565,10 @@ void check_auto_conversions() {
     }());
     EXPECT_EQ(once->algorithm(), Algorithm::RowLoop) << once->policy();
     EXPECT_TRUE(contains(once->policy(), "no conversion repaid")) << once->policy();
-    // Aᵀ·x converts differently: an explicit transpose (AutoTransposesExplicitlyWhenTheHintRepaysTheCopy).
+    // Aᵀ·x converts differently: A x's own plan where A == Aᵀ (the stencil), else an explicit transpose
+    // (AutoTransposesExplicitlyWhenTheHintRepaysTheCopy, SymmetricRunsTransposeAsAx).
     EXPECT_EQ(make_cpu_operator(*m, Algorithm::Auto, Operation::Transpose, hint)->algorithm(),
-              Algorithm::ExplicitTranspose);
+              m == &stencil ? Algorithm::Symmetric : Algorithm::ExplicitTranspose);
   }
   const auto dia = make_cpu_operator(stencil, Algorithm::Auto, Operation::NonTranspose, hint);
   EXPECT_EQ(dia->algorithm(), Algorithm::Dia) << dia->policy();

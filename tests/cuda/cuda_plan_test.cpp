@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/symmetric_check.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/device.hpp"
@@ -172,6 +173,40 @@ TEST(CudaPlan, AutoTransposeHoldsNoCopyWithoutTheHint) {
   spmv::cuda::Plan<double, std::int32_t> copy(d_a.view(), Algorithm::Auto, Operation::Transpose, hinted);
   EXPECT_EQ(copy.algorithm(), Algorithm::ExplicitTranspose);
   EXPECT_GE(copy.extra_bytes(), std::size_t(a.nnz()) * (sizeof(double) + sizeof(std::int32_t)));
+}
+
+// A^T x on a matrix equal to its transpose runs A x's plan; the device check finds the entry the host
+// check names (tests/common/symmetric_check.hpp).
+TEST(CudaPlan, SymmetricRunsTransposeAsAx) {
+  SKIP_WITHOUT_GPU();
+  spmv::test::check_symmetric_route(spmv::Backend::Cuda);
+}
+
+TEST(CudaPlan, DeviceSymmetryCheckFindsTheHostsEntry) {
+  SKIP_WITHOUT_GPU();
+  spmv::test::check_symmetry_verdicts(spmv::Backend::Cuda);
+  // Many blocks, the break in the last row: every block runs and the smallest nonzero is reported.
+  Matrix a = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(400));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  spmv::cuda::Plan<double, std::int32_t> symmetric(d_a.view(), Algorithm::Symmetric, Operation::Transpose);
+  EXPECT_EQ(symmetric.extra_bytes(), spmv::cuda::Plan<double, std::int32_t>(d_a.view()).extra_bytes());
+  a.values[a.values.size() - 2] += 1;  // (n-1, n-2), facing (n-2, n-1)
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_b(a);
+  const std::string words = spmv::symmetry_violation(a).value_or("");
+  EXPECT_NE(words.find("entry (159998, 159999) = "), std::string::npos) << words;  // the first of the pair
+  try {
+    spmv::cuda::Plan<double, std::int32_t> refused(d_b.view(), Algorithm::Symmetric, Operation::Transpose);
+    ADD_FAILURE() << "accepted a matrix that differs from its transpose";
+  } catch (const spmv::Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+  // Under Options::deterministic Auto's A^T x of a symmetric matrix needs no copy.
+  spmv::Options deterministic;
+  deterministic.deterministic = true;
+  spmv::cuda::Plan<double, std::int32_t> reproducible(d_a.view(), Algorithm::Auto, Operation::Transpose, deterministic);
+  EXPECT_EQ(reproducible.algorithm(), Algorithm::Symmetric) << reproducible.policy();
+  EXPECT_TRUE(reproducible.reproducible());
+  EXPECT_LT(reproducible.extra_bytes(), d_a.bytes() / 4);
 }
 
 TEST(CudaPlan, AutoTakesDiaForBandedMatricesOnlyWithTheHint) {
