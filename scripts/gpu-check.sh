@@ -4,7 +4,8 @@
 #
 #   scripts/gpu-check.sh [all|build|tests|sanitize|stream-cost|bench|python] ...   (default: all)
 #
-#   (not part of all: cpu-bench, the CPU backend against Eigen on the GPU host's cores; families,
+#   (not part of all: symmetric, issue 13's copy-free transpose of matrices equal to their transpose;
+#   cpu-bench, the CPU backend against Eigen on the GPU host's cores; families,
 #   Auto's cross-validation sweep, bench/auto_families.py, FAMILIES_BUDGET seconds, resumed from
 #   FAMILIES_CSV when given, narrowed by FAMILIES_ALGO and FAMILIES_ONLY; auto-confirm, Auto as it runs on
 #   the families; compressed, compressed-csr against the formats and cuSPARSE; profile, the Nsight
@@ -43,7 +44,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" cpu-rule l2-window semiring-speed semiring-rule cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
+opt_in=" symmetric cpu-rule l2-window semiring-speed semiring-rule cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -70,7 +71,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want cpu-rule || want families || want auto-confirm || want compressed || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed || want semiring-rule; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want cpu-rule || want families || want auto-confirm || want compressed || want symmetric || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed || want semiring-rule; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -209,6 +210,24 @@ if want compressed; then
     --gen banded:n=2000000,half_bandwidth=5,seed=1 --gen random_uniform:rows=1000000,cols=1000000,per_row=16,seed=1 \
     "$SPMV_MATRICES"/{bcsstk16,cage10,EX5,nh2010,luxembourg_osm,cti}.mtx.gz > "$OUT/compressed.log" 2>&1
   note "compressed-csr bench rc=$?"
+fi
+
+if want symmetric; then
+  # Issue 13's copy-free transpose: A^T x of matrices equal to their transpose through A x's own plan
+  # (symmetric) against the copy-free kernels, the explicit transpose and cuSPARSE, without and with the
+  # hint; A x's Auto beside it (its setup, against symmetric's, is the device check's cost).
+  sym_inputs=(--gen poisson2d:n=2000 --gen poisson3d:n=140 --gen stencil27:n=90
+    "$SPMV_MATRICES"/{EX5,bcsstk13,bcsstk16,cs4,ct2010,cti,luxembourg_osm,nh2010,whitaker3,zenios,PGPgiantcompo}.mtx.gz)
+  for applies in 0 1000; do
+    $build/src/cli/spmv bench --backend cuda --precision both --transpose --expected-applies $applies --quiet \
+      --csv "$OUT/symmetric_t_$applies.csv" "${sym_inputs[@]}" \
+      --algo auto,symmetric,explicit-transpose,transpose-atomic,hola,csr-vector,cusparse-csr-alg1,cusparse-coo-alg1 \
+      > "$OUT/symmetric_t_$applies.log" 2>&1
+    note "symmetric A^T x bench (expected applies $applies) rc=$?"
+  done
+  $build/src/cli/spmv bench --backend cuda --precision both --quiet --csv "$OUT/symmetric_n.csv" "${sym_inputs[@]}" \
+    --algo auto > "$OUT/symmetric_n.log" 2>&1
+  note "A x bench rc=$?"
 fi
 
 if want reorder; then
