@@ -189,7 +189,8 @@ TEST(CudaPlan, DeviceSymmetryCheckFindsTheHostsEntry) {
   Matrix a = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(400));
   spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
   spmv::cuda::Plan<double, std::int32_t> symmetric(d_a.view(), Algorithm::Symmetric, Operation::Transpose);
-  EXPECT_EQ(symmetric.extra_bytes(), spmv::cuda::Plan<double, std::int32_t>(d_a.view()).extra_bytes());
+  const spmv::cuda::Plan<double, std::int32_t> plain(d_a.view());
+  EXPECT_EQ(symmetric.extra_bytes(), plain.extra_bytes());
   a.values[a.values.size() - 2] += 1;  // (n-1, n-2), facing (n-2, n-1)
   spmv::cuda::DeviceCsr<double, std::int32_t> d_b(a);
   const std::string words = spmv::symmetry_violation(a).value_or("");
