@@ -37,6 +37,8 @@ struct Options {
   // Products the caller expects to run with this plan; 0: unknown. Auto converts the matrix (e.g. the
   // explicit transpose's second copy for A^T x) only when a measured rule says the conversion is
   // repaid within this many products; without the hint it never holds a second copy of the matrix.
+  // With it Auto may also read the values once at plan time (A^T x of a matrix equal to its transpose
+  // runs A x's plan, Algorithm::Symmetric): a plan built with the hint assumes they do not change.
   std::int64_t expected_applies = 0;
   int cpu_simd = -1;          // CPU CSR kernels: 1 SIMD (Highway, run-time dispatch), 0 scalar loops,
                               // -1: environment SPMV_CPU_SIMD ("0" = scalar), else SIMD

@@ -110,12 +110,15 @@ constexpr double kTransposeCopyMemoryShare = 0.5;
 // "Transpose without a copy": harmonic mean over the best cuSPARSE 0.89 -> 1.00 f32, 0.90 -> 0.97 f64
 // on the half of the files not looked at). The bound comes from the launch time, not from a fit.
 constexpr std::int64_t kTransposeVectorMaxNnz = std::int64_t(1) << 20;
-// A^T x with the hint on a square matrix: A == A^T is checked first on the device (a pass with two
-// binary searches per nonzero that stops at the first violation) and, when it holds, A^T x runs A x's
-// own plan: no copy, A x's speed. The check costs about CHECK products; from this many expected
-// products on it is repaid. Without the hint nothing depends on the values at plan time (a caller may
-// change them between products), as with the conversions.
-constexpr std::int64_t kSymmetricMinApplies = 16;
+// A^T x with the hint on a square matrix: A == A^T is checked first on the device (a thread per nonzero,
+// two binary searches, stopping at the first violation) and, when it holds, A^T x runs A x's own plan:
+// no copy, A x's speed, 1.6-2.9x the best cuSPARSE transpose (H200, 2026-11-27, 11 SuiteSparse files and
+// three 20 M-nonzero stencils; docs/PERFORMANCE.md "A^T x of a matrix equal to its transpose"). The
+// check added 0.01-0.11 ms to the plan on the files and 0.66-0.95 ms on the stencils, 2-20 products of
+// A x, repaid against the copy-free kernels after 7-29 products; hence this many. Without the hint
+// nothing depends on the values at plan time (a caller may change them between products), as with the
+// conversions.
+constexpr std::int64_t kSymmetricMinApplies = 32;
 
 Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max, std::int64_t rows,
                            std::int64_t nnz, Operation op, std::int64_t expected_applies, bool transpose_copy_fits,
