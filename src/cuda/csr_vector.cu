@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -463,14 +464,17 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   void build_chunks(LongRows long_rows, cudaStream_t stream) {
     if (long_rows.rows.empty()) return;
     const std::int64_t head = long_rows.head;
+    std::int64_t chunk_nnz = kChunkNnz;
+    if (const char* e = std::getenv("SPMV_EXPERIMENT_CHUNK"); e && a_.nnz < (std::int64_t(1) << 20))
+      chunk_nnz = std::atoi(e);  // EXPERIMENT (not to be committed to main)
     std::vector<RowChunk<Index>> host_chunks;
     for (std::size_t i = 0; i < long_rows.rows.size(); ++i) {
       const std::int64_t begin = long_rows.bounds[2 * i], end = long_rows.bounds[2 * i + 1];
       const std::int64_t first = static_cast<std::int64_t>(host_chunks.size());
-      const std::int64_t count = (end - begin + kChunkNnz - 1) / kChunkNnz;
+      const std::int64_t count = (end - begin + chunk_nnz - 1) / chunk_nnz;
       if (count > std::numeric_limits<int>::max()) throw InvalidArgument("CsrVector: row too long to split");
-      for (std::int64_t b = begin; b < end; b += kChunkNnz)
-        host_chunks.push_back({b, std::min<std::int64_t>(b + kChunkNnz, end), first, long_rows.rows[i],
+      for (std::int64_t b = begin; b < end; b += chunk_nnz)
+        host_chunks.push_back({b, std::min<std::int64_t>(b + chunk_nnz, end), first, long_rows.rows[i],
                                static_cast<int>(count)});
     }
     chunks_ = DeviceBuffer<RowChunk<Index>>(host_chunks.size());
