@@ -157,18 +157,19 @@ CURRENT = {
     "constants": {"long_row_factor": 128.0, "few_huge_rows_cv": 5.0, "irregular_cv": 0.5, "scalar_max_mean": 6.0,
                   "small_nnz": 2 ** 16, "empty_fraction": 0.9, "empty_long_length": 20.0},
     "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "merge-path", "irregular": "csr-vector",
-               "empty": "merge-path", "short": "csr-scalar", "long": "csr-vector"},
+               "empty": "merge-path", "short": "csr-scalar", "long": "csr-vector", "launch_bound_long": "csr-vector"},
 }
 PREVIOUS = {
     "constants": {"long_row_factor": 32.0, "few_huge_rows_cv": 20.0, "irregular_cv": 1.0, "scalar_max_mean": 8.0,
                   "small_nnz": 2 ** 18, "empty_fraction": 2.0, "empty_long_length": math.inf},
     "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "hola", "irregular": "csr-adaptive",
-               "empty": "csr-adaptive", "short": "csr-scalar", "long": "csr-vector"},
+               "empty": "csr-adaptive", "short": "csr-scalar", "long": "csr-vector", "launch_bound_long": "hola"},
 }
 
 
 # csr-vector's kGroupEmptyFraction (src/cuda/csr_vector.cu): not fitted here.
 GROUP_EMPTY_FRACTION = 0.5
+LAUNCH_BOUND_NNZ = 2 ** 20
 
 
 def classify(s, c):
@@ -176,7 +177,10 @@ def classify(s, c):
     if s["nnz"] < c["small_nnz"]:
         return "small"
     if rmax > c["long_row_factor"] * (mean + 1):
-        return "few_huge" if std > c["few_huge_rows_cv"] * mean else "power_law"
+        if std > c["few_huge_rows_cv"] * mean:
+            return "few_huge"
+        # kLaunchBoundNnz (src/core/auto_rule.hpp): csr-vector's one-pass chunks there; not fitted here.
+        return "launch_bound_long" if s["nnz"] < LAUNCH_BOUND_NNZ else "power_law"
     empty = s["empty_rows"]
     if empty > c["empty_fraction"] * s["rows"]:
         return "empty"

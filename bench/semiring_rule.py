@@ -24,8 +24,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import auto_families  # noqa: E402
 
 # The rule in the code: the kernel for each row class of the CUDA SpMV rule (auto_families.classify).
-IN_CODE = {"small": "csr-vector", "few_huge": "merge-path", "power_law": "merge-path", "empty": "merge-path",
-           "irregular": "csr-vector", "short": "csr-vector", "long": "csr-vector"}
+IN_CODE = {"small": "csr-vector", "few_huge": "merge-path", "power_law": "merge-path",
+           "launch_bound_long": "merge-path", "empty": "merge-path", "irregular": "csr-vector",
+           "short": "csr-vector", "long": "csr-vector"}
 KERNELS = ("csr-vector", "merge-path")
 
 

@@ -18,7 +18,9 @@ constexpr std::int64_t kSmallMatrixNnz = std::int64_t(1) << 16;
 // A longest row above this multiple of the mean (plus one) makes long rows ...
 constexpr double kLongRowFactor = 128.0;
 // ... of which a few hold most nonzeros when the coefficient of variation exceeds this (csr-vector
-// splits them over warps); otherwise the lengths follow a power law (merge-path).
+// splits them over warps); otherwise the lengths follow a power law: merge-path, or csr-vector below
+// kLaunchBoundNnz (R-MAT scale 14-15, 0.23 M nonzeros: 5.5-5.7 us against merge-path's 8.0-8.4 and
+// cuSPARSE's 7.1-7.8, H200 2026-11-27, once csr-vector's chunks there were one warp pass long).
 constexpr double kFewHugeRowsCv = 5.0;
 // More than this share of empty rows: merge-path (its diagonal search skips them at no cost).
 constexpr double kMostlyEmptyFraction = 0.9;
@@ -68,6 +70,7 @@ std::string_view to_string(RowClass c) {
     case RowClass::Small: return "small";
     case RowClass::FewHugeRows: return "few-huge-rows";
     case RowClass::PowerLaw: return "power-law";
+    case RowClass::LaunchBoundLongRows: return "launch-bound-long-rows";
     case RowClass::MostlyEmpty: return "mostly-empty";
     case RowClass::Irregular: return "irregular";
     case RowClass::Short: return "short";
@@ -78,8 +81,10 @@ std::string_view to_string(RowClass c) {
 
 RowClass classify_rows(const RowShape& s) {
   if (s.nnz < kSmallMatrixNnz) return RowClass::Small;
-  if (double(s.max) > kLongRowFactor * (s.mean + 1))
-    return s.stddev > kFewHugeRowsCv * s.mean ? RowClass::FewHugeRows : RowClass::PowerLaw;
+  if (double(s.max) > kLongRowFactor * (s.mean + 1)) {
+    if (s.stddev > kFewHugeRowsCv * s.mean) return RowClass::FewHugeRows;
+    return s.nnz < kLaunchBoundNnz ? RowClass::LaunchBoundLongRows : RowClass::PowerLaw;
+  }
   const double empty = double(s.empty_rows);
   if (empty > kMostlyEmptyFraction * double(s.rows)) return RowClass::MostlyEmpty;
   if (empty > kCsrVectorGroupEmptyFraction * double(s.rows) &&

@@ -27,8 +27,14 @@ struct RowShape {
 // of a sub-warp per row (H200, mostly_empty 90% empty rows: 37.5% / 26.7% of copy bandwidth vs 17.5% /
 // 19.3%; on stencil27 it loses, 66% vs 80%); the mostly-empty row class starts at the same fraction.
 inline constexpr double kCsrVectorGroupEmptyFraction = 0.5;
+// Below this many nonzeros a product is launch-bound (a few microseconds on the H200), and csr-vector cuts
+// its long rows into chunks of one warp pass (128 nonzeros, instead of 2048) so that a long row is summed
+// by many warps at once rather than by one warp's chain of dependent passes; the rule then sends long
+// power-law rows there too (class LaunchBoundLongRows). H200, 2026-11-27, docs/PERFORMANCE.md
+// "Long rows in launch-bound products".
+inline constexpr std::int64_t kLaunchBoundNnz = std::int64_t(1) << 20;
 
-enum class RowClass { Small, FewHugeRows, PowerLaw, MostlyEmpty, Irregular, Short, Long };
+enum class RowClass { Small, FewHugeRows, PowerLaw, LaunchBoundLongRows, MostlyEmpty, Irregular, Short, Long };
 std::string_view to_string(RowClass c);
 
 RowClass classify_rows(const RowShape& s);

@@ -95,6 +95,13 @@ constexpr int kChunkUnroll = 4;
 // rmat 29.0 / 35.9 and 22.4 / 27.5 (its 128k rows of 17..2048 nonzeros become one chunk each, written
 // without atomics). Fewer atomics and arrival counters per row; 2048 still gives thousands of warps.
 constexpr int kChunkNnz = 2048;
+// Below detail::kLaunchBoundNnz nonzeros a product takes a few microseconds, and a chunk of 2048 is a chain
+// of up to 16 dependent passes of one warp: one pass (32 lanes x kChunkUnroll loads) per chunk spreads a
+// long row over as many warps. H200, 2026-11-27, chunk 2048 / 256 / 128 in one process, two rounds:
+// long_rows 0.14 M nonzeros (rows of 5000 among rows of 6) 9.4 / 5.1-5.6 / 4.6 us, dense_rows 0.31 M
+// 10.7-11.8 / 5.9-6.1 / 5.5-5.7, R-MAT scale 14-15 9.4-10.7 / 5.2-5.7 / 5.5-5.7, scale 16 (0.96 M)
+// 12.4-14.0 / 10.1-12.0 / 10.5-12.0, adder_dcop_05 5.7-6.3 / 3.9-4.3 / 4.0-5.6 (cuSPARSE 7.1-9.7).
+constexpr int kLaunchBoundChunkNnz = 32 * kChunkUnroll;
 // Rows this many times longer than L count as long even when L alone asks for a wide sub-warp.
 constexpr double kSplitFactor = 4.0;
 
@@ -389,6 +396,11 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     std::int64_t nnz = 0;              // their total length
   };
 
+  static std::int64_t chunk_bound() {
+    if (const char* e = std::getenv("SPMV_EXPERIMENT_CHUNK_BOUND")) return std::atoll(e);  // EXPERIMENT
+    return detail::kLaunchBoundNnz;
+  }
+
   static std::int64_t head_for(int width) { return std::int64_t(kHeadPasses) * width * kFlatUnroll; }
 
   // W from L = E[len^2] / E[len] = mean + std^2 / mean over all rows (the row length an average
@@ -464,9 +476,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   void build_chunks(LongRows long_rows, cudaStream_t stream) {
     if (long_rows.rows.empty()) return;
     const std::int64_t head = long_rows.head;
-    std::int64_t chunk_nnz = kChunkNnz;
-    if (const char* e = std::getenv("SPMV_EXPERIMENT_CHUNK"); e && a_.nnz < (std::int64_t(1) << 20))
-      chunk_nnz = std::atoi(e);  // EXPERIMENT (not to be committed to main)
+    std::int64_t chunk_nnz = a_.nnz < chunk_bound() ? kLaunchBoundChunkNnz : kChunkNnz;
     std::vector<RowChunk<Index>> host_chunks;
     for (std::size_t i = 0; i < long_rows.rows.size(); ++i) {
       const std::int64_t begin = long_rows.bounds[2 * i], end = long_rows.bounds[2 * i + 1];

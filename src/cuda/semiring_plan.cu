@@ -23,7 +23,7 @@ namespace spmv::cuda {
 
 namespace {
 
-// Auto: merge-path for the SpMV rule's few-huge-rows, power-law and mostly-empty row classes
+// Auto: merge-path for the SpMV rule's few-huge-rows, power-law (launch-bound or not) and mostly-empty row classes
 // (src/core/auto_rule.cpp), the rows kernel for the others (small, irregular, short, long). Fitted
 // (bench/semiring_rule.py) on the even members of bench/auto_families.py's families and the SuiteSparse
 // files (H200, 2026-11-26, min-plus, f32 and f64): each class took the kernel faster in harmonic mean
@@ -36,7 +36,8 @@ bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
   const RowStatistics s = row_statistics(a, stream);
   const detail::RowShape shape = row_shape(a, s);
   const detail::RowClass c = detail::classify_rows(shape);
-  return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw && c != detail::RowClass::MostlyEmpty;
+  return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw &&
+         c != detail::RowClass::LaunchBoundLongRows && c != detail::RowClass::MostlyEmpty;
 }
 
 }  // namespace

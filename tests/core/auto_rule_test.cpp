@@ -25,6 +25,9 @@ TEST(AutoRule, ClassesOfGeneratedMatrices) {
   // R-MAT's default skew (a = 0.57) gives a coefficient of variation above 5: few huge rows.
   EXPECT_EQ(classify_rows(shape_of(gen::rmat(16, 16, 1))), RowClass::FewHugeRows);
   EXPECT_EQ(classify_rows(shape_of(gen::rmat(18, 8, 1, 0.5, 0.1667, 0.1667))), RowClass::PowerLaw);
+  // The same long rows in a launch-bound product (under 2^20 nonzeros): csr-vector's short chunks.
+  EXPECT_EQ(classify_rows(shape_of(gen::rmat(14, 16, 1))), RowClass::LaunchBoundLongRows);
+  EXPECT_EQ(csr_kernel_for(RowClass::LaunchBoundLongRows), Algorithm::CsrVector);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.5, 8, 1))), RowClass::Irregular);
   // Three quarters empty: short non-empty rows stay with csr-vector, long ones go to merge-path.
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 16, 1))), RowClass::Irregular);
@@ -34,7 +37,8 @@ TEST(AutoRule, ClassesOfGeneratedMatrices) {
 }
 
 TEST(AutoRule, EveryClassHasACsrKernel) {
-  for (RowClass c : {RowClass::Small, RowClass::FewHugeRows, RowClass::PowerLaw, RowClass::MostlyEmpty,
+  for (RowClass c : {RowClass::Small, RowClass::FewHugeRows, RowClass::PowerLaw, RowClass::LaunchBoundLongRows,
+                     RowClass::MostlyEmpty,
                      RowClass::Irregular, RowClass::Short, RowClass::Long}) {
     const Algorithm a = csr_kernel_for(c);
     EXPECT_TRUE(a == Algorithm::CsrScalar || a == Algorithm::CsrVector || a == Algorithm::MergePath)
