@@ -5,6 +5,7 @@
 #   scripts/gpu-check.sh [all|build|tests|sanitize|stream-cost|bench|python] ...   (default: all)
 #
 #   (not part of all: symmetric, issue 13's copy-free transpose of matrices equal to their transpose;
+#   long-rows, issue 13's long rows in launch-bound products (csr-vector's chunks, Auto's class);
 #   cpu-bench, the CPU backend against Eigen on the GPU host's cores; families,
 #   Auto's cross-validation sweep, bench/auto_families.py, FAMILIES_BUDGET seconds, resumed from
 #   FAMILIES_CSV when given, narrowed by FAMILIES_ALGO and FAMILIES_ONLY; auto-confirm, Auto as it runs on
@@ -44,7 +45,7 @@ JOBS=${JOBS:-$(nproc)}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
 # Steps that `all` leaves out: long runs, or runs for one issue.
-opt_in=" symmetric cpu-rule l2-window semiring-speed semiring-rule cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
+opt_in=" symmetric long-rows cpu-rule l2-window semiring-speed semiring-rule cpu-bench families auto-confirm compressed reorder profile huge distributed tune-study lma solve-study solver-speed spmm "
 want() { for s in "${steps[@]}"; do { [ "$s" = all ] && [[ "$opt_in" != *" $1 "* ]]; } || [ "$s" = "$1" ] && return 0; done; return 1; }
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
@@ -71,7 +72,7 @@ fi
 [ -f COMMIT ] && cmake_extra+=("-DSPMV_GIT_COMMIT=$(cat COMMIT)")
 
 build=build-gpu
-if want build || want tests || want sanitize || want bench || want cpu-bench || want cpu-rule || want families || want auto-confirm || want compressed || want symmetric || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed || want semiring-rule; then
+if want build || want tests || want sanitize || want bench || want cpu-bench || want cpu-rule || want families || want auto-confirm || want compressed || want symmetric || want long-rows || want reorder || want profile || want huge || want distributed || want tune-study || want lma || want solve-study || want solver-speed || want spmm || want l2-window || want semiring-speed || want semiring-rule; then
   t0=$(date +%s)
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 "${cmake_extra[@]}" \
     > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; note "configure FAILED"; exit 1; }
@@ -228,6 +229,22 @@ if want symmetric; then
   $build/src/cli/spmv bench --backend cuda --precision both --quiet --csv "$OUT/symmetric_n.csv" "${sym_inputs[@]}" \
     --algo auto > "$OUT/symmetric_n.log" 2>&1
   note "A x bench rc=$?"
+fi
+
+if want long-rows; then
+  # Issue 13: long rows where one warp's chain of passes is the critical path (csr-vector's one-pass chunks
+  # below 2^20 nonzeros or for few long rows; the launch-bound long-row class), Auto against merge-path and
+  # cuSPARSE on small and mid-size long-row matrices and the SuiteSparse files (a regression check).
+  lr_inputs=(--gen rmat:scale=13,edge_factor=16,seed=7 --gen rmat:scale=15,edge_factor=16,seed=7,a=0.5,b=0.1667,c=0.1667
+    --gen rmat:scale=16,edge_factor=8,seed=7 --gen long_rows:rows=50000,cols=50000,long_rows=30,long_length=2000,short_length=10,seed=7
+    --gen long_rows:rows=100000,cols=100000,long_rows=2,long_length=50000,short_length=4,seed=7
+    --gen dense_rows:n=100000,dense_rows=5,dense_fraction=0.2,per_row=6,seed=7
+    --gen rmat:scale=17,edge_factor=16,seed=7 --gen rmat:scale=18,edge_factor=8,seed=7
+    --gen long_rows:rows=200000,cols=200000,long_rows=20,long_length=20000,short_length=6,seed=7
+    --gen dense_rows:n=300000,dense_rows=4,dense_fraction=0.3,per_row=6,seed=7 "$SPMV_MATRICES"/*.mtx.gz)
+  $build/src/cli/spmv bench --backend cuda --precision both --quiet --csv "$OUT/long_rows.csv" "${lr_inputs[@]}" \
+    --algo auto,csr-vector,merge-path,cusparse-csr-alg1,cusparse-coo-alg1 > "$OUT/long_rows.log" 2>&1
+  note "long-rows bench rc=$?"
 fi
 
 if want reorder; then

@@ -29,9 +29,9 @@ struct RowShape {
 inline constexpr double kCsrVectorGroupEmptyFraction = 0.5;
 // Below this many nonzeros a product is launch-bound (a few microseconds on the H200), and csr-vector cuts
 // its long rows into chunks of one warp pass (128 nonzeros, instead of 2048) so that a long row is summed
-// by many warps at once rather than by one warp's chain of dependent passes; the rule then sends long
-// power-law rows there too (class LaunchBoundLongRows). H200, 2026-11-27, docs/PERFORMANCE.md
-// "Long rows in launch-bound products".
+// by many warps at once rather than by one warp's chain of dependent passes (src/cuda/csr_vector.cu); the
+// rule then sends long power-law rows there too (class LaunchBoundLongRows). H200, 2026-11-27,
+// docs/PERFORMANCE.md "Long rows in launch-bound products".
 inline constexpr std::int64_t kLaunchBoundNnz = std::int64_t(1) << 20;
 
 enum class RowClass { Small, FewHugeRows, PowerLaw, LaunchBoundLongRows, MostlyEmpty, Irregular, Short, Long };

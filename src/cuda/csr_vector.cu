@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -95,13 +94,19 @@ constexpr int kChunkUnroll = 4;
 // rmat 29.0 / 35.9 and 22.4 / 27.5 (its 128k rows of 17..2048 nonzeros become one chunk each, written
 // without atomics). Fewer atomics and arrival counters per row; 2048 still gives thousands of warps.
 constexpr int kChunkNnz = 2048;
-// Below detail::kLaunchBoundNnz nonzeros a product takes a few microseconds, and a chunk of 2048 is a chain
-// of up to 16 dependent passes of one warp: one pass (32 lanes x kChunkUnroll loads) per chunk spreads a
-// long row over as many warps. H200, 2026-11-27, chunk 2048 / 256 / 128 in one process, two rounds:
-// long_rows 0.14 M nonzeros (rows of 5000 among rows of 6) 9.4 / 5.1-5.6 / 4.6 us, dense_rows 0.31 M
-// 10.7-11.8 / 5.9-6.1 / 5.5-5.7, R-MAT scale 14-15 9.4-10.7 / 5.2-5.7 / 5.5-5.7, scale 16 (0.96 M)
-// 12.4-14.0 / 10.1-12.0 / 10.5-12.0, adder_dcop_05 5.7-6.3 / 3.9-4.3 / 4.0-5.6 (cuSPARSE 7.1-9.7).
-constexpr int kLaunchBoundChunkNnz = 32 * kChunkUnroll;
+// A chunk of 2048 is a chain of 16 dependent passes of one warp. Where that chain is the product's
+// critical path, chunks of one pass (32 lanes x kChunkUnroll loads) spread a long row over as many
+// warps: below detail::kLaunchBoundNnz nonzeros (a product of a few microseconds), and where the long
+// rows are few (under kFewLongChunks chunks of 2048, i.e. far fewer warps than the GPU holds). Many
+// long rows keep 2048: each is then one chunk, written without atomics, and shorter chunks only add
+// the atomics and fences of split rows. H200, 2026-11-27, us per product at 2048 / 128, same process
+// (docs/PERFORMANCE.md "Long rows in launch-bound products"): long_rows 0.14-0.56 M nonzeros 9.4-12.7
+// / 4.6-7.8, dense_rows 0.31-0.80 M 10.7-14.0 / 5.5-8.8, R-MAT scale 13-16 (0.11-0.96 M) 6.5-14.0 /
+// 4.5-12.0 except scale 15 at a = 0.5 (7.2-7.4 / 7.8-8.6), adder_dcop_05 5.7-6.3 / 4.0-5.6; above
+// 2^20: long_rows 1.6 M (200 chunks) 20.4-20.7 / 13.5-14.2, dense_rows 2.5 M (176 chunks) 21.8-28.6 /
+// 17.4-20.0, but R-MAT scale 17-18 (4-5 thousand chunks) 15.2-23.1 / 20.0-30.0.
+constexpr int kOnePassChunkNnz = 32 * kChunkUnroll;
+constexpr std::int64_t kFewLongChunks = 1024;
 // Rows this many times longer than L count as long even when L alone asks for a wide sub-warp.
 constexpr double kSplitFactor = 4.0;
 
@@ -380,7 +385,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     if (local_) s += " columns=local";
     if (num_chunks_ > 0)
       s += " split_rows=" + std::to_string(split_rows_) + " head=" + std::to_string(head_) +
-           " chunks=" + std::to_string(num_chunks_) +
+           " chunks=" + std::to_string(num_chunks_) + " chunk=" + std::to_string(chunk_nnz_) +
            (deterministic_ ? " (long rows' chunks added in order: reproducible)"
                            : " (long rows summed with atomics: not bit-reproducible)");
     if (op_ == Operation::Transpose) s += " transpose=atomic-scatter (not bit-reproducible)";
@@ -395,11 +400,6 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     std::vector<std::int64_t> bounds;  // begin, end per row
     std::int64_t nnz = 0;              // their total length
   };
-
-  static std::int64_t chunk_bound() {
-    if (const char* e = std::getenv("SPMV_EXPERIMENT_CHUNK_BOUND")) return std::atoll(e);  // EXPERIMENT
-    return detail::kLaunchBoundNnz;
-  }
 
   static std::int64_t head_for(int width) { return std::int64_t(kHeadPasses) * width * kFlatUnroll; }
 
@@ -476,7 +476,11 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   void build_chunks(LongRows long_rows, cudaStream_t stream) {
     if (long_rows.rows.empty()) return;
     const std::int64_t head = long_rows.head;
-    std::int64_t chunk_nnz = a_.nnz < chunk_bound() ? kLaunchBoundChunkNnz : kChunkNnz;
+    std::int64_t long_chunks = 0;  // at kChunkNnz
+    for (std::size_t i = 0; i < long_rows.rows.size(); ++i)
+      long_chunks += (long_rows.bounds[2 * i + 1] - long_rows.bounds[2 * i] + kChunkNnz - 1) / kChunkNnz;
+    const std::int64_t chunk_nnz =
+        a_.nnz < detail::kLaunchBoundNnz || long_chunks < kFewLongChunks ? kOnePassChunkNnz : kChunkNnz;
     std::vector<RowChunk<Index>> host_chunks;
     for (std::size_t i = 0; i < long_rows.rows.size(); ++i) {
       const std::int64_t begin = long_rows.bounds[2 * i], end = long_rows.bounds[2 * i + 1];
@@ -496,6 +500,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     SPMV_CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.bytes(), stream));
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before host_chunks goes
     num_chunks_ = static_cast<std::int64_t>(host_chunks.size());
+    chunk_nnz_ = chunk_nnz;
     chunk_blocks_ = (num_chunks_ * 32 + block_ - 1) / block_;
     split_rows_ = static_cast<long long>(long_rows.rows.size());
     head_ = head;
@@ -512,6 +517,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   bool local_ = false;  // local columns (width_for)
   bool deterministic_ = false;
   std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)
+  std::int64_t chunk_nnz_ = 0;                                     // their chunks' length
   std::int64_t num_chunks_ = 0;
   std::int64_t chunk_blocks_ = 0;
   long long split_rows_ = 0;
