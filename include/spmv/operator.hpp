@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
@@ -125,5 +126,9 @@ std::unique_ptr<Operator<Value, Index>> make_operator(Backend backend,
 bool cuda_available();
 // The algorithms a backend offers for an operation (Auto excluded).
 std::span<const Algorithm> backend_algorithms(Backend backend, Operation op);
+
+// The names of Options::cpu_rows's kernels, index = value: "plain", "unrolled", "lanes", "vector" (the
+// SPMV_CPU_ROWS environment variable, the CLI's --cpu-rows, policy strings).
+std::span<const std::string_view> cpu_row_kernel_names();
 
 }  // namespace spmv

@@ -239,8 +239,8 @@ std::vector<Precision> requested_precisions(const std::string& list) {
 // --cpu-rows as Options::cpu_rows (CLI11 has checked the name).
 int cpu_rows_option(const std::string& name) {
   if (name.empty()) return -1;
-  constexpr const char* names[] = {"plain", "unrolled", "lanes", "vector"};
-  return static_cast<int>(std::find(std::begin(names), std::end(names), name) - std::begin(names));
+  const auto names = cpu_row_kernel_names();
+  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
 bool has_half(const std::vector<Precision>& precisions) {
@@ -666,7 +666,7 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_option("--cpu-rows", o->cpu_rows,
                   "CPU row kernel of row-loop, merge-parallel and Auto for A x: plain, unrolled, lanes (rows in vector "
                   "lanes) or vector (a vector per row); default: the rule, measured on the matrix by Auto")
-      ->check(CLI::IsMember({"plain", "unrolled", "lanes", "vector"}));
+      ->check(CLI::IsMember(std::vector<std::string>(cpu_row_kernel_names().begin(), cpu_row_kernel_names().end())));
   sub->add_option("--subwarp", o->subwarp,
                   "CUDA lanes per row for csr-vector, lightspmv, ellr-vector and the SpMM vector tiles (0: from the "
                   "row lengths)")

@@ -300,6 +300,8 @@ std::span<const Algorithm> cpu_algorithms(Operation op) {
 
 }  // namespace detail
 
+std::span<const std::string_view> cpu_row_kernel_names() { return cpu::detail::kRowKernelNames; }
+
 template <class Value, class Index>
 std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value, Index>& a, Algorithm algorithm,
                                                           Operation op, const Options& options) {

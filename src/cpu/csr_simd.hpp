@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace spmv::cpu::detail {
 
@@ -49,7 +50,7 @@ std::int64_t simd_row_threshold();
 // plan takes them only when they were measured faster on the running CPU (RowKernelGains).
 enum class ShortRows { Plain, Unrolled, Lanes, Vector };
 // Their names in ShortRows' order (SPMV_CPU_ROWS, policy strings).
-inline constexpr const char* kRowKernelNames[] = {"plain", "unrolled", "lanes", "vector"};
+inline constexpr std::string_view kRowKernelNames[] = {"plain", "unrolled", "lanes", "vector"};
 
 // Unrolled only where the mean row length is at least this (rows shorter than about 3 steps gain
 // nothing: poisson2d, 5 per row, -4% .. +2%; cs4 and cti, 4-6 per row, +7% in f32). Fitted on the fit

@@ -75,7 +75,7 @@ std::string race_words(const std::string& what, const std::vector<int>& list, co
     std::snprintf(ms, sizeof ms, " %.3g ms", best[c] * 1e3);
     words += (c ? ", " : " ") + std::string(c ? cpu::detail::kRowKernelNames[list[c]] : "rule") + ms;
   }
-  return words + "; " + (w ? cpu::detail::kRowKernelNames[list[w]] : "rule");
+  return words + "; " + std::string(w ? cpu::detail::kRowKernelNames[list[w]] : "rule");
 }
 
 }  // namespace
