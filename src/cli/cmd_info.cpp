@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "bench_report.hpp"
@@ -23,6 +25,9 @@ int run_info(const InfoOptions& o) {
   const HostMatrix a = load_matrix(o.file, &header, o.read);
   const MatrixStats s = compute_stats(a);
   const bool fits32 = fits_index<std::int32_t>(s.rows, s.cols, s.nnz);
+  // Stricter than "numerically symmetric" (sorted rows, every stored entry facing a stored, equal one):
+  // what Algorithm::Symmetric needs to run A^T x as A x.
+  const std::optional<std::string> violation = symmetry_violation(a);
 
   if (o.json) {
     nlohmann::ordered_json j;
@@ -32,6 +37,8 @@ int run_info(const InfoOptions& o) {
     j["stored_symmetry"] = header.symmetry;
     j.update(stats_json(s));
     j["symmetric"] = s.numerically_symmetric;
+    j["equals_transpose"] = !violation;
+    j["symmetry_violation"] = violation ? nlohmann::ordered_json(*violation) : nlohmann::ordered_json(nullptr);
     j["fits_int32"] = fits32;
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
@@ -51,6 +58,8 @@ int run_info(const InfoOptions& o) {
   fmt::print("bandwidth     {} (max |i - j|)\n", s.bandwidth);
   fmt::print("symmetric     structurally {}, numerically {}\n", yes_no(s.structurally_symmetric),
              yes_no(s.numerically_symmetric));
+  fmt::print("transpose     {}\n", violation ? "A != A^T exactly (" + *violation + ")"
+                                               : std::string("A == A^T exactly: A^T x can run A x's plan (symmetric)"));
   fmt::print("indices       {}\n", fits32 ? "fit 32-bit" : "need 64-bit");
   return kExitOk;
 }
@@ -65,7 +74,8 @@ Command add_info_command(CLI::App& parent) {
   sub->add_flag("--json", o->json,
                 "Machine-readable output; keys: rows, cols, nnz, row_mean, row_std, row_min, row_max, empty_rows, "
                 "diagonals, ell_padding, bandwidth, symmetric (numerically), structurally_symmetric, "
-                "numerically_symmetric, fits_int32, file, format, field, stored_symmetry");
+                "numerically_symmetric, equals_transpose, symmetry_violation (null or the first entry that breaks "
+                "A == A^T), fits_int32, file, format, field, stored_symmetry");
   return {sub, [o] { return run_info(*o); }};
 }
 

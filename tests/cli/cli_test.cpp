@@ -211,6 +211,19 @@ TEST_F(Cli, ConvertExpandsSymmetricToGeneral) {
   EXPECT_OK(r);
   EXPECT_EQ(json_value(r.out, "nnz"), "6");  // both off-diagonal pairs stored
   EXPECT_EQ(json_value(r.out, "symmetric"), "true");
+  EXPECT_EQ(json_value(r.out, "equals_transpose"), "true");
+  EXPECT_EQ(json_value(r.out, "symmetry_violation"), "null");
+}
+
+TEST_F(Cli, InfoNamesTheEntryThatBreaksTheSymmetry) {
+  write("skew.mtx",
+        "%%MatrixMarket matrix coordinate real general\n"
+        "3 3 4\n1 1 2\n2 1 -1\n1 2 -1.5\n3 3 2\n");
+  const CliResult r = run("info " + arg("skew.mtx"));
+  EXPECT_OK(r);
+  EXPECT_NE(r.out.find("A != A^T exactly (entry (0, 1) = -1.5 but (1, 0) = -1)"), std::string::npos) << r.out;
+  const CliResult j = run("info --json " + arg("skew.mtx"));
+  EXPECT_EQ(json_value(j.out, "equals_transpose"), "false");
 }
 
 // Exact comparisons below are deliberate: the matrix, x, alpha, beta and y0 are small integers, so
