@@ -236,7 +236,8 @@ if want long-rows; then
   # below 2^20 nonzeros or for few long rows; the launch-bound long-row class), Auto against merge-path and
   # cuSPARSE on small and mid-size long-row matrices and the SuiteSparse files (a regression check).
   lr_inputs=(--gen rmat:scale=13,edge_factor=16,seed=7 --gen rmat:scale=15,edge_factor=16,seed=7,a=0.5,b=0.1667,c=0.1667
-    --gen rmat:scale=16,edge_factor=8,seed=7 --gen long_rows:rows=50000,cols=50000,long_rows=30,long_length=2000,short_length=10,seed=7
+    --gen rmat:scale=16,edge_factor=8,seed=7
+    --gen long_rows:rows=50000,cols=50000,long_rows=30,long_length=2000,short_length=10,seed=7
     --gen long_rows:rows=100000,cols=100000,long_rows=2,long_length=50000,short_length=4,seed=7
     --gen dense_rows:n=100000,dense_rows=5,dense_fraction=0.2,per_row=6,seed=7
     --gen rmat:scale=17,edge_factor=16,seed=7 --gen rmat:scale=18,edge_factor=8,seed=7
