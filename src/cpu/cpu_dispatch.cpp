@@ -177,6 +177,22 @@ void pin_threads(CpuKernel<Value, Index>& kernel, int threads) {
   };
 }
 
+// Auto's A x plan on `m` (the same options) as a kernel, with its policy and extra bytes: what the two
+// transposes that run a non-transposed plan wrap (the explicit one on Aᵀ, the symmetric route on A).
+template <class Value, class Index>
+CpuKernel<Value, Index> auto_product_kernel(const CsrMatrix<Value, Index>& m, const Options& options) {
+  std::shared_ptr<Operator<Value, Index>> inner =
+      make_cpu_operator(m, Algorithm::Auto, Operation::NonTranspose, options);
+  const auto x_size = static_cast<std::size_t>(m.cols), y_size = static_cast<std::size_t>(m.rows);
+  CpuKernel<Value, Index> kernel;
+  kernel.run = [inner, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
+    inner->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
+  };
+  kernel.policy = inner->policy();
+  kernel.extra_bytes = inner->extra_bytes();
+  return kernel;
+}
+
 }  // namespace
 
 template <class Value, class Index>
@@ -229,27 +245,18 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
       // Aᵀ built once (a second copy of the matrix), then Auto's non-transposed plan on it, with the
       // same options: the expected-applies hint lets that plan convert or race its row kernel too.
       const auto at = transpose(a);
-      std::shared_ptr<Operator<Value, Index>> inner =
-          make_cpu_operator(at, Algorithm::Auto, Operation::NonTranspose, options);
-      kernel.run = [inner, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
-        inner->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
-      };
-      kernel.policy = "A^T copy, then " + inner->policy();
-      kernel.extra_bytes = at.row_ptr.size() * sizeof(Index) + at.col_idx.size() * sizeof(Index) +
-                           at.values.size() * sizeof(Value) + inner->extra_bytes();
+      kernel = auto_product_kernel(at, options);
+      kernel.policy = "A^T copy, then " + kernel.policy;
+      kernel.extra_bytes += at.row_ptr.size() * sizeof(Index) + at.col_idx.size() * sizeof(Index) +
+                            at.values.size() * sizeof(Value);
       return kernel;
     }
     case Algorithm::Symmetric: {  // offered for Aᵀx only
       // A == Aᵀ exactly: Aᵀx is A x term for term, so A x's Auto plan (same options) serves it.
       if (const auto violation = symmetry_violation(a))
         throw Unsupported("symmetric runs Aᵀx as A x and needs A == Aᵀ exactly: " + *violation);
-      std::shared_ptr<Operator<Value, Index>> inner =
-          make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose, options);
-      kernel.run = [inner, x_size, y_size](Value alpha, const Value* x, Value beta, Value* y) {
-        inner->apply(alpha, std::span<const Value>(x, x_size), beta, std::span<Value>(y, y_size));
-      };
-      kernel.policy = "A == A^T, A x's plan: " + inner->policy();
-      kernel.extra_bytes = inner->extra_bytes();
+      kernel = auto_product_kernel(a, options);
+      kernel.policy = "A == A^T, A x's plan: " + kernel.policy;
       return kernel;
     }
     case Algorithm::ColumnChunked: {
