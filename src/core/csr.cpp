@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -18,19 +17,23 @@ namespace {
 
 std::string at(const char* what, std::int64_t i) { return std::string(what) + "[" + std::to_string(i) + "]"; }
 
-// The smallest i in [0, n) with bad(i), or n: OpenMP threads over static blocks (these checks run on
-// every plan and verification, and a serial pass over 2.4 G nonzeros costs seconds: issue 18), the
-// answer the same for any thread count. A block is first tested without an early exit (so that the
-// compiler can vectorise the common, valid case), and searched only when it holds a hit; blocks
-// after a hit this thread already found are skipped.
+// The smallest i in [0, n) with bad(i), or n: OpenMP threads over blocks (these checks run on every
+// plan and verification, and a serial pass over 2.4 G nonzeros costs seconds: issue 18), the answer
+// the same for any thread count. A block is first tested without an early exit (so that the compiler
+// can vectorise the common, valid case), and searched only when it holds a hit; blocks after a hit
+// this thread already found are skipped. Blocks hold 2^14 indices, fewer when n would give each thread
+// under 64 of them, and are handed out dynamically: for symmetry_violation, whose test of a row costs
+// a binary search per entry, one block of R-MAT's first, longest rows or one of bcsstk16's 4884 rows
+// of 60 per thread took 2-3x the time of small dynamic blocks (2-core VM, 2026-11-27).
 template <class Bad>
 std::int64_t first_index_where(std::int64_t n, Bad bad) {
-  constexpr std::int64_t kBlock = std::int64_t{1} << 14;
+  const std::int64_t block =
+      std::clamp<std::int64_t>(n / (64 * std::int64_t{omp_get_max_threads()}), 64, std::int64_t{1} << 14);
   std::int64_t first = n;
-#pragma omp parallel for schedule(static) reduction(min : first)
-  for (std::int64_t b = 0; b < (n + kBlock - 1) / kBlock; ++b) {
-    if (b * kBlock >= first) continue;
-    const std::int64_t begin = b * kBlock, end = std::min(n, begin + kBlock);
+#pragma omp parallel for schedule(dynamic) reduction(min : first)
+  for (std::int64_t b = 0; b < (n + block - 1) / block; ++b) {
+    if (b * block >= first) continue;
+    const std::int64_t begin = b * block, end = std::min(n, begin + block);
     bool any = false;
     for (std::int64_t i = begin; i < end; ++i) any |= bad(i);
     if (!any) continue;
@@ -159,31 +162,10 @@ std::optional<std::string> symmetry_violation(const CsrMatrix<Value, Index>& a) 
     }
     return SymmetryBreak::None;
   };
-  // The first breaking row: chunks of rows handed out dynamically (a few thousand rows of 60 are still
-  // worth several threads), a chunk skipped once a break before it is known, so the answer is the smallest.
-  std::atomic<std::int64_t> first{a.rows};
-  const std::int64_t rows = a.rows;
-  const std::int64_t chunk = std::max<std::int64_t>(64, rows / (64 * std::int64_t{omp_get_max_threads()}));
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t c = 0; c < (rows + chunk - 1) / chunk; ++c) {
-    if (c * chunk >= first.load(std::memory_order_relaxed)) continue;
-    const std::int64_t begin = c * chunk, end = std::min(rows, begin + chunk);
-    bool any = false;  // first without an exit per row (as first_index_where: the common case runs straight)
-    for (std::int64_t row = begin; row < end; ++row) {
-      Index k = 0, p = 0;
-      any |= check_row(row, k, p) != SymmetryBreak::None;
-    }
-    if (!any) continue;
-    for (std::int64_t row = begin; row < end; ++row) {
-      Index k = 0, p = 0;
-      if (check_row(row, k, p) == SymmetryBreak::None) continue;
-      std::int64_t seen = first.load(std::memory_order_relaxed);
-      while (row < seen && !first.compare_exchange_weak(seen, row, std::memory_order_relaxed)) {
-      }
-      break;
-    }
-  }
-  const std::int64_t r = first.load();
+  const std::int64_t r = first_index_where(a.rows, [&check_row](std::int64_t row) {
+    Index k = 0, p = 0;
+    return check_row(row, k, p) != SymmetryBreak::None;
+  });
   if (r == a.rows) return std::nullopt;
   Index k = 0, p = 0;
   const SymmetryBreak why = check_row(r, k, p);
