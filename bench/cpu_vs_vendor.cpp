@@ -12,7 +12,7 @@
 // Options::expected_applies = --applies, default 1000: the count MKL's mv hint is given) and auto-scalar
 // (Auto with Options::cpu_simd = 0: the plain scalar loops, the forced fallback), auto-lanes and
 // auto-vector (Auto without the hint, its CSR plan with the row kernel Options::cpu_rows forced to rows
-// in lanes or a vector per row). Each sample
+// in lanes or a vector per row); NAME@C sets Options::sell_c (sell@16: SELL with slices of 16 rows). Each sample
 // runs ~20 ms of products y = A x (f32 and f64 values, int32 indices). Matrix statistics are printed first.
 #include <time.h>
 
@@ -73,8 +73,13 @@ void run(const std::string& label, const Matrix& m, const std::vector<std::strin
     if (hint) options.expected_applies = applies;
     if (scalar) options.cpu_simd = 0;
     if (lanes || vector) options.cpu_rows = lanes ? 2 : 3;
+    std::string name = algos[e];
+    if (const auto at = name.find('@'); at != std::string::npos) {  // sell@16: SELL with C = 16
+      options.sell_c = std::atoi(name.c_str() + at + 1);
+      name.resize(at);
+    }
     const auto algo = hint || scalar || lanes || vector ? std::optional(spmv::Algorithm::Auto)
-                                                        : spmv::parse_algorithm(algos[e]);
+                                                        : spmv::parse_algorithm(name);
     if (!algo) {
       entry.refused = "unknown algorithm";
       continue;

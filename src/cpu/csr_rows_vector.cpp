@@ -62,8 +62,8 @@ void lanes(const Index* row_ptr, const Index* col, const Value* val, const Value
       const auto live = hn::Lt(hn::Set(dp, t), length);
       const auto wide_live = hn::Lt(hn::Set(di, t), wide_length);
       const auto pos = hn::IfThenElseZero(live, hn::Add(start, hn::Set(dp, t)));
-      const auto c = hn::IfThenElseZero(wide_live, widen(di, hn::GatherIndex(dp, col, pos)));
-      const auto product = hn::Mul(hn::GatherIndex(d, val, widen(di, pos)), hn::GatherIndex(d, x, c));
+      const auto c = hn::IfThenElseZero(wide_live, widen(di, gather(dp, col, pos)));
+      const auto product = hn::Mul(gather(d, val, widen(di, pos)), gather(d, x, c));
       acc = hn::IfThenElse(hn::RebindMask(d, wide_live), hn::Add(acc, product), acc);
     }
     const auto result = hn::Mul(va, acc);
@@ -95,18 +95,18 @@ void vector_rows(const Index* row_ptr, const Index* col, const Value* val, const
     const std::int64_t end = row_ptr[r + 1];
     auto a0 = hn::Zero(d), a1 = hn::Zero(d);
     for (; k + 2 * n <= end; k += 2 * n) {
-      a0 = hn::MulAdd(hn::LoadU(d, val + k), hn::GatherIndex(d, x, load_index(d, col + k)), a0);
-      a1 = hn::MulAdd(hn::LoadU(d, val + k + n), hn::GatherIndex(d, x, load_index(d, col + k + n)), a1);
+      a0 = hn::MulAdd(hn::LoadU(d, val + k), gather(d, x, load_index(d, col + k)), a0);
+      a1 = hn::MulAdd(hn::LoadU(d, val + k + n), gather(d, x, load_index(d, col + k + n)), a1);
     }
     if (k + n <= end) {
-      a0 = hn::MulAdd(hn::LoadU(d, val + k), hn::GatherIndex(d, x, load_index(d, col + k)), a0);
+      a0 = hn::MulAdd(hn::LoadU(d, val + k), gather(d, x, load_index(d, col + k)), a0);
       k += n;
     }
     Value tail = 0;
     if (k < end && k + n <= bound) {
       const auto live = hn::FirstN(di, static_cast<std::size_t>(end - k));
       const auto c = hn::IfThenElseZero(live, load_index(d, col + k));
-      const auto product = hn::Mul(hn::LoadU(d, val + k), hn::GatherIndex(d, x, c));
+      const auto product = hn::Mul(hn::LoadU(d, val + k), gather(d, x, c));
       a1 = hn::Add(a1, hn::IfThenElseZero(hn::RebindMask(d, live), product));
     } else {
       for (; k < end; ++k) tail += val[k] * x[col[k]];

@@ -56,13 +56,13 @@ HWY_INLINE Value dot_range(const Index* col, const Value* val, const Value* x, s
   const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
   auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
   for (; k + 4 * n <= end; k += 4 * n) {
-    a0 = hn::MulAdd(hn::LoadU(d, val + k), hn::GatherIndex(d, x, load_index(d, col + k)), a0);
-    a1 = hn::MulAdd(hn::LoadU(d, val + k + n), hn::GatherIndex(d, x, load_index(d, col + k + n)), a1);
-    a2 = hn::MulAdd(hn::LoadU(d, val + k + 2 * n), hn::GatherIndex(d, x, load_index(d, col + k + 2 * n)), a2);
-    a3 = hn::MulAdd(hn::LoadU(d, val + k + 3 * n), hn::GatherIndex(d, x, load_index(d, col + k + 3 * n)), a3);
+    a0 = hn::MulAdd(hn::LoadU(d, val + k), gather(d, x, load_index(d, col + k)), a0);
+    a1 = hn::MulAdd(hn::LoadU(d, val + k + n), gather(d, x, load_index(d, col + k + n)), a1);
+    a2 = hn::MulAdd(hn::LoadU(d, val + k + 2 * n), gather(d, x, load_index(d, col + k + 2 * n)), a2);
+    a3 = hn::MulAdd(hn::LoadU(d, val + k + 3 * n), gather(d, x, load_index(d, col + k + 3 * n)), a3);
   }
   for (; k + n <= end; k += n)
-    a0 = hn::MulAdd(hn::LoadU(d, val + k), hn::GatherIndex(d, x, load_index(d, col + k)), a0);
+    a0 = hn::MulAdd(hn::LoadU(d, val + k), gather(d, x, load_index(d, col + k)), a0);
   Value s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
   for (; k < end; ++k) s += val[k] * x[col[k]];
   return s;

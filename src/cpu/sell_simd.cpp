@@ -96,15 +96,15 @@ void slices(const SellView<Value, Index, Stored>& m, std::int64_t s_begin, std::
       auto a0 = hn::Zero(d), a1 = hn::Zero(d);
       std::int64_t k = 0;
       for (; k + 2 <= full; k += 2) {
-        a0 = hn::MulAdd(load_values(d, vp + k * c), hn::GatherIndex(d, x, load_index(d, cp + k * c)), a0);
-        a1 = hn::MulAdd(load_values(d, vp + (k + 1) * c), hn::GatherIndex(d, x, load_index(d, cp + (k + 1) * c)), a1);
+        a0 = hn::MulAdd(load_values(d, vp + k * c), gather(d, x, load_index(d, cp + k * c)), a0);
+        a1 = hn::MulAdd(load_values(d, vp + (k + 1) * c), gather(d, x, load_index(d, cp + (k + 1) * c)), a1);
       }
       for (; k < full; ++k)
-        a0 = hn::MulAdd(load_values(d, vp + k * c), hn::GatherIndex(d, x, load_index(d, cp + k * c)), a0);
+        a0 = hn::MulAdd(load_values(d, vp + k * c), gather(d, x, load_index(d, cp + k * c)), a0);
       for (; k < width; ++k) {  // some lanes are padding (index -1)
         const auto idx = load_index(d, cp + k * c);
         const auto stored = hn::Gt(idx, hn::Set(di, -1));
-        const auto xs = hn::IfThenElseZero(hn::RebindMask(d, stored), hn::GatherIndex(d, x, hn::IfThenElseZero(stored, idx)));
+        const auto xs = hn::IfThenElseZero(hn::RebindMask(d, stored), gather(d, x, hn::IfThenElseZero(stored, idx)));
         a0 = hn::MulAdd(load_values(d, vp + k * c), xs, a0);
       }
       const std::int64_t p0 = s * c + v;
