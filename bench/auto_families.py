@@ -235,11 +235,18 @@ SETUP_MS = 0.7
 SETUP_MS_PER_MNNZ = {"dia": 0.035, "ell": 0.02, "ellr": 0.022, "ellr-vector": 0.032, "sell": 0.15, "hyb": 0.04}
 
 
+# SELL for f32 rows more than half empty but at least SELL_MIN_NONEMPTY non-empty (src/core/auto_rule.cpp,
+# fitted on this script's empty family, H200 2026-11-27); its setup grows with the rows (the sort).
+SELL_MIN_NONEMPTY = 0.1
+SETUP_MS_PER_MROWS = {"sell": 0.5}
+
+
 def repaid(fmt, s, precision, applies):
     v = 4 if precision == "f32" else 8
     csr_bytes = s["nnz"] * (v + 4) + (s["rows"] + 1) * 4 + s["cols"] * v + s["rows"] * v
     t = LAUNCH_MS + csr_bytes / CSR_RATE_BYTES_PER_MS
-    return applies * t * GAIN[fmt] >= SETUP_MS + SETUP_MS_PER_MNNZ[fmt] * s["nnz"] / 1e6
+    setup = SETUP_MS + SETUP_MS_PER_MNNZ[fmt] * s["nnz"] / 1e6 + SETUP_MS_PER_MROWS.get(fmt, 0) * s["rows"] / 1e6
+    return applies * t * GAIN[fmt] >= setup
 
 
 def hinted_choice(entry, precision, rule, hint, applies):
@@ -247,6 +254,10 @@ def hinted_choice(entry, precision, rule, hint, applies):
     if (s["diagonals"] * s["rows"] <= DIA_MAX_PADDING[precision] * s["nnz"] and "dia" in times
             and repaid("dia", s, precision, applies)):
         return "dia"
+    empty = s["empty_rows"]
+    if precision == "f32" and GROUP_EMPTY_FRACTION * s["rows"] < empty <= (1 - SELL_MIN_NONEMPTY) * s["rows"]:
+        return "sell" if "sell" in times and repaid("sell", s, precision, applies) else \
+            rule["leaves"][classify(s, rule["constants"])]
     fmt = hint["leaves"].get(classify(s, rule["constants"]))
     if (fmt and fmt in times and (fmt not in ELL_FAMILY or s["ell_padding"] <= hint["max_ell_padding"])
             and repaid(fmt, s, precision, applies)):

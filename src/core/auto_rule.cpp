@@ -49,6 +49,16 @@ constexpr double kEllGain = 0.15;
 constexpr double kSetupFixedMs = 0.7;
 constexpr double kDiaSetupMsPerMnnz = 0.035;
 constexpr double kEllSetupMsPerMnnz = 0.02;
+// SELL for f32 rows of which more than half, but at most 1 - kSellMinNonemptyFraction, are empty:
+// sorted within its windows, the non-empty rows fill whole slices and the empty ones cost no reads.
+// Fitted on the even members of bench/auto_families.py's empty family (H200, 2026-11-27, grid 0.05-0.3
+// and off): 0.1 in f32 (fit half 0.975x -> 1.007x the best cuSPARSE, hmean of 9; on the odd members
+// 0.955x -> 0.978x, setup spread over 1000 products). In f64 SELL's setup (5.5-9 ms against 1.1-3.7
+// in f32) was not repaid by its gain within 1000 products on the odd members (0.951x -> 0.940x), so
+// f64 keeps the CSR choice. Its setup grows with the rows (the sort), its gain is the median 5%.
+constexpr double kSellMinNonemptyFraction = 0.1;
+constexpr double kSellGain = 0.05;
+constexpr double kSellSetupMsPerMrows = 0.5;
 
 double csr_product_ms(const RowShape& s, int value_bytes) {
   const double bytes = double(s.nnz) * (value_bytes + 4) + double(s.rows + 1) * 4 + double(s.cols) * value_bytes +
@@ -112,15 +122,23 @@ bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std
   } else if (format == Algorithm::Ell) {
     gain = kEllGain;
     per_mnnz = kEllSetupMsPerMnnz;
+  } else if (format == Algorithm::Sell) {
+    gain = kSellGain;
   } else {
     return false;
   }
   const double saved = double(expected_applies) * csr_product_ms(s, value_bytes) * gain;
-  return saved >= kSetupFixedMs + per_mnnz * double(s.nnz) / 1e6;
+  const double per_mrows = format == Algorithm::Sell ? kSellSetupMsPerMrows : 0.0;
+  return saved >= kSetupFixedMs + per_mnnz * double(s.nnz) / 1e6 + per_mrows * double(s.rows) / 1e6;
 }
 
 Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_t expected_applies) {
-  if (c != RowClass::Short || s.nnz <= 0) return Algorithm::Auto;
+  if (s.nnz <= 0) return Algorithm::Auto;
+  const double empty = double(s.empty_rows), rows = double(s.rows);
+  if (value_bytes == 4 && empty > kCsrVectorGroupEmptyFraction * rows &&
+      empty <= (1 - kSellMinNonemptyFraction) * rows)
+    return conversion_repaid(Algorithm::Sell, s, value_bytes, expected_applies) ? Algorithm::Sell : Algorithm::Auto;
+  if (c != RowClass::Short) return Algorithm::Auto;
   if (double(s.rows) * double(s.max) > kEllMaxPadding * double(s.nnz)) return Algorithm::Auto;
   return conversion_repaid(Algorithm::Ell, s, value_bytes, expected_applies) ? Algorithm::Ell : Algorithm::Auto;
 }

@@ -220,7 +220,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
     algorithm = reordered->inner_algorithm();
     impl_->kernel = std::move(reordered);
   }
-  // Auto for A x may convert (DIA, then ELL) when the caller's expected_applies repays it
+  // Auto for A x may convert (DIA, then SELL or ELL) when the caller's expected_applies repays it
   // (src/core/auto_rule.hpp); `conversions` lists what to try, in order, before the CSR choice.
   std::vector<Algorithm> conversions;
   if (algorithm == Algorithm::Auto && !impl_->kernel) {
@@ -254,12 +254,14 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   // Degenerate shapes never reach a kernel (STYLE.md §4): apply() only scales y.
   for (Algorithm format : conversions) {
     Options limited = options;
-    limited.max_padding = std::min(format::max_padding_of(options), format == Algorithm::Dia
-                                                                         ? detail::dia_max_padding(sizeof(Value))
-                                                                         : detail::kEllMaxPadding);
+    if (format != Algorithm::Sell)  // SELL keeps the caller's limit: its rule bounds the empty rows instead
+      limited.max_padding = std::min(format::max_padding_of(options), format == Algorithm::Dia
+                                                                           ? detail::dia_max_padding(sizeof(Value))
+                                                                           : detail::kEllMaxPadding);
     try {
-      impl_->kernel = format == Algorithm::Dia ? make_dia<Value, Index>(matrix, op, limited, stream)
-                                               : make_ell<Value, Index>(matrix, op, limited, stream);
+      impl_->kernel = format == Algorithm::Dia   ? make_dia<Value, Index>(matrix, op, limited, stream)
+                      : format == Algorithm::Ell ? make_ell<Value, Index>(matrix, op, limited, stream)
+                                                 : make_sell<Value, Index>(matrix, op, limited, stream);
       algorithm = format;
       break;
     } catch (const Unsupported& e) {  // too much padding: the next choice stands (logged)

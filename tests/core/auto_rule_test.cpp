@@ -65,9 +65,24 @@ TEST(AutoRule, ConversionsNeedTheHintAndEnoughProducts) {
         EXPECT_EQ(first, 0) << "repaid at " << first << " but not at " << n;
       }
     EXPECT_GT(first, 1);
-    // Only DIA and ELL have a model.
-    EXPECT_FALSE(conversion_repaid(Algorithm::Sell, big, bytes, 1 << 30));
+    // DIA, ELL and SELL have a model; the others are never converted to by Auto.
+    EXPECT_TRUE(conversion_repaid(Algorithm::Sell, big, bytes, 1 << 20));
+    EXPECT_FALSE(conversion_repaid(Algorithm::Sell, small, bytes, 1000));
+    EXPECT_FALSE(conversion_repaid(Algorithm::Hyb, big, bytes, 1 << 30));
   }
+}
+
+TEST(AutoRule, SellForFloatRowsHalfEmptyButNotNearlyAll) {
+  const RowShape quarter = shape_of(gen::mostly_empty(1000000, 1000000, 0.25, 32, 1));  // 8 M nonzeros
+  EXPECT_EQ(format_for(classify_rows(quarter), quarter, 4, 1000), Algorithm::Sell);
+  EXPECT_EQ(format_for(classify_rows(quarter), quarter, 4, 0), Algorithm::Auto);   // no hint: no conversion
+  EXPECT_EQ(format_for(classify_rows(quarter), quarter, 4, 10), Algorithm::Auto);  // not repaid
+  EXPECT_EQ(format_for(classify_rows(quarter), quarter, 8, 1000), Algorithm::Auto);  // f64: setup not repaid
+  // Below a tenth non-empty (slices of empty rows are a loss) and at most half empty: no SELL.
+  const RowShape sparse = shape_of(gen::mostly_empty(4000000, 4000000, 0.05, 32, 1));
+  EXPECT_EQ(format_for(classify_rows(sparse), sparse, 4, 1000), Algorithm::Auto);
+  const RowShape full = shape_of(gen::mostly_empty(1000000, 1000000, 0.6, 16, 1));
+  EXPECT_NE(format_for(classify_rows(full), full, 4, 1000), Algorithm::Sell);
 }
 
 TEST(AutoRule, EllOnlyForShortRowsWithLittlePadding) {

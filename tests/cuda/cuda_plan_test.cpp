@@ -234,6 +234,39 @@ TEST(CudaPlan, AutoTakesDiaForBandedMatricesOnlyWithTheHint) {
   EXPECT_EQ(Plan(d_uniform.view()).algorithm(), Algorithm::CsrScalar);
 }
 
+// With the hint, f32 rows of which three quarters are empty go to SELL (src/core/auto_rule.cpp); f64 and
+// no hint keep CSR. The product is checked against the double reference: |y - ref| <= 64 eps_f32 (|A| |x|)
+// row-wise (32 entries per non-empty row, x and the values exact in f32, so each product term is exact and
+// only the f32 sums round: gamma_32 < 64 eps_f32).
+TEST(CudaPlan, AutoTakesSellForHalfEmptyFloatRowsWithTheHint) {
+  SKIP_WITHOUT_GPU();
+  spmv::Options hinted;
+  hinted.expected_applies = 1000;
+  const Matrix a = spmv::convert<double, std::int32_t>(spmv::gen::mostly_empty(1000000, 1000000, 0.25, 32, 4));
+  const auto af = spmv::convert<float, std::int32_t>(a);
+  spmv::cuda::DeviceCsr<float, std::int32_t> d_af(af);
+  spmv::cuda::Plan<float, std::int32_t> sell(d_af.view(), Algorithm::Auto, Operation::NonTranspose, hinted);
+  EXPECT_EQ(sell.algorithm(), Algorithm::Sell) << sell.policy();
+  using FloatPlan = spmv::cuda::Plan<float, std::int32_t>;
+  using DoublePlan = spmv::cuda::Plan<double, std::int32_t>;
+  EXPECT_NE(FloatPlan(d_af.view()).algorithm(), Algorithm::Sell);
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  EXPECT_NE(DoublePlan(d_a.view(), Algorithm::Auto, Operation::NonTranspose, hinted).algorithm(), Algorithm::Sell);
+  const auto x = random_vector(static_cast<std::size_t>(a.cols), 6);
+  const std::vector<float> xf(x.begin(), x.end());
+  const std::vector<float> poison(static_cast<std::size_t>(a.rows), std::numeric_limits<float>::quiet_NaN());
+  spmv::cuda::DeviceBuffer<float> d_x{std::span<const float>(xf)}, d_y{std::span<const float>(poison)};
+  sell.apply(1.0f, d_x.data(), 0.0f, d_y.data());
+  const std::vector<float> y = d_y.to_host();
+  std::vector<double> ref(static_cast<std::size_t>(a.rows));
+  const Matrix exact = spmv::convert<double, std::int32_t>(af);  // the f32 values, exactly
+  spmv::cpu::reference(exact, Operation::NonTranspose, 1.0, std::span<const double>(x), 0.0, std::span<double>(ref));
+  const auto scale = spmv::cpu::reference_magnitude(exact, Operation::NonTranspose, std::span<const double>(x));
+  for (std::size_t i = 0; i < y.size(); ++i)
+    ASSERT_LE(std::abs(double(y[i]) - ref[i]), 64 * std::numeric_limits<float>::epsilon() * scale[i])
+        << "row " << i << ": " << y[i] << " vs " << ref[i];
+}
+
 // CSR-vector's width rule (docs/algorithms/csr_vector.md): rows of 15 with local columns take 4 lanes,
 // the same rows with scattered columns 8; the products are right either way.
 TEST(CudaPlan, CsrVectorWidthFollowsColumnLocality) {
