@@ -124,25 +124,39 @@ void run(const std::string& label, const Matrix& m, const std::vector<std::strin
 
 }  // namespace
 
+int run_all(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  try {
+    return run_all(argc, argv);
+  } catch (const std::exception& e) {  // a bad spec or file: say which, do not abort
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 2;
+  }
+}
+
+int run_all(int argc, char** argv) {
   int rounds = 5;
   std::int64_t applies = 1000;
   std::vector<std::string> algos{"auto", "auto-hint", "mkl", "eigen"};
   std::vector<std::string> specs;
   std::FILE* csv = nullptr;
+  bool help = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
     else if (arg == "--applies" && i + 1 < argc) applies = std::atoll(argv[++i]);
     else if (arg == "--algos" && i + 1 < argc) algos = split(argv[++i], ',');
+    else if (arg == "-h" || arg == "--help") help = true;
     else if (arg == "--csv" && i + 1 < argc) {
       csv = std::fopen(argv[++i], "w");
       if (csv) std::fprintf(csv, "matrix,precision,rows,nnz,algorithm,wall_ms,cpu_ms,setup_ms,policy\n");
     } else specs.push_back(arg);
   }
-  if (specs.empty()) {
-    std::fprintf(stderr, "usage: %s [--rounds N] [--applies N] [--algos a,b] [--csv FILE] MATRIX...\n", argv[0]);
-    return 2;
+  if (specs.empty() || help) {
+    std::fprintf(help ? stdout : stderr, "usage: %s [--rounds N] [--applies N] [--algos a,b] [--csv FILE] MATRIX...\n",
+                 argv[0]);
+    return help ? 0 : 2;
   }
   for (const auto& spec : specs) {
     const Matrix m = spmv::bench_tools::load_matrix_spec(spec);
