@@ -235,9 +235,9 @@ SETUP_MS = 0.7
 SETUP_MS_PER_MNNZ = {"dia": 0.035, "ell": 0.02, "ellr": 0.022, "ellr-vector": 0.032, "sell": 0.15, "hyb": 0.04}
 
 
-# SELL for f32 rows more than half empty but at least SELL_MIN_NONEMPTY non-empty (src/core/auto_rule.cpp,
+# SELL for rows more than half empty but at least SELL_MIN_NONEMPTY non-empty (src/core/auto_rule.cpp,
 # fitted on this script's empty family, H200 2026-11-27); its setup grows with the rows (the sort).
-SELL_MIN_NONEMPTY = 0.1
+SELL_MIN_NONEMPTY = {"f32": 0.1, "f64": 0.15}
 SETUP_MS_PER_MROWS = {"sell": 0.5}
 
 
@@ -255,7 +255,7 @@ def hinted_choice(entry, precision, rule, hint, applies):
             and repaid("dia", s, precision, applies)):
         return "dia"
     empty = s["empty_rows"]
-    if precision == "f32" and GROUP_EMPTY_FRACTION * s["rows"] < empty <= (1 - SELL_MIN_NONEMPTY) * s["rows"]:
+    if GROUP_EMPTY_FRACTION * s["rows"] < empty <= (1 - SELL_MIN_NONEMPTY[precision]) * s["rows"]:
         return "sell" if "sell" in times and repaid("sell", s, precision, applies) else \
             rule["leaves"][classify(s, rule["constants"])]
     fmt = hint["leaves"].get(classify(s, rule["constants"]))

@@ -49,14 +49,15 @@ constexpr double kEllGain = 0.15;
 constexpr double kSetupFixedMs = 0.7;
 constexpr double kDiaSetupMsPerMnnz = 0.035;
 constexpr double kEllSetupMsPerMnnz = 0.02;
-// SELL for f32 rows of which more than half, but at most 1 - kSellMinNonemptyFraction, are empty:
-// sorted within its windows, the non-empty rows fill whole slices and the empty ones cost no reads.
-// Fitted on the even members of bench/auto_families.py's empty family (H200, 2026-11-27, grid 0.05-0.3
-// and off): 0.1 in f32 (fit half 0.975x -> 1.007x the best cuSPARSE, hmean of 9; on the odd members
-// 0.955x -> 0.978x, setup spread over 1000 products). In f64 SELL's setup (5.5-9 ms against 1.1-3.7
-// in f32) was not repaid by its gain within 1000 products on the odd members (0.951x -> 0.940x), so
-// f64 keeps the CSR choice. Its setup grows with the rows (the sort), its gain is the median 5%.
-constexpr double kSellMinNonemptyFraction = 0.1;
+// SELL for rows of which more than half, but at most 1 - sell_min_nonempty_fraction, are empty: sorted
+// within its windows, the non-empty rows fill whole slices and the empty ones cost no reads. Fitted on
+// the even members of bench/auto_families.py's empty family (H200, 2026-11-27, grid 0.05-0.3 and off,
+// setup spread over 1000 products): 0.1 in f32 (fit half 0.975x -> 1.007x the best cuSPARSE, hmean of
+// 9; on the odd members 0.955x -> 0.978x), 0.15 in f64 (0.932x -> 0.969x; odd members 0.951x ->
+// 0.970x), with the setup a plan pays after the process's first SELL plan (1.1-3.7 ms; a first plan
+// also pays ~9 ms of first use, H100). Its setup grows with the rows (the sort), its gain is the
+// median 5%.
+double sell_min_nonempty_fraction(int value_bytes) { return value_bytes == 8 ? 0.15 : 0.1; }
 constexpr double kSellGain = 0.05;
 constexpr double kSellSetupMsPerMrows = 0.5;
 
@@ -135,8 +136,8 @@ bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std
 Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_t expected_applies) {
   if (s.nnz <= 0) return Algorithm::Auto;
   const double empty = double(s.empty_rows), rows = double(s.rows);
-  if (value_bytes == 4 && empty > kCsrVectorGroupEmptyFraction * rows &&
-      empty <= (1 - kSellMinNonemptyFraction) * rows)
+  const double nonempty_min = sell_min_nonempty_fraction(value_bytes);
+  if (empty > kCsrVectorGroupEmptyFraction * rows && empty <= (1 - nonempty_min) * rows)
     return conversion_repaid(Algorithm::Sell, s, value_bytes, expected_applies) ? Algorithm::Sell : Algorithm::Auto;
   if (c != RowClass::Short) return Algorithm::Auto;
   if (double(s.rows) * double(s.max) > kEllMaxPadding * double(s.nnz)) return Algorithm::Auto;

@@ -43,10 +43,10 @@ Algorithm csr_kernel_for(RowClass c);
 // Step 2: whether converting to `format` (Dia, Ell or Sell) is repaid within `expected_applies` products
 // of a matrix of this shape with `value_bytes`-byte values (4-byte indices assumed for the estimate).
 bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std::int64_t expected_applies);
-// The padded format Auto tries after DIA for this class, or Auto when none: SELL for f32 matrices with
-// more than half of their rows empty and at least a tenth non-empty; ELL for short regular rows whose
-// longest row is within kEllMaxPadding of the mean (ELL then reads no row pointers and stores almost
-// no padding).
+// The padded format Auto tries after DIA for this class, or Auto when none: SELL for matrices with more
+// than half of their rows empty and at least a tenth (f32) / 15% (f64) non-empty; ELL for short regular
+// rows whose longest row is within kEllMaxPadding of the mean (ELL then reads no row pointers and stores
+// almost no padding).
 Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_t expected_applies);
 // Padding Auto allows the formats it converts to (DIA: slots per nonzero, by value size; ELL).
 double dia_max_padding(int value_bytes);

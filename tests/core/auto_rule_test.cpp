@@ -72,12 +72,17 @@ TEST(AutoRule, ConversionsNeedTheHintAndEnoughProducts) {
   }
 }
 
-TEST(AutoRule, SellForFloatRowsHalfEmptyButNotNearlyAll) {
+TEST(AutoRule, SellForRowsHalfEmptyButNotNearlyAll) {
   const RowShape quarter = shape_of(gen::mostly_empty(1000000, 1000000, 0.25, 32, 1));  // 8 M nonzeros
-  EXPECT_EQ(format_for(classify_rows(quarter), quarter, 4, 1000), Algorithm::Sell);
-  EXPECT_EQ(format_for(classify_rows(quarter), quarter, 4, 0), Algorithm::Auto);   // no hint: no conversion
-  EXPECT_EQ(format_for(classify_rows(quarter), quarter, 4, 10), Algorithm::Auto);  // not repaid
-  EXPECT_EQ(format_for(classify_rows(quarter), quarter, 8, 1000), Algorithm::Auto);  // f64: setup not repaid
+  for (int bytes : {4, 8}) {
+    EXPECT_EQ(format_for(classify_rows(quarter), quarter, bytes, 1000), Algorithm::Sell);
+    EXPECT_EQ(format_for(classify_rows(quarter), quarter, bytes, 0), Algorithm::Auto);   // no hint: none
+    EXPECT_EQ(format_for(classify_rows(quarter), quarter, bytes, 10), Algorithm::Auto);  // not repaid
+  }
+  // 12% non-empty: SELL in f32 (bound 10%), not in f64 (15%).
+  const RowShape eighth = shape_of(gen::mostly_empty(2000000, 2000000, 0.12, 16, 1));
+  EXPECT_EQ(format_for(classify_rows(eighth), eighth, 4, 1000), Algorithm::Sell);
+  EXPECT_EQ(format_for(classify_rows(eighth), eighth, 8, 1000), Algorithm::Auto);
   // Below a tenth non-empty (slices of empty rows are a loss) and at most half empty: no SELL.
   const RowShape sparse = shape_of(gen::mostly_empty(4000000, 4000000, 0.05, 32, 1));
   EXPECT_EQ(format_for(classify_rows(sparse), sparse, 4, 1000), Algorithm::Auto);
