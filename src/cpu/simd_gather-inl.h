@@ -43,9 +43,9 @@ HWY_INLINE auto load_index(D /* tag */, const Index* p) {
 // base[index] for every lane: Highway's GatherIndex, except on x86 where GCC (12) expands the gather
 // intrinsics so that the instruction merges into a destination register that the previous gather wrote
 // (an undefined source on AVX-512; on AVX2 a zero source that it drops because the mask is all ones):
-// every gather then waits for the one before it (measured: SELL on a cache-resident matrix ran at one
-// 16-lane gather per ~22 cycles). A mask the compiler cannot see through keeps the zero source, whose
-// register is zeroed per gather and breaks that chain.
+// every gather then waits for the one before it (measured: a vector per row on rows of ~6, cti f32, ran
+// 2.3x faster without that chain; docs/algorithms/cpu_simd.md). A mask the compiler cannot see through
+// keeps the zero source, whose register is zeroed per gather and breaks the chain.
 template <class D, class VI>
 HWY_INLINE auto gather(D d, const hn::TFromD<D>* HWY_RESTRICT base, VI index) {
   using T = hn::TFromD<D>;
