@@ -116,7 +116,7 @@ Algorithm csr_kernel_for(RowClass c) {
 
 bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std::int64_t expected_applies) {
   if (expected_applies <= 0 || s.nnz <= 0) return false;
-  double gain = 0, per_mnnz = 0;
+  double gain = 0, per_mnnz = 0, per_mrows = 0;
   if (format == Algorithm::Dia) {
     gain = kDiaGain;
     per_mnnz = kDiaSetupMsPerMnnz;
@@ -125,11 +125,11 @@ bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std
     per_mnnz = kEllSetupMsPerMnnz;
   } else if (format == Algorithm::Sell) {
     gain = kSellGain;
+    per_mrows = kSellSetupMsPerMrows;
   } else {
     return false;
   }
   const double saved = double(expected_applies) * csr_product_ms(s, value_bytes) * gain;
-  const double per_mrows = format == Algorithm::Sell ? kSellSetupMsPerMrows : 0.0;
   return saved >= kSetupFixedMs + per_mnnz * double(s.nnz) / 1e6 + per_mrows * double(s.rows) / 1e6;
 }
 
