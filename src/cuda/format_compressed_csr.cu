@@ -17,11 +17,8 @@
 //    host; a code is the table position of the value's bits (binary search);
 //  - a thread per row scatters its offsets and codes (or values) into the column-major slots; padding
 //    stays 0 (the arrays are cleared first).
-#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
 
-#include <bit>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -32,6 +29,7 @@
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
 #include "cuda/common/launch.cuh"
+#include "cuda/common/value_table.cuh"
 
 namespace spmv::cuda {
 namespace {
@@ -42,6 +40,10 @@ struct CompressedCsrPolicy {
   int block_size;
 };
 constexpr CompressedCsrPolicy compressed_csr_policy(int /*value_bytes*/) { return {256}; }
+
+using format::table_code;
+using format::value_bits;
+using format::ValueBits;
 
 static_assert(kCompressedSliceRows == 32, "one warp per slice: the kernel relies on warp-aligned slices");
 
@@ -134,20 +136,10 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
 
 // ---- Conversion (plan time) -------------------------------------------------------------------------
 
-// The bits of a value, as the host conversion compares them (bit-exact: -0.0 and NaN payloads distinct).
-// The table is kept as values and read as bits by the fill kernel (the same bytes).
-template <class Value>
-using ValueBits = std::conditional_t<sizeof(Value) == 4, unsigned int, unsigned long long>;
-
 // What the shape kernel reports back: the first row too long for a 16-bit length and the first slice whose
 // columns span 2^32 or more (kNone: none; for the refusal messages), and the number of wide slices.
 enum ShapeFact { kLongRow, kTooWideSlice, kWideSlices, kShapeFacts };
 constexpr unsigned long long kNone = ULLONG_MAX;
-
-__device__ __forceinline__ unsigned int value_bits(float v) { return __float_as_uint(v); }
-__device__ __forceinline__ unsigned long long value_bits(double v) {
-  return static_cast<unsigned long long>(__double_as_longlong(v));
-}
 
 // A warp per slice: row lengths, the slice's slots (lanes x longest row), its smallest column (the base)
 // and whether its offsets need 32 bits. `narrow_slots` / `wide_slots` hold the slice's slots in the array
@@ -208,20 +200,6 @@ __global__ void compressed_col_start_kernel(long long slices, const std::uint8_t
                                             const long long* __restrict__ wide_start, long long* __restrict__ col_start) {
   for (long long s = format::global_thread(); s < slices; s += format::grid_threads())
     col_start[s] = wide[s] ? wide_start[s] : narrow_start[s];
-}
-
-// Position of `bits` in the ascending table (present by construction).
-template <class Bits>
-__device__ __forceinline__ unsigned table_code(const Bits* __restrict__ table, int size, Bits bits) {
-  int lo = 0, hi = size - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (__ldg(table + mid) < bits)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return static_cast<unsigned>(lo);
 }
 
 // A thread per row writes its entries into the slice's column-major slots.
@@ -327,39 +305,18 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
     clear(col32_, stream);
 
     // Values: the distinct bit patterns, ascending (the table), unless there are too many for codes.
-    using Bits = ValueBits<Value>;
-    const auto nnz = static_cast<std::size_t>(a.nnz);
+    const long long distinct = format::distinct_values(a.values, static_cast<std::size_t>(a.nnz),
+                                                       static_cast<long long>(kCompressedMaxCode16), table_,
+                                                       "compressed-csr", stream);
     int table_size = 0;
-    {
-      // The sort's keys out, the unique keys and CUB's temporary (about one more key array).
-      require_device_memory("compressed-csr's sort of the values", 3.0 * static_cast<double>(nnz) * sizeof(Bits));
-      DeviceBuffer<Bits> sorted(nnz), unique(nnz);
-      DeviceBuffer<long long> distinct(1);
-      const auto* keys = reinterpret_cast<const Bits*>(a.values);
-      format::run_cub_at_plan_time(
-          [&](void* temp, std::size_t& bytes) {
-            return cub::DeviceRadixSort::SortKeys(temp, bytes, keys, sorted.data(), static_cast<long long>(nnz), 0,
-                                                  static_cast<int>(8 * sizeof(Bits)), stream);
-          },
-          stream);
-      format::run_cub_at_plan_time(
-          [&](void* temp, std::size_t& bytes) {
-            return cub::DeviceSelect::Unique(temp, bytes, sorted.data(), unique.data(), distinct.data(),
-                                             static_cast<long long>(nnz), stream);
-          },
-          stream);
-      const long long n = format::read_device_value(distinct.data(), stream);
-      if (n == 1 && format::read_device_value(unique.data(), stream) == std::bit_cast<Bits>(Value{1})) {
-        mode_ = CompressedValues::Pattern;
-      } else if (n <= static_cast<long long>(kCompressedMaxCode16)) {
-        mode_ = n <= static_cast<long long>(kCompressedMaxCode8) ? CompressedValues::Code8 : CompressedValues::Code16;
-        table_size = static_cast<int>(n);
-        table_ = DeviceBuffer<Value>(static_cast<std::size_t>(n));
-        SPMV_CUDA_CHECK(cudaMemcpyAsync(table_.data(), unique.data(), table_.bytes(), cudaMemcpyDeviceToDevice, stream));
-      } else {
-        mode_ = CompressedValues::Raw;
-      }
-      SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // `sorted` and `unique` are freed on return
+    if (distinct == 1 && format::read_device_value(table_.data(), stream) == Value{1}) {
+      mode_ = CompressedValues::Pattern;
+      table_ = DeviceBuffer<Value>();
+    } else if (distinct <= static_cast<long long>(kCompressedMaxCode16)) {
+      mode_ = distinct <= static_cast<long long>(kCompressedMaxCode8) ? CompressedValues::Code8 : CompressedValues::Code16;
+      table_size = static_cast<int>(distinct);
+    } else {
+      mode_ = CompressedValues::Raw;
     }
     const auto total = static_cast<std::size_t>(slots);
     if (mode_ == CompressedValues::Code8) code8_ = DeviceBuffer<std::uint8_t>(total);
@@ -372,7 +329,7 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
     auto fill = [&](auto mode) {
       compressed_fill_kernel<decltype(mode)::value><<<grid_for(rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
           a, slice_ptr_.data(), col_start_.data(), col_base_.data(), wide_.data(), col16_.data(), col32_.data(),
-          reinterpret_cast<const Bits*>(table_.data()), table_size, code8_.data(), code16_.data(), values_.data());
+          reinterpret_cast<const ValueBits<Value>*>(table_.data()), table_size, code8_.data(), code16_.data(), values_.data());
       SPMV_CHECK_LAUNCH("compressed_fill_kernel");
     };
     switch (mode_) {

@@ -14,7 +14,17 @@
 // an explicit zero: 0 * x[j], which differs from CSR only when x[j] is Inf or NaN. Storing a mask to tell
 // the two apart would cost a load per slot on every product; the host DIA keeps one, the kernel here does
 // not (formats.hpp allows this).
+//
+// Value codes (issue 13 §1: read fewer bytes): when the slots hold at most 256 distinct values (padding's
+// 0 included; stencils and constant-coefficient operators hold 2-3), they are stored as one-byte codes
+// into a table of the distinct values (bit-exact, cuda/common/value_table.cuh) that each block copies to
+// shared memory. A 5-point stencil then reads 5 + 2 * sizeof(Value) bytes a row instead of
+// 7 * sizeof(Value). The table costs a sort of the slots at plan time; where its memory is not free, or
+// with SPMV_DIA_CODES=0 in the environment (for measurements), the values stay raw.
 #include <cub/device/device_scan.cuh>
+
+#include <cstdlib>
+#include <cstring>
 
 #include <string>
 #include <type_traits>
@@ -23,6 +33,7 @@
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
 #include "cuda/common/launch.cuh"
+#include "cuda/common/value_table.cuh"
 
 namespace spmv::cuda {
 namespace {
@@ -71,16 +82,47 @@ __global__ void scatter_diagonals_kernel(CsrView<Value, Index> a, const DiagCoun
   }
 }
 
+// At most this many distinct slot values are stored as one-byte codes.
+constexpr long long kDiaMaxCodes = 256;
+
+// Slot values: raw (Stored = Value) or one-byte codes into a table in shared memory.
+template <class Value, class Stored>
+struct DiaSlots {
+  const Stored* slots;
+  const Value* table;  // codes only: the distinct values, at most kDiaMaxCodes
+  int table_size;
+
+  __device__ __forceinline__ Value at(long long slot, const Value* shared_table) const {
+    if constexpr (std::is_same_v<Stored, Value>) return format::load_stream(slots + slot);
+    else return shared_table[format::load_stream(slots + slot)];
+  }
+};
+
+// code[s] = position of slot s's value bits in the ascending table.
+template <class Value>
+__global__ void dia_codes_kernel(const Value* __restrict__ values, long long slots, const Value* __restrict__ table,
+                                 int table_size, std::uint8_t* __restrict__ codes) {
+  using Bits = format::ValueBits<Value>;
+  for (long long s = format::global_thread(); s < slots; s += format::grid_threads())
+    codes[s] = static_cast<std::uint8_t>(
+        format::table_code(reinterpret_cast<const Bits*>(table), table_size, format::value_bits(values[s])));
+}
+
 // Thread per row over all diagonals, in ascending offset order (= ascending column, CSR's order for a
 // sorted row). Offsets are the same for the whole warp (one broadcast load). kSlotUnroll diagonals are
 // loaded before their products, for bytes in flight. Columns are computed in 64 bits: row + offset can
 // leave the 32-bit range when rows + cols > 2^31.
-template <class Value, class Index>
+template <class Value, class Index, class Stored>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
-    dia_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
-               const Value* __restrict__ values, Value alpha, const Value* __restrict__ x, Value beta,
-               Value* __restrict__ y) {
+    dia_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets, DiaSlots<Value, Stored> m,
+               Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
   constexpr int kUnroll = format::kSlotUnroll;
+  constexpr bool kCodes = !std::is_same_v<Stored, Value>;
+  __shared__ Value table[kCodes ? kDiaMaxCodes : 1];
+  if constexpr (kCodes) {
+    for (int t = threadIdx.x; t < m.table_size; t += blockDim.x) table[t] = __ldg(m.table + t);
+    __syncthreads();
+  }
   for (long long i = format::global_thread(); i < rows; i += format::grid_threads()) {
     const auto row = static_cast<Index>(i);
     Value sum = 0;
@@ -91,7 +133,7 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         col[u] = static_cast<long long>(row) + __ldg(offsets + d + u);
-        v[u] = format::load_stream(values + (d + u) * rows + row);
+        v[u] = m.at(static_cast<long long>(d + u) * rows + row, table);
       }
       Value xv[kUnroll];  // gathered in a pass of their own so that the loads are not serialised by FMAs
 #pragma unroll
@@ -102,11 +144,17 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
     }
     for (; d < ndiag; ++d) {
       const long long col = static_cast<long long>(row) + __ldg(offsets + d);
-      const Value v = format::load_stream(values + d * rows + row);
+      const Value v = m.at(static_cast<long long>(d) * rows + row, table);
       if (col >= 0 && col < cols) sum += v * __ldg(x + col);
     }
     y[row] = axpby(alpha, sum, beta, y, row);
   }
+}
+
+// SPMV_DIA_CODES=0: keep raw values even where a table would do (to measure the codes against them).
+bool dia_codes_allowed() {
+  const char* env = std::getenv("SPMV_DIA_CODES");
+  return env == nullptr || std::strcmp(env, "0") != 0;
 }
 
 template <class Value, class Index>
@@ -147,28 +195,62 @@ class Dia final : public CudaAlgorithm<Value, Index> {
         a, number.data(), values_.data());
     SPMV_CHECK_LAUNCH("scatter_diagonals_kernel");
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // `number` is freed on return
+    if (values_.size() > 0 && dia_codes_allowed()) encode_values(stream);
   }
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
-    dia_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), values_.data(),
-                                                               alpha, x, beta, y);
+    if (codes_.size() > 0) {
+      const DiaSlots<Value, std::uint8_t> m{codes_.data(), table_.data(), static_cast<int>(table_.size())};
+      dia_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), m, alpha, x,
+                                                                 beta, y);
+    } else {
+      const DiaSlots<Value, Value> m{values_.data(), nullptr, 0};
+      dia_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), m, alpha, x,
+                                                                 beta, y);
+    }
     SPMV_CHECK_LAUNCH("dia_kernel");
   }
   bool writes_workspace() const override { return false; }
   bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " diagonals=" + std::to_string(ndiag_) +
-           " unroll=" + std::to_string(format::kSlotUnroll);
+           " unroll=" + std::to_string(format::kSlotUnroll) +
+           (codes_.size() > 0 ? " values=codes8 table=" + std::to_string(table_.size()) : std::string(" values=raw"));
   }
-  std::size_t extra_bytes() const override { return offsets_.bytes() + values_.bytes(); }
+  std::size_t extra_bytes() const override {
+    return offsets_.bytes() + values_.bytes() + codes_.bytes() + table_.bytes();
+  }
 
  private:
+  // Replaces the raw slots by one-byte codes when they hold at most kDiaMaxCodes distinct values; keeps
+  // them raw when there are more, or when the sort's memory is not free (a plan must not fail for an
+  // optimisation).
+  void encode_values(cudaStream_t stream) {
+    DeviceBuffer<Value> table;
+    try {
+      if (format::distinct_values(values_.data(), values_.size(), kDiaMaxCodes, table, "dia", stream) > kDiaMaxCodes)
+        return;
+    } catch (const MemoryLimitExceeded&) {
+      return;
+    }
+    codes_ = DeviceBuffer<std::uint8_t>(values_.size());
+    dia_codes_kernel<<<grid_for(static_cast<long long>(values_.size()), format::kPlanBlock), format::kPlanBlock, 0,
+                       stream>>>(values_.data(), static_cast<long long>(values_.size()), table.data(),
+                                 static_cast<int>(table.size()), codes_.data());
+    SPMV_CHECK_LAUNCH("dia_codes_kernel");
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
+    table_ = std::move(table);
+    values_ = DeviceBuffer<Value>();
+  }
+
   Index rows_;
   Index cols_;
   int block_;
   Index ndiag_ = 0;
   DeviceBuffer<Index> offsets_;  // ndiag, ascending (col - row)
-  DeviceBuffer<Value> values_;   // ndiag * rows, diagonal-major: slot (d, row) at d * rows + row
+  DeviceBuffer<Value> values_;   // ndiag * rows, diagonal-major: slot (d, row) at d * rows + row; or empty, and
+  DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_
+  DeviceBuffer<Value> table_;
 };
 
 }  // namespace

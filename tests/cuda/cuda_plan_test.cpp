@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <span>
@@ -265,6 +266,69 @@ TEST(CudaPlan, AutoTakesSellForHalfEmptyRowsWithTheHint) {
   for (std::size_t i = 0; i < y.size(); ++i)
     ASSERT_LE(std::abs(double(y[i]) - ref[i]), 64 * std::numeric_limits<float>::epsilon() * scale[i])
         << "row " << i << ": " << y[i] << " vs " << ref[i];
+}
+
+// DIA stores its slots as one-byte codes into a table when they hold at most 256 distinct values, the
+// padding's 0 included (src/cuda/format_dia.cu): a band of 255 distinct non-zero values plus its corner
+// padding takes codes, one more value keeps raw slots, a 5-point stencil (4, -1 and the boundary's 0)
+// takes a table of 3, and SPMV_DIA_CODES=0 keeps raw slots. Every product, in double and float, against
+// the double reference with NaN-poisoned y (beta = 0) and with beta != 0; bound as expect_close's (at most
+// 9 entries a row, every product term exact: x and the values are short dyadic fractions).
+TEST(CudaDia, CodesForAtMost256DistinctSlotValues) {
+  SKIP_WITHOUT_GPU();
+  auto with_values = [](Matrix a, int distinct) {  // (k % distinct + 1) / 64: exact, never 0
+    for (std::size_t k = 0; k < a.values.size(); ++k) a.values[k] = static_cast<double>(k % distinct + 1) / 64.0;
+    return a;
+  };
+  const Matrix band = spmv::convert<double, std::int32_t>(spmv::gen::banded(3000, 4, 7));
+  struct Case {
+    const char* name;
+    Matrix a;
+    const char* values;  // what the policy must say
+    bool raw_env;
+  };
+  const Case cases[] = {
+      {"255 values + padding", with_values(band, 255), "values=codes8 table=256", false},
+      {"256 values + padding", with_values(band, 256), "values=raw", false},
+      {"poisson2d", spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(70)), "values=codes8 table=3", false},
+      {"poisson2d, SPMV_DIA_CODES=0", spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(70)), "values=raw",
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    if (c.raw_env) setenv("SPMV_DIA_CODES", "0", 1);
+    const Matrix& a = c.a;
+    spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+    spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), Algorithm::Dia);
+    const auto af = spmv::convert<float, std::int32_t>(a);
+    spmv::cuda::DeviceCsr<float, std::int32_t> d_af(af);
+    spmv::cuda::Plan<float, std::int32_t> plan_f(d_af.view(), Algorithm::Dia);
+    unsetenv("SPMV_DIA_CODES");
+    EXPECT_NE(plan.policy().find(c.values), std::string::npos) << plan.policy();
+    EXPECT_NE(plan_f.policy().find(c.values), std::string::npos) << plan_f.policy();
+    const auto x = random_vector(static_cast<std::size_t>(a.cols), 8);
+    const auto y0 = random_vector(static_cast<std::size_t>(a.rows), 9);
+    const auto scale = spmv::cpu::reference_magnitude(a, Operation::NonTranspose, std::span<const double>(x));
+    for (const double beta : {0.0, 0.5}) {
+      SCOPED_TRACE("beta " + std::to_string(beta));
+      std::vector<double> start = y0;
+      if (beta == 0) std::fill(start.begin(), start.end(), std::numeric_limits<double>::quiet_NaN());
+      std::vector<double> ref = y0;
+      spmv::cpu::reference(a, Operation::NonTranspose, -1.5, std::span<const double>(x), beta, std::span<double>(ref));
+      std::vector<double> bound(scale.size());
+      for (std::size_t i = 0; i < bound.size(); ++i) bound[i] = 1.5 * scale[i] + std::abs(beta * y0[i]);
+      spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{std::span<const double>(start)};
+      plan.apply(-1.5, d_x.data(), beta, d_y.data());
+      expect_close(d_y.to_host(), ref, bound);
+      const std::vector<float> xf(x.begin(), x.end()), startf(start.begin(), start.end());
+      spmv::cuda::DeviceBuffer<float> d_xf{std::span<const float>(xf)}, d_yf{std::span<const float>(startf)};
+      plan_f.apply(-1.5f, d_xf.data(), static_cast<float>(beta), d_yf.data());
+      const std::vector<float> yf = d_yf.to_host();
+      for (std::size_t i = 0; i < yf.size(); ++i)
+        ASSERT_LE(std::abs(double(yf[i]) - ref[i]), 64 * std::numeric_limits<float>::epsilon() * bound[i])
+            << "float, row " << i << ": " << yf[i] << " vs " << ref[i];
+    }
+  }
 }
 
 // CSR-vector's width rule (docs/algorithms/csr_vector.md): rows of 15 with local columns take 4 lanes,
