@@ -18,11 +18,12 @@
 // Value codes (issue 13 §1: read fewer bytes): when the slots hold at most 256 distinct values (padding's
 // 0 included; stencils and constant-coefficient operators hold 2-3), they are stored as one-byte codes
 // into a table of the distinct values (bit-exact, cuda/common/value_table.cuh) that each block copies to
-// shared memory. A 5-point stencil then reads 5 + 2 * sizeof(Value) bytes a row instead of
-// 7 * sizeof(Value). The table costs a sort of the slots at plan time; where its memory is not free, or
+// shared memory, and a thread takes four rows (one 4-byte load of codes per diagonal). A 5-point stencil
+// then reads 5 + 2 * sizeof(Value) bytes a row instead of 7 * sizeof(Value). The table costs a sort of the slots at plan time; where its memory is not free, or
 // with SPMV_DIA_CODES=0 in the environment (for measurements), the values stay raw.
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -84,27 +85,20 @@ __global__ void scatter_diagonals_kernel(CsrView<Value, Index> a, const DiagCoun
 
 // At most this many distinct slot values are stored as one-byte codes.
 constexpr long long kDiaMaxCodes = 256;
+// The codes kernel's rows per thread: one 4-byte load holds their codes on a diagonal (one-byte loads
+// kept too few bytes in flight per thread). Each diagonal's codes start at a multiple of kDiaCodeAlign.
+constexpr int kDiaCodeRows = 4;
+constexpr long long kDiaCodeAlign = 16;
+// Slots sorted first to find out cheaply that a matrix has too many values for codes.
+constexpr std::size_t kDiaCodeSample = 1 << 16;
 
-// Slot values: raw (Stored = Value) or one-byte codes into a table in shared memory.
-template <class Value, class Stored>
-struct DiaSlots {
-  const Stored* slots;
-  const Value* table;  // codes only: the distinct values, at most kDiaMaxCodes
-  int table_size;
-
-  __device__ __forceinline__ Value at(long long slot, const Value* shared_table) const {
-    if constexpr (std::is_same_v<Stored, Value>) return format::load_stream(slots + slot);
-    else return shared_table[format::load_stream(slots + slot)];
-  }
-};
-
-// code[s] = position of slot s's value bits in the ascending table.
+// codes[d * stride + r] = position of slot (d, r)'s value bits in the ascending table.
 template <class Value>
-__global__ void dia_codes_kernel(const Value* __restrict__ values, long long slots, const Value* __restrict__ table,
-                                 int table_size, std::uint8_t* __restrict__ codes) {
+__global__ void encode_dia_kernel(const Value* __restrict__ values, long long rows, long long slots, long long stride,
+                                  const Value* __restrict__ table, int table_size, std::uint8_t* __restrict__ codes) {
   using Bits = format::ValueBits<Value>;
   for (long long s = format::global_thread(); s < slots; s += format::grid_threads())
-    codes[s] = static_cast<std::uint8_t>(
+    codes[s / rows * stride + s % rows] = static_cast<std::uint8_t>(
         format::table_code(reinterpret_cast<const Bits*>(table), table_size, format::value_bits(values[s])));
 }
 
@@ -112,17 +106,12 @@ __global__ void dia_codes_kernel(const Value* __restrict__ values, long long slo
 // sorted row). Offsets are the same for the whole warp (one broadcast load). kSlotUnroll diagonals are
 // loaded before their products, for bytes in flight. Columns are computed in 64 bits: row + offset can
 // leave the 32-bit range when rows + cols > 2^31.
-template <class Value, class Index, class Stored>
+template <class Value, class Index>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
-    dia_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets, DiaSlots<Value, Stored> m,
-               Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
+    dia_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
+               const Value* __restrict__ values, Value alpha, const Value* __restrict__ x, Value beta,
+               Value* __restrict__ y) {
   constexpr int kUnroll = format::kSlotUnroll;
-  constexpr bool kCodes = !std::is_same_v<Stored, Value>;
-  __shared__ Value table[kCodes ? kDiaMaxCodes : 1];
-  if constexpr (kCodes) {
-    for (int t = threadIdx.x; t < m.table_size; t += blockDim.x) table[t] = __ldg(m.table + t);
-    __syncthreads();
-  }
   for (long long i = format::global_thread(); i < rows; i += format::grid_threads()) {
     const auto row = static_cast<Index>(i);
     Value sum = 0;
@@ -133,7 +122,7 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         col[u] = static_cast<long long>(row) + __ldg(offsets + d + u);
-        v[u] = m.at(static_cast<long long>(d + u) * rows + row, table);
+        v[u] = format::load_stream(values + (d + u) * rows + row);
       }
       Value xv[kUnroll];  // gathered in a pass of their own so that the loads are not serialised by FMAs
 #pragma unroll
@@ -144,10 +133,42 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
     }
     for (; d < ndiag; ++d) {
       const long long col = static_cast<long long>(row) + __ldg(offsets + d);
-      const Value v = m.at(static_cast<long long>(d) * rows + row, table);
+      const Value v = format::load_stream(values + d * rows + row);
       if (col >= 0 && col < cols) sum += v * __ldg(x + col);
     }
     y[row] = axpby(alpha, sum, beta, y, row);
+  }
+}
+
+// The same sums from one-byte codes: a thread takes kDiaCodeRows consecutive rows, reads their codes on
+// a diagonal with one 4-byte load and looks the values up in the block's copy of the table. Each row
+// still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
+template <class Value, class Index>
+__global__ void __launch_bounds__(format::kMaxBlockSize)
+    dia_codes_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
+                     const std::uint8_t* __restrict__ codes, long long stride, const Value* __restrict__ g_table,
+                     int table_size, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
+  static_assert(kDiaCodeRows == 4, "one 32-bit load of codes per diagonal");
+  __shared__ Value table[kDiaMaxCodes];
+  for (int t = threadIdx.x; t < table_size; t += blockDim.x) table[t] = __ldg(g_table + t);
+  __syncthreads();
+  const long long groups = (static_cast<long long>(rows) + kDiaCodeRows - 1) / kDiaCodeRows;
+  for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
+    const long long first = g * kDiaCodeRows;
+    Value sum[kDiaCodeRows] = {};
+#pragma unroll 4
+    for (Index d = 0; d < ndiag; ++d) {
+      const long long col0 = first + __ldg(offsets + d);
+      const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
+#pragma unroll
+      for (int j = 0; j < kDiaCodeRows; ++j) {
+        const long long col = col0 + j;
+        if (col >= 0 && col < cols) sum[j] += table[(four >> (8 * j)) & 0xffu] * __ldg(x + col);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kDiaCodeRows; ++j)
+      if (first + j < rows) y[first + j] = axpby(alpha, sum[j], beta, y, first + j);
   }
 }
 
@@ -200,14 +221,15 @@ class Dia final : public CudaAlgorithm<Value, Index> {
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
     if (codes_.size() > 0) {
-      const DiaSlots<Value, std::uint8_t> m{codes_.data(), table_.data(), static_cast<int>(table_.size())};
-      dia_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), m, alpha, x,
-                                                                 beta, y);
-    } else {
-      const DiaSlots<Value, Value> m{values_.data(), nullptr, 0};
-      dia_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), m, alpha, x,
-                                                                 beta, y);
+      const long long groups = (static_cast<long long>(rows_) + kDiaCodeRows - 1) / kDiaCodeRows;
+      dia_codes_kernel<<<grid_for(groups, block_), block_, 0, stream>>>(
+          rows_, cols_, ndiag_, offsets_.data(), codes_.data(), code_stride_, table_.data(),
+          static_cast<int>(table_.size()), alpha, x, beta, y);
+      SPMV_CHECK_LAUNCH("dia_codes_kernel");
+      return;
     }
+    dia_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), values_.data(),
+                                                               alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("dia_kernel");
   }
   bool writes_workspace() const override { return false; }
@@ -215,7 +237,9 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " diagonals=" + std::to_string(ndiag_) +
            " unroll=" + std::to_string(format::kSlotUnroll) +
-           (codes_.size() > 0 ? " values=codes8 table=" + std::to_string(table_.size()) : std::string(" values=raw"));
+           (codes_.size() > 0 ? " values=codes8 table=" + std::to_string(table_.size()) + " rows_per_thread=" +
+                                     std::to_string(kDiaCodeRows)
+                               : std::string(" values=raw"));
   }
   std::size_t extra_bytes() const override {
     return offsets_.bytes() + values_.bytes() + codes_.bytes() + table_.bytes();
@@ -228,16 +252,25 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   void encode_values(cudaStream_t stream) {
     DeviceBuffer<Value> table;
     try {
-      if (format::distinct_values(values_.data(), values_.size(), kDiaMaxCodes, table, "dia", stream) > kDiaMaxCodes)
+      // A prefix first, so that matrices of many values (FEM, random coefficients) do not pay the sort
+      // of every slot to learn it.
+      const std::size_t sample = std::min<std::size_t>(values_.size(), kDiaCodeSample);
+      if (format::distinct_values(values_.data(), sample, kDiaMaxCodes, table, "dia", stream) > kDiaMaxCodes) return;
+      if (sample < values_.size() &&
+          format::distinct_values(values_.data(), values_.size(), kDiaMaxCodes, table, "dia", stream) > kDiaMaxCodes)
         return;
     } catch (const MemoryLimitExceeded&) {
       return;
     }
-    codes_ = DeviceBuffer<std::uint8_t>(values_.size());
-    dia_codes_kernel<<<grid_for(static_cast<long long>(values_.size()), format::kPlanBlock), format::kPlanBlock, 0,
-                       stream>>>(values_.data(), static_cast<long long>(values_.size()), table.data(),
-                                 static_cast<int>(table.size()), codes_.data());
-    SPMV_CHECK_LAUNCH("dia_codes_kernel");
+    // Each diagonal's codes padded to a multiple of kDiaCodeAlign (zeros, never used for a product).
+    code_stride_ = (static_cast<long long>(rows_) + kDiaCodeAlign - 1) / kDiaCodeAlign * kDiaCodeAlign;
+    codes_ = DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(code_stride_ * ndiag_));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(codes_.data(), 0, codes_.bytes(), stream));
+    const auto slots = static_cast<long long>(values_.size());
+    encode_dia_kernel<<<grid_for(slots, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+        values_.data(), static_cast<long long>(rows_), slots, code_stride_, table.data(),
+        static_cast<int>(table.size()), codes_.data());
+    SPMV_CHECK_LAUNCH("encode_dia_kernel");
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
     table_ = std::move(table);
     values_ = DeviceBuffer<Value>();
@@ -249,8 +282,9 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   Index ndiag_ = 0;
   DeviceBuffer<Index> offsets_;  // ndiag, ascending (col - row)
   DeviceBuffer<Value> values_;   // ndiag * rows, diagonal-major: slot (d, row) at d * rows + row; or empty, and
-  DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_
+  DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_, diagonal d at d * code_stride_
   DeviceBuffer<Value> table_;
+  long long code_stride_ = 0;
 };
 
 }  // namespace
