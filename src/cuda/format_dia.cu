@@ -18,8 +18,8 @@
 // Value codes (issue 13 §1: read fewer bytes): when the slots hold at most 256 distinct values (padding's
 // 0 included; stencils and constant-coefficient operators hold 2-3), they are stored as one-byte codes
 // into a table of the distinct values (bit-exact, cuda/common/value_table.cuh) that each block copies to
-// shared memory; a row's codes of four diagonals share a 32-bit word. A 5-point stencil then reads
-// 8 + 2 * sizeof(Value) bytes a row instead of 7 * sizeof(Value). The table costs a sort of the slots at plan time; where its memory is not free, or
+// shared memory, and a thread takes four rows (one 4-byte load of codes per diagonal). A 5-point stencil
+// then reads 5 + 2 * sizeof(Value) bytes a row instead of 7 * sizeof(Value). The table costs a sort of the slots at plan time; where its memory is not free, or
 // with SPMV_DIA_CODES=0 in the environment (for measurements), the values stay raw.
 #include <cub/device/device_scan.cuh>
 
@@ -85,24 +85,21 @@ __global__ void scatter_diagonals_kernel(CsrView<Value, Index> a, const DiagCoun
 
 // At most this many distinct slot values are stored as one-byte codes.
 constexpr long long kDiaMaxCodes = 256;
-// Codes are packed four diagonals to a 32-bit word: byte u of word (g, r) is the code of diagonal
-// 4 g + u in row r, and word (g, r) lies at g * rows + r, so a warp reads 128 contiguous bytes of codes
-// per four diagonals and its x loads stay contiguous (one-byte loads kept too few bytes in flight; four
-// rows a thread made each x load touch four times the sectors).
-constexpr int kDiaCodesPerWord = 4;
+// The codes kernel's rows per thread: one 4-byte load holds their codes on a diagonal (one-byte loads
+// kept too few bytes in flight per thread). Each diagonal's codes start at a multiple of kDiaCodeAlign.
+constexpr int kDiaCodeRows = 4;
+constexpr long long kDiaCodeAlign = 16;
 // Slots sorted first to find out cheaply that a matrix has too many values for codes.
 constexpr std::size_t kDiaCodeSample = 1 << 16;
 
-// The code of slot (d, r): byte d % 4 of word (d / 4, r), the position of its value bits in the table.
+// codes[d * stride + r] = position of slot (d, r)'s value bits in the ascending table.
 template <class Value>
-__global__ void encode_dia_kernel(const Value* __restrict__ values, long long rows, long long slots,
+__global__ void encode_dia_kernel(const Value* __restrict__ values, long long rows, long long slots, long long stride,
                                   const Value* __restrict__ table, int table_size, std::uint8_t* __restrict__ codes) {
   using Bits = format::ValueBits<Value>;
-  for (long long s = format::global_thread(); s < slots; s += format::grid_threads()) {
-    const long long d = s / rows, r = s % rows;
-    codes[(d / kDiaCodesPerWord * rows + r) * kDiaCodesPerWord + d % kDiaCodesPerWord] = static_cast<std::uint8_t>(
+  for (long long s = format::global_thread(); s < slots; s += format::grid_threads())
+    codes[s / rows * stride + s % rows] = static_cast<std::uint8_t>(
         format::table_code(reinterpret_cast<const Bits*>(table), table_size, format::value_bits(values[s])));
-  }
 }
 
 // Thread per row over all diagonals, in ascending offset order (= ascending column, CSR's order for a
@@ -143,36 +140,35 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   }
 }
 
-// The same sums from one-byte codes: a thread per row reads its codes of four diagonals with one 32-bit
-// load and looks the values up in the block's copy of the table. Each row adds its diagonals in the
-// same order as dia_kernel, so the results equal it bit for bit.
+// The same sums from one-byte codes: a thread takes kDiaCodeRows consecutive rows, reads their codes on
+// a diagonal with one 4-byte load and looks the values up in the block's copy of the table. Each row
+// still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
 template <class Value, class Index>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
     dia_codes_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
-                     const unsigned* __restrict__ codes, const Value* __restrict__ g_table, int table_size,
-                     Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
+                     const std::uint8_t* __restrict__ codes, long long stride, const Value* __restrict__ g_table,
+                     int table_size, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
+  static_assert(kDiaCodeRows == 4, "one 32-bit load of codes per diagonal");
   __shared__ Value table[kDiaMaxCodes];
   for (int t = threadIdx.x; t < table_size; t += blockDim.x) table[t] = __ldg(g_table + t);
   __syncthreads();
-  const Index words = (ndiag + kDiaCodesPerWord - 1) / kDiaCodesPerWord;
-  for (long long i = format::global_thread(); i < rows; i += format::grid_threads()) {
-    const auto row = static_cast<Index>(i);
-    Value sum = 0;
-    for (Index w = 0; w < words; ++w) {
-      const unsigned four = format::load_stream(codes + static_cast<long long>(w) * rows + row);
-      const Index d0 = w * kDiaCodesPerWord;
-      long long col[kDiaCodesPerWord];
-      Value xv[kDiaCodesPerWord];
+  const long long groups = (static_cast<long long>(rows) + kDiaCodeRows - 1) / kDiaCodeRows;
+  for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
+    const long long first = g * kDiaCodeRows;
+    Value sum[kDiaCodeRows] = {};
+#pragma unroll 4
+    for (Index d = 0; d < ndiag; ++d) {
+      const long long col0 = first + __ldg(offsets + d);
+      const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
 #pragma unroll
-      for (int u = 0; u < kDiaCodesPerWord; ++u) {
-        col[u] = d0 + u < ndiag ? static_cast<long long>(row) + __ldg(offsets + d0 + u) : -1;
-        xv[u] = col[u] >= 0 && col[u] < cols ? __ldg(x + col[u]) : Value(0);
+      for (int j = 0; j < kDiaCodeRows; ++j) {
+        const long long col = col0 + j;
+        if (col >= 0 && col < cols) sum[j] += table[(four >> (8 * j)) & 0xffu] * __ldg(x + col);
       }
-#pragma unroll
-      for (int u = 0; u < kDiaCodesPerWord; ++u)
-        if (col[u] >= 0 && col[u] < cols) sum += table[(four >> (8 * u)) & 0xffu] * xv[u];
     }
-    y[row] = axpby(alpha, sum, beta, y, row);
+#pragma unroll
+    for (int j = 0; j < kDiaCodeRows; ++j)
+      if (first + j < rows) y[first + j] = axpby(alpha, sum[j], beta, y, first + j);
   }
 }
 
@@ -225,8 +221,9 @@ class Dia final : public CudaAlgorithm<Value, Index> {
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
     if (codes_.size() > 0) {
-      dia_codes_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(
-          rows_, cols_, ndiag_, offsets_.data(), reinterpret_cast<const unsigned*>(codes_.data()), table_.data(),
+      const long long groups = (static_cast<long long>(rows_) + kDiaCodeRows - 1) / kDiaCodeRows;
+      dia_codes_kernel<<<grid_for(groups, block_), block_, 0, stream>>>(
+          rows_, cols_, ndiag_, offsets_.data(), codes_.data(), code_stride_, table_.data(),
           static_cast<int>(table_.size()), alpha, x, beta, y);
       SPMV_CHECK_LAUNCH("dia_codes_kernel");
       return;
@@ -240,7 +237,9 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " diagonals=" + std::to_string(ndiag_) +
            " unroll=" + std::to_string(format::kSlotUnroll) +
-           (codes_.size() > 0 ? " values=codes8 table=" + std::to_string(table_.size()) : std::string(" values=raw"));
+           (codes_.size() > 0 ? " values=codes8 table=" + std::to_string(table_.size()) + " rows_per_thread=" +
+                                     std::to_string(kDiaCodeRows)
+                               : std::string(" values=raw"));
   }
   std::size_t extra_bytes() const override {
     return offsets_.bytes() + values_.bytes() + codes_.bytes() + table_.bytes();
@@ -263,13 +262,14 @@ class Dia final : public CudaAlgorithm<Value, Index> {
     } catch (const MemoryLimitExceeded&) {
       return;
     }
-    const long long words = (static_cast<long long>(ndiag_) + kDiaCodesPerWord - 1) / kDiaCodesPerWord;
-    codes_ = DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(words * rows_ * kDiaCodesPerWord));
+    // Each diagonal's codes padded to a multiple of kDiaCodeAlign (zeros, never used for a product).
+    code_stride_ = (static_cast<long long>(rows_) + kDiaCodeAlign - 1) / kDiaCodeAlign * kDiaCodeAlign;
+    codes_ = DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(code_stride_ * ndiag_));
     SPMV_CUDA_CHECK(cudaMemsetAsync(codes_.data(), 0, codes_.bytes(), stream));
     const auto slots = static_cast<long long>(values_.size());
     encode_dia_kernel<<<grid_for(slots, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
-        values_.data(), static_cast<long long>(rows_), slots, table.data(), static_cast<int>(table.size()),
-        codes_.data());
+        values_.data(), static_cast<long long>(rows_), slots, code_stride_, table.data(),
+        static_cast<int>(table.size()), codes_.data());
     SPMV_CHECK_LAUNCH("encode_dia_kernel");
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
     table_ = std::move(table);
@@ -282,8 +282,9 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   Index ndiag_ = 0;
   DeviceBuffer<Index> offsets_;  // ndiag, ascending (col - row)
   DeviceBuffer<Value> values_;   // ndiag * rows, diagonal-major: slot (d, row) at d * rows + row; or empty, and
-  DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_, four diagonals a 32-bit word
+  DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_, diagonal d at d * code_stride_
   DeviceBuffer<Value> table_;
+  long long code_stride_ = 0;
 };
 
 }  // namespace
