@@ -232,7 +232,7 @@ LAUNCH_MS = 0.005
 CSR_RATE_BYTES_PER_MS = 1.5e9
 GAIN = {"dia": 0.4, "ell": 0.15, "ellr": 0.13, "ellr-vector": 0.0, "sell": 0.05, "hyb": 0.0}
 SETUP_MS = 0.7
-SETUP_MS_PER_MNNZ = {"dia": 0.035, "ell": 0.02, "ellr": 0.022, "ellr-vector": 0.032, "sell": 0.15, "hyb": 0.04}
+SETUP_MS_PER_MNNZ = {"dia": 0.12, "ell": 0.02, "ellr": 0.022, "ellr-vector": 0.032, "sell": 0.15, "hyb": 0.04}
 
 
 # SELL for rows more than half empty but at least SELL_MIN_NONEMPTY non-empty (src/core/auto_rule.cpp,

@@ -313,7 +313,8 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
       mode_ = CompressedValues::Pattern;
       table_ = DeviceBuffer<Value>();
     } else if (distinct <= static_cast<long long>(kCompressedMaxCode16)) {
-      mode_ = distinct <= static_cast<long long>(kCompressedMaxCode8) ? CompressedValues::Code8 : CompressedValues::Code16;
+      mode_ = distinct <= static_cast<long long>(kCompressedMaxCode8) ? CompressedValues::Code8
+                                                                       : CompressedValues::Code16;
       table_size = static_cast<int>(distinct);
     } else {
       mode_ = CompressedValues::Raw;
@@ -329,7 +330,8 @@ class CompressedCsr final : public CudaAlgorithm<Value, Index> {
     auto fill = [&](auto mode) {
       compressed_fill_kernel<decltype(mode)::value><<<grid_for(rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
           a, slice_ptr_.data(), col_start_.data(), col_base_.data(), wide_.data(), col16_.data(), col32_.data(),
-          reinterpret_cast<const ValueBits<Value>*>(table_.data()), table_size, code8_.data(), code16_.data(), values_.data());
+          reinterpret_cast<const ValueBits<Value>*>(table_.data()), table_size, code8_.data(), code16_.data(),
+          values_.data());
       SPMV_CHECK_LAUNCH("compressed_fill_kernel");
     };
     switch (mode_) {

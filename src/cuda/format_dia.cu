@@ -19,8 +19,9 @@
 // 0 included; stencils and constant-coefficient operators hold 2-3), they are stored as one-byte codes
 // into a table of the distinct values (bit-exact, cuda/common/value_table.cuh) that each block copies to
 // shared memory, and a thread takes four rows (one 4-byte load of codes per diagonal). A 5-point stencil
-// then reads 5 + 2 * sizeof(Value) bytes a row instead of 7 * sizeof(Value). The table costs a sort of the slots at plan time; where its memory is not free, or
-// with SPMV_DIA_CODES=0 in the environment (for measurements), the values stay raw.
+// then reads 5 + 2 * sizeof(Value) bytes a row instead of 7 * sizeof(Value). The table costs a sort of
+// the slots at plan time; where its memory is not free, or with SPMV_DIA_CODES=0 in the environment (for
+// measurements), the values stay raw.
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
