@@ -25,7 +25,6 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -145,101 +144,33 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
 // The same sums from one-byte codes: a thread takes kDiaCodeRows consecutive rows, reads their codes on
 // a diagonal with one 4-byte load and looks the values up in the block's copy of the table. Each row
 // still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
-// x[base, base + 4) into v: 16- or 8-byte loads where base (and x) allow, else four 4/8-byte loads.
-template <bool kVector, class Value>
-__device__ __forceinline__ void load_four(const Value* __restrict__ x, long long base, bool x_aligned, Value (&v)[4]) {
-  if constexpr (kVector && std::is_same_v<Value, float>) {
-    if (x_aligned && (base & 3) == 0) {
-      const float4 q = __ldg(reinterpret_cast<const float4*>(x + base));
-      v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-      return;
-    }
-    if (x_aligned && (base & 1) == 0) {
-      const float2 p = __ldg(reinterpret_cast<const float2*>(x + base));
-      const float2 q = __ldg(reinterpret_cast<const float2*>(x + base + 2));
-      v[0] = p.x, v[1] = p.y, v[2] = q.x, v[3] = q.y;
-      return;
-    }
-  } else if constexpr (kVector && std::is_same_v<Value, double>) {
-    if (x_aligned && (base & 1) == 0) {
-      const double2 p = __ldg(reinterpret_cast<const double2*>(x + base));
-      const double2 q = __ldg(reinterpret_cast<const double2*>(x + base + 2));
-      v[0] = p.x, v[1] = p.y, v[2] = q.x, v[3] = q.y;
-      return;
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < 4; ++j) v[j] = __ldg(x + base + j);
-}
-
-// The same sums from one-byte codes: a thread takes kDiaCodeRows consecutive rows, reads their codes on
-// a diagonal with one 4-byte load and looks the values up in the block's copy of the table. Each row
-// still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
-// kInterior: groups whose columns all lie inside [0, cols) for every diagonal skip the bounds tests and
-// load four diagonals' codes and x before their products; kVector: their x loads are vectors.
-template <class Value, class Index, bool kInterior, bool kVector>
+template <class Value, class Index>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
     dia_codes_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
                      const std::uint8_t* __restrict__ codes, long long stride, const Value* __restrict__ g_table,
-                     int table_size, Value alpha, const Value* __restrict__ x, bool x_aligned, Value beta,
-                     Value* __restrict__ y) {
+                     int table_size, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
   static_assert(kDiaCodeRows == 4, "one 32-bit load of codes per diagonal");
-  constexpr int kUnroll = format::kSlotUnroll;
   __shared__ Value table[kDiaMaxCodes];
   for (int t = threadIdx.x; t < table_size; t += blockDim.x) table[t] = __ldg(g_table + t);
   __syncthreads();
   const long long groups = (static_cast<long long>(rows) + kDiaCodeRows - 1) / kDiaCodeRows;
-  const long long lowest = ndiag > 0 ? __ldg(offsets) : 0, highest = ndiag > 0 ? __ldg(offsets + ndiag - 1) : 0;
   for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
     const long long first = g * kDiaCodeRows;
     Value sum[kDiaCodeRows] = {};
-    const auto code_of = [&](Index d) {
-      return format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
-    };
-    if (kInterior && first + lowest >= 0 && first + kDiaCodeRows - 1 + highest < cols) {
-      Index d = 0;
-      for (; d + kUnroll <= ndiag; d += kUnroll) {
-        unsigned four[kUnroll];
-        Value xv[kUnroll][kDiaCodeRows];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) four[u] = code_of(d + u);
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) load_four<kVector>(x, first + __ldg(offsets + d + u), x_aligned, xv[u]);
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-          for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += table[(four[u] >> (8 * j)) & 0xffu] * xv[u][j];
-      }
-      for (; d < ndiag; ++d) {
-        const unsigned four = code_of(d);
-        Value xv[kDiaCodeRows];
-        load_four<kVector>(x, first + __ldg(offsets + d), x_aligned, xv);
-#pragma unroll
-        for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += table[(four >> (8 * j)) & 0xffu] * xv[j];
-      }
-    } else {
 #pragma unroll 4
-      for (Index d = 0; d < ndiag; ++d) {
-        const long long col0 = first + __ldg(offsets + d);
-        const unsigned four = code_of(d);
+    for (Index d = 0; d < ndiag; ++d) {
+      const long long col0 = first + __ldg(offsets + d);
+      const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
 #pragma unroll
-        for (int j = 0; j < kDiaCodeRows; ++j) {
-          const long long col = col0 + j;
-          if (col >= 0 && col < cols) sum[j] += table[(four >> (8 * j)) & 0xffu] * __ldg(x + col);
-        }
+      for (int j = 0; j < kDiaCodeRows; ++j) {
+        const long long col = col0 + j;
+        if (col >= 0 && col < cols) sum[j] += table[(four >> (8 * j)) & 0xffu] * __ldg(x + col);
       }
     }
 #pragma unroll
     for (int j = 0; j < kDiaCodeRows; ++j)
       if (first + j < rows) y[first + j] = axpby(alpha, sum[j], beta, y, first + j);
   }
-}
-
-// Session experiment: SPMV_DIA_CODES_KERNEL = 0 (checked loop only), 1 (interior path), 2 (interior path
-// with vector loads of x; the default).
-int dia_codes_variant() {
-  const char* env = std::getenv("SPMV_DIA_CODES_KERNEL");
-  return env == nullptr ? 2 : std::atoi(env);
 }
 
 // SPMV_DIA_CODES=0: keep raw values even where a table would do (to measure the codes against them).
@@ -292,16 +223,9 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
     if (codes_.size() > 0) {
       const long long groups = (static_cast<long long>(rows_) + kDiaCodeRows - 1) / kDiaCodeRows;
-      const bool x_aligned = reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
-      auto launch = [&](auto kernel) {
-        kernel<<<grid_for(groups, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), codes_.data(),
-                                                                code_stride_, table_.data(),
-                                                                static_cast<int>(table_.size()), alpha, x, x_aligned,
-                                                                beta, y);
-      };
-      if (variant_ == 0) launch(dia_codes_kernel<Value, Index, false, false>);
-      else if (variant_ == 1) launch(dia_codes_kernel<Value, Index, true, false>);
-      else launch(dia_codes_kernel<Value, Index, true, true>);
+      dia_codes_kernel<<<grid_for(groups, block_), block_, 0, stream>>>(
+          rows_, cols_, ndiag_, offsets_.data(), codes_.data(), code_stride_, table_.data(),
+          static_cast<int>(table_.size()), alpha, x, beta, y);
       SPMV_CHECK_LAUNCH("dia_codes_kernel");
       return;
     }
@@ -362,7 +286,6 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_, diagonal d at d * code_stride_
   DeviceBuffer<Value> table_;
   long long code_stride_ = 0;
-  int variant_ = dia_codes_variant();
 };
 
 }  // namespace
