@@ -123,6 +123,10 @@ void compressed_csr_apply(const CompressedCsrMatrix<Value, Index>& m, Operation 
 // vectorised along the diagonals (Options::threads, Options::cpu_simd).
 template <class Value, class Index>
 CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Options& options);
+// The most distinct slot values DIA stores as one-byte codes for these options: a vector of lanes of
+// the dispatched target (its in-register table lookup), 256 with the SIMD kernels off.
+template <class Value>
+std::int64_t dia_code_capacity(const Options& options);
 
 // Implemented in src/cpu/sell_simd.cpp: SELL-C-sigma's non-transposed product, parallel over slices,
 // one vector lane per row (Options::threads, Options::cpu_simd). cpu_sell_c is the slice height the

@@ -19,6 +19,13 @@
 // span as one run and multiplies the padding, whose value is 0: 0 * finite adds +0 or -0 to a sum
 // that starts at +0, which leaves every sum bit for bit what the stored slots alone give.
 //
+// Value codes (issue 13 §1 on the CPU, as src/cuda/format_dia.cu): when the slots hold at most as many
+// distinct values as a vector has lanes (padding's 0 included; bit-exact), each slot is a one-byte code
+// and a vector of codes becomes a vector of values by one in-register table lookup (vpermps / vpermpd
+// on AVX2 and AVX-512), so a 5-point stencil streams 1 byte a slot instead of 4 or 8. The plain loop
+// takes up to 256 values. Results are bit for bit those of the raw values. SPMV_DIA_CODES=0 keeps them
+// raw (for measurements).
+//
 // SIMD: Google Highway with run-time dispatch, as src/cpu/csr_simd.cpp; Options::cpu_simd = 0 or
 // SPMV_CPU_SIMD=0 runs the same blocks with a plain loop.
 #undef HWY_TARGET_INCLUDE
@@ -58,10 +65,58 @@ HWY_INLINE void sum_diagonals(Value* HWY_RESTRICT acc, const Value* const* v, co
   }
 }
 
+// Lanes(d) codes from p as d's lane indices (one-byte codes widened to the lanes' integer width).
+template <class D>
+HWY_INLINE auto code_indices(D d, const std::uint8_t* HWY_RESTRICT p) {
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<std::int32_t, D> d32;
+  const auto wide = hn::PromoteTo(d32, hn::LoadU(hn::Rebind<std::uint8_t, D>(), p));
+  if constexpr (sizeof(hn::TFromD<D>) == 4) return hn::IndicesFromVec(d, wide);
+  else return hn::IndicesFromVec(d, hn::PromoteTo(di, wide));
+}
+
+// sum_diagonals with the values given as codes into `table` (Lanes(d) entries, padded with zeros).
+template <class Value>
+HWY_INLINE void sum_diagonal_codes(Value* HWY_RESTRICT acc, const std::uint8_t* const* c, const Value* const* xs,
+                                   int n, std::int64_t len, bool add, const Value* table) {
+  const hn::ScalableTag<Value> d;
+  const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  const auto values = hn::LoadU(d, table);
+  std::int64_t j = 0;
+  for (; j + 2 * lanes <= len; j += 2 * lanes) {
+    auto s0 = add ? hn::LoadU(d, acc + j) : hn::Zero(d);
+    auto s1 = add ? hn::LoadU(d, acc + j + lanes) : hn::Zero(d);
+    for (int t = 0; t < n; ++t) {
+      const auto v0 = hn::TableLookupLanes(values, code_indices(d, c[t] + j));
+      const auto v1 = hn::TableLookupLanes(values, code_indices(d, c[t] + j + lanes));
+      s0 = hn::MulAdd(v0, hn::LoadU(d, xs[t] + j), s0);
+      s1 = hn::MulAdd(v1, hn::LoadU(d, xs[t] + j + lanes), s1);
+    }
+    hn::StoreU(s0, d, acc + j);
+    hn::StoreU(s1, d, acc + j + lanes);
+  }
+  for (; j < len; ++j) {
+    Value s = add ? acc[j] : Value(0);
+    for (int t = 0; t < n; ++t) s += table[c[t][j]] * xs[t][j];
+    acc[j] = s;
+  }
+}
+
 void sum_diagonals_f32(float* acc, const float* const* v, const float* const* xs, int n, std::int64_t len,
                        bool add) {
   sum_diagonals(acc, v, xs, n, len, add);
 }
+void sum_diagonal_codes_f32(float* acc, const std::uint8_t* const* c, const float* const* xs, int n,
+                            std::int64_t len, bool add, const float* table) {
+  sum_diagonal_codes(acc, c, xs, n, len, add, table);
+}
+void sum_diagonal_codes_f64(double* acc, const std::uint8_t* const* c, const double* const* xs, int n,
+                            std::int64_t len, bool add, const double* table) {
+  sum_diagonal_codes(acc, c, xs, n, len, add, table);
+}
+// The most distinct values a code table may hold on this target: one vector of them.
+std::int64_t table_lanes_f32() { return static_cast<std::int64_t>(hn::Lanes(hn::ScalableTag<float>())); }
+std::int64_t table_lanes_f64() { return static_cast<std::int64_t>(hn::Lanes(hn::ScalableTag<double>())); }
 void sum_diagonals_f64(double* acc, const double* const* v, const double* const* xs, int n, std::int64_t len,
                        bool add) {
   sum_diagonals(acc, v, xs, n, len, add);
@@ -73,6 +128,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include <omp.h>
 
+#include <bit>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -86,6 +144,10 @@ namespace spmv::detail {
 
 HWY_EXPORT(sum_diagonals_f32);
 HWY_EXPORT(sum_diagonals_f64);
+HWY_EXPORT(sum_diagonal_codes_f32);
+HWY_EXPORT(sum_diagonal_codes_f64);
+HWY_EXPORT(table_lanes_f32);
+HWY_EXPORT(table_lanes_f64);
 
 namespace {
 
@@ -102,6 +164,12 @@ constexpr std::int64_t kGroupDiagonals = 8;
 // (see the top of this file). Set between stencil27 n=60 (91 rows a run) and poisson2d n=1000 (~1000).
 constexpr std::int64_t kShortRun = 256;
 
+// SPMV_DIA_CODES=0: keep raw values even where a table would do (to measure the codes against them).
+bool dia_codes_allowed() {
+  const char* env = std::getenv("SPMV_DIA_CODES");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
 template <class Value>
 void sum_diagonals_plain(Value* acc, const Value* const* v, const Value* const* xs, int n, std::int64_t len,
                          bool add) {
@@ -110,6 +178,24 @@ void sum_diagonals_plain(Value* acc, const Value* const* v, const Value* const* 
     for (int t = 0; t < n; ++t) s += v[t][j] * xs[t][j];
     acc[j] = s;
   }
+}
+
+template <class Value>
+void sum_diagonal_codes_plain(Value* acc, const std::uint8_t* const* c, const Value* const* xs, int n,
+                              std::int64_t len, bool add, const Value* table) {
+  for (std::int64_t j = 0; j < len; ++j) {
+    Value s = add ? acc[j] : Value(0);
+    for (int t = 0; t < n; ++t) s += table[c[t][j]] * xs[t][j];
+    acc[j] = s;
+  }
+}
+
+// The largest code table the product's path takes: a vector of lanes with SIMD, 256 in the plain loop.
+template <class Value>
+std::int64_t code_capacity(bool simd) {
+  if (!simd) return 256;
+  if constexpr (std::is_same_v<Value, float>) return HWY_DYNAMIC_DISPATCH(table_lanes_f32)();
+  else return HWY_DYNAMIC_DISPATCH(table_lanes_f64)();
 }
 
 // Runs of diagonal d: begin/end[ptr[d] .. ptr[d + 1]), rows, increasing.
@@ -124,26 +210,64 @@ struct DiaRuns {
   RunList stored;             // the runs of stored slots
   RunList spans;              // each diagonal's in-range slots [max(0, -off), min(rows, cols - off)) as one run
   bool short_runs = false;    // sweep the spans when x is finite (the stored runs average < kShortRun rows)
-  std::unique_ptr<Value[]> values;  // m.values, placed by first touch
+  std::unique_ptr<Value[]> values;  // m.values, placed by first touch; or, with a code table, empty and
+  std::unique_ptr<std::uint8_t[]> codes;  // the slots' positions in `table`, the same layout
+  std::vector<Value> table;         // distinct slot values, ascending bits, padded with zeros to a vector
 };
+
+// The slots' distinct values (bit-exact, ascending bits) when there are at most `capacity`, else empty.
+template <class Value>
+std::vector<Value> value_table(const std::vector<Value>& values, std::int64_t capacity) {
+  using Bits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
+  std::vector<Bits> seen;
+  for (const Value v : values) {
+    const Bits b = std::bit_cast<Bits>(v);
+    if (std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
+    if (static_cast<std::int64_t>(seen.size()) == capacity) return {};
+    seen.push_back(b);
+  }
+  std::sort(seen.begin(), seen.end());
+  std::vector<Value> table;
+  for (const Bits b : seen) table.push_back(std::bit_cast<Value>(b));
+  return table;
+}
 
 // First touch: each thread copies the diagonals' values of the row blocks it sweeps (the same static
 // schedule over the same blocks and threads as dia_blocks) into fresh, uninitialised storage, so that on
 // a machine of several memory nodes their pages sit on the node of the thread that reads them (Linux
 // places a page where it is first written; to_dia wrote them on one thread).
+// With a code table (r.table not empty) the codes are written instead, each slot's code found in the
+// table by the same first touch.
 template <class Value, class Index>
 void place_values(DiaRuns<Value, Index>& r, int threads) {
   const std::int64_t rows = r.m.rows, blocks = (rows + kBlockRows - 1) / kBlockRows;
   const auto ndiag = static_cast<std::int64_t>(r.m.offsets.size());
-  r.values.reset(new Value[r.m.values.size()]);
+  const bool codes = !r.table.empty();
+  if (codes) r.codes.reset(new std::uint8_t[r.m.values.size()]);
+  else r.values.reset(new Value[r.m.values.size()]);
   const Value* src = r.m.values.data();
   Value* dst = r.values.get();
+  std::uint8_t* code = r.codes.get();
+  using Bits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
+  std::vector<Bits> table_bits;
+  for (const Value v : r.table) table_bits.push_back(std::bit_cast<Bits>(v));
+  const auto table_size = static_cast<std::ptrdiff_t>(table_bits.size());
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t b = 0; b < blocks; ++b) {
     const std::int64_t i0 = b * kBlockRows, i1 = std::min(rows, i0 + kBlockRows);
-    for (std::int64_t d = 0; d < ndiag; ++d) std::copy(src + d * rows + i0, src + d * rows + i1, dst + d * rows + i0);
+    for (std::int64_t d = 0; d < ndiag; ++d) {
+      if (!codes) {
+        std::copy(src + d * rows + i0, src + d * rows + i1, dst + d * rows + i0);
+        continue;
+      }
+      for (std::int64_t s = d * rows + i0; s < d * rows + i1; ++s)
+        code[s] = static_cast<std::uint8_t>(
+            std::find(table_bits.begin(), table_bits.begin() + table_size, std::bit_cast<Bits>(src[s])) -
+            table_bits.begin());
+    }
   }
   std::vector<Value>().swap(r.m.values);
+  if (codes) r.table.resize(std::max<std::size_t>(r.table.size(), 64 / sizeof(Value)), Value(0));  // a whole vector
 }
 
 // Per-thread scratch of the sweep, sized once at plan time (apply allocates nothing): a run cursor and
@@ -152,6 +276,7 @@ template <class Value>
 struct SweepScratch {
   std::vector<std::int64_t> cursor;
   std::vector<const Value*> v, xs;
+  std::vector<const std::uint8_t*> c;
 };
 
 template <class Value, class Index>
@@ -205,11 +330,21 @@ template <class Value, class Index>
 void dia_blocks(const DiaRuns<Value, Index>& r, const RunList& runs, bool simd, int threads,
                 std::vector<SweepScratch<Value>>& scratch, Value alpha, const Value* x, Value beta, Value* y) {
   using SumDiagonals = void (*)(Value*, const Value* const*, const Value* const*, int, std::int64_t, bool);
+  using SumCodes = void (*)(Value*, const std::uint8_t* const*, const Value* const*, int, std::int64_t, bool,
+                            const Value*);
   SumDiagonals sum = sum_diagonals_plain<Value>;
+  SumCodes sum_codes = sum_diagonal_codes_plain<Value>;
   if (simd) {
-    if constexpr (std::is_same_v<Value, float>) sum = &HWY_DYNAMIC_DISPATCH(sum_diagonals_f32);
-    else sum = &HWY_DYNAMIC_DISPATCH(sum_diagonals_f64);
+    if constexpr (std::is_same_v<Value, float>) {
+      sum = &HWY_DYNAMIC_DISPATCH(sum_diagonals_f32);
+      sum_codes = &HWY_DYNAMIC_DISPATCH(sum_diagonal_codes_f32);
+    } else {
+      sum = &HWY_DYNAMIC_DISPATCH(sum_diagonals_f64);
+      sum_codes = &HWY_DYNAMIC_DISPATCH(sum_diagonal_codes_f64);
+    }
   }
+  const bool codes = r.codes != nullptr;
+  const Value* table = r.table.data();
   const std::int64_t rows = r.m.rows;
   const std::int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
   const auto ndiag = static_cast<std::int64_t>(r.m.offsets.size());
@@ -222,6 +357,7 @@ void dia_blocks(const DiaRuns<Value, Index>& r, const RunList& runs, bool simd, 
     std::int64_t* cursor = own.cursor.data();
     const Value** vp = own.v.data();
     const Value** xp = own.xs.data();
+    const std::uint8_t** cp = own.c.data();
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
       alignas(64) Value acc[kBlockRows];
@@ -238,7 +374,8 @@ void dia_blocks(const DiaRuns<Value, Index>& r, const RunList& runs, bool simd, 
             while (k < run_ptr[d + 1] && ends[k] <= p) ++k;
             if (k == run_ptr[d + 1]) continue;
             if (begins[k] <= p) {  // active on [p, end of run)
-              vp[n] = r.values.get() + d * rows + p;
+              if (codes) cp[n] = r.codes.get() + d * rows + p;
+              else vp[n] = r.values.get() + d * rows + p;
               xp[n] = x + p + r.m.offsets[static_cast<std::size_t>(d)];
               ++n;
               q = std::min(q, ends[k]);
@@ -246,7 +383,8 @@ void dia_blocks(const DiaRuns<Value, Index>& r, const RunList& runs, bool simd, 
               q = std::min(q, begins[k]);
             }
           }
-          sum(acc + (p - i0), vp, xp, n, q - p, g0 > 0);
+          if (codes) sum_codes(acc + (p - i0), cp, xp, n, q - p, g0 > 0, table);
+          else sum(acc + (p - i0), vp, xp, n, q - p, g0 > 0);
           p = q;
         }
       }
@@ -263,17 +401,24 @@ void dia_blocks(const DiaRuns<Value, Index>& r, const RunList& runs, bool simd, 
 template <class Value, class Index>
 CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Options& options) {
   const std::int64_t diagonals = static_cast<std::int64_t>(m.offsets.size());
-  const std::size_t extra = m.values.size() * sizeof(Value) + m.offsets.size() * sizeof(Index) +
+  const std::size_t slots = m.values.size();
+  const std::size_t extra = slots * sizeof(Value) + m.offsets.size() * sizeof(Index) +
                             m.stored.size() * sizeof(std::uint32_t);
   const int threads = options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
+  const bool simd = cpu::detail::simd_enabled(options.cpu_simd);
+  std::vector<Value> table;
+  if (dia_codes_allowed()) table = value_table(m.values, dia_code_capacity<Value>(options));
   std::shared_ptr<DiaRuns<Value, Index>> placed = find_runs(std::move(m));
+  const std::size_t distinct = table.size();
+  placed->table = std::move(table);
   place_values(*placed, threads);
   std::shared_ptr<const DiaRuns<Value, Index>> runs = std::move(placed);
-  const bool simd = cpu::detail::simd_enabled(options.cpu_simd);
   CpuKernel<Value, Index> kernel;
-  kernel.extra_bytes = extra + runs->stored.bytes() + runs->spans.bytes();
+  kernel.extra_bytes = (runs->codes ? extra - slots * (sizeof(Value) - 1) : extra) + runs->stored.bytes() +
+                       runs->spans.bytes() + runs->table.size() * sizeof(Value);
   kernel.policy = "dia diagonals=" + std::to_string(diagonals) + " runs=" + std::to_string(runs->stored.begin.size()) +
                   (runs->short_runs ? " (short: whole spans when x is finite)" : "") +
+                  (runs->codes ? " values=codes8 table=" + std::to_string(distinct) : std::string(" values=raw")) +
                   " threads=" + std::to_string(threads) + " block_rows=" + std::to_string(kBlockRows) +
                   (simd ? " simd=" + cpu::detail::simd_target() : std::string(" simd=off"));
   auto scratch = std::make_shared<std::vector<SweepScratch<Value>>>(static_cast<std::size_t>(threads));
@@ -281,6 +426,7 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
     s.cursor.resize(static_cast<std::size_t>(diagonals));
     s.v.resize(static_cast<std::size_t>(diagonals));
     s.xs.resize(static_cast<std::size_t>(diagonals));
+    s.c.resize(static_cast<std::size_t>(diagonals));
   }
   kernel.run = [runs, scratch, simd, threads](Value alpha, const Value* x, Value beta, Value* y) {
     const std::int64_t rows = runs->m.rows;
@@ -293,6 +439,13 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
   };
   return kernel;
 }
+
+template <class Value>
+std::int64_t dia_code_capacity(const Options& options) {
+  return code_capacity<Value>(cpu::detail::simd_enabled(options.cpu_simd));
+}
+template std::int64_t dia_code_capacity<float>(const Options&);
+template std::int64_t dia_code_capacity<double>(const Options&);
 
 #define SPMV_INSTANTIATE(V, I) template CpuKernel<V, I> make_dia_simd_kernel(DiaMatrix<V, I>, const Options&);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)

@@ -359,6 +359,23 @@ TEST(CpuSimd, EveryCompiledTargetMatchesTheReference) {
     check_named_row_kernels<double, std::int64_t>();
     const auto a = convert<double, std::int32_t>(zoo_matrix("simd_lengths"));
     const auto af = convert<float, std::int32_t>(a);
+    // DIA with value codes (the stencil's 3 values fit every target's table but SSE4's two f64 lanes).
+    const auto stencil = convert<double, std::int32_t>(spmv::gen::stencil27(9));
+    for (const bool f32 : {true, false}) {
+      Options options;
+      options.cpu_simd = 1;
+      std::unique_ptr<spmv::Operator<float, std::int32_t>> of;
+      std::unique_ptr<spmv::Operator<double, std::int32_t>> od;
+      const auto sf = convert<float, std::int32_t>(stencil);
+      if (f32) of = make_cpu_operator(sf, Algorithm::Dia, Operation::NonTranspose, options);
+      else od = make_cpu_operator(stencil, Algorithm::Dia, Operation::NonTranspose, options);
+      const std::string policy = f32 ? of->policy() : od->policy();
+      const std::int64_t capacity = f32 ? spmv::detail::dia_code_capacity<float>(options)
+                                        : spmv::detail::dia_code_capacity<double>(options);
+      EXPECT_EQ(contains(policy, "values=codes8 table=3"), capacity >= 3) << policy;
+      const OperatorCheck check = f32 ? check_operator(*of, sf, 59) : check_operator(*od, stencil, 59);
+      for (const auto& f : check.failures) ADD_FAILURE() << policy << ": " << f;
+    }
     for (Algorithm algorithm : {Algorithm::Sell, Algorithm::Dia}) {
       Options options;
       options.cpu_simd = 1;
@@ -376,6 +393,60 @@ TEST(CpuSimd, EveryCompiledTargetMatchesTheReference) {
     }
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+// DIA keeps its slots as one-byte codes when their distinct values (padding's 0 included) fit the
+// table of the path it runs (src/cpu/dia_simd.cpp): a band of capacity - 1 distinct non-zero values
+// plus its corner padding takes codes, one value more keeps raw values; both pass the operator check
+// (alpha/beta grid, NaN-poisoned y, alpha = 0 with NaN/Inf in x), and the codes give the raw values'
+// result bit for bit, with Inf in x (stored runs: padding never multiplied) and with finite x on a
+// 3D stencil whose short runs make the sweep multiply the padding's 0.
+template <class Value>
+void check_dia_codes(int simd) {
+  SCOPED_TRACE(std::string(sizeof(Value) == 4 ? "float" : "double") + (simd ? " simd" : " plain"));
+  Options options;
+  options.cpu_simd = simd;
+  const std::int64_t capacity = spmv::detail::dia_code_capacity<Value>(options);
+  ASSERT_GE(capacity, 1);
+  auto with_values = [](spmv::CsrMatrix<double, std::int64_t> a, std::int64_t distinct) {  // (k % n + 1) / 64
+    for (std::size_t k = 0; k < a.values.size(); ++k)
+      a.values[k] = static_cast<double>(static_cast<std::int64_t>(k) % distinct + 1) / 64.0;
+    return a;
+  };
+  const auto band = spmv::gen::banded(3000, 4, 7);
+  struct Case {
+    spmv::CsrMatrix<double, std::int64_t> a;
+    bool codes;
+    bool inf;  // an infinite x entry (the stored runs' path)
+  };
+  std::vector<Case> cases{{with_values(band, capacity - 1), capacity > 1, true},
+                          {with_values(band, capacity), false, true},
+                          {spmv::gen::stencil27(12), capacity >= 3, false}};
+  for (const Case& c : cases) {
+    const auto a = convert<Value, std::int32_t>(c.a);
+    auto oper = make_cpu_operator(a, Algorithm::Dia, Operation::NonTranspose, options);
+    EXPECT_EQ(contains(oper->policy(), "values=codes8"), c.codes) << oper->policy();
+    const OperatorCheck check = check_operator(*oper, a, 61);
+    for (const auto& f : check.failures) ADD_FAILURE() << oper->policy() << ": " << f;
+    setenv("SPMV_DIA_CODES", "0", 1);
+    auto raw = make_cpu_operator(a, Algorithm::Dia, Operation::NonTranspose, options);
+    unsetenv("SPMV_DIA_CODES");
+    EXPECT_TRUE(contains(raw->policy(), "values=raw")) << raw->policy();
+    std::vector<Value> x(static_cast<std::size_t>(a.cols));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<Value>(static_cast<double>(i % 17) / 8.0 - 1.0);
+    if (c.inf) x[1500] = std::numeric_limits<Value>::infinity();
+    std::vector<Value> y(static_cast<std::size_t>(a.rows), Value(0.5)), y_raw = y;
+    oper->apply(Value(-1.5), x, Value(2), y);
+    raw->apply(Value(-1.5), x, Value(2), y_raw);
+    EXPECT_EQ(std::memcmp(y.data(), y_raw.data(), y.size() * sizeof(Value)), 0) << oper->policy();
+  }
+}
+
+TEST(CpuDia, CodesWhenTheValuesFitTheTable) {
+  for (const int simd : {1, 0}) {
+    check_dia_codes<float>(simd);
+    check_dia_codes<double>(simd);
+  }
 }
 
 // Rows in lanes and a vector per row read entries that are not the row's (finished lanes gather the
