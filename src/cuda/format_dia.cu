@@ -25,6 +25,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -144,33 +145,104 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
 // The same sums from one-byte codes: a thread takes kDiaCodeRows consecutive rows, reads their codes on
 // a diagonal with one 4-byte load and looks the values up in the block's copy of the table. Each row
 // still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
-template <class Value, class Index>
+// x[base, base + 4) into v: 16- or 8-byte loads where base (and x) allow, else four 4/8-byte loads.
+template <class Value>
+__device__ __forceinline__ void load_four(const Value* __restrict__ x, long long base, bool aligned, Value (&v)[4]) {
+  if constexpr (std::is_same_v<Value, float>) {
+    if (aligned && (base & 3) == 0) {
+      const float4 q = __ldg(reinterpret_cast<const float4*>(x + base));
+      v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+      return;
+    }
+  } else {
+    if (aligned && (base & 1) == 0) {
+      const double2 p = __ldg(reinterpret_cast<const double2*>(x + base));
+      const double2 q = __ldg(reinterpret_cast<const double2*>(x + base + 2));
+      v[0] = p.x, v[1] = p.y, v[2] = q.x, v[3] = q.y;
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[j] = __ldg(x + base + j);
+}
+
+// y[first, first + 4) = alpha * sum + beta * y with 16-byte (f32) / two 16-byte (f64) accesses.
+template <class Value>
+__device__ __forceinline__ void store_four(Value* __restrict__ y, long long first, const Value (&sum)[4], Value alpha,
+                                          Value beta) {
+  Value out[4];
+  if (beta == Value(0)) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) out[j] = alpha * sum[j];
+  } else {
+    Value old[4];
+    load_four(y, first, true, old);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) out[j] = alpha * sum[j] + beta * old[j];
+  }
+  if constexpr (std::is_same_v<Value, float>) {
+    *reinterpret_cast<float4*>(y + first) = make_float4(out[0], out[1], out[2], out[3]);
+  } else {
+    reinterpret_cast<double2*>(y + first)[0] = make_double2(out[0], out[1]);
+    reinterpret_cast<double2*>(y + first)[1] = make_double2(out[2], out[3]);
+  }
+}
+
+// The same sums from one-byte codes: a thread takes kDiaCodeRows consecutive rows, reads their codes on
+// a diagonal with one 4-byte load and looks the values up in the block's copy of the table. Each row
+// still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
+// kVectorY: a whole group's y in one 16-byte access (two in f64) when y is 16-byte aligned; kVectorX:
+// groups whose columns lie inside the matrix read x with vector loads where the offset allows.
+template <class Value, class Index, bool kVectorY, bool kVectorX>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
     dia_codes_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
                      const std::uint8_t* __restrict__ codes, long long stride, const Value* __restrict__ g_table,
-                     int table_size, Value alpha, const Value* __restrict__ x, Value beta, Value* __restrict__ y) {
+                     int table_size, Value alpha, const Value* __restrict__ x, bool x_aligned, Value beta,
+                     Value* __restrict__ y, bool y_aligned) {
   static_assert(kDiaCodeRows == 4, "one 32-bit load of codes per diagonal");
   __shared__ Value table[kDiaMaxCodes];
   for (int t = threadIdx.x; t < table_size; t += blockDim.x) table[t] = __ldg(g_table + t);
   __syncthreads();
   const long long groups = (static_cast<long long>(rows) + kDiaCodeRows - 1) / kDiaCodeRows;
+  const long long lowest = ndiag > 0 ? __ldg(offsets) : 0, highest = ndiag > 0 ? __ldg(offsets + ndiag - 1) : 0;
   for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
     const long long first = g * kDiaCodeRows;
     Value sum[kDiaCodeRows] = {};
+    if (kVectorX && first + lowest >= 0 && first + kDiaCodeRows - 1 + highest < cols) {
 #pragma unroll 4
-    for (Index d = 0; d < ndiag; ++d) {
-      const long long col0 = first + __ldg(offsets + d);
-      const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
+      for (Index d = 0; d < ndiag; ++d) {
+        const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
+        Value xv[kDiaCodeRows];
+        load_four(x, first + __ldg(offsets + d), x_aligned, xv);
 #pragma unroll
-      for (int j = 0; j < kDiaCodeRows; ++j) {
-        const long long col = col0 + j;
-        if (col >= 0 && col < cols) sum[j] += table[(four >> (8 * j)) & 0xffu] * __ldg(x + col);
+        for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += table[(four >> (8 * j)) & 0xffu] * xv[j];
       }
+    } else {
+#pragma unroll 4
+      for (Index d = 0; d < ndiag; ++d) {
+        const long long col0 = first + __ldg(offsets + d);
+        const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
+#pragma unroll
+        for (int j = 0; j < kDiaCodeRows; ++j) {
+          const long long col = col0 + j;
+          if (col >= 0 && col < cols) sum[j] += table[(four >> (8 * j)) & 0xffu] * __ldg(x + col);
+        }
+      }
+    }
+    if (kVectorY && y_aligned && first + kDiaCodeRows <= rows) {
+      store_four(y, first, sum, alpha, beta);
+      continue;
     }
 #pragma unroll
     for (int j = 0; j < kDiaCodeRows; ++j)
       if (first + j < rows) y[first + j] = axpby(alpha, sum[j], beta, y, first + j);
   }
+}
+
+// Session experiment: SPMV_DIA_CODES_KERNEL = 0 (scalar x and y), 1 (vector y), 2 (vector y and x).
+int dia_codes_variant() {
+  const char* env = std::getenv("SPMV_DIA_CODES_KERNEL");
+  return env == nullptr ? 1 : std::atoi(env);
 }
 
 // SPMV_DIA_CODES=0: keep raw values even where a table would do (to measure the codes against them).
@@ -223,9 +295,17 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
     if (codes_.size() > 0) {
       const long long groups = (static_cast<long long>(rows_) + kDiaCodeRows - 1) / kDiaCodeRows;
-      dia_codes_kernel<<<grid_for(groups, block_), block_, 0, stream>>>(
-          rows_, cols_, ndiag_, offsets_.data(), codes_.data(), code_stride_, table_.data(),
-          static_cast<int>(table_.size()), alpha, x, beta, y);
+      const bool x_aligned = reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+      const bool y_aligned = reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
+      auto launch = [&](auto kernel) {
+        kernel<<<grid_for(groups, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), codes_.data(),
+                                                                code_stride_, table_.data(),
+                                                                static_cast<int>(table_.size()), alpha, x, x_aligned,
+                                                                beta, y, y_aligned);
+      };
+      if (variant_ == 0) launch(dia_codes_kernel<Value, Index, false, false>);
+      else if (variant_ == 1) launch(dia_codes_kernel<Value, Index, true, false>);
+      else launch(dia_codes_kernel<Value, Index, true, true>);
       SPMV_CHECK_LAUNCH("dia_codes_kernel");
       return;
     }
@@ -286,6 +366,7 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_, diagonal d at d * code_stride_
   DeviceBuffer<Value> table_;
   long long code_stride_ = 0;
+  int variant_ = dia_codes_variant();
 };
 
 }  // namespace
