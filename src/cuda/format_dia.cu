@@ -166,6 +166,34 @@ __device__ __forceinline__ void load_four(const Value* __restrict__ x, long long
   for (int j = 0; j < 4; ++j) v[j] = __ldg(x + base + j);
 }
 
+// x[base, base + 4) for a 16-byte aligned x, branch-free: the aligned vectors that cover it, then a
+// select by base's offset within them (the same for the whole warp). The caller guarantees that the
+// covering vectors lie inside x (base rounded down to 4 elements, plus 8).
+template <class Value>
+__device__ __forceinline__ void load_four_covering(const Value* __restrict__ x, long long base, Value (&v)[4]) {
+  if constexpr (std::is_same_v<Value, float>) {  // two float4 from base rounded down to 4 elements
+    const long long start = base & ~3LL;
+    const int shift = static_cast<int>(base - start);
+    const float4 p = __ldg(reinterpret_cast<const float4*>(x + start));
+    const float4 q = __ldg(reinterpret_cast<const float4*>(x + start + 4));
+    const float w[8] = {p.x, p.y, p.z, p.w, q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      v[j] = shift == 0 ? w[j] : shift == 1 ? w[j + 1] : shift == 2 ? w[j + 2] : w[j + 3];
+  } else {  // three double2 from base rounded down to 2 elements
+    const long long start = base & ~1LL;
+    const bool odd = base != start;
+    double w[6];
+#pragma unroll
+    for (int h = 0; h < 3; ++h) {
+      const double2 p = __ldg(reinterpret_cast<const double2*>(x + start) + h);
+      w[2 * h] = p.x, w[2 * h + 1] = p.y;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) v[j] = odd ? w[j + 1] : w[j];
+  }
+}
+
 // y[first, first + 4) = alpha * sum + beta * y with 16-byte (f32) / two 16-byte (f64) accesses.
 template <class Value>
 __device__ __forceinline__ void store_four(Value* __restrict__ y, long long first, const Value (&sum)[4], Value alpha,
@@ -193,7 +221,7 @@ __device__ __forceinline__ void store_four(Value* __restrict__ y, long long firs
 // still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
 // kVectorY: a whole group's y in one 16-byte access (two in f64) when y is 16-byte aligned; kVectorX:
 // groups whose columns lie inside the matrix read x with vector loads where the offset allows.
-template <class Value, class Index, bool kVectorY, bool kVectorX>
+template <class Value, class Index, bool kVectorY, int kVectorX>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
     dia_codes_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
                      const std::uint8_t* __restrict__ codes, long long stride, const Value* __restrict__ g_table,
@@ -208,7 +236,16 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
     const long long first = g * kDiaCodeRows;
     Value sum[kDiaCodeRows] = {};
-    if (kVectorX && first + lowest >= 0 && first + kDiaCodeRows - 1 + highest < cols) {
+    if (kVectorX == 2 && x_aligned && first + lowest >= 0 && first + highest + 8 <= cols) {
+#pragma unroll 4
+      for (Index d = 0; d < ndiag; ++d) {
+        const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
+        Value xv[kDiaCodeRows];
+        load_four_covering(x, first + __ldg(offsets + d), xv);
+#pragma unroll
+        for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += table[(four >> (8 * j)) & 0xffu] * xv[j];
+      }
+    } else if (kVectorX == 1 && first + lowest >= 0 && first + kDiaCodeRows - 1 + highest < cols) {
 #pragma unroll 4
       for (Index d = 0; d < ndiag; ++d) {
         const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
@@ -239,10 +276,11 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   }
 }
 
-// Session experiment: SPMV_DIA_CODES_KERNEL = 0 (scalar x and y), 1 (vector y), 2 (vector y and x).
+// Session experiment: SPMV_DIA_CODES_KERNEL = 0 (scalar x and y), 1 (vector y), 2 (vector y and x where
+// aligned), 3 (vector y, x from the covering aligned vectors; the default).
 int dia_codes_variant() {
   const char* env = std::getenv("SPMV_DIA_CODES_KERNEL");
-  return env == nullptr ? 1 : std::atoi(env);
+  return env == nullptr ? 3 : std::atoi(env);
 }
 
 // SPMV_DIA_CODES=0: keep raw values even where a table would do (to measure the codes against them).
@@ -303,9 +341,10 @@ class Dia final : public CudaAlgorithm<Value, Index> {
                                                                 static_cast<int>(table_.size()), alpha, x, x_aligned,
                                                                 beta, y, y_aligned);
       };
-      if (variant_ == 0) launch(dia_codes_kernel<Value, Index, false, false>);
-      else if (variant_ == 1) launch(dia_codes_kernel<Value, Index, true, false>);
-      else launch(dia_codes_kernel<Value, Index, true, true>);
+      if (variant_ == 0) launch(dia_codes_kernel<Value, Index, false, 0>);
+      else if (variant_ == 1) launch(dia_codes_kernel<Value, Index, true, 0>);
+      else if (variant_ == 2) launch(dia_codes_kernel<Value, Index, true, 1>);
+      else launch(dia_codes_kernel<Value, Index, true, 2>);
       SPMV_CHECK_LAUNCH("dia_codes_kernel");
       return;
     }
