@@ -142,30 +142,6 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   }
 }
 
-// The same sums from one-byte codes: a thread takes kDiaCodeRows consecutive rows, reads their codes on
-// a diagonal with one 4-byte load and looks the values up in the block's copy of the table. Each row
-// still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
-// x[base, base + 4) into v: 16- or 8-byte loads where base (and x) allow, else four 4/8-byte loads.
-template <class Value>
-__device__ __forceinline__ void load_four(const Value* __restrict__ x, long long base, bool aligned, Value (&v)[4]) {
-  if constexpr (std::is_same_v<Value, float>) {
-    if (aligned && (base & 3) == 0) {
-      const float4 q = __ldg(reinterpret_cast<const float4*>(x + base));
-      v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-      return;
-    }
-  } else {
-    if (aligned && (base & 1) == 0) {
-      const double2 p = __ldg(reinterpret_cast<const double2*>(x + base));
-      const double2 q = __ldg(reinterpret_cast<const double2*>(x + base + 2));
-      v[0] = p.x, v[1] = p.y, v[2] = q.x, v[3] = q.y;
-      return;
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < 4; ++j) v[j] = __ldg(x + base + j);
-}
-
 // x[base, base + 4) for a 16-byte aligned x, branch-free: the aligned vectors that cover it, then a
 // select by base's offset within them (the same for the whole warp). The caller guarantees that the
 // covering vectors lie inside x (base rounded down to 4 elements, plus 8).
@@ -204,7 +180,14 @@ __device__ __forceinline__ void store_four(Value* __restrict__ y, long long firs
     for (int j = 0; j < 4; ++j) out[j] = alpha * sum[j];
   } else {
     Value old[4];
-    load_four(y, first, true, old);
+    if constexpr (std::is_same_v<Value, float>) {
+      const float4 q = *reinterpret_cast<const float4*>(y + first);
+      old[0] = q.x, old[1] = q.y, old[2] = q.z, old[3] = q.w;
+    } else {
+      const double2 p = reinterpret_cast<const double2*>(y + first)[0];
+      const double2 q = reinterpret_cast<const double2*>(y + first)[1];
+      old[0] = p.x, old[1] = p.y, old[2] = q.x, old[3] = q.y;
+    }
 #pragma unroll
     for (int j = 0; j < 4; ++j) out[j] = alpha * sum[j] + beta * old[j];
   }
@@ -219,9 +202,11 @@ __device__ __forceinline__ void store_four(Value* __restrict__ y, long long firs
 // The same sums from one-byte codes: a thread takes kDiaCodeRows consecutive rows, reads their codes on
 // a diagonal with one 4-byte load and looks the values up in the block's copy of the table. Each row
 // still adds its diagonals in ascending offset order, so the results equal dia_kernel's bit for bit.
-// kVectorY: a whole group's y in one 16-byte access (two in f64) when y is 16-byte aligned; kVectorX:
-// groups whose columns lie inside the matrix read x with vector loads where the offset allows.
-template <class Value, class Index, bool kVectorY, int kVectorX>
+// Where x and y are 16-byte aligned, groups whose covering vectors of x lie inside it read x with
+// aligned vector loads (a select by the diagonal's offset, branch-free, so four diagonals' loads stay in
+// flight together; a branch per diagonal between vector and scalar loads made stencil27 19-22% slower),
+// and a group writes y in one 16-byte access (two in f64) instead of four strided stores.
+template <class Value, class Index>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
     dia_codes_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
                      const std::uint8_t* __restrict__ codes, long long stride, const Value* __restrict__ g_table,
@@ -236,21 +221,12 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
     const long long first = g * kDiaCodeRows;
     Value sum[kDiaCodeRows] = {};
-    if (kVectorX == 2 && x_aligned && first + lowest >= 0 && first + highest + 8 <= cols) {
+    if (x_aligned && first + lowest >= 0 && first + highest + 8 <= cols) {
 #pragma unroll 4
       for (Index d = 0; d < ndiag; ++d) {
         const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
         Value xv[kDiaCodeRows];
         load_four_covering(x, first + __ldg(offsets + d), xv);
-#pragma unroll
-        for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += table[(four >> (8 * j)) & 0xffu] * xv[j];
-      }
-    } else if (kVectorX == 1 && first + lowest >= 0 && first + kDiaCodeRows - 1 + highest < cols) {
-#pragma unroll 4
-      for (Index d = 0; d < ndiag; ++d) {
-        const unsigned four = format::load_stream(reinterpret_cast<const unsigned*>(codes + d * stride + first));
-        Value xv[kDiaCodeRows];
-        load_four(x, first + __ldg(offsets + d), x_aligned, xv);
 #pragma unroll
         for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += table[(four >> (8 * j)) & 0xffu] * xv[j];
       }
@@ -266,7 +242,7 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
         }
       }
     }
-    if (kVectorY && y_aligned && first + kDiaCodeRows <= rows) {
+    if (y_aligned && first + kDiaCodeRows <= rows) {
       store_four(y, first, sum, alpha, beta);
       continue;
     }
@@ -274,13 +250,6 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
     for (int j = 0; j < kDiaCodeRows; ++j)
       if (first + j < rows) y[first + j] = axpby(alpha, sum[j], beta, y, first + j);
   }
-}
-
-// Session experiment: SPMV_DIA_CODES_KERNEL = 0 (scalar x and y), 1 (vector y), 2 (vector y and x where
-// aligned), 3 (vector y, x from the covering aligned vectors; the default).
-int dia_codes_variant() {
-  const char* env = std::getenv("SPMV_DIA_CODES_KERNEL");
-  return env == nullptr ? 3 : std::atoi(env);
 }
 
 // SPMV_DIA_CODES=0: keep raw values even where a table would do (to measure the codes against them).
@@ -335,16 +304,9 @@ class Dia final : public CudaAlgorithm<Value, Index> {
       const long long groups = (static_cast<long long>(rows_) + kDiaCodeRows - 1) / kDiaCodeRows;
       const bool x_aligned = reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
       const bool y_aligned = reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
-      auto launch = [&](auto kernel) {
-        kernel<<<grid_for(groups, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), codes_.data(),
-                                                                code_stride_, table_.data(),
-                                                                static_cast<int>(table_.size()), alpha, x, x_aligned,
-                                                                beta, y, y_aligned);
-      };
-      if (variant_ == 0) launch(dia_codes_kernel<Value, Index, false, 0>);
-      else if (variant_ == 1) launch(dia_codes_kernel<Value, Index, true, 0>);
-      else if (variant_ == 2) launch(dia_codes_kernel<Value, Index, true, 1>);
-      else launch(dia_codes_kernel<Value, Index, true, 2>);
+      dia_codes_kernel<<<grid_for(groups, block_), block_, 0, stream>>>(
+          rows_, cols_, ndiag_, offsets_.data(), codes_.data(), code_stride_, table_.data(),
+          static_cast<int>(table_.size()), alpha, x, x_aligned, beta, y, y_aligned);
       SPMV_CHECK_LAUNCH("dia_codes_kernel");
       return;
     }
@@ -405,7 +367,6 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_, diagonal d at d * code_stride_
   DeviceBuffer<Value> table_;
   long long code_stride_ = 0;
-  int variant_ = dia_codes_variant();
 };
 
 }  // namespace
