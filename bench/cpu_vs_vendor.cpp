@@ -171,4 +171,5 @@ int run_all(int argc, char** argv) {
     run<double>(label, m, algos, applies, rounds, csv);
   }
   if (csv) std::fclose(csv);
+  return 0;
 }
