@@ -25,6 +25,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -252,10 +253,115 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   }
 }
 
-// SPMV_DIA_CODES=0: keep raw values even where a table would do (to measure the codes against them).
+// ---- Two values a diagonal: one bit a slot --------------------------------------------------------
+// A stencil's diagonal holds its coefficient and the boundary's 0. When every diagonal holds at most two
+// distinct values (its first slot's and one other), a slot is one bit: bit 4 dd + j of word (w, g) is
+// set when slot (8 w + dd, 4 g + j) holds the diagonal's second value; word (w, g) lies at w * groups + g,
+// so a warp reads 128 contiguous bytes per eight diagonals. stencil27 then reads 4 bytes of values a
+// row instead of 27 codes.
+constexpr int kDiaBitDiagonals = 8;
+
+// second[d] = the smallest bits of diagonal d that differ from its first slot's (all ones if none).
+template <class Value>
+__global__ void dia_second_value_kernel(const Value* __restrict__ values, long long rows, long long slots,
+                                        format::ValueBits<Value>* __restrict__ second) {
+  for (long long s = format::global_thread(); s < slots; s += format::grid_threads()) {
+    const auto bits = format::value_bits(values[s]), first = format::value_bits(values[s / rows * rows]);
+    if (bits != first) atomicMin(second + s / rows, bits);
+  }
+}
+
+// *third = 1 when a slot holds neither its diagonal's first value nor `second`.
+template <class Value>
+__global__ void dia_third_value_kernel(const Value* __restrict__ values, long long rows, long long slots,
+                                       const format::ValueBits<Value>* __restrict__ second, int* __restrict__ third) {
+  for (long long s = format::global_thread(); s < slots; s += format::grid_threads()) {
+    const auto bits = format::value_bits(values[s]), first = format::value_bits(values[s / rows * rows]);
+    if (bits != first && bits != second[s / rows]) *third = 1;
+  }
+}
+
+// The bit words, a thread per word; lo / hi = each diagonal's first and second value.
+template <class Value>
+__global__ void encode_dia_bits_kernel(const Value* __restrict__ values, long long rows, long long ndiag,
+                                       long long groups, const format::ValueBits<Value>* __restrict__ second,
+                                       unsigned* __restrict__ words, Value* __restrict__ lo, Value* __restrict__ hi) {
+  const long long blocks = (ndiag + kDiaBitDiagonals - 1) / kDiaBitDiagonals;
+  for (long long t = format::global_thread(); t < blocks * groups; t += format::grid_threads()) {
+    const long long w = t / groups, g = t % groups;
+    unsigned word = 0;
+    for (int dd = 0; dd < kDiaBitDiagonals && w * kDiaBitDiagonals + dd < ndiag; ++dd) {
+      const long long d = w * kDiaBitDiagonals + dd;
+      const auto first = format::value_bits(values[d * rows]);
+      for (int j = 0; j < kDiaCodeRows && g * kDiaCodeRows + j < rows; ++j) {
+        const auto bits = format::value_bits(values[d * rows + g * kDiaCodeRows + j]);
+        if (bits != first && bits == second[d]) word |= 1u << (dd * kDiaCodeRows + j);
+      }
+    }
+    words[t] = word;
+  }
+  for (long long d = format::global_thread(); d < ndiag; d += format::grid_threads()) {
+    lo[d] = values[d * rows];
+    hi[d] = std::bit_cast<Value>(second[d]);
+  }
+}
+
+// The sums from the bits: a thread per group of four rows, each row adding its diagonals in ascending
+// offset order (bit for bit dia_kernel's result); x and y accessed as in dia_codes_kernel.
+template <class Value, class Index>
+__global__ void __launch_bounds__(format::kMaxBlockSize)
+    dia_bits_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
+                    const unsigned* __restrict__ words, long long groups, const Value* __restrict__ lo,
+                    const Value* __restrict__ hi, Value alpha, const Value* __restrict__ x, bool x_aligned,
+                    Value beta, Value* __restrict__ y, bool y_aligned) {
+  const long long lowest = ndiag > 0 ? __ldg(offsets) : 0, highest = ndiag > 0 ? __ldg(offsets + ndiag - 1) : 0;
+  const Index blocks = (ndiag + kDiaBitDiagonals - 1) / kDiaBitDiagonals;
+  for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
+    const long long first = g * kDiaCodeRows;
+    Value sum[kDiaCodeRows] = {};
+    const bool interior = x_aligned && first + lowest >= 0 && first + highest + 8 <= cols;
+    for (Index w = 0; w < blocks; ++w) {
+      const unsigned word = format::load_stream(words + static_cast<long long>(w) * groups + g);
+#pragma unroll
+      for (int dd = 0; dd < kDiaBitDiagonals; ++dd) {
+        const Index d = w * kDiaBitDiagonals + dd;
+        if (d >= ndiag) break;
+        const long long col0 = first + __ldg(offsets + d);
+        const Value l = __ldg(lo + d), h = __ldg(hi + d);
+        if (interior) {
+          Value xv[kDiaCodeRows];
+          load_four_covering(x, col0, xv);
+#pragma unroll
+          for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += ((word >> (dd * kDiaCodeRows + j)) & 1u ? h : l) * xv[j];
+        } else {
+#pragma unroll
+          for (int j = 0; j < kDiaCodeRows; ++j) {
+            const long long col = col0 + j;
+            if (col >= 0 && col < cols)
+              sum[j] += ((word >> (dd * kDiaCodeRows + j)) & 1u ? h : l) * __ldg(x + col);
+          }
+        }
+      }
+    }
+    if (y_aligned && first + kDiaCodeRows <= rows) {
+      store_four(y, first, sum, alpha, beta);
+      continue;
+    }
+#pragma unroll
+    for (int j = 0; j < kDiaCodeRows; ++j)
+      if (first + j < rows) y[first + j] = axpby(alpha, sum[j], beta, y, first + j);
+  }
+}
+
+// SPMV_DIA_CODES=0: keep raw values even where bits or codes would do; =8: one-byte codes even where bits
+// would do (to measure one against the other).
 bool dia_codes_allowed() {
   const char* env = std::getenv("SPMV_DIA_CODES");
   return env == nullptr || std::strcmp(env, "0") != 0;
+}
+bool dia_bits_allowed() {
+  const char* env = std::getenv("SPMV_DIA_CODES");
+  return env == nullptr || std::strcmp(env, "8") != 0;
 }
 
 template <class Value, class Index>
@@ -300,10 +406,17 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   }
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+    const long long groups = (static_cast<long long>(rows_) + kDiaCodeRows - 1) / kDiaCodeRows;
+    const bool x_aligned = reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+    const bool y_aligned = reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
+    if (words_.size() > 0) {
+      dia_bits_kernel<<<grid_for(groups, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(),
+                                                                       words_.data(), groups, lo_.data(), hi_.data(),
+                                                                       alpha, x, x_aligned, beta, y, y_aligned);
+      SPMV_CHECK_LAUNCH("dia_bits_kernel");
+      return;
+    }
     if (codes_.size() > 0) {
-      const long long groups = (static_cast<long long>(rows_) + kDiaCodeRows - 1) / kDiaCodeRows;
-      const bool x_aligned = reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
-      const bool y_aligned = reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
       dia_codes_kernel<<<grid_for(groups, block_), block_, 0, stream>>>(
           rows_, cols_, ndiag_, offsets_.data(), codes_.data(), code_stride_, table_.data(),
           static_cast<int>(table_.size()), alpha, x, x_aligned, beta, y, y_aligned);
@@ -319,19 +432,51 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " diagonals=" + std::to_string(ndiag_) +
            " unroll=" + std::to_string(format::kSlotUnroll) +
-           (codes_.size() > 0 ? " values=codes8 table=" + std::to_string(table_.size()) + " rows_per_thread=" +
-                                     std::to_string(kDiaCodeRows)
-                               : std::string(" values=raw"));
+           (words_.size() > 0   ? std::string(" values=bit-per-slot (two a diagonal) rows_per_thread=4")
+            : codes_.size() > 0 ? " values=codes8 table=" + std::to_string(table_.size()) + " rows_per_thread=4"
+                                : std::string(" values=raw"));
   }
   std::size_t extra_bytes() const override {
-    return offsets_.bytes() + values_.bytes() + codes_.bytes() + table_.bytes();
+    return offsets_.bytes() + values_.bytes() + codes_.bytes() + table_.bytes() + words_.bytes() + lo_.bytes() +
+           hi_.bytes();
   }
 
  private:
+  // Replaces the raw slots by bits when every diagonal holds at most two distinct values (two passes over
+  // the slots, no sort); returns whether it did.
+  bool encode_two_values(cudaStream_t stream) {
+    using Bits = format::ValueBits<Value>;
+    const auto slots = static_cast<long long>(values_.size());
+    const long long rows = rows_, ndiag = ndiag_;
+    DeviceBuffer<Bits> second(static_cast<std::size_t>(ndiag));
+    DeviceBuffer<int> third(1);
+    SPMV_CUDA_CHECK(cudaMemsetAsync(second.data(), 0xff, second.bytes(), stream));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(third.data(), 0, third.bytes(), stream));
+    const unsigned grid = grid_for(slots, format::kPlanBlock);
+    dia_second_value_kernel<<<grid, format::kPlanBlock, 0, stream>>>(values_.data(), rows, slots, second.data());
+    SPMV_CHECK_LAUNCH("dia_second_value_kernel");
+    dia_third_value_kernel<<<grid, format::kPlanBlock, 0, stream>>>(values_.data(), rows, slots, second.data(),
+                                                                    third.data());
+    SPMV_CHECK_LAUNCH("dia_third_value_kernel");
+    if (format::read_device_value(third.data(), stream) != 0) return false;
+    const long long groups = (rows + kDiaCodeRows - 1) / kDiaCodeRows;
+    const long long blocks = (ndiag + kDiaBitDiagonals - 1) / kDiaBitDiagonals;
+    words_ = DeviceBuffer<unsigned>(static_cast<std::size_t>(blocks * groups));
+    lo_ = DeviceBuffer<Value>(static_cast<std::size_t>(ndiag));
+    hi_ = DeviceBuffer<Value>(static_cast<std::size_t>(ndiag));
+    encode_dia_bits_kernel<<<grid_for(blocks * groups, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
+        values_.data(), rows, ndiag, groups, second.data(), words_.data(), lo_.data(), hi_.data());
+    SPMV_CHECK_LAUNCH("encode_dia_bits_kernel");
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // `second` is freed on return
+    values_ = DeviceBuffer<Value>();
+    return true;
+  }
+
   // Replaces the raw slots by one-byte codes when they hold at most kDiaMaxCodes distinct values; keeps
   // them raw when there are more, or when the sort's memory is not free (a plan must not fail for an
   // optimisation).
   void encode_values(cudaStream_t stream) {
+    if (dia_bits_allowed() && encode_two_values(stream)) return;
     DeviceBuffer<Value> table;
     try {
       // A prefix first, so that matrices of many values (FEM, random coefficients) do not pay the sort
@@ -367,6 +512,8 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   DeviceBuffer<std::uint8_t> codes_;  // the same slots as positions in table_, diagonal d at d * code_stride_
   DeviceBuffer<Value> table_;
   long long code_stride_ = 0;
+  DeviceBuffer<unsigned> words_;  // or one bit a slot, eight diagonals of four rows a word,
+  DeviceBuffer<Value> lo_, hi_;   // and each diagonal's first and second value
 };
 
 }  // namespace

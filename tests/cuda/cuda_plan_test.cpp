@@ -268,35 +268,47 @@ TEST(CudaPlan, AutoTakesSellForHalfEmptyRowsWithTheHint) {
         << "row " << i << ": " << y[i] << " vs " << ref[i];
 }
 
-// DIA stores its slots as one-byte codes into a table when they hold at most 256 distinct values, the
-// padding's 0 included (src/cuda/format_dia.cu): a band of 255 distinct non-zero values plus its corner
-// padding takes codes, one more value keeps raw slots, a 5-point stencil (4, -1 and the boundary's 0)
-// takes a table of 3, and SPMV_DIA_CODES=0 keeps raw slots. Every product, in double and float, against
-// the double reference with NaN-poisoned y (beta = 0) and with beta != 0; bound as expect_close's (at most
-// 9 entries a row, every product term exact: x and the values are short dyadic fractions).
-TEST(CudaDia, CodesForAtMost256DistinctSlotValues) {
+// DIA stores its slots as one bit when every diagonal holds at most two values, else as one-byte codes
+// into a table when they hold at most 256 distinct values, the padding's 0 included
+// (src/cuda/format_dia.cu): a band of 255 distinct non-zero values plus its corner padding takes codes,
+// one more value keeps raw slots, a 5-point stencil (4, -1 and the boundary's 0) and a band of one value
+// a diagonal take bits, a band of three values on each diagonal codes, SPMV_DIA_CODES=8 codes and =0 raw
+// slots. Every product, in double and float, against the double reference with NaN-poisoned y (beta = 0)
+// and with beta != 0, also at pointers off a 16-byte boundary; bound as expect_close's (at most 9
+// entries a row, every product term exact: x and the values are short dyadic fractions).
+TEST(CudaDia, BitsOrCodesWhenTheValuesAreFew) {
   SKIP_WITHOUT_GPU();
   auto with_values = [](Matrix a, int distinct) {  // (k % distinct + 1) / 64: exact, never 0
     for (std::size_t k = 0; k < a.values.size(); ++k) a.values[k] = static_cast<double>(k % distinct + 1) / 64.0;
     return a;
   };
   const Matrix band = spmv::convert<double, std::int32_t>(spmv::gen::banded(3000, 4, 7));
+  Matrix per_diagonal = band;  // one value a diagonal: (col - row + 5) / 8
+  for (std::int32_t r = 0; r < per_diagonal.rows; ++r)
+    for (std::int32_t k = per_diagonal.row_ptr[r]; k < per_diagonal.row_ptr[r + 1]; ++k)
+      per_diagonal.values[k] = static_cast<double>(per_diagonal.col_idx[k] - r + 5) / 8.0;
+  Matrix by_row = band;  // three values on every diagonal: (row % 3 + 1) / 64
+  for (std::int32_t r = 0; r < by_row.rows; ++r)
+    for (std::int32_t k = by_row.row_ptr[r]; k < by_row.row_ptr[r + 1]; ++k) by_row.values[k] = (r % 3 + 1) / 64.0;
+  const Matrix stencil = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(70));
   struct Case {
     const char* name;
     Matrix a;
     const char* values;  // what the policy must say
-    bool raw_env;
+    const char* env;     // SPMV_DIA_CODES, or null
   };
   const Case cases[] = {
-      {"255 values + padding", with_values(band, 255), "values=codes8 table=256", false},
-      {"256 values + padding", with_values(band, 256), "values=raw", false},
-      {"poisson2d", spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(70)), "values=codes8 table=3", false},
-      {"poisson2d, SPMV_DIA_CODES=0", spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(70)), "values=raw",
-       true},
+      {"255 values + padding", with_values(band, 255), "values=codes8 table=256", nullptr},
+      {"256 values + padding", with_values(band, 256), "values=raw", nullptr},
+      {"three values on each diagonal", by_row, "values=codes8 table=4", nullptr},
+      {"one value a diagonal", per_diagonal, "values=bit-per-slot", nullptr},
+      {"poisson2d", stencil, "values=bit-per-slot", nullptr},
+      {"poisson2d, SPMV_DIA_CODES=8", stencil, "values=codes8 table=3", "8"},
+      {"poisson2d, SPMV_DIA_CODES=0", stencil, "values=raw", "0"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    if (c.raw_env) setenv("SPMV_DIA_CODES", "0", 1);
+    if (c.env) setenv("SPMV_DIA_CODES", c.env, 1);
     const Matrix& a = c.a;
     spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
     spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), Algorithm::Dia);
