@@ -261,23 +261,45 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
 // row instead of 27 codes.
 constexpr int kDiaBitDiagonals = 8;
 
-// second[d] = the smallest bits of diagonal d that differ from its first slot's (all ones if none).
+// second[d] = the smallest bits of diagonal d that differ from its first slot's (all ones if none). A
+// warp whose slots lie on one diagonal takes the minimum across its lanes first: one atomic a warp, not
+// one a slot (every interior slot of a diagonal that starts in the padding differs from its first).
 template <class Value>
 __global__ void dia_second_value_kernel(const Value* __restrict__ values, long long rows, long long slots,
                                         format::ValueBits<Value>* __restrict__ second) {
-  for (long long s = format::global_thread(); s < slots; s += format::grid_threads()) {
-    const auto bits = format::value_bits(values[s]), first = format::value_bits(values[s / rows * rows]);
-    if (bits != first) atomicMin(second + s / rows, bits);
+  using Bits = format::ValueBits<Value>;
+  const long long span = (slots + 31) / 32 * 32;  // whole warps run every iteration (shuffles)
+  for (long long s = format::global_thread(); s < span; s += format::grid_threads()) {
+    const long long d = (s < slots ? s : slots - 1) / rows;
+    Bits candidate = ~Bits(0);
+    if (s < slots) {
+      const auto bits = format::value_bits(values[s]), first = format::value_bits(values[d * rows]);
+      if (bits != first) candidate = bits;
+    }
+    if (__all_sync(0xffffffffu, d == __shfl_sync(0xffffffffu, d, 0))) {
+      for (int step = 16; step > 0; step /= 2) {
+        const Bits other = __shfl_xor_sync(0xffffffffu, candidate, step);
+        candidate = other < candidate ? other : candidate;
+      }
+      if ((threadIdx.x & 31) == 0 && candidate != ~Bits(0)) atomicMin(second + d, candidate);
+    } else if (candidate != ~Bits(0)) {
+      atomicMin(second + d, candidate);
+    }
   }
 }
 
-// *third = 1 when a slot holds neither its diagonal's first value nor `second`.
+// *third = 1 when a slot holds neither its diagonal's first value nor `second` (one store a warp).
 template <class Value>
 __global__ void dia_third_value_kernel(const Value* __restrict__ values, long long rows, long long slots,
                                        const format::ValueBits<Value>* __restrict__ second, int* __restrict__ third) {
-  for (long long s = format::global_thread(); s < slots; s += format::grid_threads()) {
-    const auto bits = format::value_bits(values[s]), first = format::value_bits(values[s / rows * rows]);
-    if (bits != first && bits != second[s / rows]) *third = 1;
+  const long long span = (slots + 31) / 32 * 32;
+  for (long long s = format::global_thread(); s < span; s += format::grid_threads()) {
+    bool other = false;
+    if (s < slots) {
+      const auto bits = format::value_bits(values[s]), first = format::value_bits(values[s / rows * rows]);
+      other = bits != first && bits != second[s / rows];
+    }
+    if (__any_sync(0xffffffffu, other) && (threadIdx.x & 31) == 0) *third = 1;
   }
 }
 
@@ -319,21 +341,29 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
     const long long first = g * kDiaCodeRows;
     Value sum[kDiaCodeRows] = {};
-    const bool interior = x_aligned && first + lowest >= 0 && first + highest + 8 <= cols;
-    for (Index w = 0; w < blocks; ++w) {
-      const unsigned word = format::load_stream(words + static_cast<long long>(w) * groups + g);
+    if (x_aligned && first + lowest >= 0 && first + highest + 8 <= cols) {
+      for (Index w = 0; w < blocks; ++w) {
+        const unsigned word = format::load_stream(words + static_cast<long long>(w) * groups + g);
+        const int count = min(kDiaBitDiagonals, static_cast<int>(ndiag - w * kDiaBitDiagonals));
 #pragma unroll
-      for (int dd = 0; dd < kDiaBitDiagonals; ++dd) {
-        const Index d = w * kDiaBitDiagonals + dd;
-        if (d >= ndiag) break;
-        const long long col0 = first + __ldg(offsets + d);
-        const Value l = __ldg(lo + d), h = __ldg(hi + d);
-        if (interior) {
+        for (int dd = 0; dd < kDiaBitDiagonals; ++dd) {
+          if (dd >= count) break;
+          const Index d = w * kDiaBitDiagonals + dd;
+          const Value l = __ldg(lo + d), h = __ldg(hi + d);
           Value xv[kDiaCodeRows];
-          load_four_covering(x, col0, xv);
+          load_four_covering(x, first + __ldg(offsets + d), xv);
 #pragma unroll
           for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += ((word >> (dd * kDiaCodeRows + j)) & 1u ? h : l) * xv[j];
-        } else {
+        }
+      }
+    } else {
+      for (Index w = 0; w < blocks; ++w) {
+        const unsigned word = format::load_stream(words + static_cast<long long>(w) * groups + g);
+        const int count = min(kDiaBitDiagonals, static_cast<int>(ndiag - w * kDiaBitDiagonals));
+        for (int dd = 0; dd < count; ++dd) {
+          const Index d = w * kDiaBitDiagonals + dd;
+          const long long col0 = first + __ldg(offsets + d);
+          const Value l = __ldg(lo + d), h = __ldg(hi + d);
 #pragma unroll
           for (int j = 0; j < kDiaCodeRows; ++j) {
             const long long col = col0 + j;
