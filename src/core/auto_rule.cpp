@@ -42,9 +42,9 @@ constexpr double kScalarMaxMean = 6.0;
 // (f32 / f64) of CSR bytes, plus a launch; DIA saved a median 49% / 39% of Auto's time where it was
 // accepted (17 cases each), ELL 15% / 16% (34); setup = a fixed part (0.7 ms in f64, which includes
 // the first use's module load; 0.2 ms in f32) + a per-nonzero part (least squares). DIA's per-nonzero
-// part was refitted when it gained value codes (2026-11-27): the sort of its slots that finds the
-// table made its setup 2.3-4.1 ms on the 19-20 M-nonzero stencils (H200, after the first use), about
-// 0.12 ms per million nonzeros; its gain stays the raw format's (codes gain more where they apply).
+// part was refitted when it gained bits and value codes (2026-11-27): finding them made its setup
+// 1.3-4.1 ms on the 19-20 M-nonzero stencils (H200, after the first use; the codes' sort costs most),
+// about 0.12 ms per million nonzeros; its gain stays the raw format's (bits and codes gain more).
 constexpr double kLaunchMs = 0.005;
 constexpr double kCsrBytesPerMs = 1.5e9;
 constexpr double kDiaGain = 0.4;
