@@ -15,13 +15,13 @@
 // the two apart would cost a load per slot on every product; the host DIA keeps one, the kernel here does
 // not (formats.hpp allows this).
 //
-// Value codes (issue 13 §1: read fewer bytes): when the slots hold at most 256 distinct values (padding's
-// 0 included; stencils and constant-coefficient operators hold 2-3), they are stored as one-byte codes
-// into a table of the distinct values (bit-exact, cuda/common/value_table.cuh) that each block copies to
-// shared memory, and a thread takes four rows (one 4-byte load of codes per diagonal). A 5-point stencil
-// then reads 5 + 2 * sizeof(Value) bytes a row instead of 7 * sizeof(Value). The table costs a sort of
+// Fewer value bytes (issue 13 §1): when every diagonal holds at most two values (a stencil's coefficient
+// and the boundary's 0), a slot is stored as one bit; else, when the slots hold at most 256 distinct
+// values (padding's 0 included), as a one-byte code into a table of them (bit-exact,
+// cuda/common/value_table.cuh) that each block copies to shared memory. Both kernels take four rows a
+// thread. A 5-point f32 stencil then reads 0.25 + 8 bytes a row instead of 28. The table costs a sort of
 // the slots at plan time; where its memory is not free, or with SPMV_DIA_CODES=0 in the environment (for
-// measurements), the values stay raw.
+// measurements; =8 skips the bits), the values stay raw.
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
