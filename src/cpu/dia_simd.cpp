@@ -219,14 +219,14 @@ struct DiaRuns {
 template <class Value>
 std::vector<Value> value_table(const std::vector<Value>& values, std::int64_t capacity) {
   using Bits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
-  std::vector<Bits> seen;
+  std::vector<Bits> seen;  // ascending: a binary search a slot, an insertion per new value
   for (const Value v : values) {
     const Bits b = std::bit_cast<Bits>(v);
-    if (std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
+    const auto at = std::lower_bound(seen.begin(), seen.end(), b);
+    if (at != seen.end() && *at == b) continue;
     if (static_cast<std::int64_t>(seen.size()) == capacity) return {};
-    seen.push_back(b);
+    seen.insert(at, b);
   }
-  std::sort(seen.begin(), seen.end());
   std::vector<Value> table;
   for (const Bits b : seen) table.push_back(std::bit_cast<Value>(b));
   return table;
@@ -260,9 +260,9 @@ void place_values(DiaRuns<Value, Index>& r, int threads) {
         std::copy(src + d * rows + i0, src + d * rows + i1, dst + d * rows + i0);
         continue;
       }
-      for (std::int64_t s = d * rows + i0; s < d * rows + i1; ++s)
+      for (std::int64_t s = d * rows + i0; s < d * rows + i1; ++s)  // the table is ascending: binary search
         code[s] = static_cast<std::uint8_t>(
-            std::find(table_bits.begin(), table_bits.begin() + table_size, std::bit_cast<Bits>(src[s])) -
+            std::lower_bound(table_bits.begin(), table_bits.begin() + table_size, std::bit_cast<Bits>(src[s])) -
             table_bits.begin());
     }
   }
