@@ -19,7 +19,7 @@
 // and the boundary's 0), a slot is stored as one bit; else, when the slots hold at most 256 distinct
 // values (padding's 0 included), as a one-byte code into a table of them (bit-exact,
 // cuda/common/value_table.cuh) that each block copies to shared memory. Both kernels take four rows a
-// thread. A 5-point f32 stencil then reads 0.25 + 8 bytes a row instead of 28. The table costs a sort of
+// thread. A 5-point f32 stencil then reads 1 + 8 bytes a row instead of 28. The table costs a sort of
 // the slots at plan time; where its memory is not free, or with SPMV_DIA_CODES=0 in the environment (for
 // measurements; =8 skips the bits), the values stay raw.
 #include <cub/device/device_scan.cuh>
