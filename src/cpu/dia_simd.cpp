@@ -190,13 +190,9 @@ void sum_diagonal_codes_plain(Value* acc, const std::uint8_t* const* c, const Va
   }
 }
 
-// The largest code table the product's path takes: a vector of lanes with SIMD, 256 in the plain loop.
+// A value's bits, as the code table compares them (bit-exact: -0.0 and +0.0, NaN payloads distinct).
 template <class Value>
-std::int64_t code_capacity(bool simd) {
-  if (!simd) return 256;
-  if constexpr (std::is_same_v<Value, float>) return HWY_DYNAMIC_DISPATCH(table_lanes_f32)();
-  else return HWY_DYNAMIC_DISPATCH(table_lanes_f64)();
-}
+using ValueBits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
 
 // Runs of diagonal d: begin/end[ptr[d] .. ptr[d + 1]), rows, increasing.
 struct RunList {
@@ -215,43 +211,36 @@ struct DiaRuns {
   std::vector<Value> table;         // distinct slot values, ascending bits, padded with zeros to a vector
 };
 
-// The slots' distinct values (bit-exact, ascending bits) when there are at most `capacity`, else empty.
+// The bits of the slots' distinct values, ascending, when there are at most `capacity`, else empty.
 template <class Value>
-std::vector<Value> value_table(const std::vector<Value>& values, std::int64_t capacity) {
-  using Bits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
-  std::vector<Bits> seen;  // ascending: a binary search a slot, an insertion per new value
+std::vector<ValueBits<Value>> distinct_bits(const std::vector<Value>& values, std::int64_t capacity) {
+  std::vector<ValueBits<Value>> seen;  // ascending: a binary search a slot, an insertion per new value
   for (const Value v : values) {
-    const Bits b = std::bit_cast<Bits>(v);
+    const auto b = std::bit_cast<ValueBits<Value>>(v);
     const auto at = std::lower_bound(seen.begin(), seen.end(), b);
     if (at != seen.end() && *at == b) continue;
     if (static_cast<std::int64_t>(seen.size()) == capacity) return {};
     seen.insert(at, b);
   }
-  std::vector<Value> table;
-  for (const Bits b : seen) table.push_back(std::bit_cast<Value>(b));
-  return table;
+  return seen;
 }
 
 // First touch: each thread copies the diagonals' values of the row blocks it sweeps (the same static
 // schedule over the same blocks and threads as dia_blocks) into fresh, uninitialised storage, so that on
 // a machine of several memory nodes their pages sit on the node of the thread that reads them (Linux
 // places a page where it is first written; to_dia wrote them on one thread).
-// With a code table (r.table not empty) the codes are written instead, each slot's code found in the
-// table by the same first touch.
+// With a code table (`table_bits`, ascending, not empty) the codes are written instead, each slot's code
+// found in the table by the same first touch, and r.table gets its values.
 template <class Value, class Index>
-void place_values(DiaRuns<Value, Index>& r, int threads) {
+void place_values(DiaRuns<Value, Index>& r, const std::vector<ValueBits<Value>>& table_bits, int threads) {
   const std::int64_t rows = r.m.rows, blocks = (rows + kBlockRows - 1) / kBlockRows;
   const auto ndiag = static_cast<std::int64_t>(r.m.offsets.size());
-  const bool codes = !r.table.empty();
+  const bool codes = !table_bits.empty();
   if (codes) r.codes.reset(new std::uint8_t[r.m.values.size()]);
   else r.values.reset(new Value[r.m.values.size()]);
   const Value* src = r.m.values.data();
   Value* dst = r.values.get();
   std::uint8_t* code = r.codes.get();
-  using Bits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
-  std::vector<Bits> table_bits;
-  for (const Value v : r.table) table_bits.push_back(std::bit_cast<Bits>(v));
-  const auto table_size = static_cast<std::ptrdiff_t>(table_bits.size());
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t b = 0; b < blocks; ++b) {
     const std::int64_t i0 = b * kBlockRows, i1 = std::min(rows, i0 + kBlockRows);
@@ -262,11 +251,12 @@ void place_values(DiaRuns<Value, Index>& r, int threads) {
       }
       for (std::int64_t s = d * rows + i0; s < d * rows + i1; ++s)  // the table is ascending: binary search
         code[s] = static_cast<std::uint8_t>(
-            std::lower_bound(table_bits.begin(), table_bits.begin() + table_size, std::bit_cast<Bits>(src[s])) -
+            std::lower_bound(table_bits.begin(), table_bits.end(), std::bit_cast<ValueBits<Value>>(src[s])) -
             table_bits.begin());
     }
   }
   std::vector<Value>().swap(r.m.values);
+  for (const auto b : table_bits) r.table.push_back(std::bit_cast<Value>(b));
   if (codes) r.table.resize(std::max<std::size_t>(r.table.size(), 64 / sizeof(Value)), Value(0));  // a whole vector
 }
 
@@ -406,19 +396,18 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
                             m.stored.size() * sizeof(std::uint32_t);
   const int threads = options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
   const bool simd = cpu::detail::simd_enabled(options.cpu_simd);
-  std::vector<Value> table;
-  if (dia_codes_allowed()) table = value_table(m.values, dia_code_capacity<Value>(options));
+  std::vector<ValueBits<Value>> table_bits;
+  if (dia_codes_allowed()) table_bits = distinct_bits(m.values, dia_code_capacity<Value>(options));
   std::shared_ptr<DiaRuns<Value, Index>> placed = find_runs(std::move(m));
-  const std::size_t distinct = table.size();
-  placed->table = std::move(table);
-  place_values(*placed, threads);
+  place_values(*placed, table_bits, threads);
   std::shared_ptr<const DiaRuns<Value, Index>> runs = std::move(placed);
   CpuKernel<Value, Index> kernel;
   kernel.extra_bytes = (runs->codes ? extra - slots * (sizeof(Value) - 1) : extra) + runs->stored.bytes() +
                        runs->spans.bytes() + runs->table.size() * sizeof(Value);
   kernel.policy = "dia diagonals=" + std::to_string(diagonals) + " runs=" + std::to_string(runs->stored.begin.size()) +
                   (runs->short_runs ? " (short: whole spans when x is finite)" : "") +
-                  (runs->codes ? " values=codes8 table=" + std::to_string(distinct) : std::string(" values=raw")) +
+                  (runs->codes ? " values=codes8 table=" + std::to_string(table_bits.size())
+                               : std::string(" values=raw")) +
                   " threads=" + std::to_string(threads) + " block_rows=" + std::to_string(kBlockRows) +
                   (simd ? " simd=" + cpu::detail::simd_target() : std::string(" simd=off"));
   auto scratch = std::make_shared<std::vector<SweepScratch<Value>>>(static_cast<std::size_t>(threads));
@@ -440,9 +429,12 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
   return kernel;
 }
 
+// The largest code table the product's path takes: a vector of lanes with SIMD, 256 in the plain loop.
 template <class Value>
 std::int64_t dia_code_capacity(const Options& options) {
-  return code_capacity<Value>(cpu::detail::simd_enabled(options.cpu_simd));
+  if (!cpu::detail::simd_enabled(options.cpu_simd)) return 256;
+  if constexpr (std::is_same_v<Value, float>) return HWY_DYNAMIC_DISPATCH(table_lanes_f32)();
+  else return HWY_DYNAMIC_DISPATCH(table_lanes_f64)();
 }
 template std::int64_t dia_code_capacity<float>(const Options&);
 template std::int64_t dia_code_capacity<double>(const Options&);
