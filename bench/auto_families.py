@@ -222,8 +222,9 @@ def speedups(data, names, rule):
 FORMATS = ["ell", "ellr", "ellr-vector", "sell", "hyb"]
 ELL_FAMILY = {"ell", "ellr", "ellr-vector"}
 DIA_MAX_PADDING = {"f64": 1.2, "f32": 1.5}
-# The conversions in src/core/auto_rule.cpp: ELL for short rows whose ELL padding is at most 1.1.
-CURRENT_HINT = {"max_ell_padding": 1.1, "leaves": {"short": "ell"}}
+# The conversions in src/core/auto_rule.cpp: ELL for short rows, and for long ones of at most 128 a row
+# (fitted on the rowlen family, 2026-11-27), whose ELL padding is at most 1.1.
+CURRENT_HINT = {"max_ell_padding": 1.1, "max_ell_mean": 128, "leaves": {"short": "ell", "long": "ell"}}
 # The repayment model (src/cuda/auto_rule.hpp holds the same constants): a conversion is taken when
 # applies * (estimated CSR product time * the format's typical gain) >= its estimated setup. Measured
 # on this sweep (H200, all members, nnz > 1 M): Auto's CSR kernels ran at a median 1.34 / 1.68 TB/s
@@ -232,7 +233,7 @@ LAUNCH_MS = 0.005
 CSR_RATE_BYTES_PER_MS = 1.5e9
 GAIN = {"dia": 0.4, "ell": 0.15, "ellr": 0.13, "ellr-vector": 0.0, "sell": 0.05, "hyb": 0.0}
 SETUP_MS = 0.7
-SETUP_MS_PER_MNNZ = {"dia": 0.12, "ell": 0.02, "ellr": 0.022, "ellr-vector": 0.032, "sell": 0.15, "hyb": 0.04}
+SETUP_MS_PER_MNNZ = {"dia": 0.12, "ell": 0.15, "ellr": 0.022, "ellr-vector": 0.032, "sell": 0.15, "hyb": 0.04}
 
 
 # SELL for rows more than half empty but at least SELL_MIN_NONEMPTY non-empty (src/core/auto_rule.cpp,
@@ -259,8 +260,8 @@ def hinted_choice(entry, precision, rule, hint, applies):
         return "sell" if "sell" in times and repaid("sell", s, precision, applies) else \
             rule["leaves"][classify(s, rule["constants"])]
     fmt = hint["leaves"].get(classify(s, rule["constants"]))
-    if (fmt and fmt in times and (fmt not in ELL_FAMILY or s["ell_padding"] <= hint["max_ell_padding"])
-            and repaid(fmt, s, precision, applies)):
+    ell_fits = s["ell_padding"] <= hint["max_ell_padding"] and s["row_mean"] <= hint.get("max_ell_mean", math.inf)
+    if fmt and fmt in times and (fmt not in ELL_FAMILY or ell_fits) and repaid(fmt, s, precision, applies):
         return fmt
     return rule["leaves"][classify(s, rule["constants"])]
 
@@ -287,18 +288,20 @@ def hinted_speedups(data, names, rule, hint, applies):
 
 
 def fit_hint(data, names, rule, applies):
+    # Ascending grids: on a tie the smaller bound (the one that converts fewer matrices) is kept.
     best, best_score = None, -1
     for pad in [1.1, 1.25, 1.5, 2.0, 3.0]:
-        hint = {"max_ell_padding": pad, "leaves": {}}
-        for cls in CURRENT["leaves"]:
-            def cls_score(fmt):
-                trial = {"max_ell_padding": pad, "leaves": dict(hint["leaves"], **{cls: fmt})}
-                res = [r for r in hinted_speedups(data, names, rule, trial, applies) if r[2] == cls]
-                return score(res) if res else 0
-            hint["leaves"][cls] = max([None] + FORMATS, key=cls_score)
-        sc = score(hinted_speedups(data, names, rule, hint, applies))
-        if sc > best_score:
-            best, best_score = hint, sc
+        for mean in [8, 16, 32, 64, 128, 256, math.inf]:
+            hint = {"max_ell_padding": pad, "max_ell_mean": mean, "leaves": {}}
+            for cls in CURRENT["leaves"]:
+                def cls_score(fmt):
+                    trial = dict(hint, leaves=dict(hint["leaves"], **{cls: fmt}))
+                    res = [r for r in hinted_speedups(data, names, rule, trial, applies) if r[2] == cls]
+                    return score(res) if res else 0
+                hint["leaves"][cls] = max([None] + FORMATS, key=cls_score)
+            sc = score(hinted_speedups(data, names, rule, hint, applies))
+            if sc > best_score + 1e-9:
+                best, best_score = hint, sc
     return best
 
 
@@ -373,7 +376,8 @@ def report(data, split, rule, label, markdown, hint=None, applies=0, measured=Fa
     print("constants: " + ", ".join(f"{k}={v:g}" for k, v in rule["constants"].items()))
     print("classes:   " + ", ".join(f"{k}->{v}" for k, v in rule["leaves"].items()))
     if hint:
-        print(f"with {applies} expected products: max ELL padding {hint['max_ell_padding']}, formats: " +
+        print(f"with {applies} expected products: max ELL padding {hint['max_ell_padding']}, max ELL mean "
+              f"{hint.get('max_ell_mean', math.inf):g}, formats: " +
               ", ".join(f"{k}->{v}" for k, v in hint["leaves"].items() if v))
     for half in ("fit", "test"):
         names = [n for n in data if split.get(n) == half]

@@ -51,7 +51,10 @@ constexpr double kDiaGain = 0.4;
 constexpr double kEllGain = 0.15;
 constexpr double kSetupFixedMs = 0.7;
 constexpr double kDiaSetupMsPerMnnz = 0.12;
-constexpr double kEllSetupMsPerMnnz = 0.02;
+// ELL's per-nonzero part refitted with its long rows (2026-11-27): the median f64 setup on the rowlen
+// family's 8 M-nonzero members was 1.9 ms (f32 0.6 ms), i.e. 0.15 ms per million nonzeros above the
+// fixed part (it was 0.02, which let 100 expected products convert at a loss: rowlen 0.93x then).
+constexpr double kEllSetupMsPerMnnz = 0.15;
 // SELL for rows of which more than half, but at most 1 - sell_min_nonempty_fraction, are empty: sorted
 // within its windows, the non-empty rows fill whole slices and the empty ones cost no reads. Fitted on
 // the even members of bench/auto_families.py's empty family (H200, 2026-11-27, grid 0.05-0.3 and off,
@@ -78,6 +81,13 @@ double dia_max_padding(int value_bytes) { return value_bytes == 8 ? 1.2 : 1.5; }
 // ELL's padding limit, fitted with the classes (grid 1.1 .. 3: 1.1 won; above it the padded slots
 // cost what the missing row pointers save).
 const double kEllMaxPadding = 1.1;
+// ELL for *long* regular rows too, up to this mean: a thread per row walking column-major slots beat
+// csr-vector's sub-warps on uniform random columns of 8-128 a row (H100, 1.04-2.2x cuSPARSE against
+// csr-vector's 0.86-1.06x) but not at 256-512 (0.37-1.16x against 1.08-1.62x). Fitted on the even
+// members of bench/auto_families.py's rowlen family (grid 8 .. 256 and none; 128 and 256 tie there, the
+// smaller kept), with 1000 expected products: on the odd members 1.07x -> 1.22x the best cuSPARSE
+// (hmean of 14, none below 1.0x; before, 5). docs/PERFORMANCE.md, "ELL for long regular rows".
+constexpr double kEllMaxMean = 128.0;
 
 std::string_view to_string(RowClass c) {
   switch (c) {
@@ -142,7 +152,7 @@ Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_
   const double nonempty_min = sell_min_nonempty_fraction(value_bytes);
   if (empty > kCsrVectorGroupEmptyFraction * rows && empty <= (1 - nonempty_min) * rows)
     return conversion_repaid(Algorithm::Sell, s, value_bytes, expected_applies) ? Algorithm::Sell : Algorithm::Auto;
-  if (c != RowClass::Short) return Algorithm::Auto;
+  if (c != RowClass::Short && !(c == RowClass::Long && s.mean <= kEllMaxMean)) return Algorithm::Auto;
   if (double(s.rows) * double(s.max) > kEllMaxPadding * double(s.nnz)) return Algorithm::Auto;
   return conversion_repaid(Algorithm::Ell, s, value_bytes, expected_applies) ? Algorithm::Ell : Algorithm::Auto;
 }

@@ -233,6 +233,11 @@ TEST(CudaPlan, AutoTakesDiaForBandedMatricesOnlyWithTheHint) {
   const Plan ell(d_uniform.view(), Algorithm::Auto, Operation::NonTranspose, hinted);
   EXPECT_EQ(ell.algorithm(), Algorithm::Ell);
   EXPECT_EQ(Plan(d_uniform.view()).algorithm(), Algorithm::CsrScalar);
+  // Long rows of equal length (16 a row, at most 128): ELL too; without the hint csr-vector.
+  const Matrix sixteen = spmv::convert<double, std::int32_t>(spmv::gen::random_uniform(200000, 200000, 16, 2));
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_sixteen(sixteen);
+  EXPECT_EQ(Plan(d_sixteen.view(), Algorithm::Auto, Operation::NonTranspose, hinted).algorithm(), Algorithm::Ell);
+  EXPECT_EQ(Plan(d_sixteen.view()).algorithm(), Algorithm::CsrVector);
 }
 
 // With the hint, rows of which three quarters are empty go to SELL (src/core/auto_rule.cpp), in f32 and
