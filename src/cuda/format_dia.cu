@@ -32,6 +32,7 @@
 
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
@@ -170,6 +171,31 @@ __device__ __forceinline__ void load_four_covering(const Value* __restrict__ x, 
     for (int j = 0; j < 4; ++j) v[j] = odd ? w[j + 1] : w[j];
   }
 }
+
+// f64: a run of up to kDiaMaxRun diagonals with consecutive offsets reads its four rows' x from one
+// window, x[base, base + run + 3) from the aligned double2 that cover it (w) and base's parity (odd). A
+// 27-point stencil's 27 diagonals are nine runs of three: a group loads 36 vectors instead of 81, and the
+// L1 traffic (88% of its peak on stencil27 f64, Nsight Compute, H200) falls with them: H100 stencil27
+// 14% faster, poisson3d 6%. In f32 the same windows (three float4, a four-way select) were 17-50% slower
+// than a diagonal's two covering float4: there the kernel is bound by its instructions, not by L1.
+// The caller guarantees that x holds base rounded down to even plus 8 elements.
+constexpr int kDiaMaxRun = 3;
+struct XWindow {
+  double w[8];  // covers odd + kDiaMaxRun + 3 elements
+  bool odd;
+  __device__ __forceinline__ void load(const double* __restrict__ x, long long base, int run) {
+    const long long start = base & ~1LL;
+    odd = base != start;
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      if (2 * v >= static_cast<int>(odd) + run + 3) break;  // warp-uniform: odd and run are the warp's
+      const double2 p = __ldg(reinterpret_cast<const double2*>(x + start) + v);
+      w[2 * v] = p.x, w[2 * v + 1] = p.y;
+    }
+  }
+  // x[base + i] for an i known at compile time once unrolled (< kDiaMaxRun + 3).
+  __device__ __forceinline__ double at(int i) const { return odd ? w[i + 1] : w[i]; }
+};
 
 // y[first, first + 4) = alpha * sum + beta * y with 16-byte (f32) / two 16-byte (f64) accesses.
 template <class Value>
@@ -337,36 +363,65 @@ __global__ void encode_dia_bits_kernel(const Value* __restrict__ values, long lo
 }
 
 // The sums from the bits: a thread per group of four rows, each row adding its diagonals in ascending
-// offset order (bit for bit dia_kernel's result); x and y accessed as in dia_codes_kernel. The variant
-// for blocks of kDiaBitsBlock threads asks for kDiaBitsMinBlocks of them per SM (40 registers at most;
-// see Dia::apply for where it is faster). Issuing two, four or eight diagonals' x loads before their
+// offset order (bit for bit dia_kernel's result); x and y accessed as in dia_codes_kernel, except that
+// f64 reads x of a run of diagonals from one window (XWindow). The variant for blocks of kDiaBitsBlock
+// threads asks for kDiaBitsMinBlocks of them per SM (f32: 40 registers at most; see Dia::apply for
+// where it is faster). Issuing two, four or eight diagonals' x loads before their
 // sums was slower (H100: up to 33% with four, 2-3x with eight): warps, not one thread's loads in flight,
 // hide the latency here.
-constexpr int kDiaBitsBlock = 256, kDiaBitsMinBlocks = 6;
+constexpr int kDiaBitsBlock = 256;
+template <class Value>
+constexpr int kDiaBitsMinBlocks = sizeof(Value) == 8 ? 4 : 6;
 template <class Value, class Index, bool kBounded>
-__global__ void __launch_bounds__(kBounded ? kDiaBitsBlock : format::kMaxBlockSize, kBounded ? kDiaBitsMinBlocks : 1)
+__global__ void __launch_bounds__(kBounded ? kDiaBitsBlock : format::kMaxBlockSize,
+                                  kBounded ? kDiaBitsMinBlocks<Value> : 1)
     dia_bits_kernel(Index rows, Index cols, Index ndiag, const Index* __restrict__ offsets,
-                    const unsigned* __restrict__ words, long long groups, const Value* __restrict__ lo,
-                    const Value* __restrict__ hi, Value alpha, const Value* __restrict__ x, bool x_aligned,
-                    Value beta, Value* __restrict__ y, bool y_aligned) {
+                    const unsigned char* __restrict__ runs, const unsigned* __restrict__ words, long long groups,
+                    const Value* __restrict__ lo, const Value* __restrict__ hi, Value alpha,
+                    const Value* __restrict__ x, bool x_aligned, Value beta, Value* __restrict__ y, bool y_aligned) {
   const long long lowest = ndiag > 0 ? __ldg(offsets) : 0, highest = ndiag > 0 ? __ldg(offsets + ndiag - 1) : 0;
   const Index blocks = (ndiag + kDiaBitDiagonals - 1) / kDiaBitDiagonals;
   for (long long g = format::global_thread(); g < groups; g += format::grid_threads()) {
     const long long first = g * kDiaCodeRows;
     Value sum[kDiaCodeRows] = {};
     if (x_aligned && first + lowest >= 0 && first + highest + 8 <= cols) {
-      for (Index w = 0; w < blocks; ++w) {
-        const unsigned word = format::load_stream(words + static_cast<long long>(w) * groups + g);
-        const int count = min(kDiaBitDiagonals, static_cast<int>(ndiag - w * kDiaBitDiagonals));
+      if constexpr (std::is_same_v<Value, double>) {
+        Index word_index = -1;
+        unsigned word = 0;
+        for (Index d = 0; d < ndiag;) {
+          const int run = __ldg(runs + d);
+          XWindow window;
+          window.load(x, first + __ldg(offsets + d), run);
 #pragma unroll
-        for (int dd = 0; dd < kDiaBitDiagonals; ++dd) {
-          if (dd >= count) break;
-          const Index d = w * kDiaBitDiagonals + dd;
-          const Value l = __ldg(lo + d), h = __ldg(hi + d);
-          Value xv[kDiaCodeRows];
-          load_four_covering(x, first + __ldg(offsets + d), xv);
+          for (int u = 0; u < kDiaMaxRun; ++u) {
+            if (u >= run) break;
+            const Index e = d + u;
+            if (e / kDiaBitDiagonals != word_index) {  // warp-uniform
+              word_index = e / kDiaBitDiagonals;
+              word = format::load_stream(words + static_cast<long long>(word_index) * groups + g);
+            }
+            const int bit = (e % kDiaBitDiagonals) * kDiaCodeRows;
+            const Value l = __ldg(lo + e), h = __ldg(hi + e);
 #pragma unroll
-          for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += ((word >> (dd * kDiaCodeRows + j)) & 1u ? h : l) * xv[j];
+            for (int j = 0; j < kDiaCodeRows; ++j) sum[j] += ((word >> (bit + j)) & 1u ? h : l) * window.at(u + j);
+          }
+          d += run;
+        }
+      } else {
+        for (Index w = 0; w < blocks; ++w) {
+          const unsigned word = format::load_stream(words + static_cast<long long>(w) * groups + g);
+          const int count = min(kDiaBitDiagonals, static_cast<int>(ndiag - w * kDiaBitDiagonals));
+#pragma unroll
+          for (int dd = 0; dd < kDiaBitDiagonals; ++dd) {
+            if (dd >= count) break;
+            const Index d = w * kDiaBitDiagonals + dd;
+            const Value l = __ldg(lo + d), h = __ldg(hi + d);
+            Value xv[kDiaCodeRows];
+            load_four_covering(x, first + __ldg(offsets + d), xv);
+#pragma unroll
+            for (int j = 0; j < kDiaCodeRows; ++j)
+              sum[j] += ((word >> (dd * kDiaCodeRows + j)) & 1u ? h : l) * xv[j];
+          }
         }
       }
     } else {
@@ -399,6 +454,21 @@ bool dia_codes_allowed() {
 bool dia_bits_allowed() {
   const char* env = std::getenv("SPMV_DIA_CODES");
   return env == nullptr || std::strcmp(env, "8") != 0;
+}
+
+// Runs of consecutive offsets, at most kDiaMaxRun long: runs[d] = the length of the run that starts at
+// diagonal d (other entries unused). A stencil's {-n-1, -n, -n+1} is one run.
+template <class Index>
+std::vector<unsigned char> offset_runs(const std::vector<Index>& offsets) {
+  std::vector<unsigned char> runs(offsets.size(), 0);
+  for (std::size_t d = 0; d < offsets.size();) {
+    std::size_t length = 1;
+    while (length < kDiaMaxRun && d + length < offsets.size() && offsets[d + length] == offsets[d] + Index(length))
+      ++length;
+    runs[d] = static_cast<unsigned char>(length);
+    d += length;
+  }
+  return runs;
 }
 
 template <class Value, class Index>
@@ -448,12 +518,13 @@ class Dia final : public CudaAlgorithm<Value, Index> {
     const bool y_aligned = reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
     if (words_.size() > 0) {
       // The bounded variant (more warps per SM) on the policy's block size: H100, 5- and 7-point stencils
-      // 10-13% faster in f32 and 4% in f64; stencil27 (27 diagonals) equal in f64 but 7% slower in f32.
+      // 10-13% faster in f32; stencil27 (27 diagonals) 7% slower. In f64 it keeps the 64 registers the
+      // run windows need (at 48, with spills, 35-45% slower).
       const bool bounded = block_ == kDiaBitsBlock && (sizeof(Value) == 8 || ndiag_ <= kDiaBitDiagonals);
       const auto kernel = bounded ? dia_bits_kernel<Value, Index, true> : dia_bits_kernel<Value, Index, false>;
-      kernel<<<grid_for(groups, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), words_.data(),
-                                                              groups, lo_.data(), hi_.data(), alpha, x, x_aligned,
-                                                              beta, y, y_aligned);
+      kernel<<<grid_for(groups, block_), block_, 0, stream>>>(rows_, cols_, ndiag_, offsets_.data(), runs_.data(),
+                                                              words_.data(), groups, lo_.data(), hi_.data(), alpha,
+                                                              x, x_aligned, beta, y, y_aligned);
       SPMV_CHECK_LAUNCH("dia_bits_kernel");
       return;
     }
@@ -479,7 +550,7 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   }
   std::size_t extra_bytes() const override {
     return offsets_.bytes() + values_.bytes() + codes_.bytes() + table_.bytes() + words_.bytes() + lo_.bytes() +
-           hi_.bytes();
+           hi_.bytes() + runs_.bytes();
   }
 
  private:
@@ -503,6 +574,9 @@ class Dia final : public CudaAlgorithm<Value, Index> {
     const long long groups = (rows + kDiaCodeRows - 1) / kDiaCodeRows;
     const long long blocks = (ndiag + kDiaBitDiagonals - 1) / kDiaBitDiagonals;
     words_ = DeviceBuffer<unsigned>(static_cast<std::size_t>(blocks * groups));
+    if constexpr (std::is_same_v<Value, double>)
+      runs_ = DeviceBuffer<unsigned char>(std::span<const unsigned char>(offset_runs(offsets_.to_host(stream))),
+                                          stream);
     lo_ = DeviceBuffer<Value>(static_cast<std::size_t>(ndiag));
     hi_ = DeviceBuffer<Value>(static_cast<std::size_t>(ndiag));
     encode_dia_bits_kernel<<<grid_for(blocks * groups, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
@@ -554,7 +628,8 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   DeviceBuffer<Value> table_;
   long long code_stride_ = 0;
   DeviceBuffer<unsigned> words_;  // or one bit a slot, eight diagonals of four rows a word,
-  DeviceBuffer<Value> lo_, hi_;   // and each diagonal's first and second value
+  DeviceBuffer<Value> lo_, hi_;   // and each diagonal's first and second value, and
+  DeviceBuffer<unsigned char> runs_;  // f64: at each run's first diagonal, its length (offset_runs)
 };
 
 }  // namespace

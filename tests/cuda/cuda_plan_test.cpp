@@ -276,7 +276,7 @@ TEST(CudaPlan, AutoTakesSellForHalfEmptyRowsWithTheHint) {
 // DIA stores its slots as one bit when every diagonal holds at most two values, else as one-byte codes
 // into a table when they hold at most 256 distinct values, the padding's 0 included
 // (src/cuda/format_dia.cu): a band of 255 distinct non-zero values plus its corner padding takes codes,
-// one more value keeps raw slots, a 5-point stencil (4, -1 and the boundary's 0) and a band of one value
+// one more value keeps raw slots, a 5-point stencil (4, -1 and the boundary's 0) and bands of one value
 // a diagonal take bits, a band of three values on each diagonal codes, SPMV_DIA_CODES=8 codes and =0 raw
 // slots. Every product, in double and float, against the double reference with NaN-poisoned y (beta = 0)
 // and with beta != 0, also at pointers off a 16-byte boundary; bound as expect_close's (at most 9
@@ -288,10 +288,16 @@ TEST(CudaDia, BitsOrCodesWhenTheValuesAreFew) {
     return a;
   };
   const Matrix band = spmv::convert<double, std::int32_t>(spmv::gen::banded(3000, 4, 7));
-  Matrix per_diagonal = band;  // one value a diagonal: (col - row + 5) / 8
-  for (std::int32_t r = 0; r < per_diagonal.rows; ++r)
-    for (std::int32_t k = per_diagonal.row_ptr[r]; k < per_diagonal.row_ptr[r + 1]; ++k)
-      per_diagonal.values[k] = static_cast<double>(per_diagonal.col_idx[k] - r + 5) / 8.0;
+  auto one_value_a_diagonal = [](Matrix a) {  // (col - row + 5) / 8
+    for (std::int32_t r = 0; r < a.rows; ++r)
+      for (std::int32_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+        a.values[k] = static_cast<double>(a.col_idx[k] - r + 5) / 8.0;
+    return a;
+  };
+  // Nine consecutive offsets (f64 reads them as runs of three, the third across the first bit word's
+  // end), and five (runs of three and two).
+  const Matrix per_diagonal = one_value_a_diagonal(band);
+  const Matrix five = one_value_a_diagonal(spmv::convert<double, std::int32_t>(spmv::gen::banded(2999, 2, 7)));
   Matrix by_row = band;  // three values on every diagonal: (row % 3 + 1) / 64
   for (std::int32_t r = 0; r < by_row.rows; ++r)
     for (std::int32_t k = by_row.row_ptr[r]; k < by_row.row_ptr[r + 1]; ++k) by_row.values[k] = (r % 3 + 1) / 64.0;
@@ -307,6 +313,7 @@ TEST(CudaDia, BitsOrCodesWhenTheValuesAreFew) {
       {"256 values + padding", with_values(band, 256), "values=raw", nullptr},
       {"three values on each diagonal", by_row, "values=codes8 table=4", nullptr},
       {"one value a diagonal", per_diagonal, "values=bit-per-slot", nullptr},
+      {"one value a diagonal, five diagonals", five, "values=bit-per-slot", nullptr},
       {"poisson2d", stencil, "values=bit-per-slot", nullptr},
       {"poisson2d, SPMV_DIA_CODES=8", stencil, "values=codes8 table=3", "8"},
       {"poisson2d, SPMV_DIA_CODES=0", stencil, "values=raw", "0"},
