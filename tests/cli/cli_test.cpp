@@ -519,6 +519,23 @@ TEST_F(Cli, BenchSubwarpOption) {
   EXPECT_NE(refused.err.find("--subwarp"), std::string::npos) << refused.err;
 }
 
+// --sell-c / --sell-sigma reach SELL's plan (its policy names them), and a window that is not a multiple
+// of the slice height is reported on the row, naming the option's field.
+TEST_F(Cli, BenchSellOptions) {
+  EXPECT_OK(run("bench --gen poisson2d:n=20 --backend cpu --algo sell --sell-c 4 --sell-sigma 400 --reps 7 "
+                "--bandwidth 10 --quiet --csv " + arg("sell.csv")));
+  const auto rows = read_csv(file("sell.csv"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("verified"), "ok") << rows[0].at("message");
+  EXPECT_NE(rows[0].at("policy").find("C=4 sigma=400"), std::string::npos) << rows[0].at("policy");
+  run("bench --gen poisson2d:n=20 --backend cpu --algo sell --sell-c 8 --sell-sigma 12 --reps 7 --bandwidth 10 "
+      "--quiet --csv " + arg("bad.csv"));
+  const auto bad = read_csv(file("bad.csv"));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_NE(bad[0].at("verified"), "ok");
+  EXPECT_NE(bad[0].at("message").find("sell_sigma"), std::string::npos) << bad[0].at("message");
+}
+
 TEST_F(Cli, BenchVerificationFailureIsLoudAndFails) {
   const CliResult r = run("bench --gen poisson2d:n=8 --backend cpu --algo reference,row-loop --reps 7 "
                           "--bandwidth 10 --quiet --inject-fault --csv " + arg("out.csv"));
