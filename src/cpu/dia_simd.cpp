@@ -129,13 +129,12 @@ HWY_AFTER_NAMESPACE();
 #include <omp.h>
 
 #include <bit>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/dia_values_env.hpp"
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
@@ -163,12 +162,6 @@ constexpr std::int64_t kGroupDiagonals = 8;
 // Stored runs shorter than this many rows on average make the sweep take whole spans for finite x
 // (see the top of this file). Set between stencil27 n=60 (91 rows a run) and poisson2d n=1000 (~1000).
 constexpr std::int64_t kShortRun = 256;
-
-// SPMV_DIA_CODES=0: keep raw values even where a table would do (to measure the codes against them).
-bool dia_codes_allowed() {
-  const char* env = std::getenv("SPMV_DIA_CODES");
-  return env == nullptr || std::strcmp(env, "0") != 0;
-}
 
 template <class Value>
 void sum_diagonals_plain(Value* acc, const Value* const* v, const Value* const* xs, int n, std::int64_t len,
@@ -397,7 +390,7 @@ CpuKernel<Value, Index> make_dia_simd_kernel(DiaMatrix<Value, Index> m, const Op
   const int threads = options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
   const bool simd = cpu::detail::simd_enabled(options.cpu_simd);
   std::vector<ValueBits<Value>> table_bits;
-  if (dia_codes_allowed()) table_bits = distinct_bits(m.values, dia_code_capacity<Value>(options));
+  if (detail::dia_codes_allowed()) table_bits = distinct_bits(m.values, dia_code_capacity<Value>(options));
   std::shared_ptr<DiaRuns<Value, Index>> placed = find_runs(std::move(m));
   place_values(*placed, table_bits, threads);
   std::shared_ptr<const DiaRuns<Value, Index>> runs = std::move(placed);

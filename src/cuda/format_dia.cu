@@ -27,13 +27,12 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/dia_values_env.hpp"
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
@@ -473,17 +472,6 @@ __global__ void __launch_bounds__(kBounded ? kDiaBitsBlock : format::kMaxBlockSi
   }
 }
 
-// SPMV_DIA_CODES=0: keep raw values even where bits or codes would do; =8: one-byte codes even where bits
-// would do (to measure one against the other).
-bool dia_codes_allowed() {
-  const char* env = std::getenv("SPMV_DIA_CODES");
-  return env == nullptr || std::strcmp(env, "0") != 0;
-}
-bool dia_bits_allowed() {
-  const char* env = std::getenv("SPMV_DIA_CODES");
-  return env == nullptr || std::strcmp(env, "8") != 0;
-}
-
 // Runs of consecutive offsets, at most kDiaMaxRun long: runs[d] = the length of the run that starts at
 // diagonal d (other entries unused). A stencil's {-n-1, -n, -n+1} is one run.
 template <class Index>
@@ -537,7 +525,7 @@ class Dia final : public CudaAlgorithm<Value, Index> {
         a, number.data(), values_.data());
     SPMV_CHECK_LAUNCH("scatter_diagonals_kernel");
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // `number` is freed on return
-    if (values_.size() > 0 && dia_codes_allowed()) encode_values(stream);
+    if (values_.size() > 0 && detail::dia_codes_allowed()) encode_values(stream);
   }
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
@@ -619,7 +607,7 @@ class Dia final : public CudaAlgorithm<Value, Index> {
   // them raw when there are more, or when the sort's memory is not free (a plan must not fail for an
   // optimisation).
   void encode_values(cudaStream_t stream) {
-    if (dia_bits_allowed() && encode_two_values(stream)) return;
+    if (detail::dia_bits_allowed() && encode_two_values(stream)) return;
     DeviceBuffer<Value> table;
     try {
       // A prefix first, so that matrices of many values (FEM, random coefficients) do not pay the sort
