@@ -223,8 +223,10 @@ FORMATS = ["ell", "ellr", "ellr-vector", "sell", "hyb"]
 ELL_FAMILY = {"ell", "ellr", "ellr-vector"}
 DIA_MAX_PADDING = {"f64": 1.2, "f32": 1.5}
 # The conversions in src/core/auto_rule.cpp: ELL for short rows, and for long ones of at most 128 a row
-# (fitted on the rowlen family, 2026-11-27), whose ELL padding is at most 1.1.
+# (fitted on the rowlen family, 2026-11-27) in matrices of at least 2^15 rows (EX5, 6,545 rows, lost),
+# whose ELL padding is at most 1.1.
 CURRENT_HINT = {"max_ell_padding": 1.1, "max_ell_mean": 128, "leaves": {"short": "ell", "long": "ell"}}
+ELL_LONG_MIN_ROWS = 2 ** 15
 # The repayment model (src/cuda/auto_rule.hpp holds the same constants): a conversion is taken when
 # applies * (estimated CSR product time * the format's typical gain) >= its estimated setup. Measured
 # on this sweep (H200, all members, nnz > 1 M): Auto's CSR kernels ran at a median 1.34 / 1.68 TB/s
@@ -259,8 +261,10 @@ def hinted_choice(entry, precision, rule, hint, applies):
     if GROUP_EMPTY_FRACTION * s["rows"] < empty <= (1 - SELL_MIN_NONEMPTY[precision]) * s["rows"]:
         return "sell" if "sell" in times and repaid("sell", s, precision, applies) else \
             rule["leaves"][classify(s, rule["constants"])]
-    fmt = hint["leaves"].get(classify(s, rule["constants"]))
-    ell_fits = s["ell_padding"] <= hint["max_ell_padding"] and s["row_mean"] <= hint.get("max_ell_mean", math.inf)
+    cls = classify(s, rule["constants"])
+    fmt = hint["leaves"].get(cls)
+    ell_fits = s["ell_padding"] <= hint["max_ell_padding"] and (
+        cls != "long" or (s["row_mean"] <= hint.get("max_ell_mean", math.inf) and s["rows"] >= ELL_LONG_MIN_ROWS))
     if fmt and fmt in times and (fmt not in ELL_FAMILY or ell_fits) and repaid(fmt, s, precision, applies):
         return fmt
     return rule["leaves"][classify(s, rule["constants"])]

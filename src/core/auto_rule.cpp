@@ -88,6 +88,10 @@ const double kEllMaxPadding = 1.1;
 // smaller kept), with 1000 expected products: on the odd members 1.07x -> 1.22x the best cuSPARSE
 // (hmean of 14, none below 1.0x; before, 5). docs/PERFORMANCE.md, "ELL for long regular rows".
 constexpr double kEllMaxMean = 128.0;
+// ... and only with this many rows: a thread per row leaves a small matrix few threads. EX5 (6,545 rows
+// of 45, the files family's fit half) ran at 1.28x cuSPARSE as ELL against csr-vector's 2.03x (f64,
+// H200); the rowlen members, 62,500 rows and more, gained. Set in that gap (no member lies inside it).
+constexpr std::int64_t kEllLongMinRows = std::int64_t(1) << 15;
 
 std::string_view to_string(RowClass c) {
   switch (c) {
@@ -152,7 +156,8 @@ Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_
   const double nonempty_min = sell_min_nonempty_fraction(value_bytes);
   if (empty > kCsrVectorGroupEmptyFraction * rows && empty <= (1 - nonempty_min) * rows)
     return conversion_repaid(Algorithm::Sell, s, value_bytes, expected_applies) ? Algorithm::Sell : Algorithm::Auto;
-  if (c != RowClass::Short && !(c == RowClass::Long && s.mean <= kEllMaxMean)) return Algorithm::Auto;
+  const bool long_enough = c == RowClass::Long && s.mean <= kEllMaxMean && s.rows >= kEllLongMinRows;
+  if (c != RowClass::Short && !long_enough) return Algorithm::Auto;
   if (double(s.rows) * double(s.max) > kEllMaxPadding * double(s.nnz)) return Algorithm::Auto;
   return conversion_repaid(Algorithm::Ell, s, value_bytes, expected_applies) ? Algorithm::Ell : Algorithm::Auto;
 }

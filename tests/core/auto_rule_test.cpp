@@ -108,9 +108,13 @@ TEST(AutoRule, EllForRegularRowsUpToTheLongRowBound) {
   EXPECT_EQ(format_for(classify_rows(sixteen), sixteen, 4, 100000), Algorithm::Ell);
   EXPECT_EQ(format_for(classify_rows(sixteen), sixteen, 8, 100000), Algorithm::Ell);
   EXPECT_EQ(format_for(classify_rows(sixteen), sixteen, 8, 0), Algorithm::Auto);
-  const RowShape wide = shape_of(gen::random_uniform(20000, 20000, 256, 1));
+  const RowShape wide = shape_of(gen::random_uniform(40000, 40000, 256, 1));
   ASSERT_EQ(classify_rows(wide), RowClass::Long);
   EXPECT_EQ(format_for(classify_rows(wide), wide, 4, 100000), Algorithm::Auto);
+  // Long rows in a matrix of fewer than 2^15 rows (EX5-like): a thread per row would leave too few threads.
+  const RowShape few = shape_of(gen::random_uniform(20000, 20000, 32, 1));
+  ASSERT_EQ(classify_rows(few), RowClass::Long);
+  EXPECT_EQ(format_for(classify_rows(few), few, 8, 100000), Algorithm::Auto);
   // 100 products do not repay ELL on 8 M nonzeros (measured setup ~2 ms in f64; the gain ~0.1 ms).
   const RowShape eight_m = shape_of(gen::random_uniform(500000, 500000, 16, 1));
   EXPECT_EQ(format_for(classify_rows(eight_m), eight_m, 8, 100), Algorithm::Auto);
