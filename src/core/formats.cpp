@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/value_bits.hpp"
 #include "spmv/error.hpp"
 
 namespace spmv {
@@ -494,15 +495,7 @@ CsrMatrix<Value, Index> to_csr(const SellMatrix<Value, Index>& m) {
 
 namespace {
 
-// The value bits as an unsigned integer: the distinct-value test is bit-exact (-0.0 != 0.0, NaN payloads
-// kept), never a floating-point compare.
-template <class Value>
-using ValueBits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
-
-template <class Value>
-ValueBits<Value> bits_of(Value v) {
-  return std::bit_cast<ValueBits<Value>>(v);
-}
+using detail::ValueBits;
 
 // Chooses the value encoding and fills `table` (Code8 / Code16): the distinct values in ascending order of
 // their bits (as the CUDA conversion's sort + unique gives them), counted only up to kCompressedMaxCode16 + 1
@@ -510,11 +503,11 @@ ValueBits<Value> bits_of(Value v) {
 template <class Value, class Index>
 CompressedValues choose_value_mode(const CsrMatrix<Value, Index>& a, std::vector<Value>& table,
                                    std::unordered_map<ValueBits<Value>, std::uint32_t>& code_of) {
-  const auto one = bits_of(Value{1});
-  if (std::all_of(a.values.begin(), a.values.end(), [&](Value v) { return bits_of(v) == one; }))
+  const auto one = detail::value_bits(Value{1});
+  if (std::all_of(a.values.begin(), a.values.end(), [&](Value v) { return detail::value_bits(v) == one; }))
     return CompressedValues::Pattern;
   for (Value v : a.values) {
-    const auto [it, inserted] = code_of.try_emplace(bits_of(v), static_cast<std::uint32_t>(table.size()));
+    const auto [it, inserted] = code_of.try_emplace(detail::value_bits(v), static_cast<std::uint32_t>(table.size()));
     if (!inserted) continue;
     table.push_back(v);
     if (table.size() > kCompressedMaxCode16) {
@@ -523,8 +516,8 @@ CompressedValues choose_value_mode(const CsrMatrix<Value, Index>& a, std::vector
       return CompressedValues::Raw;
     }
   }
-  std::sort(table.begin(), table.end(), [](Value p, Value q) { return bits_of(p) < bits_of(q); });
-  for (std::size_t i = 0; i < table.size(); ++i) code_of[bits_of(table[i])] = static_cast<std::uint32_t>(i);
+  std::sort(table.begin(), table.end(), [](Value p, Value q) { return detail::value_bits(p) < detail::value_bits(q); });
+  for (std::size_t i = 0; i < table.size(); ++i) code_of[detail::value_bits(table[i])] = static_cast<std::uint32_t>(i);
   return table.size() <= kCompressedMaxCode8 ? CompressedValues::Code8 : CompressedValues::Code16;
 }
 
@@ -609,9 +602,9 @@ CompressedCsrMatrix<Value, Index> to_compressed_csr(const CsrMatrix<Value, Index
         m.col16[m.col_start[s] + slot] = static_cast<std::uint16_t>(offset);
       const std::size_t at = static_cast<std::size_t>(m.slice_ptr[s] + slot);
       if (m.value_mode == CompressedValues::Code8)
-        m.code8[at] = static_cast<std::uint8_t>(code_of.at(bits_of(a.values[src])));
+        m.code8[at] = static_cast<std::uint8_t>(code_of.at(detail::value_bits(a.values[src])));
       else if (m.value_mode == CompressedValues::Code16)
-        m.code16[at] = static_cast<std::uint16_t>(code_of.at(bits_of(a.values[src])));
+        m.code16[at] = static_cast<std::uint16_t>(code_of.at(detail::value_bits(a.values[src])));
       else if (m.value_mode == CompressedValues::Raw)
         m.values[at] = a.values[src];
     }

@@ -135,6 +135,7 @@ HWY_AFTER_NAMESPACE();
 #include <vector>
 
 #include "core/dia_values_env.hpp"
+#include "core/value_bits.hpp"
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
@@ -183,9 +184,7 @@ void sum_diagonal_codes_plain(Value* acc, const std::uint8_t* const* c, const Va
   }
 }
 
-// A value's bits, as the code table compares them (bit-exact: -0.0 and +0.0, NaN payloads distinct).
-template <class Value>
-using ValueBits = std::conditional_t<sizeof(Value) == 4, std::uint32_t, std::uint64_t>;
+using detail::ValueBits;  // the code table compares values bit-exactly
 
 // Runs of diagonal d: begin/end[ptr[d] .. ptr[d + 1]), rows, increasing.
 struct RunList {
@@ -209,7 +208,7 @@ template <class Value>
 std::vector<ValueBits<Value>> distinct_bits(const std::vector<Value>& values, std::int64_t capacity) {
   std::vector<ValueBits<Value>> seen;  // ascending: a binary search a slot, an insertion per new value
   for (const Value v : values) {
-    const auto b = std::bit_cast<ValueBits<Value>>(v);
+    const auto b = detail::value_bits(v);
     const auto at = std::lower_bound(seen.begin(), seen.end(), b);
     if (at != seen.end() && *at == b) continue;
     if (static_cast<std::int64_t>(seen.size()) == capacity) return {};
@@ -244,7 +243,7 @@ void place_values(DiaRuns<Value, Index>& r, const std::vector<ValueBits<Value>>&
       }
       for (std::int64_t s = d * rows + i0; s < d * rows + i1; ++s)  // the table is ascending: binary search
         code[s] = static_cast<std::uint8_t>(
-            std::lower_bound(table_bits.begin(), table_bits.end(), std::bit_cast<ValueBits<Value>>(src[s])) -
+            std::lower_bound(table_bits.begin(), table_bits.end(), detail::value_bits(src[s])) -
             table_bits.begin());
     }
   }

@@ -178,7 +178,7 @@ __device__ __forceinline__ void load_four_covering(const Value* __restrict__ x, 
 // where the shift is 0 and selects no element at run time: H200 poisson2d / poisson3d / stencil27 f32
 // 13% / 15% / 6% faster than load_four_covering. (The codes kernel keeps load_four_covering: with the
 // switch, presumably because its branch stops the unrolled loop from issuing the next diagonals' loads
-// early, it was 7-19% slower there, except stencil27 f64, 4% faster.)
+// early, it was 3-19% slower there, except stencil27 f64, 4% faster.)
 // The caller guarantees that x holds base rounded down to 4 elements, plus 8.
 template <class Add>
 __device__ __forceinline__ void with_four_x(const float* __restrict__ x, long long base, Add&& add) {
@@ -391,12 +391,11 @@ __global__ void encode_dia_bits_kernel(const Value* __restrict__ values, long lo
 
 // The sums from the bits: a thread per group of four rows, each row adding its diagonals in ascending
 // offset order (bit for bit dia_kernel's result); x and y accessed as in dia_codes_kernel, except that
-// f64 reads x of a run of diagonals from one window (XWindow). The variant for blocks of kDiaBitsBlock
-// threads asks for kDiaBitsMinBlocks of them per SM (f32: 40 registers at most; see Dia::apply for
-// where it is faster). Issuing two, four or eight diagonals' x loads before their
-// sums was slower (H100: up to 33% with four, 2-3x with eight): warps, not one thread's loads in flight,
-// hide the latency here.
-constexpr int kDiaBitsBlock = 256;
+// f64 reads x of a run of diagonals from one window (XWindow). The variant for the policy's blocks asks
+// for kDiaBitsMinBlocks of them per SM (f32: 40 registers at most; see Dia::apply for where it is
+// faster). Issuing two, four or eight diagonals' x loads before their sums was slower (H100: up to 33%
+// with four, 2-3x with eight): warps, not one thread's loads in flight, hide the latency here.
+constexpr int kDiaBitsBlock = dia_policy(0).block_size;
 template <class Value>
 constexpr int kDiaBitsMinBlocks = sizeof(Value) == 8 ? 4 : 6;
 template <class Value, class Index, bool kBounded>
