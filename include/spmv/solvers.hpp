@@ -39,13 +39,15 @@ enum class Preconditioner { None, Jacobi };
 // double solve (a compressed basis: Aliaga, Anzt et al., "Compressed basis GMRES on high-performance
 // graphics processing units", IJHPCA 2023), which halves the bytes of the orthogonalisation sweeps, the
 // bulk of a step; every sum, w = A v, the Hessenberg matrix, x and the residual stay in double.
-// docs/SOLVERS.md says what it costs in convergence. For a float solve both are the same.
-enum class GmresBasis { Working, Float32 };
+// For a float solve Float32 is Working. Float16: IEEE half (scaled by 2^7) for a float solve, the same
+// halving again; double solves reject it. docs/SOLVERS.md says what each costs in convergence.
+enum class GmresBasis { Working, Float32, Float16 };
 
 std::string_view to_string(SolverMethod m);
 std::string_view to_string(Preconditioner p);
 std::string_view to_string(GmresBasis b);
-// "cg", "bicgstab", "gmres" / "none", "jacobi" / "working", "f32" (case-insensitive); nullopt otherwise.
+// "cg", "bicgstab", "gmres" / "none", "jacobi" / "working", "f32", "f16" (case-insensitive); nullopt
+// otherwise.
 std::optional<SolverMethod> parse_solver_method(std::string_view name);
 std::optional<Preconditioner> parse_preconditioner(std::string_view name);
 std::optional<GmresBasis> parse_gmres_basis(std::string_view name);
@@ -62,7 +64,7 @@ struct SolverOptions {
   double tolerance = 1e-8;   // relative: stop when ||r|| <= tolerance * ||b||; must be >= 0
   int max_iterations = 1000;  // >= 0; 0 only computes the initial residual
   int restart = 30;           // GMRES: Krylov vectors per cycle (m of GMRES(m)), >= 1
-  GmresBasis gmres_basis = GmresBasis::Working;  // GMRES only (other methods reject Float32)
+  GmresBasis gmres_basis = GmresBasis::Working;  // GMRES only (other methods reject the others)
   bool record_history = false;  // fill SolverResult::history
   // Called every `progress_every` iterations (0: never). The CUDA path calls it when it reads the
   // residual back, so possibly a few iterations late but with the values of that iteration.

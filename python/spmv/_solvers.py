@@ -68,7 +68,7 @@ def _preconditioner(M):
 
 
 def _basis_name(basis, dtype):
-    """GMRES's basis storage as the core names it: 'working' or 'f32' (a dtype is accepted too)."""
+    """GMRES's basis storage as the core names it: 'working', 'f32' or 'f16' (a dtype is accepted too)."""
     if isinstance(basis, str):
         return basis.lower()
     dt = np.dtype(basis)
@@ -76,7 +76,9 @@ def _basis_name(basis, dtype):
         return "working"
     if dt == np.float32:
         return "f32"
-    raise ValueError(f"basis must be 'working', 'f32' or numpy.float32, got {basis!r}")
+    if dt == np.float16:
+        return "f16"
+    raise ValueError(f"basis must be 'working', 'f32', 'f16', numpy.float32 or numpy.float16, got {basis!r}")
 
 
 def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
@@ -177,7 +179,8 @@ def gmres(A, b, x0=None, *, tol=1e-8, restart=30, maxiter=1000, M=None, algorith
 
     ``basis="f32"`` (or ``numpy.float32``) stores the Krylov basis in float32 for a float64 solve (a compressed
     basis: half the bytes of the orthogonalisation, which dominates a step; sums, A v, x and the residual stay
-    float64); ``"working"`` stores it in the matrix's dtype.
+    float64); ``basis="f16"`` (or ``numpy.float16``) stores it in IEEE half for a float32 solve (float64 solves
+    reject it); ``"working"`` stores it in the matrix's dtype.
     """
     return _solve("gmres", A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
                   check_every, basis=basis)

@@ -695,7 +695,7 @@ SolverOptions solver_options_from(const nb::dict& d) {
   o.restart = nb::cast<int>(d["restart"]);
   const auto basis = nb::cast<std::string>(d["gmres_basis"]);
   if (auto b = parse_gmres_basis(basis)) o.gmres_basis = *b;
-  else throw InvalidArgument("unknown basis '" + basis + "'; expected 'working' or 'f32'");
+  else throw InvalidArgument("unknown basis '" + basis + "'; expected 'working', 'f32' or 'f16'");
   o.record_history = nb::cast<bool>(d["history"]);
   o.progress_every = nb::cast<int>(d["progress_every"]);
   o.check_every = nb::cast<int>(d["check_every"]);

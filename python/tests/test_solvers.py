@@ -198,4 +198,23 @@ def test_gmres_float32_basis():
     x32w, i32w = spmv.gmres(A32, b, tol=1e-5, restart=20)
     assert i32.iterations == i32w.iterations and np.array_equal(x32, x32w)
     with pytest.raises(ValueError, match="basis"):
-        spmv.gmres(A, b, basis="f16")
+        spmv.gmres(A, b, basis="bf16")
+
+
+def test_gmres_float16_basis():
+    """basis='f16' (an IEEE-half Krylov basis for float32 solves): the same tolerance, a float32 x, fewer floor
+    bytes; float64 solves refuse it."""
+    a = _convection_diffusion(20)
+    b = np.random.default_rng(5).uniform(-1, 1, a.shape[0])
+    A32 = spmv.Matrix.from_scipy(a, dtype=np.float32)
+    x_w, info_w = spmv.gmres(A32, b, tol=1e-5, restart=20, maxiter=2000)
+    x, info = spmv.gmres(A32, b, tol=1e-5, restart=20, maxiter=2000, basis="f16")
+    assert info.converged and x.dtype == np.float32
+    # Converged means the float residual met 1e-5; its rounding (5 nonzeros a row, |A||x| ~ |b|) is ~1e-6 of ||b||.
+    assert np.linalg.norm(b - a @ x.astype(np.float64)) / np.linalg.norm(b) <= 1.1e-5
+    assert info.iterations <= info_w.iterations + 20  # a cycle more at most (docs/SOLVERS.md)
+    assert info.vector_bytes < info_w.vector_bytes
+    _, same = spmv.gmres(A32, b, tol=1e-5, restart=20, maxiter=2000, basis=np.float16)
+    assert same.iterations == info.iterations
+    with pytest.raises(ValueError, match="f16 basis is for float solves"):
+        spmv.gmres(spmv.Matrix.from_scipy(a), b, basis="f16")

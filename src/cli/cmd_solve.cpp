@@ -1,4 +1,4 @@
-// spmv solve [FILE | --gen KIND:k=v,...] [--rhs B] [--method cg|bicgstab|gmres] [--restart M] [--gmres-basis f32]
+// spmv solve [FILE | --gen KIND:k=v,...] [--rhs B] [--method cg|bicgstab|gmres] [--restart M] [--gmres-basis f32|f16]
 // [--precond jacobi|none] [--tol T] [--maxit N] [--algo NAME|auto] [--backend cpu|cuda|auto]
 // [--precision f32|f64] [--expected-applies N] [--progress N] [--unfused] [--pipelined] [--graph] [--check-every K]
 // [--bandwidth GBS] [--json FILE] [-o X]: solves A x = b with a Krylov method (spmv/solvers.hpp) and
@@ -203,7 +203,8 @@ int run_solve(const SolveOptions& o) {
   fmt::print("solve: {} ({} rows, {} nonzeros), {}{}, {} backend, {}, tol {:g}, maxit {}{}\n", p.label,
              p.a.rows, p.a.nnz(), to_string(so.method),
              so.method == SolverMethod::Gmres
-                 ? fmt::format("({}){}", so.restart, so.gmres_basis == GmresBasis::Float32 ? ", f32 basis" : "")
+                 ? fmt::format("({}){}", so.restart,
+                               so.gmres_basis == GmresBasis::Working ? "" : fmt::format(", {} basis", to_string(so.gmres_basis)))
                  : "",
              to_string(backend), o.precision, so.tolerance, so.max_iterations,
              so.preconditioner == Preconditioner::Jacobi ? ", Jacobi" : "");
@@ -263,9 +264,9 @@ Command add_solve_command(CLI::App& parent) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--gmres-basis", o->gmres_basis,
-                  "GMRES: store the Krylov basis in the working precision or in f32 (a compressed basis for f64 "
-                  "solves: half the orthogonalisation's bytes; docs/SOLVERS.md)")
-      ->check(CLI::IsMember({"working", "f32"}, CLI::ignore_case))
+                  "GMRES: store the Krylov basis in the working precision, in f32 (a compressed basis for f64 "
+                  "solves: half the orthogonalisation's bytes) or in f16 (f32 solves; docs/SOLVERS.md)")
+      ->check(CLI::IsMember({"working", "f32", "f16"}, CLI::ignore_case))
       ->capture_default_str();
   sub->add_option("--precond", o->precond, "Preconditioner")
       ->check(CLI::IsMember({"none", "jacobi"}, CLI::ignore_case))

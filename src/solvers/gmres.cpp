@@ -21,9 +21,9 @@ namespace spmv::solvers {
 
 namespace {
 
-// GMRES(m) with its basis stored in Basis: Value (w = A z is then column j + 1 itself) or float for a
-// double solve (GmresBasis::Float32: w and the SpMV's input z are double vectors of their own, v_j is
-// widened into z before each product).
+// GMRES(m) with its basis stored in Basis: Value (w = A z is then column j + 1 itself), float for a
+// double solve (GmresBasis::Float32) or ScaledHalf for a float one (Float16): then w and the SpMV's input
+// z are vectors of the value type of their own, and v_j is widened into z before each product.
 template <class Value, class Basis>
 void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
                   std::span<const Value> inverse_diagonal, int m) {
@@ -75,7 +75,7 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       std::span<const Value> input = z;  // M^-1 v_j, widened from a compressed basis
       if constexpr (kCompressed) {
 #pragma omp parallel for schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) z[i] = jacobi ? dinv[i] * static_cast<Value>(vj[i]) : vj[i];
+        for (std::int64_t i = 0; i < n; ++i) z[i] = (jacobi ? dinv[i] : Value(1)) * static_cast<Value>(vj[i]);
       } else {
         input = {vj, static_cast<std::size_t>(n)};
         if (jacobi) {
@@ -133,9 +133,14 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 template <class Value>
 void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
                std::span<const Value> inverse_diagonal, int restart) {
-  if constexpr (std::is_same_v<Value, double>)
+  check_gmres_basis(run.options().gmres_basis, sizeof(Value));
+  if constexpr (std::is_same_v<Value, double>) {
     if (run.options().gmres_basis == GmresBasis::Float32)
       return gmres_cycles<double, float>(run, b, x, inverse_diagonal, restart);
+  } else {
+    if (run.options().gmres_basis == GmresBasis::Float16)
+      return gmres_cycles<float, ScaledHalf>(run, b, x, inverse_diagonal, restart);
+  }
   gmres_cycles<Value, Value>(run, b, x, inverse_diagonal, restart);
 }
 

@@ -5,8 +5,9 @@
 //
 //   1. one sweep over the rows: h = V_j^T w and w.w together (a multi-dot over v_0 .. v_j and w;
 //      w is column j + 1 of the basis array, or a vector of its own when the basis is compressed);
-//   2. Pythagoras: beta1 = sqrt(w.w - h.h) (V_j orthonormal); when w.w - h.h is not positive (w
-//      numerically in span(V_j)) beta1 = 1 and step 4 always runs;
+//   2. Pythagoras: beta1 = sqrt(w.w - h.h) (V_j orthonormal); when w.w - h.h is not above
+//      pythagoras_min_share w.w (w numerically in span(V_j)) beta1 = ||w|| (1 for w = 0) and step 4
+//      always runs;
 //   3. one fused sweep: v = (w - V_j h) / beta1 (in place, or rounded into a compressed basis), and,
 //      from the same loads, s = V_j^T v and v.v;
 //   4. the measured loss of the new column, max(|s_c|, |v.v - 1|): at most tau = sqrt(eps) of the
@@ -134,13 +135,15 @@ void subtract_scale_and_dot(const Basis* v, std::int64_t n, int columns, const d
 // w = (w - V h) over the first `columns` columns; returns this process's part of ||w||^2 after it.
 template <class Value>
 double subtract(const Value* v, std::int64_t n, int columns, const double* h, Value* w) {
+  using Arithmetic = basis_arithmetic_t<Value>;
   double norm2 = 0;
   sum_over_blocks(n, 1, &norm2, [&](std::int64_t i0, std::int64_t i1, double* local) {
     const std::int64_t len = i1 - i0;
     double projection[kRowBlock];
     project_block(v, n, columns, h, i0, len, projection);
     Value* out = w + i0;
-    for (std::int64_t i = 0; i < len; ++i) out[i] = out[i] - static_cast<Value>(projection[i]);
+    for (std::int64_t i = 0; i < len; ++i)
+      out[i] = static_cast<Value>(static_cast<Arithmetic>(out[i]) - static_cast<Arithmetic>(projection[i]));
     local[0] += block_dot(out, out, len);
   });
   return norm2;
@@ -150,7 +153,7 @@ double subtract(const Value* v, std::int64_t n, int columns, const double* h, Va
 
 // Orthogonalises w against columns 0..j of `basis` (n rows per column) and stores the normalised
 // result, v_{j+1}, as column j + 1. With a basis in the value type w is that column itself (in place);
-// with a compressed one (GmresBasis::Float32) w is the double product A z and v_{j+1} is rounded once
+// with a compressed one (GmresBasis::Float32, Float16) w is the product A z and v_{j+1} is rounded once
 // to the basis's type, whose loss of orthogonality the fused sweep then measures. Fills
 // hess_column[0..j] and returns h_{j+1,j} (step.beta); h and s are scratch of j + 2 entries.
 // `global_sum(span)` sums partial reductions across processes in place (a no-op for one process): two
@@ -170,8 +173,8 @@ ArnoldiStep arnoldi_step(Basis* basis, std::int64_t n, int j, const W* w, double
     step.beta = ww;
     return step;
   }
-  const bool pythagoras = ww - hh > 0;
-  const double beta1 = pythagoras ? std::sqrt(ww - hh) : 1.0;
+  const bool pythagoras = ww - hh > pythagoras_min_share<Basis>() * ww;
+  const double beta1 = pythagoras ? std::sqrt(ww - hh) : ww > 0 ? std::sqrt(ww) : 1.0;
   arnoldi::subtract_scale_and_dot(basis, n, columns, h, 1.0 / beta1, w, v, s);
   global_sum(std::span<double>(s, columns + 1));
   step.loss = std::abs(s[columns] - 1.0);
@@ -185,9 +188,10 @@ ArnoldiStep arnoldi_step(Basis* basis, std::int64_t n, int j, const W* w, double
   global_sum(std::span<double>(&norm2, 1));
   const double rho = std::sqrt(norm2);
   if (rho > 0 && std::isfinite(rho)) {
-    const auto inv = static_cast<Basis>(1.0 / rho);
+    using Arithmetic = basis_arithmetic_t<Basis>;
+    const auto inv = static_cast<Arithmetic>(1.0 / rho);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) v[i] *= inv;
+    for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<Basis>(static_cast<Arithmetic>(v[i]) * inv);
   }
   for (int c = 0; c < columns; ++c) hess_column[c] += beta1 * s[c];
   step.beta = beta1 * rho;

@@ -23,7 +23,14 @@ std::string_view to_string(SolverMethod m) {
 
 std::string_view to_string(Preconditioner p) { return p == Preconditioner::Jacobi ? "jacobi" : "none"; }
 
-std::string_view to_string(GmresBasis b) { return b == GmresBasis::Float32 ? "f32" : "working"; }
+std::string_view to_string(GmresBasis b) {
+  switch (b) {
+    case GmresBasis::Float32: return "f32";
+    case GmresBasis::Float16: return "f16";
+    case GmresBasis::Working: break;
+  }
+  return "working";
+}
 
 namespace {
 std::string lower(std::string_view s) {
@@ -49,7 +56,7 @@ std::optional<Preconditioner> parse_preconditioner(std::string_view name) {
 
 std::optional<GmresBasis> parse_gmres_basis(std::string_view name) {
   const std::string n = lower(name);
-  for (GmresBasis b : {GmresBasis::Working, GmresBasis::Float32})
+  for (GmresBasis b : {GmresBasis::Working, GmresBasis::Float32, GmresBasis::Float16})
     if (n == to_string(b)) return b;
   return std::nullopt;
 }
@@ -113,6 +120,11 @@ void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std
     throw InvalidArgument(method + ": the pipelined recurrence is implemented for cg only");
   if (o.gmres_basis != GmresBasis::Working && o.method != SolverMethod::Gmres)
     throw InvalidArgument(method + ": a compressed Krylov basis (gmres_basis) is a gmres option");
+}
+
+void check_gmres_basis(GmresBasis basis, std::size_t value_size) {
+  if (basis == GmresBasis::Float16 && value_size != sizeof(float))
+    throw InvalidArgument("gmres: an f16 basis is for float solves; a double solve compresses its basis to f32");
 }
 
 double vector_words_per_iteration(const SolverOptions& o, double basis_word) {

@@ -1,15 +1,18 @@
 #pragma once
 // Private: what every solver shares on both backends: option and shape checks, the stopping rule, the
 // breakdown wording and the bookkeeping of one CPU solve (timing of applies, history, progress).
-// Never includes CUDA headers (the CUDA solvers include it too).
+// Never includes CUDA headers (the CUDA solvers include it too; scaled_half.hpp takes cuda_fp16.h only
+// under nvcc).
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 
+#include "solvers/scaled_half.hpp"
 #include "spmv/error.hpp"
 #include "spmv/solvers.hpp"
 
@@ -52,9 +55,18 @@ inline constexpr const char* kBreakdownGmresSingular =
 // widened copy of v_j (read v, write z: b + 1, or b + 2 with Jacobi's dinv).
 double vector_words_per_iteration(const SolverOptions& options, double basis_word = 1.0);
 
-// The bytes of one GMRES basis entry: float for GmresBasis::Float32, else the value type's.
+// Throws InvalidArgument for a basis the value type has no compressed form for (Float16 in a double
+// solve: its Float32 halves the bytes, and fp16 would cost a double solve all but 11 of its bits).
+void check_gmres_basis(GmresBasis basis, std::size_t value_size);
+
+// The bytes of one GMRES basis entry: float for GmresBasis::Float32, 2 for Float16, else the value type's.
 inline std::size_t gmres_basis_size(const SolverOptions& options, std::size_t value_size) {
-  return options.gmres_basis == GmresBasis::Float32 ? sizeof(float) : value_size;
+  switch (options.gmres_basis) {
+    case GmresBasis::Float32: return sizeof(float);
+    case GmresBasis::Float16: return sizeof(ScaledHalf);
+    case GmresBasis::Working: break;
+  }
+  return value_size;
 }
 
 // The loss of orthogonality a new GMRES basis vector may carry before the second Gram-Schmidt pass
@@ -63,7 +75,19 @@ inline std::size_t gmres_basis_size(const SolverOptions& options, std::size_t va
 // backends read it.
 template <class Basis>
 double orthogonality_tolerance() {
-  return std::sqrt(static_cast<double>(std::numeric_limits<Basis>::epsilon()));
+  if constexpr (std::is_same_v<Basis, ScaledHalf>) return std::sqrt(ScaledHalf::kEpsilon);
+  else return std::sqrt(static_cast<double>(std::numeric_limits<Basis>::epsilon()));
+}
+
+// Arnoldi trusts Pythagoras, ||w - V_j h||^2 = w.w - h.h, only while w.w - h.h is above this share of
+// w.w; at or below it, beta1 = ||w|| and the second pass runs. Any positive difference will do for a
+// float or double basis (the loss test catches an inaccurate beta1, and the second pass repairs it); an
+// fp16 one needs at most 12 bits cancelled, which keeps 1 / beta1 <= 2^6 / ||w|| and the stored entries
+// in range (scaled_half.hpp). 2^-12 for every type would send steps that cancel all but 1e-6 of w.w
+// through the second pass at every step instead of half of them (gmres_arnoldi_test's clustered spectrum).
+template <class Basis>
+constexpr double pythagoras_min_share() {
+  return std::is_same_v<Basis, ScaledHalf> ? 0x1p-12 : 0.0;
 }
 
 // Columns of the basis one CUDA GMRES multi-dot block accumulates in registers (per-thread double sums):

@@ -378,6 +378,60 @@ TEST(CudaSolversDevice, GmresFloatBasisMatchesTheCpu) {
   }
 }
 
+// The fp16 basis (GmresBasis::Float16, float solves) against the CPU's, which stores the same bits
+// (scaled_half.hpp): restarts within one register tile and over two, with Jacobi, and an odd row count
+// (10201: the sweeps' 4-row loads end in padding rows). The same iteration counts within 2% (the sums'
+// order differs, and the device sums V_j h in float: gmres.cu), a true residual within the float
+// solve's bound, and fewer floor bytes than the working basis. Double solves refuse the basis.
+TEST(CudaSolversDevice, GmresHalfBasisMatchesTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  struct Problem {
+    const char* name;
+    SolverMatrix a;
+    int restart;
+    bool jacobi;
+  };
+  const Problem problems[] = {{"convdiff", solver_problem_matrix("convdiff"), 20, true},
+                              {"convdiff", solver_problem_matrix("convdiff"), 40, false},
+                              {"poisson3d", solver_problem_matrix("poisson3d"), 20, false},
+                              {"poisson3d", solver_problem_matrix("poisson3d"), 40, true},
+                              {"poisson2d 101", gen::poisson2d(101), 30, false}};
+  for (const Problem& p : problems) {
+    const auto b = random_rhs(p.a.rows, 12);
+    SolverOptions o;
+    o.method = SolverMethod::Gmres;
+    o.preconditioner = p.jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+    o.tolerance = 1e-5;
+    o.max_iterations = 5000;
+    o.restart = p.restart;
+    o.gmres_basis = GmresBasis::Float16;
+    std::vector<double> x_cpu, x_gpu;
+    const auto r_cpu = run<float>(Backend::Cpu, p.a, b, x_cpu, o);
+    const auto r_gpu = run<float>(Backend::Cuda, p.a, b, x_gpu, o);
+    const std::string what =
+        std::string(p.name) + " restart " + std::to_string(p.restart) + (p.jacobi ? " jacobi" : "");
+    ASSERT_TRUE(r_cpu.converged) << what;
+    ASSERT_TRUE(r_gpu.converged) << what << ": " << r_gpu.breakdown;
+    EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, std::max(1, r_cpu.iterations / 50)) << what;
+    double xx = 0;
+    for (double v : x_gpu) xx += v * v;
+    EXPECT_LE(r_gpu.residual, true_residual_bound(o.tolerance, std::numeric_limits<float>::epsilon(),
+                                                  r_gpu.iterations, norm_inf_matrix(p.a), std::sqrt(xx),
+                                                  std::sqrt(reference_dot(b, b))))
+        << what;
+    std::printf("[ measured ] %s: cpu %d, cuda %d iterations\n", what.c_str(), r_cpu.iterations, r_gpu.iterations);
+    o.gmres_basis = GmresBasis::Working;
+    const auto r_working = run<float>(Backend::Cuda, p.a, b, x_gpu, o);
+    EXPECT_LT(r_gpu.vector_bytes, r_working.vector_bytes) << what;
+  }
+  SolverOptions o;
+  o.method = SolverMethod::Gmres;
+  o.gmres_basis = GmresBasis::Float16;
+  std::vector<double> x;
+  const SolverMatrix a = solver_problem_matrix("convdiff");
+  EXPECT_THROW(run<double>(Backend::Cuda, a, random_rhs(a.rows, 1), x, o), InvalidArgument);
+}
+
 // A float basis's estimate refused by the restart's true residual (GmresSolve.RefusedEstimateEndsTheCycleOnly
 // on the CPU: poisson3d, one cycle of 200 steps, the estimate meets 1e-10 at step 43, the next cycle
 // converges at 55): the device closes the cycle, the host, which does not see it, enqueues the cycle's

@@ -95,8 +95,10 @@ __global__ void __launch_bounds__(kSolverThreads)
 // sweeps issued 4- or 8-byte loads, and they ran at 37-70% of the copy bandwidth (H200, ncu; the f32
 // sweeps, with half the bytes per load, slowest). Here every load moves 16 bytes per lane and a tile
 // keeps few registers, so more warps keep loads in flight.
+// Rows per thread of the sweeps: one 16-byte load; for an fp16 basis one 8-byte load (4 rows), since with
+// 8 rows a thread the fused update spilled at its 64 registers (four blocks an SM).
 template <class Value>
-inline constexpr int kWide = 16 / sizeof(Value);  // rows per thread of the sweeps: one 16-byte load
+inline constexpr int kWide = sizeof(Value) == 2 ? 4 : 16 / sizeof(Value);
 
 template <int kTileColumns, int kWidth>
 struct SweepTile {
@@ -115,6 +117,15 @@ struct alignas(sizeof(Value) * kVector) Packed {
 template <class Value, int kVector>
 __device__ inline Packed<Value, kVector> load_packed(const Value* p) {
   return *reinterpret_cast<const Packed<Value, kVector>*>(p);
+}
+
+// sum_r a.v[r] * b.v[r] in Sum, widened to double.
+template <class Sum, class A, class B, int kVector>
+__device__ inline double row_dot(const Packed<A, kVector>& a, const Packed<B, kVector>& b) {
+  Sum total = 0;
+#pragma unroll
+  for (int r = 0; r < kVector; ++r) total += static_cast<Sum>(a.v[r]) * static_cast<Sum>(b.v[r]);
+  return static_cast<double>(total);
 }
 
 // The row range of a sweep: this thread's first row and the grid's stride (both multiples of kVector).
@@ -208,13 +219,16 @@ __global__ void __launch_bounds__(kSolverThreads, 4)
                                 const W* w, Basis* v, int columns, std::int64_t n, double* partials) {
   if (!arnoldi_running(s, c)) return;
   using Tile = SweepTile<kColumns, kVector>;
+  // V_j h of a row in double, or in float for an fp16 basis, whose rounding of the result (2^-11) a
+  // float sum of at most 32 terms (~32 * 2^-24) does not reach; in double its 8 rows a thread spilled.
+  using Projection = std::conditional_t<std::is_same_v<Basis, spmv::solvers::ScaledHalf>, float, double>;
   __shared__ double coef[kColumns];
   for (int k = threadIdx.x; k < kColumns; k += kSolverThreads) coef[k] = k < columns ? h[k] : 0.0;
   __syncthreads();
   const int q = threadIdx.x % Tile::kLanes, first = q * Tile::kPerLane;
   // The lanes of this row group: they share i, so they take the same branches.
   const unsigned group = ((1u << Tile::kLanes) - 1u) << (threadIdx.x % 32 / Tile::kLanes * Tile::kLanes);
-  const double scale = c->inv_norm;
+  const Projection scale = static_cast<Projection>(c->inv_norm);
   double sum[Tile::kPerLane] = {}, vv = 0;
   for (std::int64_t i = first_row<Tile>(); i < n; i += row_stride<Tile>()) {
     const auto wv = load_packed<W, kVector>(w + i);
@@ -223,11 +237,12 @@ __global__ void __launch_bounds__(kSolverThreads, 4)
     for (int k = 0; k < Tile::kPerLane; ++k)
       if (first + k < columns) col[k] = load_packed<Basis, kVector>(basis + (first + k) * n + i);
       else col[k] = {};
-    double projection[kVector] = {};
+    Projection projection[kVector] = {};
 #pragma unroll
     for (int k = 0; k < Tile::kPerLane; ++k)
 #pragma unroll
-      for (int r = 0; r < kVector; ++r) projection[r] += coef[first + k] * static_cast<double>(col[k].v[r]);
+      for (int r = 0; r < kVector; ++r)
+        projection[r] += static_cast<Projection>(coef[first + k]) * static_cast<Projection>(col[k].v[r]);
 #pragma unroll
     for (int o = 1; o < Tile::kLanes; o <<= 1)
 #pragma unroll
@@ -236,15 +251,21 @@ __global__ void __launch_bounds__(kSolverThreads, 4)
 #pragma unroll
     for (int r = 0; r < kVector; ++r)
       out.v[r] = static_cast<Basis>((wv.v[r] - static_cast<W>(projection[r])) * scale);
-    if (q == 0) {
-      *reinterpret_cast<Packed<Basis, kVector>*>(v + i) = out;
+    if (q == 0) *reinterpret_cast<Packed<Basis, kVector>*>(v + i) = out;
+    if constexpr (std::is_same_v<Projection, float>) {
+      // fp16: the dots of the thread's rows in float first (8 terms), then into the double sums.
+      if (q == 0) vv += row_dot<Projection>(out, out);
 #pragma unroll
-      for (int r = 0; r < kVector; ++r) vv += static_cast<double>(out.v[r]) * static_cast<double>(out.v[r]);
+      for (int k = 0; k < Tile::kPerLane; ++k) sum[k] += row_dot<Projection>(col[k], out);
+    } else {
+      if (q == 0)
+#pragma unroll
+        for (int r = 0; r < kVector; ++r) vv += static_cast<double>(out.v[r]) * static_cast<double>(out.v[r]);
+#pragma unroll
+      for (int k = 0; k < Tile::kPerLane; ++k)
+#pragma unroll
+        for (int r = 0; r < kVector; ++r) sum[k] += static_cast<double>(col[k].v[r]) * static_cast<double>(out.v[r]);
     }
-#pragma unroll
-    for (int k = 0; k < Tile::kPerLane; ++k)
-#pragma unroll
-      for (int r = 0; r < kVector; ++r) sum[k] += static_cast<double>(col[k].v[r]) * static_cast<double>(out.v[r]);
   }
   // s_0 .. s_{columns-1} in rows 0 .. columns - 1, v.v (tile column kColumns) in row columns.
   store_tile_sums<Tile>(sum, vv, true, columns, partials, [&](int t) { return t; });
@@ -270,13 +291,14 @@ enum FinishStage : int { kProjection = 0, kLoss = 1 };
 // Block b < gridDim.x - 1 sums row b of the partials into out[b], the last row (w.w or v.v) into
 // out[gridDim.x - 1]; the last block to finish decides (src/solvers/gmres_arnoldi.hpp's arnoldi_step,
 // the same tests):
-//  - kProjection (out = h): the Hessenberg column is h; beta1 = sqrt(w.w - h.h) when positive, else 1
-//    (the correction then always runs); a non-finite w.w passes through to the rotation;
+//  - kProjection (out = h): the Hessenberg column is h; beta1 = sqrt(w.w - h.h) when above min_share
+//    w.w, else ||w|| (1 for w = 0; the correction then always runs); a non-finite w.w passes through to
+//    the rotation;
 //  - kLoss (out = s): loss = max(|s_k|, |v.v - 1|); above `tolerance` (or without Pythagoras) the
 //    correction runs and the column becomes h + beta1 s; otherwise beta = beta1.
 __global__ void gmres_finish_kernel(const SolverState* s, GmresScalars* c, const double* partials, int count,
                                     double* out, double* hess_column, int stage, double tolerance,
-                                    unsigned int* counter) {
+                                    double min_share, unsigned int* counter) {
   if (!arnoldi_running(s, c)) return;
   const double sum = finish_sum(partials + static_cast<std::size_t>(blockIdx.x) * kMaxReductionBlocks, 0, count);
   if (threadIdx.x != 0) return;
@@ -294,8 +316,8 @@ __global__ void gmres_finish_kernel(const SolverState* s, GmresScalars* c, const
       hh += v * v;
     }
     const double ww = last;
-    c->pythagoras = isfinite(ww) && ww - hh > 0 ? 1 : 0;
-    c->beta1 = !isfinite(ww) ? ww : c->pythagoras ? sqrt(ww - hh) : 1.0;
+    c->pythagoras = isfinite(ww) && ww - hh > min_share * ww ? 1 : 0;
+    c->beta1 = !isfinite(ww) ? ww : c->pythagoras ? sqrt(ww - hh) : ww > 0 ? sqrt(ww) : 1.0;
     c->inv_norm = 1.0 / c->beta1;
     c->correct = 0;
     c->rescale = 0;
@@ -317,11 +339,12 @@ __global__ void __launch_bounds__(kSolverThreads)
     gmres_subtract_kernel(const SolverState* s, GmresScalars* c, const Value* basis, int columns, const double* coef,
                           Value* v, std::int64_t n, double* partials, unsigned int* counter) {
   if (!arnoldi_running(s, c) || !c->correct) return;
+  using Arithmetic = spmv::solvers::basis_arithmetic_t<Value>;
   double norm2[1] = {0};
   SPMV_SOLVER_LOOP(i, n) {
     double sum = 0;
     for (int col = 0; col < columns; ++col) sum += coef[col] * static_cast<double>(basis[col * n + i]);
-    const Value updated = v[i] - static_cast<Value>(sum);
+    const auto updated = static_cast<Value>(static_cast<Arithmetic>(v[i]) - static_cast<Arithmetic>(sum));
     v[i] = updated;
     norm2[0] += static_cast<double>(updated) * static_cast<double>(updated);
   }
@@ -342,8 +365,9 @@ template <class Value, class Basis>
 __global__ void __launch_bounds__(kSolverThreads)
     gmres_rescale_kernel(const SolverState* s, const GmresScalars* c, const Value* r, Basis* v, std::int64_t n) {
   if (!arnoldi_running(s, c) || !c->rescale) return;
-  const auto scale = static_cast<Value>(c->inv_norm);
-  SPMV_SOLVER_LOOP(i, n) v[i] = static_cast<Basis>(r[i] * scale);
+  using Arithmetic = spmv::solvers::basis_arithmetic_t<Value>;
+  const auto scale = static_cast<Arithmetic>(c->inv_norm);
+  SPMV_SOLVER_LOOP(i, n) v[i] = static_cast<Basis>(static_cast<Arithmetic>(r[i]) * scale);
 }
 
 // Arnoldi step j's end (one thread): h_{j+1,j} = beta, rotations, g, the stopping rule. With `confirm`
@@ -445,9 +469,9 @@ void launch_orthonormalise(cudaStream_t st, int blocks, const SolverState* s, co
   });
 }
 
-// GMRES(m) with its basis stored in Basis: Value (w = A z is then column j + 1 itself) or float for a
-// double solve (GmresBasis::Float32: w is a vector of the value type of its own, and v_j is widened into
-// z before each product).
+// GMRES(m) with its basis stored in Basis: Value (w = A z is then column j + 1 itself), float for a
+// double solve (GmresBasis::Float32) or ScaledHalf for a float one (Float16): then w is a vector of the
+// value type of its own, and v_j is widened into z before each product.
 template <class Value, class Basis>
 void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   constexpr bool kCompressed = !std::is_same_v<Value, Basis>;
@@ -455,6 +479,7 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
   const cudaStream_t st = run.stream();
   const Value* dinv = run.inverse_diagonal();
   const double tolerance = spmv::solvers::orthogonality_tolerance<Basis>();
+  const double min_share = spmv::solvers::pythagoras_min_share<Basis>();
   const auto bytes = static_cast<std::size_t>(n) * sizeof(Value);
   // Column c of the basis starts at c * ld, ld rounded up to the sweeps' 16-byte loads; the padding rows
   // are zero and stay zero (every update of a padding row subtracts zeros), so the sweeps run over ld
@@ -489,7 +514,7 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
     const int count = run.global_rows(dot_partials.data(), j + 2);
     gmres_finish_kernel<<<j + 2, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dot_partials.data(), count,
                                                           out, hess.data() + static_cast<std::size_t>(j) * (m + 1),
-                                                          stage, tolerance, run.counter());
+                                                          stage, tolerance, min_share, run.counter());
     SPMV_CHECK_LAUNCH(gmres_finish_kernel);
   };
   // Step j: w (= product(j)) becomes v_{j+1} in column j + 1, the Hessenberg column j is filled,
@@ -577,8 +602,12 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
 
 template <class Value>
 void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m, GmresBasis basis) {
-  if constexpr (std::is_same_v<Value, double>)
+  spmv::solvers::check_gmres_basis(basis, sizeof(Value));
+  if constexpr (std::is_same_v<Value, double>) {
     if (basis == GmresBasis::Float32) return gmres_cycles<double, float>(run, b, x, m);
+  } else {
+    if (basis == GmresBasis::Float16) return gmres_cycles<float, spmv::solvers::ScaledHalf>(run, b, x, m);
+  }
   gmres_cycles<Value, Value>(run, b, x, m);
 }
 
