@@ -408,6 +408,17 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
       else
         chosen.cpu_rows = detail::sample_row_kernels(a, why);
     }
+    // Row groups (src/cpu/row_groups.cpp) against the plan chosen so far, with the hint (it repacks the
+    // values), where A's rows share columns in runs. Reported as row-loop: a loop over rows, a group at a time.
+    if (op == Operation::NonTranspose && !half && !options.deterministic && nnz > 0 &&
+        options.expected_applies >= detail::kRaceMinApplies && cpu::detail::simd_enabled(options.cpu_simd) &&
+        !cpu::detail::requested_row_kernel(options.cpu_rows)) {
+      if (!converted) converted = detail::build_kernel(a, resolved, op, chosen);
+      if (auto groups = detail::race_row_groups(a, *converted, chosen, why)) {
+        converted = std::move(groups);
+        resolved = Algorithm::RowLoop;
+      }
+    }
     why += ") ";
   }
   if (!detail::offered(resolved, op))

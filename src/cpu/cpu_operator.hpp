@@ -140,6 +140,32 @@ CpuKernel<Value, Index> make_sell_simd_kernel(SellMatrix<Value, Index> m, const 
 template <class Index>
 CpuKernel<float, Index> make_half_sell_kernel(SellMatrix<float, Index> m, Operation op, const Options& options);
 
+// Implemented in src/cpu/row_groups.cpp: row groups (A x only), consecutive rows with the same columns
+// whose columns come in runs of consecutive indices: one masked vector load of x per run and group,
+// shared by the group's rows, where SELL gathers x once per vector of nonzeros (finite-element matrices
+// with several unknowns per node). Auto takes it, with the hint, only when race_row_groups measures it
+// faster than the plan it chose. Groups hold at most kGroupMaxRows rows (kernels for 1-4 rows).
+constexpr std::int64_t kGroupMaxRows = 4;
+struct RowGroupsShape {
+  std::int64_t groups = 0, runs = 0;  // runs: x loads per product (a run of one group)
+  std::int64_t lanes = 1;             // the longest run: the value vector's lanes on the dispatched target
+};
+// The longest run on the dispatched target (the value vector's lanes).
+template <class Value, class Index>
+std::int64_t row_group_lanes();
+// Counts A's groups and runs; stops counting once runs exceed `max_runs` (-1: never).
+template <class Value, class Index>
+RowGroupsShape row_groups_shape(const CsrMatrix<Value, Index>& a, std::int64_t max_runs = -1);
+template <class Value, class Index>
+CpuKernel<Value, Index> make_row_groups_kernel(const CsrMatrix<Value, Index>& a, const Options& options);
+// Implemented in src/cpu/row_kernel_race.cpp: with the hint, row groups against `incumbent` (the plan Auto
+// chose), when A has at least as many nonzeros per x load as a gather has lanes (else not tried); returns
+// the groups' kernel when it is kRaceMargin faster. Adds the times to `why`.
+template <class Value, class Index>
+std::optional<CpuKernel<Value, Index>> race_row_groups(const CsrMatrix<Value, Index>& a,
+                                                       const CpuKernel<Value, Index>& incumbent,
+                                                       const Options& options, std::string& why);
+
 // Implemented in src/cpu/half_rows.cpp: the row loop over fp16 / bfloat16 values (Options::values != Native;
 // float operators only: values are narrowed once here, sums stay f32), rows split over `threads` threads
 // (0: OpenMP's default).

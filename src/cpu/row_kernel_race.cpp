@@ -139,7 +139,37 @@ int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why) {
   return list[w];
 }
 
+template <class Value, class Index>
+std::optional<CpuKernel<Value, Index>> race_row_groups(const CsrMatrix<Value, Index>& a,
+                                                       const CpuKernel<Value, Index>& incumbent,
+                                                       const Options& options, std::string& why) {
+  if (!cpu_measuring_allowed()) return std::nullopt;
+  // Fewer nonzeros per load of x than a gather's lanes: SELL and the gather kernels read x with fewer
+  // instructions (bcsstk13, 3.8 per load: row groups ran 2x slower than SELL; docs/algorithms/cpu_simd.md).
+  const std::int64_t nnz = a.nnz();
+  const std::int64_t lanes = row_group_lanes<Value, Index>();
+  const RowGroupsShape shape = row_groups_shape(a, nnz / lanes);
+  if (shape.runs * shape.lanes > nnz) return std::nullopt;
+  std::optional<CpuKernel<Value, Index>> groups = make_row_groups_kernel(a, options);
+  const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
+  std::vector<Value> y(static_cast<std::size_t>(a.rows));
+  const CpuKernel<Value, Index>* kernels[] = {&incumbent, &*groups};
+  const auto best = time_alternately(2, kRaceRounds, kRaceSampleSeconds, false, [&](std::size_t c) {
+    kernels[c]->run(Value(1), x.data(), Value(0), y.data());
+  });
+  const bool faster = best[1] < kRaceMargin * best[0];
+  char words[96];
+  std::snprintf(words, sizeof words, " row groups raced (%.1f nonzeros a load): chosen %.3g ms, groups %.3g ms; %s",
+                double(nnz) / double(std::max<std::int64_t>(shape.runs, 1)), best[0] * 1e3, best[1] * 1e3,
+                faster ? "groups" : "chosen");
+  why += words;
+  if (!faster) return std::nullopt;
+  return groups;
+}
+
 #define SPMV_INSTANTIATE(V, I)                                                                                \
+  template std::optional<CpuKernel<V, I>> race_row_groups(const CsrMatrix<V, I>&, const CpuKernel<V, I>&,     \
+                                                          const Options&, std::string&);                      \
   template std::optional<CpuKernel<V, I>> race_row_kernels(const CsrMatrix<V, I>&, Algorithm, const Options&, \
                                                            std::string&);                                     \
   template int sample_row_kernels(const CsrMatrix<V, I>&, std::string&);

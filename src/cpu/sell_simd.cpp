@@ -10,7 +10,9 @@
 // Slots where every lane of the slice holds an entry (up to the slice's shortest row) run unmasked; the
 // rest mask the padding lanes (index -1): their gather reads x[0] and the lane is zeroed, so 0 * Inf
 // never enters a sum. A slice whose rows were not reordered by the sort writes its C results with one
-// vector store. Threads take contiguous ranges of slices balanced by slots + rows (the merge-path
+// vector store, the others with a scatter through the permutation. A slice whose columns span less than
+// 2^16 - 1 stores them as 16-bit offsets from its smallest column (6 bytes a slot in f32 instead of 8;
+// the gather's base moves to that column), when at least 15 of 16 slices can. Threads take contiguous ranges of slices balanced by slots + rows (the merge-path
 // measure of work), fixed at plan time; a row's result does not depend on the thread count.
 //
 // SIMD: Google Highway with run-time dispatch as src/cpu/csr_simd.cpp; Options::cpu_simd = 0 or
@@ -40,6 +42,11 @@
 namespace spmv::cpu::detail {
 // The arrays a sweep reads (the converted SellMatrix plus the per-slice count of unmasked slots).
 // Stored is Value, or hwy::float16_t / hwy::bfloat16_t for half-precision values (Value float).
+// A slice's column indices are stored in one of two forms. Narrow: 16-bit offsets from the slice's smallest
+// column (col16; the gather reads x + base[s]); padding kNarrowPadding. Wide: Index columns (col); padding -1.
+// col_at[s] is where slice s's slots start in the array of its form, in the slot layout of val.
+constexpr std::uint16_t kNarrowPadding = 0xFFFF;
+
 template <class Value, class Index, class Stored = Value>
 struct SellView {
   std::int64_t rows, c;
@@ -48,8 +55,19 @@ struct SellView {
   const Index* full;  // slots every lane of the slice holds (its shortest row)
   const Index* perm;
   const std::uint8_t* in_place;  // 1: the slice's rows are unpermuted (y written with vector stores)
+  const std::uint8_t* narrow;    // 1: the slice's columns are 16-bit offsets from base
+  const Index* base;
+  const std::int64_t* col_at;
+  const std::uint16_t* col16;
   const Index* col;
   const Stored* val;
+
+  // Column of slot `slot` (k * c + lane) of slice s; -1 for padding.
+  Index column(std::int64_t s, std::int64_t slot) const {
+    if (!narrow[s]) return col[col_at[s] + slot];
+    const std::uint16_t offset = col16[col_at[s] + slot];
+    return offset == kNarrowPadding ? Index(-1) : static_cast<Index>(base[s] + offset);
+  }
 };
 
 // One stored value as Value (exact).
@@ -78,49 +96,92 @@ HWY_INLINE auto load_values(D d, const Stored* p) {
   else return hn::PromoteTo(d, hn::LoadU(hn::Rebind<Stored, D>(), p));
 }
 
-// Slices [s_begin, s_end): each vector of lanes sums its rows in two accumulators (even and odd slots,
-// hiding the fused multiply-add latency of rows of a few slots), then writes y through the permutation.
-template <class Value, class Index, class Stored>
-void slices(const SellView<Value, Index, Stored>& m, std::int64_t s_begin, std::int64_t s_end, Value alpha, const Value* x,
-            Value beta, Value* y) {
-  const GatherTag<Value, Index> d;
-  const hn::RebindToSigned<decltype(d)> di;
+// One slot's column offsets as the gather's index lanes: 16-bit offsets widened, or Index columns as stored.
+template <class D>
+HWY_INLINE auto load_columns(D /* tag */, const std::uint16_t* p) {
+  const hn::RebindToSigned<D> di;
+  const auto narrow = hn::LoadU(hn::Rebind<std::uint16_t, D>(), p);
+  if constexpr (sizeof(hn::TFromD<D>) == 4) return hn::PromoteTo(di, narrow);
+  else return hn::PromoteTo(di, hn::PromoteTo(hn::Rebind<std::int32_t, D>(), narrow));  // no u16 -> i64 in Highway 1.0
+}
+template <class D, class Index>
+HWY_INLINE auto load_columns(D d, const Index* p) {
+  return load_index(d, p);
+}
+
+// The lanes of a slot that hold an entry (the others are padding).
+template <class DI, class VI>
+HWY_INLINE auto stored_lanes(DI di, VI idx, const std::uint16_t* /* narrow */) {
+  return hn::Ne(idx, hn::Set(di, kNarrowPadding));
+}
+template <class DI, class VI, class Index>
+HWY_INLINE auto stored_lanes(DI di, VI idx, const Index* /* wide */) {
+  return hn::Gt(idx, hn::Set(di, -1));
+}
+
+// One vector of a slice's lanes: two accumulators (even and odd slots, hiding the fused multiply-add latency
+// of rows of a few slots); x is the slice's base (narrow) or x itself (wide).
+template <class D, class Col, class Stored>
+HWY_INLINE auto slice_sum(D d, const Col* cp, const Stored* vp, const hn::TFromD<D>* x, std::int64_t full,
+                          std::int64_t width, std::int64_t c) {
+  const hn::RebindToSigned<D> di;
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d);
+  std::int64_t k = 0;
+  for (; k + 2 <= full; k += 2) {
+    a0 = hn::MulAdd(load_values(d, vp + k * c), gather(d, x, load_columns(d, cp + k * c)), a0);
+    a1 = hn::MulAdd(load_values(d, vp + (k + 1) * c), gather(d, x, load_columns(d, cp + (k + 1) * c)), a1);
+  }
+  for (; k < full; ++k) a0 = hn::MulAdd(load_values(d, vp + k * c), gather(d, x, load_columns(d, cp + k * c)), a0);
+  for (; k < width; ++k) {  // some lanes are padding
+    const auto idx = load_columns(d, cp + k * c);
+    const auto stored = stored_lanes(di, idx, cp);
+    const auto xs = hn::IfThenElseZero(hn::RebindMask(d, stored), gather(d, x, hn::IfThenElseZero(stored, idx)));
+    a0 = hn::MulAdd(load_values(d, vp + k * c), xs, a0);
+  }
+  return hn::Add(a0, a1);
+}
+
+// Vector v of slice s: its lanes' sums (slice_sum), written to y with one vector store where the slice's
+// rows are in place, else a scatter through the permutation (a lane-by-lane loop cost as much as the sums on
+// rows of ~6: cti), and lane by lane in the padded last slice.
+template <class D, class Value, class Index, class Stored>
+HWY_INLINE void slice_vector(D d, const SellView<Value, Index, Stored>& m, std::int64_t s, std::int64_t v, Value alpha,
+                             const Value* HWY_RESTRICT x, Value beta, Value* HWY_RESTRICT y) {
   const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
-  const std::int64_t c = m.c;
-  HWY_ALIGN Value sums[hn::MaxLanes(d)];
-  for (std::int64_t s = s_begin; s < s_end; ++s) {
-    const std::int64_t full = m.full[s], width = m.slice_width[s];
-    for (std::int64_t v = 0; v < c; v += lanes) {
-      const Index* cp = m.col + m.slice_ptr[s] + v;
-      const Stored* vp = m.val + m.slice_ptr[s] + v;
-      auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-      std::int64_t k = 0;
-      for (; k + 2 <= full; k += 2) {
-        a0 = hn::MulAdd(load_values(d, vp + k * c), gather(d, x, load_index(d, cp + k * c)), a0);
-        a1 = hn::MulAdd(load_values(d, vp + (k + 1) * c), gather(d, x, load_index(d, cp + (k + 1) * c)), a1);
-      }
-      for (; k < full; ++k)
-        a0 = hn::MulAdd(load_values(d, vp + k * c), gather(d, x, load_index(d, cp + k * c)), a0);
-      for (; k < width; ++k) {  // some lanes are padding (index -1)
-        const auto idx = load_index(d, cp + k * c);
-        const auto stored = hn::Gt(idx, hn::Set(di, -1));
-        const auto xs = hn::IfThenElseZero(hn::RebindMask(d, stored), gather(d, x, hn::IfThenElseZero(stored, idx)));
-        a0 = hn::MulAdd(load_values(d, vp + k * c), xs, a0);
-      }
-      const std::int64_t p0 = s * c + v;
-      if (m.in_place[s]) {
-        const auto sum = hn::Mul(hn::Set(d, alpha), hn::Add(a0, a1));
-        hn::StoreU(beta == 0 ? sum : hn::MulAdd(hn::Set(d, beta), hn::LoadU(d, y + p0), sum), d, y + p0);
-        continue;
-      }
-      hn::Store(hn::Add(a0, a1), d, sums);
-      const std::int64_t n = p0 + lanes <= m.rows ? lanes : m.rows - p0;  // the last slice is padded to C
-      for (std::int64_t l = 0; l < n; ++l) {
-        const Index r = m.perm[p0 + l];
-        y[r] = beta == 0 ? alpha * sums[l] : alpha * sums[l] + beta * y[r];
-      }
+  const std::int64_t c = m.c, full = m.full[s], width = m.slice_width[s];
+  const Stored* vp = m.val + m.slice_ptr[s] + v;
+  const auto sum = m.narrow[s] ? slice_sum(d, m.col16 + m.col_at[s] + v, vp, x + m.base[s], full, width, c)
+                               : slice_sum(d, m.col + m.col_at[s] + v, vp, x, full, width, c);
+  const std::int64_t p0 = s * c + v;
+  const auto scaled = hn::Mul(hn::Set(d, alpha), sum);
+  if (m.in_place[s]) {
+    hn::StoreU(beta == 0 ? scaled : hn::MulAdd(hn::Set(d, beta), hn::LoadU(d, y + p0), scaled), d, y + p0);
+  } else if (p0 + lanes <= m.rows) {
+    const auto rows = load_index(d, m.perm + p0);
+    hn::ScatterIndex(beta == 0 ? scaled : hn::MulAdd(hn::Set(d, beta), gather(d, y, rows), scaled), d, y, rows);
+  } else {  // the last slice is padded to C
+    HWY_ALIGN Value sums[hn::MaxLanes(d)];
+    hn::Store(scaled, d, sums);
+    for (std::int64_t l = 0; l < m.rows - p0; ++l) {
+      const Index r = m.perm[p0 + l];
+      y[r] = beta == 0 ? sums[l] : sums[l] + beta * y[r];
     }
   }
+}
+
+// Slices [s_begin, s_end), one vector of lanes at a time.
+template <class Value, class Index, class Stored>
+void slices(const SellView<Value, Index, Stored>& view, std::int64_t s_begin, std::int64_t s_end, Value alpha,
+            const Value* x, Value beta, Value* y) {
+  const GatherTag<Value, Index> d;
+  const SellView<Value, Index, Stored> m = view;  // a local copy: y's stores cannot alias its fields
+  const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  if (m.c == lanes) {  // the default C
+    for (std::int64_t s = s_begin; s < s_end; ++s) slice_vector(d, m, s, 0, alpha, x, beta, y);
+    return;
+  }
+  for (std::int64_t s = s_begin; s < s_end; ++s)
+    for (std::int64_t v = 0; v < m.c; v += lanes) slice_vector(d, m, s, v, alpha, x, beta, y);
 }
 
 // HWY_EXPORT takes plain function names: one per (value, index, stored) combination.
@@ -147,10 +208,12 @@ SPMV_SELL_SLICES(float, std::int64_t, hwy::bfloat16_t, f32_i64_bf16)
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <hwy/aligned_allocator.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -166,6 +229,11 @@ namespace spmv::cpu::detail {
 // (AVX2) development machine, one thread: see docs/PERFORMANCE.md "CPU Auto with the expected-applies
 // hint" for C = 1 and 2 widths.
 constexpr std::int64_t kSellSliceVectors = 1;
+
+// The share of slices whose columns fit 16-bit offsets from which the narrow form is used (below it every
+// slice keeps Index columns). A guess: 15 of 16 slices bounds the form's mispredicted branches to a few
+// per hundred slices; the suite's matrices are either all narrow or mostly wide (measured: ...).
+constexpr double kSellMinNarrowShare = 15.0 / 16.0;
 
 HWY_EXPORT(slices_f32_i32);
 HWY_EXPORT(slices_f32_i64);
@@ -220,7 +288,7 @@ void slices_plain(const SellView<Value, Index, Stored>& m, std::int64_t s_begin,
       const std::int64_t base = m.slice_ptr[s] + l;
       Value sum = 0;
       for (std::int64_t k = 0; k < m.slice_width[s]; ++k) {
-        const Index col = m.col[base + k * c];
+        const Index col = m.column(s, k * c + l);
         if (col < 0) break;  // rows are padded at their end
         sum += widen_value<Value>(m.val[base + k * c]) * x[col];
       }
@@ -240,7 +308,7 @@ void slices_scatter(const SellView<Value, Index, Stored>& m, std::int64_t cols, 
     const Value t = alpha * x[m.perm[p]];
     const std::int64_t base = m.slice_ptr[p / c] + p % c;
     for (std::int64_t k = 0; k < m.slice_width[p / c]; ++k) {
-      const Index col = m.col[base + k * c];
+      const Index col = m.column(p / c, k * c + p % c);
       if (col < 0) break;
       y[col] += widen_value<Value>(m.val[base + k * c]) * t;
     }
@@ -253,22 +321,29 @@ struct SellPlan {
   std::vector<Index> full;
   std::vector<std::uint8_t> in_place;
   std::vector<std::int64_t> bounds;  // threads + 1 slice boundaries
-  std::unique_ptr<Index[]> col;
-  std::unique_ptr<Stored[]> val;
+  std::vector<std::uint8_t> narrow;
+  std::vector<Index> base;
+  std::vector<std::int64_t> col_at;
+  hwy::AlignedFreeUniquePtr<std::uint16_t[]> col16;
+  hwy::AlignedFreeUniquePtr<Index[]> col;
+  hwy::AlignedFreeUniquePtr<Stored[]> val;
   SellView<Value, Index, Stored> view() const {
-    return {m.rows,          m.c,       m.slice_ptr.data(), m.slice_width.data(), full.data(), m.perm.data(),
-            in_place.data(), col.get(), val.get()};
+    return {m.rows,        m.c,         m.slice_ptr.data(), m.slice_width.data(), full.data(), m.perm.data(),
+            in_place.data(), narrow.data(), base.data(),    col_at.data(),        col16.get(), col.get(),
+            val.get()};
   }
 };
 
 // First touch: the slots of each thread's slices are copied into fresh, uninitialised storage by that
 // thread, so that on a machine of several memory nodes their pages sit on the node of the thread that
 // reads them (Linux places a page where it is first written; to_sell wrote the padded arrays on one
-// thread). Both copies exist for the moment of the copy.
+// thread). Both copies exist for the moment of the copy. The storage is 64-byte aligned, so that a slot's
+// vector of values or columns does not straddle cache lines (new[] gave 16-byte alignment: cage10 and
+// bcsstk16 f32 ran 5-10% slower with the slots 16 bytes off a line; docs/algorithms/cpu_simd.md).
 template <class T>
-std::unique_ptr<T[]> first_touch_copy(std::vector<T>& source, const std::vector<std::int64_t>& slice_ptr,
-                                      const std::vector<std::int64_t>& bounds) {
-  std::unique_ptr<T[]> placed(new T[source.size()]);  // default-initialised: not written here
+hwy::AlignedFreeUniquePtr<T[]> first_touch_copy(std::vector<T>& source, const std::vector<std::int64_t>& slice_ptr,
+                                                const std::vector<std::int64_t>& bounds) {
+  auto placed = hwy::AllocateAligned<T>(std::max<std::size_t>(source.size(), 1));  // not written here
   const int threads = static_cast<int>(bounds.size()) - 1;
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
   for (int t = 0; t < threads; ++t)
@@ -321,6 +396,44 @@ CpuKernel<Value, Index> build_sell_kernel(SellMatrix<Value, Index> m, Operation 
     for (std::int64_t l = 0; same && l < c; ++l) same = m.perm[s * c + l] == s * c + l;
     plan->in_place[s] = same;
   }
+  // Slices whose stored columns span less than 2^16 - 1 keep 16-bit offsets from their smallest column: 6
+  // bytes a slot instead of 8 in f32, which kept bcsstk16 (290 k nonzeros) in the 2 MiB L2 of the Intel VM
+  // (docs/algorithms/cpu_simd.md). Each form's slots are packed in slice order.
+  plan->narrow.resize(static_cast<std::size_t>(slices));
+  plan->base.resize(static_cast<std::size_t>(slices));
+  plan->col_at.resize(static_cast<std::size_t>(slices));
+  std::vector<std::int64_t> narrow_ptr(static_cast<std::size_t>(slices) + 1, 0), wide_ptr = narrow_ptr;
+  std::int64_t narrow_slices = 0;
+  for (std::int64_t s = 0; s < slices; ++s) {
+    Index lo = std::numeric_limits<Index>::max(), hi = -1;
+    for (std::int64_t k = m.slice_ptr[s]; k < m.slice_ptr[s + 1]; ++k)
+      if (m.col_idx[k] >= 0) lo = std::min(lo, m.col_idx[k]), hi = std::max(hi, m.col_idx[k]);
+    if (hi < 0) lo = hi = 0;
+    plan->base[s] = lo;
+    plan->narrow[s] = static_cast<std::int64_t>(hi) - lo < cpu::detail::kNarrowPadding;
+    narrow_slices += plan->narrow[s];
+  }
+  // A per-slice branch between the two forms costs a misprediction wherever they alternate (luxembourg_osm,
+  // rows of 2, ran 19% slower with both forms mixed): below kSellMinNarrowShare of narrow slices, all are wide.
+  const bool use_narrow = narrow_slices >= cpu::detail::kSellMinNarrowShare * static_cast<double>(slices);
+  for (std::int64_t s = 0; s < slices; ++s) {
+    plan->narrow[s] = plan->narrow[s] && use_narrow;
+    const bool narrow = plan->narrow[s];
+    const std::int64_t slots = m.slice_ptr[s + 1] - m.slice_ptr[s];
+    if (!narrow) plan->base[s] = 0;
+    plan->col_at[s] = narrow ? narrow_ptr[s] : wide_ptr[s];
+    narrow_ptr[s + 1] = narrow_ptr[s] + (narrow ? slots : 0);
+    wide_ptr[s + 1] = wide_ptr[s] + (narrow ? 0 : slots);
+  }
+  std::vector<std::uint16_t> col16(static_cast<std::size_t>(narrow_ptr.back()));
+  std::vector<Index> col_wide(static_cast<std::size_t>(wide_ptr.back()));
+  for (std::int64_t s = 0; s < slices; ++s)
+    for (std::int64_t k = m.slice_ptr[s]; k < m.slice_ptr[s + 1]; ++k) {
+      const std::int64_t at = plan->col_at[s] + k - m.slice_ptr[s];
+      const Index col = m.col_idx[k];
+      if (!plan->narrow[s]) col_wide[at] = col;
+      else col16[at] = col < 0 ? cpu::detail::kNarrowPadding : static_cast<std::uint16_t>(col - plan->base[s]);
+    }
   const bool transpose = op == Operation::Transpose;
   const int threads =
       transpose ? 1 : options.threads > 0 ? options.threads : std::max(1, omp_get_max_threads());
@@ -339,19 +452,23 @@ CpuKernel<Value, Index> build_sell_kernel(SellMatrix<Value, Index> m, Operation 
     plan->bounds[t] = lo;
   }
   const bool simd = !transpose && cpu::detail::simd_enabled(options.cpu_simd) &&
-                    cpu::detail::simd_fits<Value, Index>(m.cols) && c % cpu::detail::simd_lanes<Value, Index>() == 0;
+                    cpu::detail::simd_fits<Value, Index>(std::max<std::int64_t>(m.cols, m.rows)) &&
+                    c % cpu::detail::simd_lanes<Value, Index>() == 0;
   CpuKernel<Value, Index> kernel;
-  kernel.extra_bytes = storage_bytes(m) - m.values.size() * (sizeof(Value) - sizeof(Stored)) +
-                       plan->full.size() * sizeof(Index) + plan->in_place.size();
+  kernel.extra_bytes = storage_bytes(m) - m.values.size() * (sizeof(Value) - sizeof(Stored)) -
+                       col16.size() * (sizeof(Index) - sizeof(std::uint16_t)) +
+                       plan->full.size() * (2 * sizeof(Index) + sizeof(std::int64_t)) + 2 * plan->in_place.size();
   kernel.policy = "sell C=" + std::to_string(c) + " sigma=" + std::to_string(m.sigma) +
                   " slices=" + std::to_string(slices) + " slots=" + std::to_string(m.slice_ptr.back()) +
-                  " threads=" + std::to_string(threads) +
+                  " narrow=" + std::to_string(narrow_ptr.back()) + " threads=" + std::to_string(threads) +
                   (storage != ValueStorage::Native ? " values=" + std::string(to_string(storage)) : std::string()) +
                   (transpose ? " (transpose: sequential scatter)"
                    : simd    ? " simd=" + cpu::detail::simd_target()
                              : std::string(" simd=off"));
   plan->m = std::move(m);
-  plan->col = first_touch_copy(plan->m.col_idx, plan->m.slice_ptr, plan->bounds);
+  std::vector<Index>().swap(plan->m.col_idx);
+  plan->col16 = first_touch_copy(col16, narrow_ptr, plan->bounds);
+  plan->col = first_touch_copy(col_wide, wide_ptr, plan->bounds);
   if constexpr (std::is_same_v<Stored, Value>) {
     plan->val = first_touch_copy(plan->m.values, plan->m.slice_ptr, plan->bounds);
   } else {
@@ -374,6 +491,7 @@ CpuKernel<Value, Index> build_sell_kernel(SellMatrix<Value, Index> m, Operation 
     }
     const SellView<Value, Index, Stored> view = plan->view();
     if (transpose) return cpu::detail::slices_scatter(view, cols, alpha, x, beta, y);
+    if (threads == 1) return run(view, 0, plan->m.num_slices(), alpha, x, beta, y);  // no team to fork
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
     for (int t = 0; t < threads; ++t) run(view, plan->bounds[t], plan->bounds[t + 1], alpha, x, beta, y);
   };

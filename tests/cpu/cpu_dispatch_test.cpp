@@ -376,6 +376,35 @@ TEST(CpuSimd, EveryCompiledTargetMatchesTheReference) {
       const OperatorCheck check = f32 ? check_operator(*of, sf, 59) : check_operator(*od, stencil, 59);
       for (const auto& f : check.failures) ADD_FAILURE() << policy << ": " << f;
     }
+    // Row groups (src/cpu/row_groups.cpp): runs of 1 on simd_lengths, runs of a whole vector and groups
+    // of 3 rows on a 3D stencil of 3 unknowns per point (each stencil entry a dense 3 x 3 block).
+    const auto blocks = [&] {
+      CsrMatrix<double, std::int32_t> b;
+      b.rows = b.cols = 3 * stencil.rows;
+      b.row_ptr.assign(1, 0);
+      for (std::int32_t r = 0; r < b.rows; ++r) {
+        for (auto k = stencil.row_ptr[r / 3]; k < stencil.row_ptr[r / 3 + 1]; ++k)
+          for (std::int32_t c = 0; c < 3; ++c) {
+            b.col_idx.push_back(3 * stencil.col_idx[k] + c);
+            b.values.push_back(stencil.values[k] * (1.0 + 0.125 * c) - 0.25 * (r % 3));
+          }
+        b.row_ptr.push_back(static_cast<std::int32_t>(b.col_idx.size()));
+      }
+      return b;
+    }();
+    for (const auto* m : {&a, &blocks}) {
+      Options options;
+      options.cpu_simd = 1;
+      options.threads = 2;
+      const auto mf = convert<float, std::int32_t>(*m);
+      auto of = detail::wrap_cpu_kernel(detail::make_row_groups_kernel(mf, options), Algorithm::RowLoop,
+                                        Operation::NonTranspose, mf.rows, mf.cols, 0.0);
+      auto od = detail::wrap_cpu_kernel(detail::make_row_groups_kernel(*m, options), Algorithm::RowLoop,
+                                        Operation::NonTranspose, m->rows, m->cols, 0.0);
+      EXPECT_TRUE(contains(of->policy(), "simd=" + std::string(hwy::TargetName(target)))) << of->policy();
+      for (const auto& f : check_operator(*of, mf, 53).failures) ADD_FAILURE() << of->policy() << ": " << f;
+      for (const auto& f : check_operator(*od, *m, 53).failures) ADD_FAILURE() << od->policy() << ": " << f;
+    }
     for (Algorithm algorithm : {Algorithm::Sell, Algorithm::Dia}) {
       Options options;
       options.cpu_simd = 1;
@@ -635,6 +664,59 @@ TEST(CpuSimd, SellSkipsPaddingAndIgnoresThreadCount) {
   std::vector<double> x = random_vector(static_cast<std::size_t>(a.cols), 12);
   x[0] = std::numeric_limits<double>::infinity();
   check_padding_and_threads(a, Algorithm::Sell, x, "simd=", [](std::int32_t r) { return r != 7; });
+}
+
+// SELL keeps a slice's columns as 16-bit offsets from its smallest when they span less than 0xFFFF (the
+// offset 0xFFFF marks padding), and Index columns otherwise; with fewer than 15 of 16 slices narrow, all
+// are wide (src/cpu/sell_simd.cpp). Rows of 3 or 4 entries over 70,000 columns, sorted within each slice
+// (sigma = C: a slice keeps its rows, in another order, so y is written through the permutation): the
+// narrow slices span `narrow_span` columns, `wide_slices` slices `wide_span`; the policy counts the narrow
+// slots, and every form matches the reference for both index types, both value types and the scalar loop.
+template <class Value, class Index>
+void check_sell_narrow_columns() {
+  const Options defaults;
+  const std::int64_t c = detail::cpu_sell_c<Value, Index>(defaults);
+  const std::int64_t slices = 32, cols = 70000;
+  // (span of the narrow slices, span of the others, how many others): all narrow at the limit, one wide
+  // slice among 32 (the rest stay narrow), half wide (all wide).
+  struct Case {
+    std::int64_t narrow_span, wide_span, wide_slices, narrow_slots;
+  };
+  const Case cases[] = {{0xFFFE, 0xFFFE, 0, slices * c * 4}, {0xFFFE, 0xFFFF, 1, (slices - 1) * c * 4},
+                        {100, 0xFFFF, 16, 0}};
+  for (const Case& k : cases) {
+    CsrMatrix<double, Index> a;
+    a.rows = static_cast<Index>(slices * c);
+    a.cols = static_cast<Index>(cols);
+    a.row_ptr.assign(1, 0);
+    for (std::int64_t r = 0; r < a.rows; ++r) {
+      const std::int64_t s = r / c, base = (s * 997) % (cols - 0xFFFF);
+      const std::int64_t span = s < k.wide_slices ? k.wide_span : k.narrow_span;
+      // Every row: its slice's first and last column (so each slice spans `span`) and one between.
+      for (std::int64_t col : {base, base + 1 + (r * 31) % (span - 3), base + span - 1, base + span}) {
+        if (col == base + span - 1 && r % 3 != 0) continue;  // rows of 3 and 4: the sort permutes them
+        a.col_idx.push_back(static_cast<Index>(col));
+        a.values.push_back(1.0 + 0.5 * static_cast<double>(r % 5) - 0.25 * static_cast<double>(col % 3));
+      }
+      a.row_ptr.push_back(static_cast<Index>(a.col_idx.size()));
+    }
+    const auto m = convert<Value, Index>(a);
+    for (int simd : {1, 0}) {
+      Options options;
+      options.cpu_simd = simd;
+      options.sell_sigma = static_cast<int>(c);
+      const auto oper = make_cpu_operator(m, Algorithm::Sell, Operation::NonTranspose, options);
+      EXPECT_TRUE(contains(oper->policy(), " narrow=" + std::to_string(k.narrow_slots) + " ")) << oper->policy();
+      for (const auto& f : check_operator(*oper, m, 29).failures) ADD_FAILURE() << oper->policy() << ": " << f;
+    }
+  }
+}
+
+TEST(CpuSimd, SellNarrowColumnsWhereTheSlicesSpanLessThan16Bits) {
+  check_sell_narrow_columns<float, std::int32_t>();
+  check_sell_narrow_columns<double, std::int32_t>();
+  check_sell_narrow_columns<float, std::int64_t>();
+  check_sell_narrow_columns<double, std::int64_t>();
 }
 
 // The CPU's SELL slice height is the SIMD width of the (value, index) pair unless set.
