@@ -52,6 +52,18 @@ int auto_threads(std::int64_t nnz, const Options& options) {
   return static_cast<int>(std::min(allowed, std::max<std::int64_t>(2, nnz / kAutoNnzPerThread)));
 }
 
+// SELL's sorting window, when Options::sell_sigma is left 0: the whole matrix instead of the default window
+// where sorting all rows by length stores more than this share fewer slots. Power-law and mostly-empty
+// rows, whose long rows are rare, pad each window of 256 rows to its longest (rmat: 2.2 slots a nonzero
+// in f32, 1.05 sorted whole; long_rows 4.6 and 1.14); SELL sorted whole ran them 1.1-2x faster than
+// sorted in windows and than CSR, and within 5% either way where the whole sort saves little (ct2010,
+// nh2010, cage10, cti, EX5; one thread, the 2-core Intel VM, 2026-11-28; docs/algorithms/cpu_simd.md).
+// Fitted on the fit half of the 17 CPU matrices (sorted by nonzeros, every other one): ct2010 f64 (the
+// whole sort saves 7% of the slots) ran 13% slower sorted whole, ct2010 f32 (16%) and long_rows (75%) ran
+// faster, nh2010 f64 (9%) the same, so any gain from 0.07 to 0.16 splits that half alike; rmat and
+// mostly_empty (test half) are the cases it was not fitted on.
+constexpr double kSellWholeSortMinGain = 0.1;
+
 // Aᵀx with the expected-applies hint: the explicit transpose (Aᵀ built once, then Auto's non-transposed
 // plan on it) when at least this many products are expected and the copy takes at most
 // kTransposeCopyMemoryShare of the memory available. Basis: docs/PERFORMANCE.md, "The explicit transpose
@@ -75,7 +87,7 @@ Algorithm auto_algorithm(int threads) { return threads == 1 ? Algorithm::RowLoop
 // conversion could be repaid at all, one over the column indices; run only with the expected-applies hint.
 template <class Value, class Index>
 std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>& a, const Options& options,
-                                                  int value_bytes, int threads) {
+                                                  int value_bytes, int threads, int* sell_sigma) {
   RowShape s{a.rows, a.cols, a.nnz()};
   CpuFormatSlots slots;
   std::vector<std::int64_t> length(static_cast<std::size_t>(a.rows));
@@ -108,11 +120,24 @@ std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>&
   // SELL: lengths sorted (descending) within sigma windows; a slice stores C times its first row.
   const std::int64_t c = cpu_sell_c<Value, Index>(options);
   const std::int64_t sigma = options.sell_sigma > 0 ? options.sell_sigma : std::max<std::int64_t>(kDefaultSellSigma, c);
-  slots.sell = 0;
-  for (std::int64_t w = 0; w < a.rows; w += sigma) {
-    const auto begin = length.begin() + w, end = length.begin() + std::min(w + sigma, std::int64_t(a.rows));
-    std::sort(begin, end, std::greater<>());
-    for (auto it = begin; it < end; it += std::min<std::int64_t>(c, end - it)) slots.sell += c * *it;
+  const auto count_sell = [&](std::int64_t window) {
+    std::int64_t n = 0;
+    for (std::int64_t w = 0; w < a.rows; w += window) {
+      const auto begin = length.begin() + w, end = length.begin() + std::min(w + window, std::int64_t(a.rows));
+      std::sort(begin, end, std::greater<>());
+      for (auto it = begin; it < end; it += std::min<std::int64_t>(c, end - it)) n += c * *it;
+    }
+    return n;
+  };
+  slots.sell = count_sell(sigma);
+  // Left unset, sigma may widen to the whole matrix where that sort stores kSellWholeSortMinGain fewer slots.
+  const std::int64_t whole = (std::int64_t{a.rows} + c - 1) / c * c;
+  if (sell_sigma && options.sell_sigma == 0 && whole > sigma && whole <= std::numeric_limits<int>::max()) {
+    const std::int64_t whole_slots = count_sell(whole);
+    if (double(slots.sell) > (1 + kSellWholeSortMinGain) * double(whole_slots)) {
+      slots.sell = whole_slots;
+      *sell_sigma = static_cast<int>(whole);
+    }
   }
   return {s, slots};
 }
@@ -295,7 +320,7 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
 }
 
 #define SPMV_INSTANTIATE(V, I)                                                                                    \
-  template std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<V, I>&, const Options&, int, int); \
+  template std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<V, I>&, const Options&, int, int, int*); \
   template CpuKernel<V, I> build_kernel(const CsrMatrix<V, I>&, Algorithm, Operation, const Options&);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
@@ -349,7 +374,8 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
     // with f32 values (it converts where f32 would) and takes SELL with 16-bit slices; DIA does not
     // offer half values, so its choice keeps the CSR kernel (logged).
     if (op == Operation::NonTranspose && options.expected_applies > 0 && nnz > 0) {
-      const auto [shape, slots] = detail::count_formats(a, options, sizeof(Value), chosen.threads);
+      int sell_sigma = 0;  // set when the whole-matrix sort is worth it
+      const auto [shape, slots] = detail::count_formats(a, options, sizeof(Value), chosen.threads, &sell_sigma);
       // The fitted costs scaled for this CPU (measured once per process), unless the choice must not
       // depend on a measurement: deterministic products pick the same kernel in every run.
       const bool counted = detail::cpu_conversion_may_repay(shape, sizeof(Value), options.expected_applies,
@@ -361,6 +387,10 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
       why += " applies=" + std::to_string(options.expected_applies) + " dia_slots=" + std::to_string(slots.dia) +
              " sell_slots=" + std::to_string(slots.sell) + " length_changes=" + std::to_string(slots.length_changes) +
              (counted ? " " + detail::cpu_scales_policy(scales) : "");
+      if (format == Algorithm::Sell && sell_sigma > 0) {
+        chosen.sell_sigma = sell_sigma;
+        why += " sell sorted whole";
+      }
       if (half && format == Algorithm::Dia) {
         why += " dia (no half storage there) kept " + std::string(to_string(resolved));
       } else if (format != Algorithm::Auto) {

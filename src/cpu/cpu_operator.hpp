@@ -47,13 +47,14 @@ std::unique_ptr<Operator<Value, Index>> wrap_cpu_kernel(CpuKernel<Value, Index> 
 // Implemented in src/cpu/cpu_dispatch.cpp: the kernel of `algorithm` on A as the dispatch builds it
 // (converting for the format-backed ones), and what the CPU rule reads of A: its row statistics and
 // the slots DIA and SELL-C-sigma would store (counted only where options.expected_applies could repay
-// a conversion).
+// a conversion). With `sell_sigma` and Options::sell_sigma left 0, SELL's slots may be counted sorted over
+// the whole matrix, whose window is then written there (kSellWholeSortMinGain, cpu_dispatch.cpp).
 template <class Value, class Index>
 CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm, Operation op,
                                      const Options& options);
 template <class Value, class Index>
 std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>& a, const Options& options,
-                                                  int value_bytes, int threads);
+                                                  int value_bytes, int threads, int* sell_sigma = nullptr);
 
 // Times `count` candidates on this CPU, alternately: `rounds` rounds, each a sample of every candidate
 // repeating run(c) for at least `min_seconds`; returns each candidate's fastest sample per run (a sample

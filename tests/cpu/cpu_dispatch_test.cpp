@@ -719,6 +719,36 @@ TEST(CpuSimd, SellNarrowColumnsWhereTheSlicesSpanLessThan16Bits) {
   check_sell_narrow_columns<double, std::int64_t>();
 }
 
+// Left unset, Auto's SELL window widens to the whole matrix where that sort stores more than 10% fewer slots
+// (kSellWholeSortMinGain): rows of 32 in 5% of the rows pad each window of 256 rows; equal rows do not; a
+// window the caller set is kept. Auto's SELL plan then says so and matches the reference.
+TEST(CpuDispatch, AutoSortsSellOverTheWholeMatrixWhereThatSavesSlots) {
+  const auto sparse_rows = convert<float, std::int32_t>(gen::mostly_empty(100000, 100000, 0.05, 32, 3));
+  const auto equal_rows = convert<float, std::int32_t>(gen::random_uniform(50000, 50000, 10, 4));
+  Options hint;
+  hint.expected_applies = 1000;
+  hint.threads = 1;
+  const std::int64_t c = detail::cpu_sell_c<float, std::int32_t>(hint);
+  int sigma = 0;
+  const auto whole = detail::count_formats(sparse_rows, hint, 4, 1, &sigma).second.sell;
+  EXPECT_EQ(sigma, (100000 + c - 1) / c * c);
+  int unset = 0;
+  const auto windows = detail::count_formats(sparse_rows, hint, 4, 1).second.sell;
+  EXPECT_GT(double(windows), 1.1 * double(whole));
+  detail::count_formats(equal_rows, hint, 4, 1, &unset);
+  EXPECT_EQ(unset, 0);
+  Options set = hint;
+  set.sell_sigma = static_cast<int>(4 * c);
+  detail::count_formats(sparse_rows, set, 4, 1, &unset);
+  EXPECT_EQ(unset, 0);
+  const auto oper = make_cpu_operator(sparse_rows, Algorithm::Auto, Operation::NonTranspose, hint);
+  if (oper->algorithm() == Algorithm::Sell) {
+    EXPECT_TRUE(contains(oper->policy(), "sell sorted whole")) << oper->policy();
+    EXPECT_TRUE(contains(oper->policy(), "sigma=" + std::to_string(sigma) + " ")) << oper->policy();
+  }
+  for (const auto& f : check_operator(*oper, sparse_rows, 19).failures) ADD_FAILURE() << oper->policy() << ": " << f;
+}
+
 // The CPU's SELL slice height is the SIMD width of the (value, index) pair unless set.
 TEST(CpuSimd, SellSliceHeightIsTheSimdWidth) {
   const auto a = convert<float, std::int32_t>(gen::poisson2d(20));
