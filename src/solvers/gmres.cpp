@@ -44,6 +44,8 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
   };
 
   int k = 0;  // iterations (Arnoldi steps) so far
+  bool claimed = false;  // the last cycle ended on an estimate that the restart must confirm
+  double refused = 0;    // the true residual of the last refused estimate
   for (bool first = true;; first = false) {
     // r = b - A x into V_0 (or w_own); at a restart its norm is the true residual, a better test than g's.
     std::span<Value> r = product(-1);
@@ -59,6 +61,15 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       return;
     } else if (k >= run.options().max_iterations) {  // only after an estimate that was not confirmed
       return;
+    } else if (claimed) {
+      // Refused twice without progress: the rounding of b - A x in the working precision, not the basis,
+      // bounds the residual, and more cycles would repeat the refusal (a step or two each). Refusals
+      // one step apart that still reduce it are normal near the tolerance (poisson2d: 4% a step).
+      if (refused > 0 && beta >= refused) {
+        run.stopped_on_breakdown(kBreakdownGmresStagnated);
+        return;
+      }
+      refused = beta;
     }
     const double inv_beta = 1.0 / beta;
     Basis* v0 = column(0);
@@ -112,6 +123,7 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
     // may undercut the true residual by about that much of the cycle's initial residual: a convergence
     // it reports is confirmed by the restart's true residual (one more apply) before the solve stops.
     const bool confirm = kCompressed && stop && run.converged();
+    claimed = confirm;
     // y = R^-1 g (back substitution), x += M^-1 V y.
     for (int i = columns - 1; i >= 0; --i) {
       double sum = g[i];

@@ -37,6 +37,10 @@ inline constexpr const char* kBreakdownBicgAlpha = "r0.v = 0: BiCGStab cannot ta
 inline constexpr const char* kBreakdownOmega = "omega = 0: the stabilising step stalled (t.s = 0 or t = 0)";
 inline constexpr const char* kBreakdownGmresSingular =
     "the Hessenberg matrix is singular: the operator maps a Krylov vector to 0 (singular operator)";
+inline constexpr const char* kBreakdownGmresStagnated =
+    "the true residual stagnated above the tolerance: two restarts in a row refused the compressed basis's "
+    "estimate and the second found no smaller residual (the working precision's attainable accuracy; "
+    "docs/SOLVERS.md)";
 
 // The floor's vector term (docs/SOLVERS.md, "The floor"): value-sized words per row that one iteration's
 // vector kernels read and write, counted from the CUDA kernels (the CPU sweeps make the same passes).

@@ -625,6 +625,33 @@ TEST(GmresHalfBasis, FloatSolvesConvergeLikeTheWorkingBasis) {
       }
 }
 
+// A tolerance below the working precision's attainable accuracy: the compressed basis's estimate meets
+// it, the restart's true residual (in float, or in double for a float basis) cannot, and once a refusal
+// finds no smaller residual than the one before the solve stops with the stagnation breakdown instead
+// of closing short cycles up to max_iterations.
+TEST(GmresHalfBasis, UnattainableToleranceStopsOnStagnation) {
+  struct Case {
+    bool single;
+    GmresBasis basis;
+    double tolerance;
+  };
+  for (const Case& c : {Case{true, GmresBasis::Float16, 1e-9}, Case{false, GmresBasis::Float32, 1e-17}}) {
+    const SolverMatrix a = solver_problem_matrix("poisson3d");
+    const auto b = random_rhs(a.rows, 21);
+    SolverOptions o = gmres_options(false, c.tolerance, 20);
+    o.gmres_basis = c.basis;
+    std::vector<double> x;
+    const SolverResult r = c.single ? solve_cpu<float>(a, b, x, o) : solve_cpu<double>(a, b, x, o);
+    const std::string label(to_string(c.basis));
+    EXPECT_FALSE(r.converged) << label;
+    EXPECT_EQ(r.breakdown, solvers::kBreakdownGmresStagnated) << label;
+    EXPECT_LT(r.iterations, o.max_iterations / 4) << label;
+    EXPECT_GT(r.residual, c.tolerance) << label;
+    std::printf("[ measured ] %s basis to %g: stopped after %d iterations at %.2e\n", label.c_str(), c.tolerance,
+                r.iterations, r.residual);
+  }
+}
+
 // Double solves refuse the fp16 basis (their f32 basis halves the bytes), and so do the other methods.
 TEST(GmresHalfBasis, DoubleSolvesAndOtherMethodsRefuseIt) {
   const SolverMatrix a = solver_problem_matrix("convdiff");

@@ -380,7 +380,7 @@ TEST(CudaSolversDevice, GmresFloatBasisMatchesTheCpu) {
 
 // The fp16 basis (GmresBasis::Float16, float solves) against the CPU's, which stores the same bits
 // (scaled_half.hpp): restarts within one register tile and over two, with Jacobi, and an odd row count
-// (10201: the sweeps' 4-row loads end in padding rows). The same iteration counts within 2% (the sums'
+// (9261: the sweeps' 4-row loads end in padding rows). The same iteration counts within 2% (the sums'
 // order differs, and the device sums V_j h in float: gmres.cu), a true residual within the float
 // solve's bound, and fewer floor bytes than the working basis. Double solves refuse the basis.
 TEST(CudaSolversDevice, GmresHalfBasisMatchesTheCpu) {
@@ -395,7 +395,7 @@ TEST(CudaSolversDevice, GmresHalfBasisMatchesTheCpu) {
                               {"convdiff", solver_problem_matrix("convdiff"), 40, false},
                               {"poisson3d", solver_problem_matrix("poisson3d"), 20, false},
                               {"poisson3d", solver_problem_matrix("poisson3d"), 40, true},
-                              {"poisson2d 101", gen::poisson2d(101), 30, false}};
+                              {"poisson3d 21", gen::poisson3d(21), 30, false}};
   for (const Problem& p : problems) {
     const auto b = random_rhs(p.a.rows, 12);
     SolverOptions o;
@@ -430,6 +430,31 @@ TEST(CudaSolversDevice, GmresHalfBasisMatchesTheCpu) {
   std::vector<double> x;
   const SolverMatrix a = solver_problem_matrix("convdiff");
   EXPECT_THROW(run<double>(Backend::Cuda, a, random_rhs(a.rows, 1), x, o), InvalidArgument);
+}
+
+// GmresHalfBasis.UnattainableToleranceStopsOnStagnation on the device: a tolerance below float's (f16
+// basis) or double's (f32 basis) attainable accuracy ends on the stagnation breakdown, well before
+// max_iterations, as on the CPU (within a few iterations: the sums' order differs).
+TEST(CudaSolversDevice, GmresStagnationEndsTheSolve) {
+  SKIP_WITHOUT_CUDA();
+  const SolverMatrix a = solver_problem_matrix("poisson3d");
+  const auto b = random_rhs(a.rows, 21);
+  for (bool single : {true, false}) {
+    SolverOptions o;
+    o.method = SolverMethod::Gmres;
+    o.tolerance = single ? 1e-9 : 1e-17;
+    o.max_iterations = 2000;
+    o.restart = 20;
+    o.gmres_basis = single ? GmresBasis::Float16 : GmresBasis::Float32;
+    std::vector<double> x;
+    const auto r = single ? run<float>(Backend::Cuda, a, b, x, o) : run<double>(Backend::Cuda, a, b, x, o);
+    EXPECT_FALSE(r.converged) << single;
+    EXPECT_TRUE(contains(r.breakdown, "stagnated")) << single << ": " << r.breakdown;
+    EXPECT_LT(r.iterations, o.max_iterations / 4) << single;
+    EXPECT_GT(r.residual, o.tolerance) << single;
+    std::printf("[ measured ] stagnation (%s): %d iterations, residual %.2e\n", single ? "f16" : "f32",
+                r.iterations, r.residual);
+  }
 }
 
 // A float basis's estimate refused by the restart's true residual (GmresSolve.RefusedEstimateEndsTheCycleOnly

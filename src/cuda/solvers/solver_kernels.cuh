@@ -34,7 +34,9 @@ inline int reduction_blocks(std::int64_t n) {
 }
 
 enum Status : int { kRunning = 0, kConverged = 1, kMaxIterations = 2, kBreakdown = 3 };
-enum Breakdown : int { kNone = 0, kNonFinite, kCgCurvature, kRho, kCgRho, kBicgAlpha, kOmega, kGmresSingular };
+enum Breakdown : int {
+  kNone = 0, kNonFinite, kCgCurvature, kRho, kCgRho, kBicgAlpha, kOmega, kGmresSingular, kGmresStagnated
+};
 
 inline const char* breakdown_text(int code) {
   using namespace spmv::solvers;
@@ -46,6 +48,7 @@ inline const char* breakdown_text(int code) {
     case kBicgAlpha: return kBreakdownBicgAlpha;
     case kOmega: return kBreakdownOmega;
     case kGmresSingular: return kBreakdownGmresSingular;
+    case kGmresStagnated: return kBreakdownGmresStagnated;
     default: return "";
   }
 }
