@@ -204,7 +204,9 @@ int run_solve(const SolveOptions& o) {
              p.a.rows, p.a.nnz(), to_string(so.method),
              so.method == SolverMethod::Gmres
                  ? fmt::format("({}){}", so.restart,
-                               so.gmres_basis == GmresBasis::Working ? "" : fmt::format(", {} basis", to_string(so.gmres_basis)))
+                               so.gmres_basis == GmresBasis::Working
+                                   ? ""
+                                   : fmt::format(", {} basis", to_string(so.gmres_basis)))
                  : "",
              to_string(backend), o.precision, so.tolerance, so.max_iterations,
              so.preconditioner == Preconditioner::Jacobi ? ", Jacobi" : "");
