@@ -163,11 +163,12 @@ def main():
                     # CG also with its iteration captured in a CUDA graph; GMRES also with a compressed basis
                     # (f32 in f64 solves, fp16 in f32 ones: its own floor).
                     graph = [("spmv fused, graph", {"fused": True, "graph": True})] if backend == "cuda" else []
-                    compressed = ("spmv, f32 basis", {"basis": "f32"}) if prec == "f64" else \
-                        ("spmv, f16 basis", {"basis": "f16"})
+                    basis = "f32" if prec == "f64" else "f16"
+                    compressed = [(f"spmv, {basis} basis", {"basis": basis}),
+                                  (f"spmv, {basis} basis, hint", {"basis": basis})]
                     variants = [("spmv fused", {"fused": True}), ("spmv unfused", {"fused": False}), *graph,
                                 ("spmv fused, hint", {"fused": True})] \
-                        if method == "cg" else [("spmv", {}), compressed] if method == "gmres" else [("spmv", {})]
+                        if method == "cg" else [("spmv", {}), *compressed] if method == "gmres" else [("spmv", {})]
                     unfused_floor = None
                     for name, extra in variants:
                         hinted = name.endswith("hint")
