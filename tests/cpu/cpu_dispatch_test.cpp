@@ -720,8 +720,9 @@ TEST(CpuSimd, SellNarrowColumnsWhereTheSlicesSpanLessThan16Bits) {
 }
 
 // Left unset, Auto's SELL window widens to the whole matrix where that sort stores more than 10% fewer slots
-// (kSellWholeSortMinGain): rows of 32 in 5% of the rows pad each window of 256 rows; equal rows do not; a
-// window the caller set is kept. Auto's SELL plan then says so and matches the reference.
+// (kSellWholeSortMinGain), or to each thread's share of the rows: rows of 32 in 5% of the rows pad each
+// window of 256 rows; equal rows do not; a window the caller set is kept. Auto's SELL plan then says so and
+// matches the reference.
 TEST(CpuDispatch, AutoSortsSellOverTheWholeMatrixWhereThatSavesSlots) {
   const auto sparse_rows = convert<float, std::int32_t>(gen::mostly_empty(100000, 100000, 0.05, 32, 3));
   const auto equal_rows = convert<float, std::int32_t>(gen::random_uniform(50000, 50000, 10, 4));
@@ -743,10 +744,20 @@ TEST(CpuDispatch, AutoSortsSellOverTheWholeMatrixWhereThatSavesSlots) {
   EXPECT_EQ(unset, 0);
   const auto oper = make_cpu_operator(sparse_rows, Algorithm::Auto, Operation::NonTranspose, hint);
   if (oper->algorithm() == Algorithm::Sell) {
-    EXPECT_TRUE(contains(oper->policy(), "sell sorted whole")) << oper->policy();
+    EXPECT_TRUE(contains(oper->policy(), "sell sorted by " + std::to_string(sigma) + " rows")) << oper->policy();
     EXPECT_TRUE(contains(oper->policy(), "sigma=" + std::to_string(sigma) + " ")) << oper->policy();
   }
   for (const auto& f : check_operator(*oper, sparse_rows, 19).failures) ADD_FAILURE() << oper->policy() << ": " << f;
+  // On two threads each thread's half of the rows is sorted apart (its writes to y stay in its half) where
+  // that stores at most 10% more slots than the whole sort, as here.
+  int halves = 0;
+  const auto by_halves = detail::count_formats(sparse_rows, hint, 4, 2, &halves).second.sell;
+  EXPECT_EQ(halves, (50000 + c - 1) / c * c);
+  EXPECT_LE(double(by_halves), 1.1 * double(whole));
+  Options two = hint;
+  two.threads = 2;
+  const auto split = make_cpu_operator(sparse_rows, Algorithm::Auto, Operation::NonTranspose, two);
+  for (const auto& f : check_operator(*split, sparse_rows, 23).failures) ADD_FAILURE() << split->policy() << ": " << f;
 }
 
 // The CPU's SELL slice height is the SIMD width of the (value, index) pair unless set.
