@@ -417,6 +417,14 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
       } else {
         why += " no conversion repaid";
       }
+      // On several threads the converted plan must also beat the unconverted one, measured (the row
+      // kernel race below then chooses the latter's row kernel).
+      if (converted && chosen.threads > 1 && !options.deterministic &&
+          options.expected_applies >= detail::kRaceMinApplies &&
+          detail::unconverted_is_faster(a, *converted, detail::auto_algorithm(chosen.threads), chosen, why)) {
+        converted.reset();
+        resolved = detail::auto_algorithm(chosen.threads);
+      }
     }
     // Aᵀx on a matrix equal to its transpose: A x's plan (no copy), checked once when the hint repays it.
     if (op == Operation::Transpose && !half && nnz > 0 && a.rows == a.cols &&

@@ -102,6 +102,14 @@ std::optional<CpuKernel<Value, Index>> race_row_kernels(const CsrMatrix<Value, I
                                                         const Options& options, std::string& why);
 template <class Value, class Index>
 int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why);
+// With the hint on several threads: whether Auto's unconverted plan (`plain`: merge-parallel) runs whole
+// products kRaceMargin faster than the `converted` one (DIA or SELL) the rule chose; adds both times to
+// `why`. The rule prices a conversion against the row loop, which on many threads misjudges what
+// merge-parallel's split of long rows gains (docs/PERFORMANCE.md, the 16-core Intel host: long_rows f32,
+// SELL sorted whole 0.39-0.51 ms against merge-parallel's 0.24-0.25).
+template <class Value, class Index>
+bool unconverted_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Value, Index>& converted,
+                           Algorithm plain, const Options& options, std::string& why);
 
 // Implemented in src/cpu/cpu_calibration.cpp: the CPU rule's format scales for this CPU and value type,
 // measured once per process (a few milliseconds, at the first call); the fitted costs (all 1) when the

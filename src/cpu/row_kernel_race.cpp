@@ -167,7 +167,28 @@ std::optional<CpuKernel<Value, Index>> race_row_groups(const CsrMatrix<Value, In
   return groups;
 }
 
+template <class Value, class Index>
+bool unconverted_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Value, Index>& converted,
+                           Algorithm plain, const Options& options, std::string& why) {
+  if (!cpu_measuring_allowed()) return false;
+  const CpuKernel<Value, Index> unconverted = build_kernel(a, plain, Operation::NonTranspose, options);
+  const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
+  std::vector<Value> y(static_cast<std::size_t>(a.rows));
+  const CpuKernel<Value, Index>* kernels[] = {&converted, &unconverted};
+  const auto best = time_alternately(2, kRaceRounds, kRaceSampleSeconds, false, [&](std::size_t c) {
+    kernels[c]->run(Value(1), x.data(), Value(0), y.data());
+  });
+  const bool faster = best[1] < kRaceMargin * best[0];
+  char words[112];
+  std::snprintf(words, sizeof words, " conversion raced: converted %.3g ms, %s %.3g ms; %s", best[0] * 1e3,
+                std::string(to_string(plain)).c_str(), best[1] * 1e3, faster ? "unconverted" : "converted");
+  why += words;
+  return faster;
+}
+
 #define SPMV_INSTANTIATE(V, I)                                                                                \
+  template bool unconverted_is_faster(const CsrMatrix<V, I>&, const CpuKernel<V, I>&, Algorithm, const Options&, \
+                                      std::string&);                                                          \
   template std::optional<CpuKernel<V, I>> race_row_groups(const CsrMatrix<V, I>&, const CpuKernel<V, I>&,     \
                                                           const Options&, std::string&);                      \
   template std::optional<CpuKernel<V, I>> race_row_kernels(const CsrMatrix<V, I>&, Algorithm, const Options&, \

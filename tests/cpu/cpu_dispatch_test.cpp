@@ -817,6 +817,33 @@ TEST(CpuDispatch, AutoConvertsWithTheExpectedAppliesHint) {
   check_auto_conversions<double>();
 }
 
+// On several threads the hint's conversion is timed against the unconverted plan (merge-parallel), which
+// replaces it only when faster (detail::unconverted_is_faster); the policy names both times and the
+// winner, and either plan matches the reference. Not with SPMV_CPU_CALIBRATION=0 (no measuring).
+TEST(CpuDispatch, ConversionOnSeveralThreadsIsRacedAgainstTheUnconvertedPlan) {
+  const auto stencil = convert<double, std::int32_t>(gen::poisson2d(300));
+  Options hint;
+  hint.expected_applies = 1000;
+  hint.threads = 2;
+  const auto oper = make_cpu_operator(stencil, Algorithm::Auto, Operation::NonTranspose, hint);
+  const std::string policy = oper->policy();
+  EXPECT_TRUE(contains(policy, "converts to dia")) << policy;
+  if (detail::cpu_measuring_allowed()) {
+    ASSERT_TRUE(contains(policy, "conversion raced: converted ")) << policy;
+    const bool kept = contains(policy, "; converted");
+    EXPECT_EQ(oper->algorithm(), kept ? Algorithm::Dia : Algorithm::MergeParallel) << policy;
+  } else {
+    EXPECT_FALSE(contains(policy, "conversion raced")) << policy;
+  }
+  const OperatorCheck check = check_operator(*oper, stencil, 29);
+  EXPECT_EQ(check.pairs, 20);
+  for (const auto& f : check.failures) ADD_FAILURE() << policy << ": " << f;
+  // One thread keeps the rule's choice unraced.
+  hint.threads = 1;
+  EXPECT_FALSE(contains(make_cpu_operator(stencil, Algorithm::Auto, Operation::NonTranspose, hint)->policy(),
+                        "conversion raced"));
+}
+
 // Without the deterministic option the rule's costs are scaled by this CPU's measurement (src/cpu/
 // cpu_calibration.cpp): measured once, within the clamp, named in the policy; whatever it then picks
 // for the stencil and the irregular rows matches the reference.
