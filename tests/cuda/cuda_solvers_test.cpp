@@ -331,99 +331,73 @@ TEST(CudaSolversDevice, GmresSinglePassStepsMatchTheCpu) {
   }
 }
 
-// The compressed basis (GmresBasis::Float32) against the CPU's: the same problems as above in double,
-// restarts within one register tile (20) and over two (40), with Jacobi (the widened input then carries
-// dinv), a clustered spectrum whose every step is corrected in the float basis; the same iteration counts
-// within 2% and a true residual within the double solve's bound.
-TEST(CudaSolversDevice, GmresFloatBasisMatchesTheCpu) {
-  SKIP_WITHOUT_CUDA();
-  struct Problem {
-    const char* name;
-    SolverMatrix a;
-    int restart;
-    bool jacobi;
-  };
-  const Problem problems[] = {{"clustered", clustered_spectrum(20, 0.5, 3000.0), 4, false},
-                              {"convdiff", solver_problem_matrix("convdiff"), 20, true},
-                              {"convdiff", solver_problem_matrix("convdiff"), 40, false},
-                              {"poisson3d", solver_problem_matrix("poisson3d"), 20, false},
-                              {"poisson3d", solver_problem_matrix("poisson3d"), 40, true}};
-  for (const Problem& p : problems) {
-    const auto b = random_rhs(p.a.rows, 12);
-    SolverOptions o;
-    o.method = SolverMethod::Gmres;
-    o.preconditioner = p.jacobi ? Preconditioner::Jacobi : Preconditioner::None;
-    o.tolerance = 1e-10;
-    o.max_iterations = 2000;
-    o.restart = p.restart;
-    o.gmres_basis = GmresBasis::Float32;
-    std::vector<double> x_cpu, x_gpu;
-    const auto r_cpu = run<double>(Backend::Cpu, p.a, b, x_cpu, o);
-    const auto r_gpu = run<double>(Backend::Cuda, p.a, b, x_gpu, o);
-    const std::string what =
-        std::string(p.name) + " restart " + std::to_string(p.restart) + (p.jacobi ? " jacobi" : "");
-    ASSERT_TRUE(r_cpu.converged) << what;
-    ASSERT_TRUE(r_gpu.converged) << what << ": " << r_gpu.breakdown;
-    EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, std::max(1, r_cpu.iterations / 50)) << what;
-    double xx = 0;
-    for (double v : x_gpu) xx += v * v;
-    EXPECT_LE(r_gpu.residual, true_residual_bound(o.tolerance, std::numeric_limits<double>::epsilon(),
-                                                  r_gpu.iterations, norm_inf_matrix(p.a), std::sqrt(xx),
-                                                  std::sqrt(reference_dot(b, b))))
-        << what;
-    // The floor counts the float basis: fewer vector bytes than the working basis's.
-    o.gmres_basis = GmresBasis::Working;
-    const auto r_working = run<double>(Backend::Cuda, p.a, b, x_gpu, o);
-    EXPECT_LT(r_gpu.vector_bytes, r_working.vector_bytes) << what;
-  }
-}
+// A GMRES system of the compressed-basis comparisons below.
+struct GmresProblem {
+  const char* name;
+  SolverMatrix a;
+  int restart;
+  bool jacobi;
+};
 
-// The fp16 basis (GmresBasis::Float16, float solves) against the CPU's, which stores the same bits
-// (scaled_half.hpp): restarts within one register tile and over two, with Jacobi, and an odd row count
-// (9261: the sweeps' 4-row loads end in padding rows). The same iteration counts within 2% (the sums'
-// order differs, and the device sums V_j h in float: gmres.cu), a true residual within the float
-// solve's bound, and fewer floor bytes than the working basis. Double solves refuse the basis.
-TEST(CudaSolversDevice, GmresHalfBasisMatchesTheCpu) {
-  SKIP_WITHOUT_CUDA();
-  struct Problem {
-    const char* name;
-    SolverMatrix a;
-    int restart;
-    bool jacobi;
-  };
-  const Problem problems[] = {{"convdiff", solver_problem_matrix("convdiff"), 20, true},
-                              {"convdiff", solver_problem_matrix("convdiff"), 40, false},
-                              {"poisson3d", solver_problem_matrix("poisson3d"), 20, false},
-                              {"poisson3d", solver_problem_matrix("poisson3d"), 40, true},
-                              {"poisson3d 21", gen::poisson3d(21), 30, false}};
-  for (const Problem& p : problems) {
+// GMRES in Value with a compressed basis on the device against the CPU's on `problems`: both converge,
+// the same iteration counts within 2% (the sums' order differs), a true residual within the working
+// precision's bound, and fewer floor bytes than the working basis.
+template <class Value>
+void check_compressed_basis_against_cpu(GmresBasis basis, double tolerance, const std::vector<GmresProblem>& problems) {
+  for (const GmresProblem& p : problems) {
     const auto b = random_rhs(p.a.rows, 12);
     SolverOptions o;
     o.method = SolverMethod::Gmres;
     o.preconditioner = p.jacobi ? Preconditioner::Jacobi : Preconditioner::None;
-    o.tolerance = 1e-5;
+    o.tolerance = tolerance;
     o.max_iterations = 5000;
     o.restart = p.restart;
-    o.gmres_basis = GmresBasis::Float16;
+    o.gmres_basis = basis;
     std::vector<double> x_cpu, x_gpu;
-    const auto r_cpu = run<float>(Backend::Cpu, p.a, b, x_cpu, o);
-    const auto r_gpu = run<float>(Backend::Cuda, p.a, b, x_gpu, o);
-    const std::string what =
-        std::string(p.name) + " restart " + std::to_string(p.restart) + (p.jacobi ? " jacobi" : "");
+    const auto r_cpu = run<Value>(Backend::Cpu, p.a, b, x_cpu, o);
+    const auto r_gpu = run<Value>(Backend::Cuda, p.a, b, x_gpu, o);
+    const std::string what = std::string(to_string(basis)) + " basis, " + p.name + " restart " +
+                             std::to_string(p.restart) + (p.jacobi ? " jacobi" : "");
     ASSERT_TRUE(r_cpu.converged) << what;
     ASSERT_TRUE(r_gpu.converged) << what << ": " << r_gpu.breakdown;
     EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, std::max(1, r_cpu.iterations / 50)) << what;
     double xx = 0;
     for (double v : x_gpu) xx += v * v;
-    EXPECT_LE(r_gpu.residual, true_residual_bound(o.tolerance, std::numeric_limits<float>::epsilon(),
+    EXPECT_LE(r_gpu.residual, true_residual_bound(o.tolerance, std::numeric_limits<Value>::epsilon(),
                                                   r_gpu.iterations, norm_inf_matrix(p.a), std::sqrt(xx),
                                                   std::sqrt(reference_dot(b, b))))
         << what;
     std::printf("[ measured ] %s: cpu %d, cuda %d iterations\n", what.c_str(), r_cpu.iterations, r_gpu.iterations);
     o.gmres_basis = GmresBasis::Working;
-    const auto r_working = run<float>(Backend::Cuda, p.a, b, x_gpu, o);
+    const auto r_working = run<Value>(Backend::Cuda, p.a, b, x_gpu, o);
     EXPECT_LT(r_gpu.vector_bytes, r_working.vector_bytes) << what;
   }
+}
+
+// The float basis (GmresBasis::Float32) in double solves: the same problems as above, restarts within
+// one register tile (20) and over two (40), with Jacobi (the widened input then carries dinv), a
+// clustered spectrum whose every step is corrected in the float basis.
+TEST(CudaSolversDevice, GmresFloatBasisMatchesTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  check_compressed_basis_against_cpu<double>(GmresBasis::Float32, 1e-10,
+                                             {{"clustered", clustered_spectrum(20, 0.5, 3000.0), 4, false},
+                                              {"convdiff", solver_problem_matrix("convdiff"), 20, true},
+                                              {"convdiff", solver_problem_matrix("convdiff"), 40, false},
+                                              {"poisson3d", solver_problem_matrix("poisson3d"), 20, false},
+                                              {"poisson3d", solver_problem_matrix("poisson3d"), 40, true}});
+}
+
+// The fp16 basis (GmresBasis::Float16) in float solves, which the CPU stores in the same bits
+// (scaled_half.hpp; the device sums V_j h in float: gmres.cu), with an odd row count too (9261: the
+// sweeps' 8-row loads end in padding rows). Double solves refuse the basis.
+TEST(CudaSolversDevice, GmresHalfBasisMatchesTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  check_compressed_basis_against_cpu<float>(GmresBasis::Float16, 1e-5,
+                                            {{"convdiff", solver_problem_matrix("convdiff"), 20, true},
+                                             {"convdiff", solver_problem_matrix("convdiff"), 40, false},
+                                             {"poisson3d", solver_problem_matrix("poisson3d"), 20, false},
+                                             {"poisson3d", solver_problem_matrix("poisson3d"), 40, true},
+                                             {"poisson3d 21", gen::poisson3d(21), 30, false}});
   SolverOptions o;
   o.method = SolverMethod::Gmres;
   o.gmres_basis = GmresBasis::Float16;
