@@ -93,7 +93,7 @@ namespace solvers {
 std::string row_name(std::int64_t row) { return "row " + std::to_string(row) + " (0-based)"; }
 
 void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std::size_t x_size,
-                   const SolverOptions& o) {
+                   const SolverOptions& o, std::size_t value_size) {
   const std::string method(to_string(o.method));
   if (rows != cols)
     throw InvalidArgument(method + ": the operator is " + std::to_string(rows) + " x " + std::to_string(cols) +
@@ -120,10 +120,7 @@ void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std
     throw InvalidArgument(method + ": the pipelined recurrence is implemented for cg only");
   if (o.gmres_basis != GmresBasis::Working && o.method != SolverMethod::Gmres)
     throw InvalidArgument(method + ": a compressed Krylov basis (gmres_basis) is a gmres option");
-}
-
-void check_gmres_basis(GmresBasis basis, std::size_t value_size) {
-  if (basis == GmresBasis::Float16 && value_size != sizeof(float))
+  if (o.gmres_basis == GmresBasis::Float16 && value_size != sizeof(float))
     throw InvalidArgument("gmres: an f16 basis is for float solves; a double solve compresses its basis to f32");
 }
 
@@ -176,7 +173,7 @@ SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::spa
                    const SolverOptions& options, std::span<const Value> diagonal) {
   using namespace solvers;
   const auto t0 = Clock::now();
-  check_problem(op.rows(), op.cols(), b.size(), x.size(), options);
+  check_problem(op.rows(), op.cols(), b.size(), x.size(), options, sizeof(Value));
   const std::string method(to_string(options.method));
   if (options.graph) throw InvalidArgument(method + ": graph capture is a CUDA option; the CPU solvers have no graph");
   if (const auto i = cpu::first_non_finite(b); i >= 0)

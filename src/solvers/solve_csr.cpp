@@ -22,7 +22,7 @@ SolverResult solve_lma_cuda(const fem::FemProblem<Value, Index>& problem, const 
 template <class Value, class Index>
 SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algorithm algorithm, const Options& options,
                        std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options) {
-  solvers::check_problem(a.rows, a.cols, b.size(), x.size(), solver_options);
+  solvers::check_problem(a.rows, a.cols, b.size(), x.size(), solver_options, sizeof(Value));
   if (options.reorder != Reorder::None) {
     // The whole solve runs on P A P^T with P b and P x0: the vectors are permuted once per solve, not
     // in every product (as a reordered plan must); residuals are invariant under the permutation.
@@ -63,7 +63,7 @@ SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algori
 template <class Value, class Index>
 SolverResult solve_lma(Backend backend, const fem::FemProblem<Value, Index>& problem, const Options& options,
                        std::span<const Value> b, std::span<Value> x, const SolverOptions& solver_options) {
-  solvers::check_problem(problem.unknowns, problem.unknowns, b.size(), x.size(), solver_options);
+  solvers::check_problem(problem.unknowns, problem.unknowns, b.size(), x.size(), solver_options, sizeof(Value));
   SolverResult result;
   if (backend == Backend::Cuda) {
     result = detail::solve_lma_cuda(problem, options, b, x, solver_options);

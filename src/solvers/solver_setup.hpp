@@ -18,9 +18,11 @@
 
 namespace spmv::solvers {
 
-// Throws InvalidArgument for a non-square operator, vectors of the wrong length or bad options.
+// Throws InvalidArgument for a non-square operator, vectors of the wrong length or bad options, among
+// them a GMRES basis the value type (`value_size` bytes) has no compressed form for: Float16 in a double
+// solve (its Float32 halves the bytes, and fp16 would cost a double solve all but 11 of its bits).
 void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std::size_t x_size,
-                   const SolverOptions& options);
+                   const SolverOptions& options, std::size_t value_size);
 
 // The row named in an error: "row 17 (0-based)".
 std::string row_name(std::int64_t row);
@@ -58,10 +60,6 @@ inline constexpr const char* kBreakdownGmresStagnated =
 // double solve): the sweeps' reads and writes of V count that much, w's a word; the SpMV then reads a
 // widened copy of v_j (read v, write z: b + 1, or b + 2 with Jacobi's dinv).
 double vector_words_per_iteration(const SolverOptions& options, double basis_word = 1.0);
-
-// Throws InvalidArgument for a basis the value type has no compressed form for (Float16 in a double
-// solve: its Float32 halves the bytes, and fp16 would cost a double solve all but 11 of its bits).
-void check_gmres_basis(GmresBasis basis, std::size_t value_size);
 
 // The bytes of one GMRES basis entry: float for GmresBasis::Float32, 2 for Float16, else the value type's.
 inline std::size_t gmres_basis_size(const SolverOptions& options, std::size_t value_size) {

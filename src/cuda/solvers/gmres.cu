@@ -32,7 +32,7 @@ struct GmresScalars {
   int pythagoras = 0;     // w.w - h.h was positive: beta1 is the norm of w - V_j h
   int correct = 0;        // this step runs the second Gram-Schmidt pass
   int rescale = 0;        // gmres_rescale_kernel multiplies by inv_norm (v_0, or a corrected step)
-  double beta1 = 0;       // the single pass's ||w - V_j h|| (1 when Pythagoras failed)
+  double beta1 = 0;       // the single pass's ||w - V_j h|| (||w||, or 1 for w = 0, when Pythagoras failed)
   double beta = 0;        // this step's h_{j+1,j}
   double inv_norm = 0;    // the scaling of the next update or rescale
   int claimed = 0;        // the cycle ended on an estimate the restart must confirm (compressed basis)
@@ -617,7 +617,6 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
 
 template <class Value>
 void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m, GmresBasis basis) {
-  spmv::solvers::check_gmres_basis(basis, sizeof(Value));
   if constexpr (std::is_same_v<Value, double>) {
     if (basis == GmresBasis::Float32) return gmres_cycles<double, float>(run, b, x, m);
   } else {

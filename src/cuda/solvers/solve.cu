@@ -305,7 +305,7 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
   // Device arrays carry no length: the shape checks see the operator's own, so only squareness and
   // the options can fail here; the pointers must hold n entries (documented).
   spmv::solvers::check_problem(op.rows(), op.cols(), static_cast<std::size_t>(n), static_cast<std::size_t>(op.cols()),
-                               options);
+                               options, sizeof(Value));
   if (options.global_sum)
     throw InvalidArgument("solve: the CUDA solvers sum across processes on the device (SolverOptions::"
                           "device_global_sum); global_sum is the CPU solvers' hook");
