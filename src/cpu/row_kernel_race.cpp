@@ -78,6 +78,17 @@ std::string race_words(const std::string& what, const std::vector<int>& list, co
   return words + "; " + std::string(w ? cpu::detail::kRowKernelNames[list[w]] : "rule");
 }
 
+// Whole products of each plan on x = 1, raced by time_alternately: each plan's fastest sample.
+template <class Value, class Index>
+std::vector<double> time_plans(const CsrMatrix<Value, Index>& a,
+                               const std::vector<const CpuKernel<Value, Index>*>& plans) {
+  const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
+  std::vector<Value> y(static_cast<std::size_t>(a.rows));
+  return time_alternately(plans.size(), kRaceRounds, kRaceSampleSeconds, false, [&](std::size_t c) {
+    plans[c]->run(Value(1), x.data(), Value(0), y.data());
+  });
+}
+
 }  // namespace
 
 template <class Value, class Index>
@@ -92,11 +103,9 @@ std::optional<CpuKernel<Value, Index>> race_row_kernels(const CsrMatrix<Value, I
     o.cpu_rows = k;
     kernels.push_back(build_kernel(a, algorithm, Operation::NonTranspose, o));
   }
-  const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
-  std::vector<Value> y(static_cast<std::size_t>(a.rows));
-  const auto best = time_alternately(kernels.size(), kRaceRounds, kRaceSampleSeconds, false, [&](std::size_t c) {
-    kernels[c].run(Value(1), x.data(), Value(0), y.data());
-  });
+  std::vector<const CpuKernel<Value, Index>*> plans;
+  for (const auto& k : kernels) plans.push_back(&k);
+  const auto best = time_plans(a, plans);
   const std::size_t w = winner(best, kRaceMargin);
   why += race_words("rows raced", list, best, w);
   return std::move(kernels[w]);
@@ -151,12 +160,7 @@ std::optional<CpuKernel<Value, Index>> race_row_groups(const CsrMatrix<Value, In
   const RowGroupsShape shape = row_groups_shape(a, nnz / lanes);
   if (shape.runs * shape.lanes > nnz) return std::nullopt;
   std::optional<CpuKernel<Value, Index>> groups = make_row_groups_kernel(a, options);
-  const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
-  std::vector<Value> y(static_cast<std::size_t>(a.rows));
-  const CpuKernel<Value, Index>* kernels[] = {&incumbent, &*groups};
-  const auto best = time_alternately(2, kRaceRounds, kRaceSampleSeconds, false, [&](std::size_t c) {
-    kernels[c]->run(Value(1), x.data(), Value(0), y.data());
-  });
+  const auto best = time_plans(a, {&incumbent, &*groups});
   const bool faster = best[1] < kRaceMargin * best[0];
   char words[96];
   std::snprintf(words, sizeof words, " row groups raced (%.1f nonzeros a load): chosen %.3g ms, groups %.3g ms; %s",
@@ -172,12 +176,7 @@ bool unconverted_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Val
                            Algorithm plain, const Options& options, std::string& why) {
   if (!cpu_measuring_allowed()) return false;
   const CpuKernel<Value, Index> unconverted = build_kernel(a, plain, Operation::NonTranspose, options);
-  const std::vector<Value> x(static_cast<std::size_t>(a.cols), Value(1));
-  std::vector<Value> y(static_cast<std::size_t>(a.rows));
-  const CpuKernel<Value, Index>* kernels[] = {&converted, &unconverted};
-  const auto best = time_alternately(2, kRaceRounds, kRaceSampleSeconds, false, [&](std::size_t c) {
-    kernels[c]->run(Value(1), x.data(), Value(0), y.data());
-  });
+  const auto best = time_plans(a, {&converted, &unconverted});
   const bool faster = best[1] < kRaceMargin * best[0];
   char words[112];
   std::snprintf(words, sizeof words, " conversion raced: converted %.3g ms, %s %.3g ms; %s", best[0] * 1e3,
