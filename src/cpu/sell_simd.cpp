@@ -12,8 +12,9 @@
 // never enters a sum. A slice whose rows were not reordered by the sort writes its C results with one
 // vector store, the others with a scatter through the permutation. A slice whose columns span less than
 // 2^16 - 1 stores them as 16-bit offsets from its smallest column (6 bytes a slot in f32 instead of 8;
-// the gather's base moves to that column), when at least 15 of 16 slices can. Threads take contiguous ranges of slices balanced by slots + rows (the merge-path
-// measure of work), fixed at plan time; a row's result does not depend on the thread count.
+// the gather's base moves to that column), when at least 15 of 16 slices can. Threads take contiguous
+// ranges of slices balanced by slots + rows (the merge-path measure of work), fixed at plan time; a row's
+// result does not depend on the thread count.
 //
 // SIMD: Google Highway with run-time dispatch as src/cpu/csr_simd.cpp; Options::cpu_simd = 0 or
 // SPMV_CPU_SIMD=0 runs the same slices with a plain loop.
@@ -231,8 +232,9 @@ namespace spmv::cpu::detail {
 constexpr std::int64_t kSellSliceVectors = 1;
 
 // The share of slices whose columns fit 16-bit offsets from which the narrow form is used (below it every
-// slice keeps Index columns). A guess: 15 of 16 slices bounds the form's mispredicted branches to a few
-// per hundred slices; the suite's matrices are either all narrow or mostly wide (measured: ...).
+// slice keeps Index columns). A guess, not a fit: 15 of 16 slices bounds the form's mispredicted branches to
+// a few per hundred slices; the suite's SuiteSparse files are narrow in every slice of 256-row windows
+// except luxembourg_osm, whose slices are wide (sorted whole, ct2010 keeps 1% of its slots wide).
 constexpr double kSellMinNarrowShare = 15.0 / 16.0;
 
 HWY_EXPORT(slices_f32_i32);
