@@ -435,15 +435,22 @@ if want distributed; then
     note "distributed tests np $np (rc=$rc): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \].*listed|SKIPPED \]' "$OUT/dist_tests_np$np.log" | head -3 | tr '\n' ' ')"
   done
   # Distributed CG on the CUDA backend (DIST_PARTS with "solve"): time per iteration on 1, 2 and every
-  # GPU (one rank per GPU, reductions over NCCL), and the one-GPU solver (unfused, as distributed runs).
+  # GPU (one rank per GPU, reductions over NCCL), and the one-GPU solver (unfused, as distributed runs),
+  # each in the variants of DIST_SOLVE_VARIANTS ("cg pipelined": plain CG and --pipelined, taking turns).
   for g in $([[ $parts == *solve* ]] && echo "${DIST_SOLVE_GENS:-poisson3d:n=300}"); do
     solve_args=(solve --gen "$g" --precision "${DIST_PRECISION:-f64}" --tol 0 --maxit "${DIST_SOLVE_MAXIT:-300}")
-    timeout 200 $build/src/cli/spmv "${solve_args[@]}" --backend cuda --unfused > "$OUT/dist_solve_one.log" 2>&1
-    note "solve $g one GPU, unfused: $(grep -E 'ms/iteration|time' "$OUT/dist_solve_one.log" | head -1)"
+    for variant in ${DIST_SOLVE_VARIANTS:-cg}; do
+      flags=(); [ "$variant" = pipelined ] && flags=(--pipelined) || flags=(--unfused)
+      timeout 200 $build/src/cli/spmv "${solve_args[@]}" --backend cuda "${flags[@]}" > "$OUT/dist_solve_one_$variant.log" 2>&1
+      note "solve $g one GPU, ${flags[*]}: $(grep -E 'ms/iteration|time' "$OUT/dist_solve_one_$variant.log" | head -1)"
+    done
     for np in $(printf "%s\n" 1 2 "$gpus" | sort -un); do
-      OMP_NUM_THREADS=2 timeout 300 "${mpi[@]}" -np "$np" $build/src/cli/spmv "${solve_args[@]}" --distributed \
-        --backend cuda > "$OUT/dist_solve_np$np.log" 2>&1
-      note "solve $g np $np (rc=$?): $(grep -E 'ms/iteration' "$OUT/dist_solve_np$np.log" | head -1)"
+      for variant in ${DIST_SOLVE_VARIANTS:-cg}; do
+        flags=(); [ "$variant" = pipelined ] && flags=(--pipelined)
+        OMP_NUM_THREADS=2 timeout 300 "${mpi[@]}" -np "$np" $build/src/cli/spmv "${solve_args[@]}" --distributed \
+          --backend cuda "${flags[@]}" > "$OUT/dist_solve_np${np}_$variant.log" 2>&1
+        note "solve $g np $np $variant (rc=$?): $(grep -E 'ms/iteration' "$OUT/dist_solve_np${np}_$variant.log" | head -1)"
+      done
     done
   done
   # Strong scaling: the same matrices on 2 and on every GPU; each run also times one GPU on rank 0.

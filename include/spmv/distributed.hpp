@@ -322,7 +322,8 @@ std::vector<Value> local_diagonal(const Communicator& comm, const LocalRows<Valu
 // CUDA solvers of spmv/cuda/solvers.hpp run with the scalars on the device, each reduction summed over
 // the ranks by ncclAllReduce on the solver's stream (SolverOptions::device_global_sum, set here), and x
 // is downloaded at the end. CG runs its unfused kernels there (the fused ones finish their sums inside
-// the sweep); pipelined CG is refused (Unsupported), as on one GPU.
+// the sweep); pipelined CG (options.pipelined) sums its one reduction per iteration on a second stream
+// while the next product runs (src/cuda/solvers/cg_pipelined.cu).
 template <class Value, class Index>
 SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a, std::span<const Value> b,
                    std::span<Value> x, const SolverOptions& options = {}, std::span<const Value> diagonal = {});

@@ -86,10 +86,11 @@ struct SolverOptions {
   // Unsupported. The applies are then not timed separately: apply_share is -1. Other methods and the
   // CPU path reject it (InvalidArgument).
   bool graph = false;
-  // CG on the CPU backend (and so in distributed solves): the pipelined recurrence of Ghysels &
-  // Vanroose (src/solvers/cg.cpp), one global reduction per iteration instead of two, for four more
-  // vectors and a recurrence residual that may drift from the true one by rounding. Other methods
-  // and the CUDA path reject it (InvalidArgument / Unsupported).
+  // CG, both backends: the pipelined recurrence of Ghysels & Vanroose (src/solvers/cg.cpp,
+  // src/cuda/solvers/cg_pipelined.cu), one global reduction per iteration instead of two, hidden behind
+  // the next product in distributed solves, for up to six more vectors (three without a
+  // preconditioner) and a recurrence residual that may drift from the true one by rounding. Other
+  // methods reject it (InvalidArgument).
   bool pipelined = false;
   // Distributed solves (spmv::dist::solve sets it): sums the per-process parts of every reduction (dot
   // products, norms) across the processes, in place, so that every process takes the same decisions

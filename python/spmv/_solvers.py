@@ -159,8 +159,8 @@ def cg(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, backend
 
     Stops when ||r|| <= tol * ||b|| or after maxiter iterations; ``callback(iteration, relative_residual)``
     runs every ``callback_every`` iterations. ``fused=False`` runs issue 9's unfused kernels (to compare);
-    ``graph=True`` (CUDA) captures one iteration in a CUDA graph; ``pipelined=True`` (CPU) runs the
-    pipelined recurrence, one global reduction per iteration. Returns ``(x, SolveInfo)``.
+    ``graph=True`` (CUDA) captures one iteration in a CUDA graph; ``pipelined=True`` runs the pipelined
+    recurrence, one global reduction per iteration (built for distributed solves). Returns ``(x, SolveInfo)``.
     """
     return _solve("cg", A, b, x0, tol, maxiter, M, algorithm, backend, 30, callback, callback_every, history,
                   check_every, fused, graph, pipelined)

@@ -297,8 +297,8 @@ Command add_solve_command(CLI::App& parent) {
                 "With --gen fem2d|fem3d: apply the matrix as the local-matrix-assembly operator (element matrices, "
                 "no assembled CSR) instead of an SpMV algorithm; b = A*1 from the assembled matrix as usual");
   sub->add_flag("--pipelined", o->pipelined,
-                "CG on the CPU backend (and --distributed): the pipelined recurrence, one global reduction per iteration "
-                "instead of two (docs/SOLVERS.md)");
+                "CG: the pipelined recurrence, one global reduction per iteration instead of two, hidden behind the next "
+                "product with --distributed (docs/SOLVERS.md)");
   sub->add_flag("--unfused", o->unfused,
                 "CG: run issue 9's unfused kernels instead of the fused iteration (to compare; same iterates up to "
                 "rounding)");

@@ -68,9 +68,6 @@ SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a,
     if (options.graph)
       throw InvalidArgument(method + ": graph capture is not available in distributed solves (the products join "
                                      "the halo exchange's stream and the all-reduces through events)");
-    if (options.pipelined && a.backend() == Backend::Cuda)
-      throw Unsupported("cg: the pipelined recurrence is implemented on the CPU backend only; on GPUs each "
-                        "reduction is one ncclAllReduce on the solver's stream");
     if (const auto i = solvers::cpu::first_non_finite(b); i >= 0) throw InvalidArgument(method + ": b holds NaN or Inf at " + here(i));
     if (const auto i = solvers::cpu::first_non_finite<Value>(x); i >= 0)
       throw InvalidArgument(method + ": the initial guess x0 holds NaN or Inf at " + here(i));

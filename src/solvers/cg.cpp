@@ -161,18 +161,26 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 // waits for. When the run can start a sum without waiting (SolverOptions::global_sum_start: MPI_Iallreduce
 // in distributed solves), the next product n = A m runs while the reduction is in flight, as in the paper;
 // the product of the last iteration is then one apply more than needed. When the recurrences drift so
-// far that the curvature they imply is not positive, the iteration restarts from x (below). Its price: four more vectors and a recurrence residual that may drift from
-// the true one by rounding (the "residual gap"), so the final true residual is what to read.
-// Sweep per iteration (one OpenMP loop): reads w, r, u, m, n, p, s, q, z, x (10) and writes the eight
-// vectors p, s, q, z, x, r, u, w plus m (9): 19 vector words, against CG's 10 (12 with Jacobi).
+// far that the curvature they imply is not positive, the iteration restarts from x (below). Its price:
+// three more vectors (six with Jacobi) and a recurrence residual that may drift from the true one by
+// rounding (the "residual gap"), so the final true residual is what to read.
+// Sweep per iteration (one OpenMP loop): reads w, r, u, m, n, p, s, q, z, x and dinv (11) and writes
+// p, s, q, z, x, r, u, w and m (9): 20 vector words, against CG's 10 (12 with Jacobi). Without a
+// preconditioner u = r, m = w and q = s hold the same values bit for bit (the same operations on the
+// same inputs), so they are not stored: 13 words (w, r, n, p, s, z, x read; p, s, z, x, r, w written).
 template <class Value>
 void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
                       std::span<const Value> inverse_diagonal) {
   const auto n_rows = static_cast<std::int64_t>(b.size());
   const bool jacobi = !inverse_diagonal.empty();
   const Value* dinv = inverse_diagonal.data();
-  std::vector<Value> r(n_rows), u(n_rows), w(n_rows), m(n_rows), nv(n_rows), p(n_rows), s(n_rows), q(n_rows),
-      z(n_rows);
+  std::vector<Value> r(n_rows), w(n_rows), nv(n_rows), p(n_rows), s(n_rows), z(n_rows);
+  std::vector<Value> u_storage(jacobi ? n_rows : 0), m_storage(jacobi ? n_rows : 0), q_storage(jacobi ? n_rows : 0);
+  // Without M, u is r, m is w and q is s: the sweep's second store of a value to the same address and its
+  // second load of it cost no memory traffic.
+  const std::span<Value> u = jacobi ? std::span<Value>(u_storage) : std::span<Value>(r);
+  const std::span<Value> m = jacobi ? std::span<Value>(m_storage) : std::span<Value>(w);
+  const std::span<Value> q = jacobi ? std::span<Value>(q_storage) : std::span<Value>(s);
   const auto precondition = [&](std::int64_t i, Value v) { return jacobi ? dinv[i] * v : v; };
   double sums[3] = {0, 0, 0};  // gamma = r.u, delta = w.u, r.r
   // The recurrences from x: r = b - A x, u = M^-1 r, w = A u, m = M^-1 w, directions zeroed, and the
@@ -182,8 +190,10 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
   const auto initialise = [&] {
     std::copy(b.begin(), b.end(), r.begin());
     run.apply(Value(-1), x, Value(1), r);
+    if (jacobi) {
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n_rows; ++i) u[i] = precondition(i, r[i]);
+      for (std::int64_t i = 0; i < n_rows; ++i) u[i] = dinv[i] * r[i];
+    }
     run.apply(Value(1), u, Value(0), w);
     double gamma = 0, delta = 0, rr = 0;
 #pragma omp parallel for schedule(static) reduction(+ : gamma, delta, rr)

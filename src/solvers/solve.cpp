@@ -127,7 +127,7 @@ void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std
 double vector_words_per_iteration(const SolverOptions& o, double basis_word) {
   const bool jacobi = o.preconditioner == Preconditioner::Jacobi;
   switch (o.method) {
-    case SolverMethod::Cg: return o.pipelined ? 19 : (o.fused ? 10 : 11) + (jacobi ? 2 : 0);
+    case SolverMethod::Cg: return o.pipelined ? (jacobi ? 20 : 13) : (o.fused ? 10 : 11) + (jacobi ? 2 : 0);
     case SolverMethod::BiCgStab: return jacobi ? 23 : 21;
     case SolverMethod::Gmres: {
       const double b = basis_word;  // a basis entry, in words of the value type

@@ -44,21 +44,20 @@ inline constexpr const char* kBreakdownGmresStagnated =
     "estimate and the second found no smaller residual (the working precision's attainable accuracy; "
     "docs/SOLVERS.md)";
 
-// The floor's vector term (docs/SOLVERS.md, "The floor"): value-sized words per row that one iteration's
-// vector kernels read and write, counted from the CUDA kernels (the CPU sweeps make the same passes).
-// A dot of a vector with itself reads it once. CG unfused (issue 9): dot p.q 2, update x,r rw + p,q
-// (+ dinv, z written) 6 (8), direction p rw + z 3 = 11 (13 with Jacobi); fused: dot p.q 2, residual r rw
-// + q (+ dinv) 3 (4), direction x,p rw + r (+ dinv) 5 (6) = 10 (12). BiCGStab: direction 5 (6), dot 2,
-// s-step 4 (5), t.s/t.t 2, update 8 = 21 (23). GMRES(m), per Arnoldi step j (src/solvers/gmres_arnoldi.hpp):
-// the multi-dot V_j^T w and w.w j+2, the fused update v_{j+1} = (w - V_j h) / beta with V_j^T v_{j+1}
-// and v.v j+3 (+3 for M^-1 v_j) = 2j+5, averaged over a cycle (m+4) plus the cycle's update (m+2 per
-// cycle, about 1 per step) = m+5 (+3 with Jacobi) for m <= 30. Beyond, the CUDA multi-dot re-reads w
-// once per further kGmresDotColumns columns, and a step with more than kGmresDotColumns columns in V_j
-// measures V_j^T v_{j+1} in a multi-dot of its own (j+2 more; both counted). A corrected step (its
-// measured loss above sqrt(eps), rare) adds j+5; not counted: the floor is the common step's.
-// `basis_word`: the size of a basis entry in words of the value type (0.5 for GmresBasis::Float32 in a
-// double solve): the sweeps' reads and writes of V count that much, w's a word; the SpMV then reads a
-// widened copy of v_j (read v, write z: b + 1, or b + 2 with Jacobi's dinv).
+// The floor's vector term (docs/SOLVERS.md, "The floor"): value-sized words per row that one iteration's vector kernels
+// read and write, counted from the CUDA kernels (the CPU sweeps make the same passes). A dot of a vector with itself
+// reads it once. CG unfused (issue 9): dot p.q 2, update x,r rw + p,q (+ dinv, z written) 6 (8), direction p rw + z 3 =
+// 11 (13 with Jacobi); fused: dot p.q 2, residual r rw + q (+ dinv) 3 (4), direction x,p rw + r (+ dinv) 5 (6) = 10
+// (12); pipelined: one sweep, 13 (20; cg.cpp says which). BiCGStab: direction 5 (6), dot 2, s-step 4 (5), t.s/t.t 2,
+// update 8 = 21 (23). GMRES(m), per Arnoldi step j (src/solvers/gmres_arnoldi.hpp): the multi-dot V_j^T w and w.w j+2,
+// the fused update v_{j+1} = (w - V_j h) / beta with V_j^T v_{j+1} and v.v j+3 (+3 for M^-1 v_j) = 2j+5, averaged over
+// a cycle (m+4) plus the cycle's update (m+2 per cycle, about 1 per step) = m+5 (+3 with Jacobi) for m <= 30. Beyond,
+// the CUDA multi-dot re-reads w once per further kGmresDotColumns columns, and a step with more than kGmresDotColumns
+// columns in V_j measures V_j^T v_{j+1} in a multi-dot of its own (j+2 more; both counted). A corrected step (its
+// measured loss above sqrt(eps), rare) adds j+5; not counted: the floor is the common step's. `basis_word`: the size of
+// a basis entry in words of the value type (0.5 for GmresBasis::Float32 in a double solve): the sweeps' reads and
+// writes of V count that much, w's a word; the SpMV then reads a widened copy of v_j (read v, write z: b + 1, or b + 2
+// with Jacobi's dinv).
 double vector_words_per_iteration(const SolverOptions& options, double basis_word = 1.0);
 
 // The bytes of one GMRES basis entry: float for GmresBasis::Float32, 2 for Float16, else the value type's.

@@ -96,4 +96,62 @@ void expect_fused_matches_unfused(Backend backend, int dim, std::int64_t n, bool
   EXPECT_EQ(fused.result.applies_per_iteration, 1);
 }
 
+// Pipelined CG (SolverOptions::pipelined) after `steps` iterations against the textbook algorithm: the
+// same Krylov iterates in exact arithmetic, so the same x within the rounding bound, and the same
+// history within the bound taken relative to the initial residual rather than to each step's: its
+// recurrence residual carries the absolute rounding errors of the earlier, larger vectors (the
+// residual gap; Cools et al., SIAM J. Sci. Comput. 40, 2018), which on poisson3d(9) reach 5e-12 of
+// a residual already down to 1e-6 (the fused variant: within 2.6e-12). A wrong recurrence would miss
+// by the order of the residual itself. And its floor's vector words: 13 (20 with Jacobi, the three
+// vectors u = M^-1 r, m = M^-1 w and q = M^-1 s stored).
+template <class Value>
+void expect_pipelined_matches_textbook(Backend backend, int dim, std::int64_t n, bool jacobi, int steps) {
+  const SolverMatrix a = dim == 2 ? gen::poisson2d(n) : gen::poisson3d(n);
+  const auto b = random_rhs(a.rows, 11);
+  SolverOptions o;
+  o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+  o.tolerance = 0;
+  o.max_iterations = steps;
+  o.record_history = true;
+  o.pipelined = true;
+  const FusionRun pipelined = run_cg<Value>(backend, a, b, o);
+  EXPECT_TRUE(pipelined.result.breakdown.empty()) << pipelined.result.breakdown;
+  ASSERT_EQ(pipelined.result.iterations, steps);
+  ASSERT_EQ(pipelined.result.history.size(), static_cast<std::size_t>(steps) + 1);
+  EXPECT_EQ(pipelined.result.variant, "pipelined");
+  const double bound = fusion_bound(std::numeric_limits<Value>::epsilon(), steps, poisson_condition(n));
+  const ReferenceRun ref = reference_cg(a, b, jacobi, 0.0, steps);
+  for (int k = 0; k <= steps; ++k)
+    EXPECT_NEAR(pipelined.result.history[k], ref.history[k], bound * ref.history[0]) << "k " << k;
+  EXPECT_LE(relative_difference(pipelined.x, ref.x), bound);
+  EXPECT_DOUBLE_EQ(static_cast<double>(pipelined.result.vector_bytes) / static_cast<double>(a.rows * sizeof(Value)),
+                   jacobi ? 20 : 13);
+}
+
+// Pipelined CG asked for more than float can reach: near the attainable accuracy the drifted
+// recurrences imply a non-positive curvature, and the iteration restarts from x instead of reporting
+// a breakdown (docs/SOLVERS.md). So it runs to max_iterations without a breakdown, and its x's true
+// residual (recomputed in double) stays at the converged solve's level.
+inline void expect_pipelined_restarts_instead_of_breaking_down(Backend backend) {
+  const SolverMatrix a = gen::poisson2d(30);
+  const auto b = random_rhs(a.rows, 4);
+  SolverOptions o;
+  o.preconditioner = Preconditioner::Jacobi;
+  o.tolerance = 1e-12;  // below float's reach: never converges
+  o.max_iterations = 400;  // ~6x the iterations float needs to reach its attainable accuracy
+  o.pipelined = true;
+  const FusionRun run = run_cg<float>(backend, a, b, o);
+  EXPECT_TRUE(run.result.breakdown.empty()) << run.result.breakdown;
+  EXPECT_FALSE(run.result.converged);
+  EXPECT_EQ(run.result.iterations, o.max_iterations);
+  // The true residual of x, which the restarts recompute from: within float's attainable accuracy,
+  // eps * ||A||_inf * ||x|| / ||b|| times the bound's constant (true_residual_bound with tolerance 0).
+  const auto ax = reference_product(a, run.x);
+  double rr = 0, xx = 0;
+  for (std::int64_t i = 0; i < a.rows; ++i) rr += (b[i] - ax[i]) * (b[i] - ax[i]), xx += run.x[i] * run.x[i];
+  const double b_norm = std::sqrt(reference_dot(b, b));
+  EXPECT_LE(std::sqrt(rr) / b_norm, true_residual_bound(0.0, std::numeric_limits<float>::epsilon(), o.max_iterations,
+                                                        norm_inf_matrix(a), std::sqrt(xx), b_norm));
+}
+
 }  // namespace spmv::test

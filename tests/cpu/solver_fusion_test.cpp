@@ -1,6 +1,6 @@
-// Issue 15's fused CG on the CPU against issue 9's unfused one and the textbook algorithm
-// (tests/common/solver_fusion_checks.hpp), the floor's fields, and that breakdowns and bad input are
-// still reported the same way by both variants.
+// Issue 15's fused and pipelined CG on the CPU against issue 9's unfused one and the textbook algorithm
+// (tests/common/solver_fusion_checks.hpp), the pipelined one's restarts, the floor's fields, and that
+// breakdowns and bad input are still reported the same way by the fused and the unfused variant.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,6 +24,19 @@ TEST(CpuSolverFusion, FusedMatchesUnfusedAndTheTextbookAfterNSteps) {
     expect_fused_matches_unfused<float>(Backend::Cpu, 2, 24, jacobi, 20);
     expect_fused_matches_unfused<double>(Backend::Cpu, 3, 9, jacobi, 30);
   }
+}
+
+TEST(CpuSolverFusion, PipelinedMatchesTheTextbookAfterNSteps) {
+  for (bool jacobi : {false, true}) {
+    SCOPED_TRACE(jacobi ? "jacobi" : "none");
+    expect_pipelined_matches_textbook<double>(Backend::Cpu, 2, 24, jacobi, 40);
+    expect_pipelined_matches_textbook<float>(Backend::Cpu, 2, 24, jacobi, 20);
+    expect_pipelined_matches_textbook<double>(Backend::Cpu, 3, 9, jacobi, 30);
+  }
+}
+
+TEST(CpuSolverFusion, PipelinedRestartsInsteadOfBreakingDown) {
+  expect_pipelined_restarts_instead_of_breaking_down(Backend::Cpu);
 }
 
 TEST(CpuSolverFusion, BothVariantsConvergeToTheSameIterationCount) {

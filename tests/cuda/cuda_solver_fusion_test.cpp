@@ -1,7 +1,8 @@
-// Issue 15's fused CG on the device: the shared body of tests/common/solver_fusion_checks.hpp (fused
-// vs unfused vs the textbook after N steps), the fused variant against the CPU's, breakdowns, the
-// CUDA graph of the iteration (bitwise the same solve as without it; refused for a tuning plan), and
-// that the check interval still changes nothing. Skipped without a device.
+// Issue 15's fused and pipelined CG on the device: the shared bodies of tests/common/
+// solver_fusion_checks.hpp (fused vs unfused vs the textbook after N steps, pipelined vs the textbook,
+// pipelined restarts), each variant against the CPU's, breakdowns, the CUDA graph of the iteration
+// (bitwise the same solve as without it; refused for a tuning plan), and that the check interval still
+// changes nothing. Skipped without a device.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -34,23 +35,44 @@ TEST(CudaSolverFusion, FusedMatchesUnfusedAndTheTextbookAfterNSteps) {
   }
 }
 
+TEST(CudaSolverFusion, PipelinedMatchesTheTextbookAfterNSteps) {
+  SKIP_WITHOUT_CUDA();
+  for (bool jacobi : {false, true}) {
+    SCOPED_TRACE(jacobi ? "jacobi" : "none");
+    expect_pipelined_matches_textbook<double>(Backend::Cuda, 2, 24, jacobi, 40);
+    expect_pipelined_matches_textbook<float>(Backend::Cuda, 2, 24, jacobi, 20);
+    expect_pipelined_matches_textbook<double>(Backend::Cuda, 3, 9, jacobi, 30);
+    expect_pipelined_matches_textbook<double>(Backend::Cuda, 2, 700, jacobi, 10);
+  }
+}
+
+TEST(CudaSolverFusion, PipelinedRestartsInsteadOfBreakingDown) {
+  SKIP_WITHOUT_CUDA();
+  expect_pipelined_restarts_instead_of_breaking_down(Backend::Cuda);
+}
+
+// The fused and the pipelined variant on the device against the same variant on the CPU.
 TEST(CudaSolverFusion, FusedDeviceMatchesFusedCpu) {
   SKIP_WITHOUT_CUDA();
   const SolverMatrix a = gen::poisson3d(14);
   const auto b = random_rhs(a.rows, 8);
-  for (bool jacobi : {false, true})
-    for (bool single : {false, true}) {
-      SolverOptions o;
-      o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
-      o.tolerance = single ? 1e-5 : 1e-10;
-      o.max_iterations = 2000;
-      const FusionRun cpu = single ? run_cg<float>(Backend::Cpu, a, b, o) : run_cg<double>(Backend::Cpu, a, b, o);
-      const FusionRun gpu = single ? run_cg<float>(Backend::Cuda, a, b, o) : run_cg<double>(Backend::Cuda, a, b, o);
-      ASSERT_TRUE(gpu.result.converged) << gpu.result.breakdown;
-      EXPECT_NEAR(gpu.result.iterations, cpu.result.iterations, iteration_slack(cpu.result.iterations));
-      EXPECT_LE(gpu.result.residual, 10 * o.tolerance);  // the last iteration's x update was made
-      EXPECT_EQ(gpu.result.variant, "fused");
-    }
+  for (bool pipelined : {false, true})
+    for (bool jacobi : {false, true})
+      for (bool single : {false, true}) {
+        SCOPED_TRACE(std::string(pipelined ? "pipelined" : "fused") + (jacobi ? " jacobi" : "") +
+                     (single ? " f32" : " f64"));
+        SolverOptions o;
+        o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+        o.tolerance = single ? 1e-5 : 1e-10;
+        o.max_iterations = 2000;
+        o.pipelined = pipelined;
+        const FusionRun cpu = single ? run_cg<float>(Backend::Cpu, a, b, o) : run_cg<double>(Backend::Cpu, a, b, o);
+        const FusionRun gpu = single ? run_cg<float>(Backend::Cuda, a, b, o) : run_cg<double>(Backend::Cuda, a, b, o);
+        ASSERT_TRUE(gpu.result.converged) << gpu.result.breakdown;
+        EXPECT_NEAR(gpu.result.iterations, cpu.result.iterations, iteration_slack(cpu.result.iterations));
+        EXPECT_LE(gpu.result.residual, 10 * o.tolerance);  // the last iteration's x update was made
+        EXPECT_EQ(gpu.result.variant, pipelined ? "pipelined" : "fused");
+      }
 }
 
 // The graph replays the very kernels of the stream path in the same order: the same x bit for bit,
@@ -59,13 +81,13 @@ TEST(CudaSolverFusion, GraphCaptureGivesTheSameSolve) {
   SKIP_WITHOUT_CUDA();
   const SolverMatrix a = gen::poisson2d(60);
   const auto b = random_rhs(a.rows, 2);
-  for (bool fused : {true, false})
+  for (const char* variant : {"fused", "unfused", "pipelined"})
     for (bool jacobi : {false, true})
       for (int check_every : {1, 5}) {
-        SCOPED_TRACE(std::string(fused ? "fused" : "unfused") + (jacobi ? " jacobi" : "") + " check " +
-                     std::to_string(check_every));
+        SCOPED_TRACE(std::string(variant) + (jacobi ? " jacobi" : "") + " check " + std::to_string(check_every));
         SolverOptions o;
-        o.fused = fused;
+        o.fused = std::string(variant) == "fused";
+        o.pipelined = std::string(variant) == "pipelined";
         o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
         o.tolerance = 1e-9;
         o.check_every = check_every;
@@ -100,9 +122,11 @@ TEST(CudaSolverFusion, BreakdownsAndMaxIterationsInTheFusedKernels) {
   coo.rows = coo.cols = 2;
   coo.row_idx = {0, 1}, coo.col_idx = {0, 1}, coo.values = {1, -1};
   const auto indefinite = to_csr<double, std::int64_t>(coo);
-  for (bool fused : {true, false}) {
+  for (const char* variant : {"fused", "unfused", "pipelined"}) {
+    SCOPED_TRACE(variant);
     SolverOptions o;
-    o.fused = fused;
+    o.fused = std::string(variant) == "fused";
+    o.pipelined = std::string(variant) == "pipelined";
     std::vector<double> b{1, 1}, x(2, 0.0);
     const SolverResult r = solve_csr<double, std::int64_t>(Backend::Cuda, indefinite, Algorithm::Auto, Options{}, b, x, o);
     EXPECT_TRUE(contains(r.breakdown, "p.Ap <= 0")) << r.breakdown;
@@ -119,7 +143,11 @@ TEST(CudaSolverFusion, BreakdownsAndMaxIterationsInTheFusedKernels) {
   const FusionRun fused = run_cg<double>(Backend::Cuda, a, b, o);
   o.fused = false;
   const FusionRun unfused = run_cg<double>(Backend::Cuda, a, b, o);
+  o.pipelined = true;
+  const FusionRun pipelined = run_cg<double>(Backend::Cuda, a, b, o);
   EXPECT_EQ(fused.result.iterations, 7);
+  EXPECT_EQ(pipelined.result.iterations, 7);
+  EXPECT_LE(relative_difference(pipelined.x, unfused.x), fusion_bound(1.1e-16, 7, poisson_condition(30)));
   EXPECT_LE(relative_difference(fused.x, unfused.x), fusion_bound(1.1e-16, 7, poisson_condition(30)));
   EXPECT_NEAR(fused.result.residual, unfused.result.residual, 1e-12);
 }

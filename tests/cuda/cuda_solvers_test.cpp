@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/solver_problems.hpp"
@@ -188,7 +189,8 @@ TEST(CudaSolversDevice, PlanOperatorBadInputAndZeroRhs) {
 // SolverOptions::device_global_sum, the distributed solves' hook, on one process: a hook that leaves
 // the sums alone must give bitwise the solve without it (DeviceRun::global_rows sums each row's
 // partials in finish_sum's order, so reading its total at count 1 is the same double), while being
-// called for every reduction; the fused CG and graph capture refuse it, as does the host hook.
+// called for every reduction (pipelined CG: on a second stream); the fused CG and graph capture refuse
+// it, as does the host hook.
 TEST(CudaSolversDevice, DeviceGlobalSumHookKeepsTheSolve) {
   SKIP_WITHOUT_CUDA();
   const auto a = convert<double, std::int32_t>(gen::poisson2d(40));
@@ -199,12 +201,15 @@ TEST(CudaSolversDevice, DeviceGlobalSumHookKeepsTheSolve) {
   const auto b = random_rhs(a.rows, 3);
   const auto diagonal = matrix_diagonal(a);
   cuda::DeviceBuffer<double> db{std::span<const double>(b)}, dd{std::span<const double>(diagonal)};
-  for (SolverMethod m : {SolverMethod::Cg, SolverMethod::BiCgStab, SolverMethod::Gmres})
+  const std::pair<SolverMethod, bool> methods[] = {
+      {SolverMethod::Cg, false}, {SolverMethod::Cg, true}, {SolverMethod::BiCgStab, false}, {SolverMethod::Gmres, false}};
+  for (const auto& [m, pipelined] : methods)
     for (bool jacobi : {false, true}) {
-      SCOPED_TRACE(std::string(to_string(m)) + (jacobi ? " jacobi" : ""));
+      SCOPED_TRACE(std::string(to_string(m)) + (pipelined ? " pipelined" : "") + (jacobi ? " jacobi" : ""));
       SolverOptions o;
       o.method = m;
       o.fused = false;
+      o.pipelined = pipelined;  // its sums on a second stream, overlapping the product
       o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
       o.tolerance = 1e-9;
       o.restart = 12;

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "common/solver_problems.hpp"
 #include "distributed/cuda_ranks.hpp"
@@ -111,23 +112,34 @@ TEST_P(DistributedCudaSolvers, ConvergeAsTheSequentialReference) { check_converg
 INSTANTIATE_TEST_SUITE_P(Mpi, DistributedCudaSolvers, testing::ValuesIn(test::solver_cases()),
                          test::solver_case_name);
 
-// Pipelined CG across processes: one all-reduce per iteration, the same iteration count on every rank,
-// within the reference's slack.
-TEST(DistributedSolvers, PipelinedCg) {
+// Pipelined CG across processes: one all-reduce per iteration (on GPUs overlapping the next product on
+// a second stream), the same iteration count on every rank, within the reference's slack, with and
+// without Jacobi, and a true residual within the one-process bound.
+void check_pipelined(Backend backend) {
   const Communicator comm;
   const SolverMatrix a = test::solver_problem_matrix("poisson3d");
   const auto b = test::random_rhs(a.rows, 7);
-  SolverOptions o;
-  o.tolerance = 1e-10;
-  o.max_iterations = 2000;
-  o.pipelined = true;
-  const DistributedSolve s = solve_distributed<double>(comm, a, b, o);
-  ASSERT_TRUE(s.result.converged) << s.result.breakdown;
-  EXPECT_TRUE(same_on_every_rank(comm, s.result.iterations));
-  const auto ref = test::reference_solve(SolverMethod::Cg, a, b, false, o.tolerance, o.max_iterations, 20);
-  EXPECT_NEAR(s.result.iterations, ref.iterations, test::iteration_slack(ref.iterations));
-  if (comm.rank() == 0) EXPECT_LE(s.result.residual, 1e-8);  // true residual; the bound's tolerance x 100
+  for (bool jacobi : {false, true}) {
+    SCOPED_TRACE(jacobi ? "jacobi" : "none");
+    SolverOptions o;
+    o.tolerance = 1e-10;
+    o.max_iterations = 2000;
+    o.pipelined = true;
+    o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+    const DistributedSolve s = solve_distributed<double>(comm, a, b, o, nullptr, backend);
+    ASSERT_TRUE(s.result.converged) << s.result.breakdown;
+    EXPECT_EQ(s.result.variant, "pipelined");
+    EXPECT_TRUE(same_on_every_rank(comm, s.result.iterations));
+    EXPECT_TRUE(same_on_every_rank(comm, static_cast<int>(s.result.applies)));
+    const auto ref = test::reference_solve(SolverMethod::Cg, a, b, jacobi, o.tolerance, o.max_iterations, 20);
+    EXPECT_NEAR(s.result.iterations, ref.iterations, test::iteration_slack(ref.iterations));
+    if (comm.rank() == 0) EXPECT_LE(s.result.residual, 1e-8);  // true residual; the bound's tolerance x 100
+  }
 }
+
+TEST(DistributedSolvers, PipelinedCg) { check_pipelined(Backend::Cpu); }
+
+TEST_F(DistributedCudaSolvers, PipelinedCg) { check_pipelined(Backend::Cuda); }
 
 // GMRES with a float basis (GmresBasis::Float32) across processes: the loss finish and the estimate's
 // confirmation by the restart's true residual decide the same on every rank (global sums), and the
@@ -157,7 +169,8 @@ TEST(DistributedSolvers, GmresFloatBasis) { check_gmres_float_basis(Backend::Cpu
 
 TEST_F(DistributedCudaSolvers, GmresFloatBasis) { check_gmres_float_basis(Backend::Cuda); }
 
-// Rank 0 owns no rows (its parts are empty; it still joins every exchange and all-reduce).
+// Rank 0 owns no rows (its parts are empty; it still joins every exchange and all-reduce), plain and
+// pipelined CG.
 void check_rank_without_rows(Backend backend) {
   const Communicator comm;
   const SolverMatrix a = gen::poisson2d(24);
@@ -166,17 +179,20 @@ void check_rank_without_rows(Backend backend) {
   p.offsets.assign(static_cast<std::size_t>(comm.size()) + 1, a.rows);
   p.offsets[0] = p.offsets[1] = 0;  // rank 0: none
   for (int r = 2; r < comm.size(); ++r) p.offsets[r] = (r - 1) * a.rows / (comm.size() - 1);
-  for (bool jacobi : {false, true}) {
-    SolverOptions o;
-    o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
-    o.tolerance = 1e-10;
-    o.max_iterations = 2000;
-    const DistributedSolve s = solve_distributed<double>(comm, a, b, o, &p, backend);
-    ASSERT_TRUE(s.result.converged) << s.result.breakdown;
-    const auto ref = test::reference_cg(a, b, jacobi, o.tolerance, o.max_iterations);
-    EXPECT_NEAR(s.result.iterations, ref.iterations, test::iteration_slack(ref.iterations));
-    EXPECT_TRUE(same_on_every_rank(comm, s.result.iterations));
-  }
+  for (bool jacobi : {false, true})
+    for (bool pipelined : {false, true}) {
+      SCOPED_TRACE(std::string(jacobi ? "jacobi" : "none") + (pipelined ? " pipelined" : ""));
+      SolverOptions o;
+      o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+      o.tolerance = 1e-10;
+      o.max_iterations = 2000;
+      o.pipelined = pipelined;
+      const DistributedSolve s = solve_distributed<double>(comm, a, b, o, &p, backend);
+      ASSERT_TRUE(s.result.converged) << s.result.breakdown;
+      const auto ref = test::reference_cg(a, b, jacobi, o.tolerance, o.max_iterations);
+      EXPECT_NEAR(s.result.iterations, ref.iterations, test::iteration_slack(ref.iterations));
+      EXPECT_TRUE(same_on_every_rank(comm, s.result.iterations));
+    }
 }
 
 TEST(DistributedSolvers, RankWithoutRows) { check_rank_without_rows(Backend::Cpu); }
@@ -217,13 +233,15 @@ void check_bad_input(Backend backend) {
     graph.graph = true;
     EXPECT_THROW(solve<double>(comm, m, b, x, graph), InvalidArgument);
   }
-  if (backend == Backend::Cuda) {  // the pipelined recurrence is the CPU backend's
+  {
     SolverOptions pipelined = o;
     pipelined.pipelined = true;
-    EXPECT_THROW(solve<double>(comm, m, b, x, pipelined), Unsupported);
-  } else {  // the device all-reduce needs the CUDA backend
-    EXPECT_THROW(m.all_reduce_sum(nullptr, 1, nullptr), Unsupported);
+    auto bad = b;
+    if (comm.rank() == last) bad[0] = std::numeric_limits<double>::infinity();
+    EXPECT_THROW(solve<double>(comm, m, bad, x, pipelined), InvalidArgument);
   }
+  if (backend == Backend::Cpu)  // the device all-reduce needs the CUDA backend
+    EXPECT_THROW(m.all_reduce_sum(nullptr, 1, nullptr), Unsupported);
   // And a good solve still works afterwards (no exchange or reduction was left pending).
   o.tolerance = 1e-8;
   o.max_iterations = 500;

@@ -59,7 +59,7 @@ struct DistributedBench {
 struct DistributedSolve {
   std::string file, gen, rhs_file, output;
   std::string method, precond, algo, precision;
-  std::string backend;  // cpu, cuda or auto (auto: CUDA when every rank has a GPU, unless --pipelined)
+  std::string backend;  // cpu, cuda or auto (auto: CUDA when every rank has a GPU)
   double tol = 1e-8;
   int maxit = 1000, restart = 30, progress = 0;
   bool unfused = false;

@@ -502,8 +502,7 @@ int solve_in(const Communicator& comm, const DistributedSolve& a) {
     rows = dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read);
     label = matrix_name(a.file);
   }
-  // auto: the GPUs when every rank has one, except for --pipelined, which the CPU backend implements.
-  const Backend backend = distributed_backend(comm, a.pipelined && a.backend == "auto" ? "cpu" : a.backend);
+  const Backend backend = distributed_backend(comm, a.backend);  // auto: the GPUs when every rank has one
   if (comm.rank() == 0)
     fmt::print("solve: {} ({} rows, distributed over {} ranks, {} partition), {}, {} backend{}, {}, tol {:g}, maxit "
                "{}{}\n",

@@ -79,6 +79,9 @@ DeviceRun<Value>::~DeviceRun() {
   if (loop_begin_) cudaEventDestroy(loop_begin_);
   if (loop_end_) cudaEventDestroy(loop_end_);
   if (pinned_) cudaFreeHost(pinned_);
+  if (sum_stream_) cudaStreamDestroy(sum_stream_);
+  if (sum_ready_) cudaEventDestroy(sum_ready_);
+  if (sum_done_) cudaEventDestroy(sum_done_);
   if (graph_) cudaGraphExecDestroy(graph_);
 }
 
@@ -199,13 +202,38 @@ void DeviceRun<Value>::harvest_apply_events(bool wait) {
 template <class Value>
 int DeviceRun<Value>::global_rows(double* first_row, int rows) {
   if (!options_.device_global_sum) return blocks_;
-  global_rows_kernel<<<rows, kSolverThreads, 0, stream_>>>(first_row, blocks_, global_sums_.data());
+  sum_rows(first_row, rows, stream_);
+  return 1;
+}
+
+template <class Value>
+void DeviceRun<Value>::sum_rows(double* first_row, int rows, cudaStream_t stream) {
+  global_rows_kernel<<<rows, kSolverThreads, 0, stream>>>(first_row, blocks_, global_sums_.data());
   SPMV_CHECK_LAUNCH(global_rows_kernel);
-  options_.device_global_sum(global_sums_.data(), rows, stream_);
+  options_.device_global_sum(global_sums_.data(), rows, stream);
   SPMV_CUDA_CHECK(cudaMemcpy2DAsync(first_row, kMaxReductionBlocks * sizeof(double), global_sums_.data(),
                                     sizeof(double), sizeof(double), static_cast<std::size_t>(rows),
-                                    cudaMemcpyDeviceToDevice, stream_));
+                                    cudaMemcpyDeviceToDevice, stream));
+}
+
+template <class Value>
+int DeviceRun<Value>::start_global_rows(double* first_row, int rows) {
+  if (!options_.device_global_sum) return blocks_;
+  if (!sum_stream_) {
+    SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&sum_stream_, cudaStreamNonBlocking));
+    SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&sum_ready_, cudaEventDisableTiming));
+    SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&sum_done_, cudaEventDisableTiming));
+  }
+  SPMV_CUDA_CHECK(cudaEventRecord(sum_ready_, stream_));
+  SPMV_CUDA_CHECK(cudaStreamWaitEvent(sum_stream_, sum_ready_, 0));
+  sum_rows(first_row, rows, sum_stream_);
+  SPMV_CUDA_CHECK(cudaEventRecord(sum_done_, sum_stream_));
   return 1;
+}
+
+template <class Value>
+void DeviceRun<Value>::join_global_rows() {
+  if (options_.device_global_sum) SPMV_CUDA_CHECK(cudaStreamWaitEvent(stream_, sum_done_, 0));
 }
 
 template <class Value>
@@ -312,12 +340,9 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
   if (options.device_global_sum && options.graph)
     throw InvalidArgument(std::string(to_string(options.method)) +
                           ": a distributed solve (device_global_sum) cannot be captured in a CUDA graph");
-  if (options.device_global_sum && options.method == SolverMethod::Cg && options.fused)
+  if (options.device_global_sum && options.method == SolverMethod::Cg && options.fused && !options.pipelined)
     throw InvalidArgument("cg: a distributed solve (device_global_sum) needs the unfused kernels (fused = false): the "
                           "fused ones finish their sums inside the sweep, before they could be summed across processes");
-  if (options.pipelined)
-    throw Unsupported("cg: the pipelined recurrence is implemented on the CPU backend (and its distributed solves) "
-                      "only; the CUDA solvers keep their scalars on the device and need no global reduction");
   SolverResult result;
   spmv::solvers::describe_iteration(options, n, sizeof(Value), result);
   if (n == 0 && !options.device_global_sum) {  // a distributed solve's rank without rows still joins every sum
@@ -337,7 +362,11 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
     return result;
   }
   switch (options.method) {
-    case SolverMethod::Cg: options.fused ? cg_fused_device<Value>(run, b, x) : cg_device<Value>(run, b, x); break;
+    case SolverMethod::Cg:
+      if (options.pipelined) cg_pipelined_device<Value>(run, b, x);
+      else if (options.fused) cg_fused_device<Value>(run, b, x);
+      else cg_device<Value>(run, b, x);
+      break;
     case SolverMethod::BiCgStab: bicgstab_device<Value>(run, b, x); break;
     case SolverMethod::Gmres: gmres_device<Value>(run, b, x, options.restart, options.gmres_basis); break;
   }

@@ -232,6 +232,12 @@ class DeviceRun {
   // Rows a kernel did not write (it returned once the device stopped) are summed too, harmlessly, so
   // every process enqueues the same collectives.
   int global_rows(double* first_row, int rows);
+  // The same, with the sums on a second stream, so that what the caller enqueues on the solver's stream
+  // until join_global_rows() runs while the all-reduce is in flight (pipelined CG's product n = A m).
+  // Enqueues nothing for one process (returns blocks()); not inside a graph capture (distributed solves
+  // refuse graph).
+  int start_global_rows(double* first_row, int rows);
+  void join_global_rows();
   bool distributed() const { return static_cast<bool>(options_.device_global_sum); }
   void start_loop();  // after the initial residual: the loop's timing starts here
   // After the host enqueued iteration k: snapshot every check_every iterations and inspect the
@@ -262,6 +268,7 @@ class DeviceRun {
   void launch_graph();
   void end_capture(bool keep);  // throws Unsupported when the capture failed
   void harvest_apply_events(bool wait);
+  void sum_rows(double* first_row, int rows, cudaStream_t stream);  // global_rows' work, on `stream`
 
   LinearOperator<Value>& op_;
   const SolverOptions& options_;
@@ -274,6 +281,8 @@ class DeviceRun {
   DeviceBuffer<unsigned int> counter_{1};
   DeviceBuffer<double> history_;
   DeviceBuffer<double> global_sums_;  // distributed solves: the row totals handed to device_global_sum
+  cudaStream_t sum_stream_ = nullptr;  // start_global_rows' stream, made on first use
+  cudaEvent_t sum_ready_ = nullptr, sum_done_ = nullptr;
   cudaStream_t capture_stream_ = nullptr;  // non-null only while a capture is open
   cudaGraphExec_t graph_ = nullptr;
   int captured_applies_ = 0;  // applies in one launch of graph_
@@ -296,6 +305,8 @@ template <class Value>
 void cg_device(DeviceRun<Value>& run, const Value* b, Value* x);  // unfused (issue 9)
 template <class Value>
 void cg_fused_device(DeviceRun<Value>& run, const Value* b, Value* x);
+template <class Value>
+void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x);
 template <class Value>
 void bicgstab_device(DeviceRun<Value>& run, const Value* b, Value* x);
 template <class Value>
