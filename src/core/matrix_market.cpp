@@ -23,6 +23,7 @@
 #endif
 
 #include "core/matrix_market_io.hpp"
+#include "core/matrix_market_range.hpp"
 #include "core/memory_budget.hpp"
 #include "spmv/error.hpp"
 
@@ -87,7 +88,7 @@ inline const char* next_entry(const char* p, const char* end) {
 }
 
 [[noreturn]] void fail(std::string_view name, std::int64_t line, const std::string& message) {
-  throw ParseError(std::string(name) + ":" + std::to_string(line) + ": " + message);
+  throw detail::located_parse_error(name, line, message);
 }
 
 // The token at p for a message: quoted, unprintable bytes escaped, long tokens cut.
@@ -403,6 +404,10 @@ class TextBlocks {
   }
   void finish_block(std::int64_t newlines) { consume(block_.size(), newlines); }
 
+  // Bytes of the text consumed so far (lines and blocks), and the number of the line at that point.
+  std::int64_t offset() const { return consumed_; }
+  std::int64_t line() const { return line_; }
+
   // Line number of p, a byte of the current block.
   std::int64_t line_of(const char* p) const { return line_ + std::count(block_.data(), p, '\n'); }
   // Where a missing entry was expected once the text is consumed: the line after the last one.
@@ -441,7 +446,9 @@ class TextBlocks {
       // was read of it but its '%'. The banner (line 1) is always kept whole for its messages.
       const char* first = skip_blanks(begin, begin + scanned);
       if (scanned > block_bytes_ && line_ > 1 && first != begin + scanned && *first == '%') {
-        size_ = static_cast<std::size_t>(first - data_) + 1;
+        const auto kept = static_cast<std::size_t>(first - data_) + 1;
+        consumed_ += static_cast<std::int64_t>(size_ - kept);  // dropped unread: still part of the text
+        size_ = kept;
         scanned = size_ - pos_;
       }
       fill(scanned + block_bytes_);
@@ -451,6 +458,7 @@ class TextBlocks {
   void consume(std::size_t bytes, std::int64_t newlines) {
     if (bytes > 0) ends_inside_line_ = data_[pos_ + bytes - 1] != '\n';
     pos_ += bytes;
+    consumed_ += static_cast<std::int64_t>(bytes);
     line_ += newlines;
   }
 
@@ -461,6 +469,7 @@ class TextBlocks {
   std::size_t pos_ = 0, size_ = 0;
   bool at_end_ = false;
   std::int64_t line_ = 1;  // number of the line at pos_
+  std::int64_t consumed_ = 0;
   bool ends_inside_line_ = false;
   std::string_view block_;
 };
@@ -624,6 +633,10 @@ class EntryReader {
         text_(in, block_bytes ? block_bytes : default_block_bytes(in.memory().has_value())) {
     pre_ = parse_preamble(text_, name_);
   }
+  // The entries alone: `in` starts at an entry line of a file whose preamble `pre` is (a byte range of
+  // its entry section); lines are numbered from 1 at the stream's first byte.
+  EntryReader(detail::InputStream& in, std::string_view name, const Preamble& pre)
+      : in_(in), name_(name), chunks_(0), text_(in, default_block_bytes(false)), pre_(pre) {}
 
   const Preamble& preamble() const { return pre_; }
   std::size_t mirror() const { return pre_.symmetry == Symmetry::General ? 1 : 2; }
@@ -665,10 +678,27 @@ class EntryReader {
   // Parses every entry into `store`; errors name the file and line as the sequential parser does.
   template <class Store>
   void read_into(Store& store) {
+    std::int64_t lines = 0;
+    const Problem problem = read_entries(store, pre_.entries, lines);
+    if (problem.failed) fail(name_, problem.line, problem.message);
+    if (lines < pre_.entries) fail(name_, text_.line_after_last(), missing_message(pre_, lines));
+  }
+
+  // The first problem of read_entries: its line and message (without the "FILE:LINE: " prefix).
+  struct Problem {
+    bool failed = false;
+    std::int64_t line = 0;
+    std::string message;
+  };
+
+  // Parses entry lines into `store` until the text ends or the first problem: a line that does not
+  // parse, or one entry line more than `limit`. `lines`: the entry lines parsed before it.
+  template <class Store>
+  Problem read_entries(Store& store, std::int64_t limit, std::int64_t& lines) {
     const bool coordinate = pre_.format == Format::Coordinate;
     const CoordinateParser coordinate_parse = coordinate_parser(pre_.field, pre_.symmetry);
     const ArrayParser array_parse = array_parser(pre_.field, pre_.symmetry);
-    std::int64_t remaining = pre_.entries;
+    std::int64_t remaining = limit;
     std::int64_t array_row = -1, array_col = 0;
     for (std::string_view block = text_.next_block(); !block.empty(); block = text_.next_block()) {
       const char* begin = block.data();
@@ -684,20 +714,30 @@ class EntryReader {
       out.clear();
       const RangeStatus st = coordinate ? coordinate_parse(begin, end, pre_.rows, pre_.cols, remaining, out)
                                         : array_parse(begin, end, pre_.rows, remaining, out, array_row, array_col);
-      if (st.at)
-        fail(name_, text_.line_of(st.at),
-             !st.too_many ? st.message
-             : coordinate ? "more entries than the " + std::to_string(pre_.entries) + " declared in the size line"
-                          : "more values than the " + std::to_string(pre_.entries) + " the size line calls for");
+      if (st.at) {
+        lines = limit - remaining + st.count;
+        return {true, text_.line_of(st.at),
+                !st.too_many ? st.message
+                : coordinate ? "more entries than the " + std::to_string(pre_.entries) + " declared in the size line"
+                             : "more values than the " + std::to_string(pre_.entries) + " the size line calls for"};
+      }
       remaining -= st.count;
       store.append(parts_, 1, 1);
       text_.finish_block(std::count(begin, end, '\n'));
     }
-    if (remaining > 0)
-      fail(name_, text_.line_after_last(),
-           "file ends after " + std::to_string(pre_.entries - remaining) + " of the " + std::to_string(pre_.entries) +
-               (coordinate ? " entries declared on line " : " values called for by the size on line ") +
-               std::to_string(pre_.size_line) + " (truncated file?)");
+    lines = limit - remaining;
+    return {};
+  }
+
+  // The line at the end of the text consumed so far, and where a missing entry is reported.
+  std::int64_t line() const { return text_.line(); }
+  std::int64_t line_after_last() const { return text_.line_after_last(); }
+
+  static std::string missing_message(const Preamble& pre, std::int64_t found) {
+    const bool coordinate = pre.format == Format::Coordinate;
+    return "file ends after " + std::to_string(found) + " of the " + std::to_string(pre.entries) +
+           (coordinate ? " entries declared on line " : " values called for by the size on line ") +
+           std::to_string(pre.size_line) + " (truncated file?)";
   }
 
  private:
@@ -911,6 +951,79 @@ MatrixMarketFile parse_matrix_market_chunks(std::string_view text, std::string_v
   InputStream in(text, name, false);
   return read_coo(in, name, {}, std::max(chunks, 0), block_bytes);
 }
+
+ParseError located_parse_error(std::string_view name, std::int64_t line, const std::string& message) {
+  return ParseError(std::string(name) + ":" + std::to_string(line) + ": " + message);
+}
+
+MatrixMarketLayout read_matrix_market_layout(InputStream& in) {
+  // Small blocks: only the preamble is read here, usually a few hundred bytes.
+  constexpr std::size_t kPreambleBlockBytes = std::size_t{64} << 10;
+  TextBlocks text(in, kPreambleBlockBytes);
+  const Preamble pre = parse_preamble(text, in.name());
+  MatrixMarketLayout layout;
+  layout.header = pre.header;
+  layout.coordinate = pre.format == Format::Coordinate;
+  layout.mirrored = pre.symmetry != Symmetry::General;
+  layout.rows = pre.rows;
+  layout.cols = pre.cols;
+  layout.entries = pre.entries;
+  layout.size_line = pre.size_line;
+  layout.data_offset = text.offset();
+  layout.data_line = text.line();
+  layout.line_after_preamble = text.line_after_last();
+  return layout;
+}
+
+std::string missing_entries_message(const MatrixMarketLayout& layout, std::int64_t found) {
+  Preamble pre;
+  pre.format = layout.coordinate ? Format::Coordinate : Format::Array;
+  pre.entries = layout.entries;
+  pre.size_line = layout.size_line;
+  return EntryReader::missing_message(pre, found);
+}
+
+template <class Value>
+RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& layout, std::int64_t limit,
+                                    const ReadOptions& options, RangeEntries<Value>& out) {
+  if (!layout.coordinate) throw InvalidArgument("parse_coordinate_lines: an array file has no coordinate lines");
+  Preamble pre;
+  pre.header = layout.header;
+  pre.format = Format::Coordinate;
+  pre.field = layout.header.field == "integer" ? Field::Integer : layout.header.field == "pattern" ? Field::Pattern
+                                                                                                  : Field::Real;
+  pre.symmetry = !layout.mirrored                             ? Symmetry::General
+                 : layout.header.symmetry == "skew-symmetric" ? Symmetry::Skew
+                                                              : Symmetry::Symmetric;
+  pre.rows = layout.rows;
+  pre.cols = layout.cols;
+  pre.entries = layout.entries;
+  pre.size_line = layout.size_line;
+  EntryReader reader(in, in.name(), pre);
+  // The store in 64-bit indices (the caller sends them on as global indices); row pointers are the
+  // caller's, built from its share of the rows.
+  EntryStore<std::int64_t, Value> store;
+  store.reserve(reader.check_memory({2.0 * sizeof(std::int64_t) + sizeof(Value), 0}, options));
+  RangeOutcome outcome;
+  const EntryReader::Problem problem = reader.read_entries(store, limit, outcome.entry_lines);
+  if (problem.failed) {
+    outcome.failed = true;
+    outcome.line_offset = problem.line - 1;
+    outcome.message = problem.message;
+  } else {
+    outcome.newlines = reader.line() - 1;
+    outcome.ends_inside_line = reader.line_after_last() != reader.line();
+  }
+  out.rows = std::move(store.rows);
+  out.cols = std::move(store.cols);
+  out.values = std::move(store.values);
+  return outcome;
+}
+
+template RangeOutcome parse_coordinate_lines(InputStream&, const MatrixMarketLayout&, std::int64_t,
+                                             const ReadOptions&, RangeEntries<float>&);
+template RangeOutcome parse_coordinate_lines(InputStream&, const MatrixMarketLayout&, std::int64_t,
+                                             const ReadOptions&, RangeEntries<double>&);
 
 }  // namespace detail
 

@@ -51,6 +51,7 @@ struct InputStream::State {
   std::vector<char> storage;  // raw bytes read from fd
   std::string_view raw;       // unread raw bytes: in `storage`, or the caller's memory
   bool raw_end = false;       // nothing more to read from fd
+  std::int64_t left = -1;     // bytes of a byte range still to read from fd; -1: to the end of the file
   std::uint64_t raw_consumed = 0;  // compressed bytes handed to zlib so far (for messages)
   bool gzip = false;
   bool gzip_done = false;
@@ -63,6 +64,15 @@ struct InputStream::State {
 
   [[noreturn]] void fail(const std::string& message) const { throw ParseError(name + ": " + message); }
 
+  // ::read, stopping at the end of a byte range.
+  ssize_t read_fd(char* dst, std::size_t n) {
+    if (left >= 0) n = std::min(n, static_cast<std::size_t>(left));
+    if (n == 0) return 0;
+    const ssize_t got = ::read(fd, dst, n);
+    if (got > 0 && left >= 0) left -= got;
+    return got;
+  }
+
   // Moves the unread raw bytes to the front of `storage` and reads more behind them (file only).
   void refill() {
     if (fd < 0 || raw_end) {
@@ -73,7 +83,7 @@ struct InputStream::State {
     std::memmove(storage.data(), raw.data(), raw.size());
     std::size_t size = raw.size();
     while (size < storage.size()) {
-      const ssize_t n = ::read(fd, storage.data() + size, storage.size() - size);
+      const ssize_t n = read_fd(storage.data() + size, storage.size() - size);
       if (n < 0) {
         if (errno == EINTR) continue;
         throw Error("cannot read '" + name + "': " + os_reason());
@@ -103,7 +113,7 @@ struct InputStream::State {
       if (n < kRawChunk) refill();
       else
         while (true) {
-          const ssize_t got = ::read(fd, dst, std::min(n, kZlibChunk));
+          const ssize_t got = read_fd(dst, std::min(n, kZlibChunk));
           if (got >= 0) {
             if (got == 0) raw_end = true;
             return static_cast<std::size_t>(got);
@@ -167,6 +177,19 @@ InputStream::InputStream(const std::string& path) : state_(std::make_unique<Stat
   s.start();
 }
 
+InputStream::InputStream(const std::string& path, std::int64_t offset, std::int64_t length)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.name = display_name(path);
+  s.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (s.fd < 0) throw Error("cannot open '" + s.name + "': " + os_reason());
+  s.owns_fd = true;
+  if (offset < 0 || length < 0 || ::lseek(s.fd, static_cast<off_t>(offset), SEEK_SET) != static_cast<off_t>(offset))
+    throw Error("cannot read '" + s.name + "' from byte " + std::to_string(offset) + ": " + os_reason());
+  s.left = length;
+  s.file_size = length;
+}
+
 InputStream::InputStream(std::string_view bytes, std::string_view name, bool detect_gzip)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
@@ -214,6 +237,31 @@ std::string read_all(InputStream& in) {
 std::string gunzip(std::string_view data, std::string_view name) {
   InputStream in(data, name, true);
   return read_all(in);
+}
+
+std::int64_t line_start_at_or_after(const std::string& path, std::int64_t offset) {
+  if (offset <= 0) return 0;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open '" + display_name(path) + "': " + os_reason());
+  std::vector<char> buf(std::size_t{1} << 16);
+  std::int64_t at = offset - 1;  // the byte before: a '\n' there makes `offset` a line start
+  while (true) {
+    const ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(at));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string reason = os_reason();
+      ::close(fd);
+      throw Error("cannot read '" + display_name(path) + "': " + reason);
+    }
+    if (n == 0) break;  // the end of the file
+    if (const void* nl = std::memchr(buf.data(), '\n', static_cast<std::size_t>(n))) {
+      ::close(fd);
+      return at + (static_cast<const char*>(nl) - buf.data()) + 1;
+    }
+    at += n;
+  }
+  ::close(fd);
+  return std::max(at, offset);  // no '\n' after offset: the file's size
 }
 
 std::string read_text(const std::string& path) {

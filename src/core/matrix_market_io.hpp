@@ -21,6 +21,9 @@ std::string display_name(const std::string& path);
 class InputStream {
  public:
   explicit InputStream(const std::string& path);
+  // Bytes [offset, offset + length) of a regular file, as plain text (no gzip detection): the reader of
+  // one rank's byte range (dist::read_matrix_market). known_size() is `length`.
+  InputStream(const std::string& path, std::int64_t offset, std::int64_t length);
   // `bytes` must outlive the stream; `name` is used in messages. Gzip is detected only when asked:
   // parse_matrix_market takes text.
   InputStream(std::string_view bytes, std::string_view name, bool detect_gzip);
@@ -41,6 +44,11 @@ class InputStream {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// The first line start at or after `offset` in the regular file `path`: `offset` itself when it is 0 or
+// follows a '\n', else the byte after the next '\n' (the file's size when no '\n' follows). Reads only
+// from offset - 1 to that '\n'.
+std::int64_t line_start_at_or_after(const std::string& path, std::int64_t offset);
 
 // Whole contents of `path` ("-": standard input), gunzipped when they start with the gzip magic.
 std::string read_text(const std::string& path);
