@@ -177,11 +177,26 @@ LocalRows<Value> scatter_rows(const Communicator& comm, const CsrMatrix<Value, s
 template <class Value>
 CsrMatrix<Value, std::int64_t> gather_rows(const Communicator& comm, const LocalRows<Value>& rows, int root = 0);
 
-// Rank 0 reads the Matrix Market file (read_csr: duplicates summed, columns sorted) and scatters its
-// rows; it holds the whole matrix only while scattering. A read error is thrown on every rank.
+// How read_matrix_market gets each rank its rows (docs/DISTRIBUTED.md "Reading a file in parallel").
+enum class ReadMode {
+  Auto,        // ByteRanges where it can run, else Root (SPMV_DEBUG_LOG=1 says which and why)
+  ByteRanges,  // every rank parses its own byte range of the file; Unsupported on every rank where that
+               // cannot run: gzip, an array file, standard input ("-"), a rank that cannot open the file
+               // or sees another file (size or header differ), PartitionKind::Graph
+  Root,        // rank 0 reads the whole file (read_csr) and scatters
+};
+
+// This rank's rows of a Matrix Market file, exactly read_csr's matrix (symmetric storage expanded,
+// duplicates summed, columns sorted) split by `kind` as scatter_rows splits it, read in one of two ways:
+// - Root: rank 0 reads the file and scatters the rows; it holds the whole matrix while scattering.
+// - ByteRanges: every rank parses the lines that start in its share of the entry section's bytes with
+//   read_csr's parser and sends each entry to the rank that owns its row (MPI_Alltoallv in rounds); the
+//   nonzero partition is computed from distributed row lengths. No rank holds the whole matrix.
+// Errors are read_csr's (ParseError "FILE:LINE: ...", the first in the file), thrown on every rank.
 template <class Value>
 LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string& path,
-                                    PartitionKind kind = PartitionKind::Nonzeros, const ReadOptions& options = {});
+                                    PartitionKind kind = PartitionKind::Nonzeros, const ReadOptions& options = {},
+                                    ReadMode mode = ReadMode::Auto);
 
 // Every rank generates its own rows (gen::generate_rows) when the generator has a row-wise path
 // (gen::supports_row_ranges); otherwise rank 0 generates the whole matrix and scatters it (rmat, the

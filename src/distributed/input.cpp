@@ -1,5 +1,5 @@
-// Getting each rank its rows: scattered from the root (a Matrix Market file, or a matrix the root
-// holds), or generated on every rank directly where the generator builds row ranges.
+// Getting each rank its rows: scattered from the root (a matrix the root holds), or generated on every
+// rank directly where the generator builds row ranges. Files: read_matrix_market.cpp.
 #include <cstdio>
 #include <utility>
 
@@ -169,16 +169,6 @@ CsrMatrix<Value, std::int64_t> gather_rows(const Communicator& comm, const Local
 }
 
 template <class Value>
-LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string& path, PartitionKind kind,
-                                    const ReadOptions& options) {
-  CsrMatrix<Value, std::int64_t> whole;
-  detail::collectively(comm, [&] {
-    if (comm.rank() == 0) whole = read_csr<Value, std::int64_t>(path, options);
-  });
-  return scatter_rows(comm, whole, kind, 0);
-}
-
-template <class Value>
 LocalRows<Value> generate(const Communicator& comm, std::string_view kind, const std::map<std::string, double>& params,
                           PartitionKind partition, const gen::GenerateOptions& options) {
   if (!gen::supports_row_ranges(kind) || partition == PartitionKind::Graph) {
@@ -217,8 +207,6 @@ LocalRows<Value> generate(const Communicator& comm, std::string_view kind, const
                                         const RowPartition&, int);                                                 \
   template LocalRows<V> scatter_rows<V>(const Communicator&, const CsrMatrix<V, std::int64_t>&, PartitionKind, int); \
   template CsrMatrix<V, std::int64_t> gather_rows<V>(const Communicator&, const LocalRows<V>&, int);            \
-  template LocalRows<V> read_matrix_market<V>(const Communicator&, const std::string&, PartitionKind,               \
-                                              const ReadOptions&);                                                 \
   template LocalRows<V> generate<V>(const Communicator&, std::string_view, const std::map<std::string, double>&,    \
                                     PartitionKind, const gen::GenerateOptions&);
 SPMV_INSTANTIATE(float)

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "spmv/error.hpp"
 
@@ -60,6 +62,71 @@ inline int message_count(std::int64_t n, const char* what) {
     throw Unsupported(std::string(what) + " of " + std::to_string(n) +
                       " entries to one neighbour exceeds MPI's int count; use more ranks");
   return static_cast<int>(n);
+}
+
+// Bytes one rank sends per round of alltoallv_in_rounds by default: a large round costs nothing more
+// than its staging copies; 2^28 keeps them at 256 MB each and every count and displacement (in bytes)
+// below MPI's INT_MAX.
+inline constexpr std::int64_t kAlltoallRoundBytes = std::int64_t{1} << 28;
+
+// MPI_Alltoallv of any lengths: `send` holds, in rank order, counts[q] elements for each rank q. Returns
+// what every rank sent this one, in rank order of the senders, each sender's elements in its order.
+// Collective. MPI counts and displacements are int, so the elements move in rounds through staging
+// buffers: each round at most round_bytes / ranks bytes (at least one element) between a pair, so no
+// count or displacement passes INT_MAX for round_bytes <= 2^30; every rank runs the same number of
+// rounds (the largest any pair needs, agreed on by one MPI_Allreduce).
+template <class T>
+std::vector<T> alltoallv_in_rounds(MPI_Comm comm, std::span<const T> send, std::span<const std::int64_t> counts,
+                                   std::int64_t round_bytes = kAlltoallRoundBytes) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  int ranks = 0;
+  check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
+  const auto p = static_cast<std::size_t>(ranks);
+  std::vector<std::int64_t> recv_counts(p, 0);
+  check_mpi(MPI_Alltoall(counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm), "MPI_Alltoall");
+  round_bytes = std::clamp<std::int64_t>(round_bytes, 1, std::int64_t{1} << 30);
+  const std::int64_t per_pair = std::max<std::int64_t>(1, round_bytes / static_cast<std::int64_t>(sizeof(T)) / ranks);
+  std::vector<std::int64_t> send_at(p + 1, 0), recv_at(p + 1, 0);
+  std::int64_t rounds = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    send_at[q + 1] = send_at[q] + counts[q];
+    recv_at[q + 1] = recv_at[q] + recv_counts[q];
+    rounds = std::max(rounds, (std::max(counts[q], recv_counts[q]) + per_pair - 1) / per_pair);
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+  std::vector<T> received(static_cast<std::size_t>(recv_at[p]));
+  std::vector<T> send_stage, recv_stage;
+  std::vector<int> send_bytes(p), send_displ(p), recv_bytes(p), recv_displ(p);
+  // Elements of a round between this rank and q: the next per_pair of `total`.
+  const auto piece = [per_pair](std::int64_t total, std::int64_t round) {
+    return std::clamp<std::int64_t>(total - round * per_pair, 0, per_pair);
+  };
+  for (std::int64_t round = 0; round < rounds; ++round) {
+    std::int64_t sent = 0, got = 0;
+    for (std::size_t q = 0; q < p; ++q) {
+      const std::int64_t s = piece(counts[q], round), r = piece(recv_counts[q], round);
+      send_displ[q] = static_cast<int>(sent * static_cast<std::int64_t>(sizeof(T)));
+      send_bytes[q] = static_cast<int>(s * static_cast<std::int64_t>(sizeof(T)));
+      recv_displ[q] = static_cast<int>(got * static_cast<std::int64_t>(sizeof(T)));
+      recv_bytes[q] = static_cast<int>(r * static_cast<std::int64_t>(sizeof(T)));
+      sent += s;
+      got += r;
+    }
+    send_stage.resize(static_cast<std::size_t>(sent));
+    recv_stage.resize(static_cast<std::size_t>(got));
+    for (std::size_t q = 0; q < p; ++q)
+      if (send_bytes[q] > 0)
+        std::memcpy(send_stage.data() + send_displ[q] / sizeof(T), send.data() + send_at[q] + round * per_pair,
+                    static_cast<std::size_t>(send_bytes[q]));
+    check_mpi(MPI_Alltoallv(send_stage.data(), send_bytes.data(), send_displ.data(), MPI_BYTE, recv_stage.data(),
+                            recv_bytes.data(), recv_displ.data(), MPI_BYTE, comm),
+              "MPI_Alltoallv");
+    for (std::size_t q = 0; q < p; ++q)
+      if (recv_bytes[q] > 0)
+        std::memcpy(received.data() + recv_at[q] + round * per_pair, recv_stage.data() + recv_displ[q] / sizeof(T),
+                    static_cast<std::size_t>(recv_bytes[q]));
+  }
+  return received;
 }
 
 }  // namespace spmv::dist::detail

@@ -1,0 +1,276 @@
+// Reading a Matrix Market file across the ranks (docs/DISTRIBUTED.md "Reading a file in parallel"):
+// either rank 0 reads it whole (read_csr) and scatters the rows, or every rank parses the lines that start
+// in its share of the entry section's bytes and sends each entry to its row's owner, so that no rank ever
+// holds the whole matrix. The parse, its rules and its messages are read_csr's (core/matrix_market_range.hpp);
+// what this file adds is where each rank's lines begin and end, line numbers across the ranks (an exscan of
+// the newlines), the entry count across the ranks, and the exchange.
+#include "distributed/read_matrix_market.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/debug_log.hpp"
+#include "core/matrix_market_io.hpp"
+#include "core/matrix_market_range.hpp"
+#include "distributed/collective.hpp"
+#include "distributed/mpi_util.hpp"
+
+namespace spmv::dist {
+namespace detail {
+namespace {
+
+using spmv::detail::MatrixMarketLayout;
+using spmv::detail::RangeEntries;
+using spmv::detail::RangeOutcome;
+
+// Why the byte ranges cannot run, as bits OR-ed over the ranks (every rank then knows every reason).
+enum RangeRefusal : int {
+  kCannotRead = 1,      // a rank could not open the file or parse its preamble
+  kNotPlain = 2,        // gzip-compressed, or not a regular file: no byte offsets into the text
+  kArray = 4,           // an array file: an entry's position is its index in the file
+  kDifferentFiles = 8,  // the ranks see files of different sizes or preambles (paths local to each node)
+};
+
+std::string refusal_text(int refusal) {
+  std::string text;
+  const auto add = [&](const char* reason) { text += (text.empty() ? "" : "; ") + std::string(reason); };
+  if (refusal & kCannotRead) add("a rank cannot open it or read its header");
+  if (refusal & kNotPlain) add("gzip-compressed or not a regular file: no byte ranges");
+  if (refusal & kArray) add("an array file");
+  if (refusal & kDifferentFiles) add("the ranks see different files (sizes or headers differ)");
+  return text;
+}
+
+// Every rank opens the file and reads its preamble. Returns the refusal bits (0: the ranges can run) and
+// fills `layout` and `size`; `failure` keeps this rank's own error for ReadMode::ByteRanges.
+int probe(const Communicator& comm, const std::string& path, MatrixMarketLayout& layout, std::int64_t& size,
+          std::exception_ptr& failure) {
+  int refusal = 0;
+  try {
+    spmv::detail::InputStream in(path);
+    size = in.known_size();
+    if (size < 0) {
+      refusal |= kNotPlain;
+    } else {
+      layout = spmv::detail::read_matrix_market_layout(in);
+      if (!layout.coordinate) refusal |= kArray;
+    }
+  } catch (...) {
+    refusal |= kCannotRead;
+    failure = std::current_exception();
+  }
+  const MPI_Comm c = comm.get();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &refusal, 1, MPI_INT, MPI_BOR, c), "MPI_Allreduce");
+  if (refusal) return refusal;
+  // The same file everywhere: its size and what its preamble says, compared through MIN and MAX.
+  std::int64_t low[6] = {size, layout.data_offset, layout.rows, layout.cols, layout.entries, layout.mirrored};
+  std::int64_t high[6];
+  std::copy(std::begin(low), std::end(low), high);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, low, 6, MPI_INT64_T, MPI_MIN, c), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, high, 6, MPI_INT64_T, MPI_MAX, c), "MPI_Allreduce");
+  return std::equal(std::begin(low), std::end(low), std::begin(high)) ? 0 : kDifferentFiles;
+}
+
+// An entry on its way to the rank that owns its row (global indices).
+template <class Value>
+struct Entry {
+  std::int64_t row, col;
+  Value value;
+};
+
+// Sends every entry to the owner of its row under `target` and returns this rank's rows as CSR: the
+// entries of a row in the order of their senders' ranks and, within a sender, in its order (file order,
+// when every rank sends its range's entries in file order), then canonicalize() as read_csr: columns
+// sorted, duplicates summed in that order. Frees `entries` once packed.
+template <class Value>
+CsrMatrix<Value, std::int64_t> move_to_owners(const Communicator& comm, RangeEntries<Value>& entries,
+                                              const RowPartition& target, std::int64_t cols, std::int64_t round_bytes) {
+  const int ranks = comm.size(), rank = comm.rank();
+  const std::size_t n = entries.rows.size();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), 0);
+  for (const std::int64_t r : entries.rows) ++counts[static_cast<std::size_t>(target.owner(r))];
+  std::vector<Entry<Value>> packed(n);
+  {
+    std::vector<std::int64_t> cursor(static_cast<std::size_t>(ranks), 0);
+    for (std::size_t q = 1; q < cursor.size(); ++q) cursor[q] = cursor[q - 1] + counts[q - 1];
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::int64_t r = entries.rows[k];
+      packed[static_cast<std::size_t>(cursor[static_cast<std::size_t>(target.owner(r))]++)] = {r, entries.cols[k],
+                                                                                               entries.values[k]};
+    }
+  }
+  entries = {};
+  const std::vector<Entry<Value>> mine = alltoallv_in_rounds<Entry<Value>>(comm.get(), packed, counts, round_bytes);
+  packed = {};
+  // Stable by row, as read_csr's csr_from_store.
+  CsrMatrix<Value, std::int64_t> a;
+  const std::int64_t first = target.begin(rank);
+  a.rows = target.count(rank);
+  a.cols = cols;
+  a.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  for (const auto& e : mine) ++a.row_ptr[static_cast<std::size_t>(e.row - first) + 1];
+  for (std::size_t r = 0; r < static_cast<std::size_t>(a.rows); ++r) a.row_ptr[r + 1] += a.row_ptr[r];
+  a.col_idx.resize(mine.size());
+  a.values.resize(mine.size());
+  std::vector<std::int64_t> cursor(a.row_ptr.begin(), a.row_ptr.end() - 1);
+  for (const auto& e : mine) {
+    const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(e.row - first)]++);
+    a.col_idx[at] = e.col;
+    a.values[at] = e.value;
+  }
+  canonicalize(a);
+  return a;
+}
+
+// This rank's rows as entries with global row indices (rows [first, first + a.rows)), for a second move.
+template <class Value>
+RangeEntries<Value> to_entries(CsrMatrix<Value, std::int64_t>&& a, std::int64_t first) {
+  RangeEntries<Value> e;
+  e.rows.resize(a.col_idx.size());
+  for (std::int64_t r = 0; r < a.rows; ++r)
+    std::fill(e.rows.begin() + a.row_ptr[r], e.rows.begin() + a.row_ptr[r + 1], first + r);
+  e.cols = std::move(a.col_idx);
+  e.values = std::move(a.values);
+  return e;
+}
+
+// Every rank parses the lines that start in its share of the entry section's bytes (a line belongs to
+// the rank whose share holds its first byte), then the entries move to their rows' owners.
+template <class Value>
+LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& path, PartitionKind kind,
+                                  const ReadOptions& options, const MatrixMarketLayout& layout, std::int64_t size,
+                                  std::int64_t round_bytes) {
+  const int rank = comm.rank(), ranks = comm.size();
+  const MPI_Comm c = comm.get();
+  const std::string name = spmv::detail::display_name(path);
+  const std::int64_t data = layout.data_offset;
+  const auto share_start = [&](int r) {
+    return data + static_cast<std::int64_t>(static_cast<__int128>(size - data) * r / ranks);
+  };
+  std::int64_t begin = 0, end = 0;
+  RangeEntries<Value> entries;
+  RangeOutcome outcome;
+  collectively(comm, [&] {
+    begin = spmv::detail::line_start_at_or_after(path, share_start(rank));
+    end = rank + 1 == ranks ? size : spmv::detail::line_start_at_or_after(path, share_start(rank + 1));
+    spmv::detail::InputStream in(path, begin, end - begin);
+    outcome =
+        spmv::detail::parse_coordinate_lines(in, layout, std::numeric_limits<std::int64_t>::max(), options, entries);
+  });
+
+  // Entry lines and newlines before this rank's range. They are exact up to the first rank with a
+  // problem; the ranks after it may be wrong, but their errors never win (the lowest rank's does).
+  std::int64_t mine[2] = {outcome.entry_lines, outcome.newlines}, before[2] = {0, 0};
+  check_mpi(MPI_Exscan(mine, before, 2, MPI_INT64_T, MPI_SUM, c), "MPI_Exscan");
+  if (rank == 0) before[0] = before[1] = 0;  // MPI_Exscan leaves rank 0's result undefined
+  const std::int64_t first_line = layout.data_line + before[1];
+  // This rank's first problem as read_csr would meet it: the entry line past the declared count comes
+  // before a bad line when that line's index reaches the count (read_csr checks the count first).
+  collectively(comm, [&] {
+    const std::int64_t lines_before = before[0], declared = layout.entries;
+    if (lines_before > declared) return;  // the line past the count is on an earlier rank
+    const std::int64_t reached = lines_before + outcome.entry_lines;
+    if (reached > declared || (outcome.failed && reached == declared)) {
+      spmv::detail::InputStream again(path, begin, end - begin);  // parse again up to the count: its line
+      RangeEntries<Value> unused;
+      const RangeOutcome at =
+          spmv::detail::parse_coordinate_lines(again, layout, declared - lines_before, options, unused);
+      throw spmv::detail::located_parse_error(name, first_line + at.line_offset, at.message);
+    }
+    if (outcome.failed)
+      throw spmv::detail::located_parse_error(name, first_line + outcome.line_offset, outcome.message);
+  });
+  // Fewer entry lines than declared: read_csr's message, on the line after the file's last one.
+  std::int64_t totals[2] = {outcome.entry_lines, outcome.newlines};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, c), "MPI_Allreduce");
+  int unterminated = end == size && begin < end && outcome.ends_inside_line;  // the file's last line lacks '\n'
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &unterminated, 1, MPI_INT, MPI_MAX, c), "MPI_Allreduce");
+  if (totals[0] < layout.entries) {
+    const std::int64_t line = size == data ? layout.line_after_preamble : layout.data_line + totals[1] + unterminated;
+    collectively(comm, [&] {
+      throw spmv::detail::located_parse_error(name, line, spmv::detail::missing_entries_message(layout, totals[0]));
+    });
+  }
+
+  // The rows: straight to their owners under the row partition; under the nonzero partition first to
+  // the equal-rows blocks, where duplicates are summed and the row lengths are known (read_csr's row
+  // lengths, which the serial path balances), then on to the balanced blocks.
+  LocalRows<Value> out;
+  out.global_rows = layout.rows;
+  out.global_cols = layout.cols;
+  out.rows = partition_rows(layout.rows, ranks);
+  out.matrix = move_to_owners(comm, entries, out.rows, layout.cols, round_bytes);
+  if (kind == PartitionKind::Nonzeros) {
+    std::vector<std::int64_t> lengths(static_cast<std::size_t>(out.matrix.rows));
+    for (std::size_t r = 0; r < lengths.size(); ++r) lengths[r] = out.matrix.row_ptr[r + 1] - out.matrix.row_ptr[r];
+    const RowPartition balanced = partition_nonzeros(comm, out.rows, lengths);
+    auto moving = to_entries(std::move(out.matrix), out.rows.begin(rank));
+    out.matrix = move_to_owners(comm, moving, balanced, layout.cols, round_bytes);
+    out.rows = balanced;
+  }
+  out.cols = default_column_partition(out.global_rows, out.global_cols, out.rows);
+  return out;
+}
+
+}  // namespace
+
+template <class Value>
+LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string& path, PartitionKind kind,
+                                    const ReadOptions& options, ReadMode mode, std::int64_t round_bytes) {
+  if (mode != ReadMode::Root) {
+    int refusal = 0;
+    std::string reason;
+    MatrixMarketLayout layout;
+    std::int64_t size = -1;
+    std::exception_ptr failure;
+    if (kind == PartitionKind::Graph)
+      reason = "the graph partition needs the whole graph";
+    else if (path == "-")
+      reason = "standard input has no byte ranges";
+    else if ((refusal = probe(comm, path, layout, size, failure)) != 0)
+      reason = refusal_text(refusal);
+    if (reason.empty()) {
+      if (spmv::detail::debug_log_enabled() && comm.rank() == 0)
+        std::fprintf(stderr, "[spmv] read_matrix_market %s: every rank parses its byte range (%d ranges)\n",
+                     path.c_str(), comm.size());
+      return read_byte_ranges<Value>(comm, path, kind, options, layout, size, round_bytes);
+    }
+    if (mode == ReadMode::ByteRanges)
+      collectively(comm, [&] {  // the ranks' own failures (a missing file, a bad header) when there are any
+        if (failure) std::rethrow_exception(failure);
+        if (!(refusal & kCannotRead)) throw Unsupported("read_matrix_market '" + path + "' by byte ranges: " + reason);
+      });
+    if (spmv::detail::debug_log_enabled() && comm.rank() == 0)
+      std::fprintf(stderr, "[spmv] read_matrix_market %s: rank 0 reads it whole and scatters (%s)\n", path.c_str(),
+                   reason.c_str());
+  }
+  CsrMatrix<Value, std::int64_t> whole;
+  collectively(comm, [&] {
+    if (comm.rank() == 0) whole = read_csr<Value, std::int64_t>(path, options);
+  });
+  return scatter_rows(comm, whole, kind, 0);
+}
+
+template LocalRows<float> read_matrix_market<float>(const Communicator&, const std::string&, PartitionKind,
+                                                    const ReadOptions&, ReadMode, std::int64_t);
+template LocalRows<double> read_matrix_market<double>(const Communicator&, const std::string&, PartitionKind,
+                                                      const ReadOptions&, ReadMode, std::int64_t);
+
+}  // namespace detail
+
+template <class Value>
+LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string& path, PartitionKind kind,
+                                    const ReadOptions& options, ReadMode mode) {
+  return detail::read_matrix_market<Value>(comm, path, kind, options, mode, detail::kAlltoallRoundBytes);
+}
+
+template LocalRows<float> read_matrix_market<float>(const Communicator&, const std::string&, PartitionKind,
+                                                    const ReadOptions&, ReadMode);
+template LocalRows<double> read_matrix_market<double>(const Communicator&, const std::string&, PartitionKind,
+                                                      const ReadOptions&, ReadMode);
+
+}  // namespace spmv::dist
