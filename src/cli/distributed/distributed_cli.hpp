@@ -21,9 +21,10 @@ namespace spmv::cli {
 struct DistributedFlags {
   bool enabled = false;
   std::string partition = "nonzeros";  // nonzeros | rows | graph
+  std::string read_mode = "auto";      // auto | ranges | root: dist::ReadMode of a Matrix Market file
 };
 
-// Adds --distributed and --partition to a subcommand.
+// Adds --distributed, --partition and --read-mode to a subcommand.
 void add_distributed_options(CLI::App& sub, DistributedFlags& flags);
 
 // With --distributed: a UsageError naming the first of `options` that is set (options without a

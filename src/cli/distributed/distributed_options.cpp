@@ -9,13 +9,21 @@ namespace spmv::cli {
 
 void add_distributed_options(CLI::App& sub, DistributedFlags& flags) {
   sub.add_flag("--distributed", flags.enabled,
-               "Run across the MPI ranks (mpirun -np N spmv ...): rows split over ranks, halo exchanged; rank 0 "
-               "reads and writes (docs/DISTRIBUTED.md)")
+               "Run across the MPI ranks (mpirun -np N spmv ...): rows split over ranks, halo exchanged; every "
+               "rank reads its part of the matrix file (--read-mode), rank 0 the vectors and writes "
+               "(docs/DISTRIBUTED.md)")
       ->group("Distributed");
   sub.add_option("--partition", flags.partition,
                  "--distributed: contiguous rows per rank balanced by nonzeros or by rows, or graph: a METIS "
                  "partition of a square matrix that cuts the halo (rows renumbered on rank 0, vectors moved back)")
       ->check(CLI::IsMember({"nonzeros", "rows", "graph"}))
+      ->capture_default_str()
+      ->group("Distributed");
+  sub.add_option("--read-mode", flags.read_mode,
+                 "--distributed, a Matrix Market file: ranges: every rank parses its byte range of the file; root: "
+                 "rank 0 reads it whole and scatters; auto: ranges where they can run (a plain coordinate file that "
+                 "every rank opens, not --partition graph), else root")
+      ->check(CLI::IsMember({"auto", "ranges", "root"}))
       ->capture_default_str()
       ->group("Distributed");
 }

@@ -40,6 +40,11 @@ dist::PartitionKind partition_kind(const DistributedFlags& f) {
   return f.partition == "rows" ? dist::PartitionKind::Rows : dist::PartitionKind::Nonzeros;
 }
 
+dist::ReadMode read_mode(const DistributedFlags& f) {
+  if (f.read_mode == "ranges") return dist::ReadMode::ByteRanges;
+  return f.read_mode == "root" ? dist::ReadMode::Root : dist::ReadMode::Auto;
+}
+
 #if SPMV_HAS_NCCL
 constexpr bool kHasNccl = true;
 #else
@@ -124,7 +129,8 @@ std::vector<double> multiply_on(const Communicator& comm, const dist::LocalRows<
 
 template <class Value>
 void multiply_in(const Communicator& comm, const DistributedMultiply& a, Backend backend) {
-  const auto rows = dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read);
+  const auto rows =
+      dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read, read_mode(a.flags));
   const std::int64_t x_len = a.transpose ? rows.global_rows : rows.global_cols;
   const std::int64_t y_len = a.transpose ? rows.global_cols : rows.global_rows;
   std::vector<double> x, y0;
@@ -408,7 +414,8 @@ bool bench_source(const Communicator& comm, const std::string& file, const std::
                   const std::map<std::string, double>& params, const DistributedBench& a, Backend backend,
                   nlohmann::json& records) {
   const auto rows = file.empty() ? dist::generate<Value>(comm, kind, params, partition_kind(a.flags))
-                                 : dist::read_matrix_market<Value>(comm, file, partition_kind(a.flags), a.read);
+                                 : dist::read_matrix_market<Value>(comm, file, partition_kind(a.flags), a.read,
+                                                                   read_mode(a.flags));
   const std::string label = file.empty() ? generator_label(kind, params) : matrix_name(file);
   report_graph_partition(comm, rows, a.quiet);
   return fits32_everywhere(comm, rows) ? bench_on<Value, std::int32_t>(comm, rows, label, a, backend, records)
@@ -499,7 +506,7 @@ int solve_in(const Communicator& comm, const DistributedSolve& a) {
     rows = dist::generate<Value>(comm, kind, params, partition_kind(a.flags));
     label = generator_label(kind, params);
   } else {
-    rows = dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read);
+    rows = dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read, read_mode(a.flags));
     label = matrix_name(a.file);
   }
   const Backend backend = distributed_backend(comm, a.backend);  // auto: the GPUs when every rank has one
