@@ -74,13 +74,18 @@ inline constexpr std::int64_t kAlltoallRoundBytes = std::int64_t{1} << 28;
 // Collective. MPI counts and displacements are int, so the elements move in rounds through staging
 // buffers: each round at most round_bytes / ranks bytes (at least one element) between a pair, so no
 // count or displacement passes INT_MAX for round_bytes <= 2^30; every rank runs the same number of
-// rounds (the largest any pair needs, agreed on by one MPI_Allreduce).
+// rounds (the largest any pair needs, agreed on by one MPI_Allreduce). What a rank sends itself is
+// copied straight into the result, outside the rounds. `from`, when given, receives ranks + 1 offsets:
+// sender q's elements are [from[q], from[q + 1]) of the result.
 template <class T>
 std::vector<T> alltoallv_in_rounds(MPI_Comm comm, std::span<const T> send, std::span<const std::int64_t> counts,
-                                   std::int64_t round_bytes = kAlltoallRoundBytes) {
+                                   std::int64_t round_bytes = kAlltoallRoundBytes,
+                                   std::vector<std::int64_t>* from = nullptr) {
   static_assert(std::is_trivially_copyable_v<T>);
-  int ranks = 0;
+  int ranks = 0, rank = 0;
   check_mpi(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  const auto self = static_cast<std::size_t>(rank);
   const auto p = static_cast<std::size_t>(ranks);
   std::vector<std::int64_t> recv_counts(p, 0);
   check_mpi(MPI_Alltoall(counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm), "MPI_Alltoall");
@@ -91,10 +96,14 @@ std::vector<T> alltoallv_in_rounds(MPI_Comm comm, std::span<const T> send, std::
   for (std::size_t q = 0; q < p; ++q) {
     send_at[q + 1] = send_at[q] + counts[q];
     recv_at[q + 1] = recv_at[q] + recv_counts[q];
-    rounds = std::max(rounds, (std::max(counts[q], recv_counts[q]) + per_pair - 1) / per_pair);
+    if (q != self) rounds = std::max(rounds, (std::max(counts[q], recv_counts[q]) + per_pair - 1) / per_pair);
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+  if (from) *from = recv_at;
   std::vector<T> received(static_cast<std::size_t>(recv_at[p]));
+  if (counts[self] > 0)
+    std::memcpy(received.data() + recv_at[self], send.data() + send_at[self],
+                static_cast<std::size_t>(counts[self]) * sizeof(T));
   std::vector<T> send_stage, recv_stage;
   std::vector<int> send_bytes(p), send_displ(p), recv_bytes(p), recv_displ(p);
   // Elements of a round between this rank and q: the next per_pair of `total`.
@@ -104,7 +113,8 @@ std::vector<T> alltoallv_in_rounds(MPI_Comm comm, std::span<const T> send, std::
   for (std::int64_t round = 0; round < rounds; ++round) {
     std::int64_t sent = 0, got = 0;
     for (std::size_t q = 0; q < p; ++q) {
-      const std::int64_t s = piece(counts[q], round), r = piece(recv_counts[q], round);
+      const std::int64_t s = q == self ? 0 : piece(counts[q], round);
+      const std::int64_t r = q == self ? 0 : piece(recv_counts[q], round);
       send_displ[q] = static_cast<int>(sent * static_cast<std::int64_t>(sizeof(T)));
       send_bytes[q] = static_cast<int>(s * static_cast<std::int64_t>(sizeof(T)));
       recv_displ[q] = static_cast<int>(got * static_cast<std::int64_t>(sizeof(T)));

@@ -16,6 +16,7 @@
 #include "core/debug_log.hpp"
 #include "core/matrix_market_io.hpp"
 #include "core/matrix_market_range.hpp"
+#include "core/phase_log.hpp"
 #include "distributed/collective.hpp"
 #include "distributed/mpi_util.hpp"
 
@@ -85,57 +86,90 @@ struct Entry {
 // Sends every entry to the owner of its row under `target` and returns this rank's rows as CSR: the
 // entries of a row in the order of their senders' ranks and, within a sender, in its order (file order,
 // when every rank sends its range's entries in file order), then canonicalize() as read_csr: columns
-// sorted, duplicates summed in that order. Frees `entries` once packed.
+// sorted, duplicates summed in that order. The entries a rank keeps (nearly all of them in a file
+// stored by rows) are neither packed nor exchanged: they are read in place, in the rank's turn among
+// the senders. Frees `entries`.
 template <class Value>
 CsrMatrix<Value, std::int64_t> move_to_owners(const Communicator& comm, RangeEntries<Value>& entries,
                                               const RowPartition& target, std::int64_t cols, std::int64_t round_bytes) {
   const int ranks = comm.size(), rank = comm.rank();
   const std::size_t n = entries.rows.size();
+  std::vector<int> owner(n);
   std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), 0);
-  for (const std::int64_t r : entries.rows) ++counts[static_cast<std::size_t>(target.owner(r))];
-  std::vector<Entry<Value>> packed(n);
-  {
-    std::vector<std::int64_t> cursor(static_cast<std::size_t>(ranks), 0);
-    for (std::size_t q = 1; q < cursor.size(); ++q) cursor[q] = cursor[q - 1] + counts[q - 1];
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::int64_t r = entries.rows[k];
-      packed[static_cast<std::size_t>(cursor[static_cast<std::size_t>(target.owner(r))]++)] = {r, entries.cols[k],
-                                                                                               entries.values[k]};
-    }
-  }
-  entries = {};
-  const std::vector<Entry<Value>> mine = alltoallv_in_rounds<Entry<Value>>(comm.get(), packed, counts, round_bytes);
+  for (std::size_t k = 0; k < n; ++k) ++counts[static_cast<std::size_t>(owner[k] = target.owner(entries.rows[k]))];
+  counts[static_cast<std::size_t>(rank)] = 0;  // kept in place
+  std::vector<Entry<Value>> packed(n - static_cast<std::size_t>(std::count(owner.begin(), owner.end(), rank)));
+  std::vector<std::int64_t> cursor(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t q = 1; q < cursor.size(); ++q) cursor[q] = cursor[q - 1] + counts[q - 1];
+  for (std::size_t k = 0; k < n; ++k)
+    if (owner[k] != rank)
+      packed[static_cast<std::size_t>(cursor[static_cast<std::size_t>(owner[k])]++)] = {
+          entries.rows[k], entries.cols[k], entries.values[k]};
+  std::vector<std::int64_t> from(static_cast<std::size_t>(ranks) + 1, 0);  // offsets of each sender's entries
+  const std::vector<Entry<Value>> received =
+      alltoallv_in_rounds<Entry<Value>>(comm.get(), packed, counts, round_bytes, &from);
   packed = {};
+  // Every entry of this rank's rows in the senders' order: this rank's own in its turn.
+  const auto for_each_entry = [&](auto&& f) {
+    for (int q = 0; q < ranks; ++q) {
+      if (q == rank) {
+        for (std::size_t k = 0; k < n; ++k)
+          if (owner[k] == rank) f(entries.rows[k], entries.cols[k], entries.values[k]);
+        continue;
+      }
+      for (auto k = from[static_cast<std::size_t>(q)]; k < from[static_cast<std::size_t>(q) + 1]; ++k)
+        f(received[static_cast<std::size_t>(k)].row, received[static_cast<std::size_t>(k)].col,
+          received[static_cast<std::size_t>(k)].value);
+    }
+  };
   // Stable by row, as read_csr's csr_from_store.
   CsrMatrix<Value, std::int64_t> a;
   const std::int64_t first = target.begin(rank);
   a.rows = target.count(rank);
   a.cols = cols;
   a.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
-  for (const auto& e : mine) ++a.row_ptr[static_cast<std::size_t>(e.row - first) + 1];
+  for_each_entry([&](std::int64_t r, std::int64_t, Value) { ++a.row_ptr[static_cast<std::size_t>(r - first) + 1]; });
   for (std::size_t r = 0; r < static_cast<std::size_t>(a.rows); ++r) a.row_ptr[r + 1] += a.row_ptr[r];
-  a.col_idx.resize(mine.size());
-  a.values.resize(mine.size());
-  std::vector<std::int64_t> cursor(a.row_ptr.begin(), a.row_ptr.end() - 1);
-  for (const auto& e : mine) {
-    const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(e.row - first)]++);
-    a.col_idx[at] = e.col;
-    a.values[at] = e.value;
-  }
+  a.col_idx.resize(static_cast<std::size_t>(a.row_ptr.back()));
+  a.values.resize(static_cast<std::size_t>(a.row_ptr.back()));
+  cursor.assign(a.row_ptr.begin(), a.row_ptr.end() - 1);
+  for_each_entry([&](std::int64_t r, std::int64_t c, Value v) {
+    const auto at = static_cast<std::size_t>(cursor[static_cast<std::size_t>(r - first)]++);
+    a.col_idx[at] = c;
+    a.values[at] = v;
+  });
+  entries = {};
   canonicalize(a);
   return a;
 }
 
-// This rank's rows as entries with global row indices (rows [first, first + a.rows)), for a second move.
+// Moves canonical rows from one partition of contiguous blocks to another: rank q gets the rows of
+// its new block that this rank holds. The blocks of both partitions follow the rank order, so the
+// arrays are already grouped by destination (no packing) and the received pieces come in row order
+// (no sorting): three exchanges (row lengths, columns, values), what stays on a rank copied once.
 template <class Value>
-RangeEntries<Value> to_entries(CsrMatrix<Value, std::int64_t>&& a, std::int64_t first) {
-  RangeEntries<Value> e;
-  e.rows.resize(a.col_idx.size());
-  for (std::int64_t r = 0; r < a.rows; ++r)
-    std::fill(e.rows.begin() + a.row_ptr[r], e.rows.begin() + a.row_ptr[r + 1], first + r);
-  e.cols = std::move(a.col_idx);
-  e.values = std::move(a.values);
-  return e;
+CsrMatrix<Value, std::int64_t> move_rows(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& a,
+                                         const RowPartition& from, const RowPartition& to, std::int64_t round_bytes) {
+  const int ranks = comm.size(), rank = comm.rank();
+  std::vector<std::int64_t> rows_to(static_cast<std::size_t>(ranks), 0), entries_to(rows_to.size(), 0);
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(a.rows));
+  for (std::size_t r = 0; r < lengths.size(); ++r) lengths[r] = a.row_ptr[r + 1] - a.row_ptr[r];
+  for (int q = 0; q < ranks; ++q) {
+    const std::int64_t lo = std::max(from.begin(rank), to.begin(q)), hi = std::min(from.end(rank), to.end(q));
+    if (lo >= hi) continue;
+    rows_to[static_cast<std::size_t>(q)] = hi - lo;
+    entries_to[static_cast<std::size_t>(q)] = a.row_ptr[hi - from.begin(rank)] - a.row_ptr[lo - from.begin(rank)];
+  }
+  const MPI_Comm c = comm.get();
+  const auto got_lengths = alltoallv_in_rounds<std::int64_t>(c, lengths, rows_to, round_bytes);
+  CsrMatrix<Value, std::int64_t> b;
+  b.rows = to.count(rank);
+  b.cols = a.cols;
+  b.row_ptr.assign(static_cast<std::size_t>(b.rows) + 1, 0);
+  for (std::size_t r = 0; r < got_lengths.size(); ++r) b.row_ptr[r + 1] = b.row_ptr[r] + got_lengths[r];
+  b.col_idx = alltoallv_in_rounds<std::int64_t>(c, a.col_idx, entries_to, round_bytes);
+  b.values = alltoallv_in_rounds<Value>(c, a.values, entries_to, round_bytes);
+  return b;
 }
 
 // Every rank parses the lines that start in its share of the entry section's bytes (a line belongs to
@@ -151,6 +185,9 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
   const auto share_start = [&](int r) {
     return data + static_cast<std::int64_t>(static_cast<__int128>(size - data) * r / ranks);
   };
+  // SPMV_DEBUG_LOG=1: each rank's phases on stderr.
+  const std::string phase = "read_matrix_market rank " + std::to_string(rank) + "/";
+  spmv::detail::PhaseLog log(phase + "parse");
   std::int64_t begin = 0, end = 0;
   RangeEntries<Value> entries;
   RangeOutcome outcome;
@@ -164,6 +201,7 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
 
   // Entry lines and newlines before this rank's range. They are exact up to the first rank with a
   // problem; the ranks after it may be wrong, but their errors never win (the lowest rank's does).
+  log.next(phase + "check");
   std::int64_t mine[2] = {outcome.entry_lines, outcome.newlines}, before[2] = {0, 0};
   check_mpi(MPI_Exscan(mine, before, 2, MPI_INT64_T, MPI_SUM, c), "MPI_Exscan");
   if (rank == 0) before[0] = before[1] = 0;  // MPI_Exscan leaves rank 0's result undefined
@@ -199,17 +237,18 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
   // The rows: straight to their owners under the row partition; under the nonzero partition first to
   // the equal-rows blocks, where duplicates are summed and the row lengths are known (read_csr's row
   // lengths, which the serial path balances), then on to the balanced blocks.
+  log.next(phase + "to the row owners");
   LocalRows<Value> out;
   out.global_rows = layout.rows;
   out.global_cols = layout.cols;
   out.rows = partition_rows(layout.rows, ranks);
   out.matrix = move_to_owners(comm, entries, out.rows, layout.cols, round_bytes);
   if (kind == PartitionKind::Nonzeros) {
+    log.next(phase + "balance");
     std::vector<std::int64_t> lengths(static_cast<std::size_t>(out.matrix.rows));
     for (std::size_t r = 0; r < lengths.size(); ++r) lengths[r] = out.matrix.row_ptr[r + 1] - out.matrix.row_ptr[r];
     const RowPartition balanced = partition_nonzeros(comm, out.rows, lengths);
-    auto moving = to_entries(std::move(out.matrix), out.rows.begin(rank));
-    out.matrix = move_to_owners(comm, moving, balanced, layout.cols, round_bytes);
+    out.matrix = move_rows(comm, out.matrix, out.rows, balanced, round_bytes);
     out.rows = balanced;
   }
   out.cols = default_column_partition(out.global_rows, out.global_cols, out.rows);
