@@ -74,8 +74,9 @@ inline constexpr std::int64_t kAlltoallRoundBytes = std::int64_t{1} << 28;
 // Collective. MPI counts and displacements are int, so the elements move in rounds through staging
 // buffers: each round at most round_bytes / ranks bytes (at least one element) between a pair, so no
 // count or displacement passes INT_MAX for round_bytes <= 2^30; every rank runs the same number of
-// rounds (the largest any pair needs, agreed on by one MPI_Allreduce). What a rank sends itself is
-// copied straight into the result, outside the rounds. `from`, when given, receives ranks + 1 offsets:
+// rounds (the largest any pair needs, agreed on by one MPI_Allreduce); one round goes straight from
+// `send` into the result where the displacements fit. What a rank sends itself is copied straight
+// into the result, outside the rounds. `from`, when given, receives ranks + 1 offsets:
 // sender q's elements are [from[q], from[q + 1]) of the result.
 template <class T>
 std::vector<T> alltoallv_in_rounds(MPI_Comm comm, std::span<const T> send, std::span<const std::int64_t> counts,
@@ -110,15 +111,30 @@ std::vector<T> alltoallv_in_rounds(MPI_Comm comm, std::span<const T> send, std::
   const auto piece = [per_pair](std::int64_t total, std::int64_t round) {
     return std::clamp<std::int64_t>(total - round * per_pair, 0, per_pair);
   };
+  // One round whose buffers this rank can address in int byte displacements: no staging (a rank's own
+  // choice: the MPI call is the same).
+  constexpr auto kSize = static_cast<std::int64_t>(sizeof(T));
+  if (rounds == 1 && send_at[p] * kSize <= INT_MAX && recv_at[p] * kSize <= INT_MAX) {
+    for (std::size_t q = 0; q < p; ++q) {
+      send_displ[q] = static_cast<int>(send_at[q] * kSize);
+      send_bytes[q] = q == self ? 0 : static_cast<int>(counts[q] * kSize);
+      recv_displ[q] = static_cast<int>(recv_at[q] * kSize);
+      recv_bytes[q] = q == self ? 0 : static_cast<int>(recv_counts[q] * kSize);
+    }
+    check_mpi(MPI_Alltoallv(send.data(), send_bytes.data(), send_displ.data(), MPI_BYTE, received.data(),
+                            recv_bytes.data(), recv_displ.data(), MPI_BYTE, comm),
+              "MPI_Alltoallv");
+    return received;
+  }
   for (std::int64_t round = 0; round < rounds; ++round) {
     std::int64_t sent = 0, got = 0;
     for (std::size_t q = 0; q < p; ++q) {
       const std::int64_t s = q == self ? 0 : piece(counts[q], round);
       const std::int64_t r = q == self ? 0 : piece(recv_counts[q], round);
-      send_displ[q] = static_cast<int>(sent * static_cast<std::int64_t>(sizeof(T)));
-      send_bytes[q] = static_cast<int>(s * static_cast<std::int64_t>(sizeof(T)));
-      recv_displ[q] = static_cast<int>(got * static_cast<std::int64_t>(sizeof(T)));
-      recv_bytes[q] = static_cast<int>(r * static_cast<std::int64_t>(sizeof(T)));
+      send_displ[q] = static_cast<int>(sent * kSize);
+      send_bytes[q] = static_cast<int>(s * kSize);
+      recv_displ[q] = static_cast<int>(got * kSize);
+      recv_bytes[q] = static_cast<int>(r * kSize);
       sent += s;
       got += r;
     }
