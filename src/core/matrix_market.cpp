@@ -983,9 +983,9 @@ std::string missing_entries_message(const MatrixMarketLayout& layout, std::int64
   return EntryReader::missing_message(pre, found);
 }
 
-template <class Value>
+template <class Value, class Index>
 RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& layout, std::int64_t limit,
-                                    const ReadOptions& options, RangeEntries<Value>& out) {
+                                    const ReadOptions& options, RangeEntries<Value, Index>& out) {
   if (!layout.coordinate) throw InvalidArgument("parse_coordinate_lines: an array file has no coordinate lines");
   Preamble pre;
   pre.header = layout.header;
@@ -1000,10 +1000,11 @@ RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& l
   pre.entries = layout.entries;
   pre.size_line = layout.size_line;
   EntryReader reader(in, in.name(), pre);
-  // The store in 64-bit indices (the caller sends them on as global indices); row pointers are the
-  // caller's, built from its share of the rows.
-  EntryStore<std::int64_t, Value> store;
-  store.reserve(reader.check_memory({2.0 * sizeof(std::int64_t) + sizeof(Value), 0}, options));
+  // Global indices (the caller sends them on); row pointers are the caller's, built from its rows.
+  if (!fits_index<Index>(layout.rows, layout.cols, 0))
+    throw InvalidArgument("parse_coordinate_lines: the matrix's indices do not fit the index type");
+  EntryStore<Index, Value> store;
+  store.reserve(reader.check_memory({2.0 * sizeof(Index) + sizeof(Value), 0}, options));
   RangeOutcome outcome;
   const EntryReader::Problem problem = reader.read_entries(store, limit, outcome.entry_lines);
   if (problem.failed) {
@@ -1020,10 +1021,14 @@ RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& l
   return outcome;
 }
 
-template RangeOutcome parse_coordinate_lines(InputStream&, const MatrixMarketLayout&, std::int64_t,
-                                             const ReadOptions&, RangeEntries<float>&);
-template RangeOutcome parse_coordinate_lines(InputStream&, const MatrixMarketLayout&, std::int64_t,
-                                             const ReadOptions&, RangeEntries<double>&);
+#define SPMV_INSTANTIATE_RANGE(V, I)                                                                  \
+  template RangeOutcome parse_coordinate_lines(InputStream&, const MatrixMarketLayout&, std::int64_t, \
+                                               const ReadOptions&, RangeEntries<V, I>&);
+SPMV_INSTANTIATE_RANGE(float, std::int32_t)
+SPMV_INSTANTIATE_RANGE(float, std::int64_t)
+SPMV_INSTANTIATE_RANGE(double, std::int32_t)
+SPMV_INSTANTIATE_RANGE(double, std::int64_t)
+#undef SPMV_INSTANTIATE_RANGE
 
 }  // namespace detail
 

@@ -32,10 +32,11 @@ struct MatrixMarketLayout {
 // The preamble of the text `in` delivers (from its first byte); ParseError exactly as read_csr's.
 MatrixMarketLayout read_matrix_market_layout(InputStream& in);
 
-// Entries in file order (0-based indices), values rounded to Value.
-template <class Value>
+// Entries in file order (0-based indices in Index: int32_t when the matrix's sizes allow), values
+// rounded to Value.
+template <class Value, class Index>
 struct RangeEntries {
-  std::vector<std::int64_t> rows, cols;
+  std::vector<Index> rows, cols;
   std::vector<Value> values;
 };
 
@@ -53,9 +54,9 @@ struct RangeOutcome {
 // those bytes) into `out`, at most `limit` entry lines (one more is a problem with read_csr's "more
 // entries than declared" message). Before the large allocations the range's share of the read is checked
 // against ReadOptions' budget (MemoryLimitExceeded). I/O failures throw as in read_csr.
-template <class Value>
+template <class Value, class Index>
 RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& layout, std::int64_t limit,
-                                    const ReadOptions& options, RangeEntries<Value>& out);
+                                    const ReadOptions& options, RangeEntries<Value, Index>& out);
 
 // read_csr's error for `message` at `line` of `name`: "NAME:LINE: MESSAGE".
 ParseError located_parse_error(std::string_view name, std::int64_t line, const std::string& message);

@@ -76,10 +76,10 @@ int probe(const Communicator& comm, const std::string& path, MatrixMarketLayout&
   return std::equal(std::begin(low), std::end(low), std::begin(high)) ? 0 : kDifferentFiles;
 }
 
-// An entry on its way to the rank that owns its row (global indices).
-template <class Value>
+// An entry on its way to the rank that owns its row (global indices, 32-bit when the sizes allow).
+template <class Value, class Index>
 struct Entry {
-  std::int64_t row, col;
+  Index row, col;
   Value value;
 };
 
@@ -89,8 +89,8 @@ struct Entry {
 // sorted, duplicates summed in that order. The entries a rank keeps (nearly all of them in a file
 // stored by rows) are neither packed nor exchanged: they are read in place, in the rank's turn among
 // the senders. Frees `entries`.
-template <class Value>
-CsrMatrix<Value, std::int64_t> move_to_owners(const Communicator& comm, RangeEntries<Value>& entries,
+template <class Value, class Index>
+CsrMatrix<Value, std::int64_t> move_to_owners(const Communicator& comm, RangeEntries<Value, Index>& entries,
                                               const RowPartition& target, std::int64_t cols, std::int64_t round_bytes) {
   const int ranks = comm.size(), rank = comm.rank();
   const std::size_t n = entries.rows.size();
@@ -98,7 +98,7 @@ CsrMatrix<Value, std::int64_t> move_to_owners(const Communicator& comm, RangeEnt
   std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), 0);
   for (std::size_t k = 0; k < n; ++k) ++counts[static_cast<std::size_t>(owner[k] = target.owner(entries.rows[k]))];
   counts[static_cast<std::size_t>(rank)] = 0;  // kept in place
-  std::vector<Entry<Value>> packed(n - static_cast<std::size_t>(std::count(owner.begin(), owner.end(), rank)));
+  std::vector<Entry<Value, Index>> packed(n - static_cast<std::size_t>(std::count(owner.begin(), owner.end(), rank)));
   std::vector<std::int64_t> cursor(static_cast<std::size_t>(ranks), 0);
   for (std::size_t q = 1; q < cursor.size(); ++q) cursor[q] = cursor[q - 1] + counts[q - 1];
   for (std::size_t k = 0; k < n; ++k)
@@ -106,8 +106,8 @@ CsrMatrix<Value, std::int64_t> move_to_owners(const Communicator& comm, RangeEnt
       packed[static_cast<std::size_t>(cursor[static_cast<std::size_t>(owner[k])]++)] = {
           entries.rows[k], entries.cols[k], entries.values[k]};
   std::vector<std::int64_t> from(static_cast<std::size_t>(ranks) + 1, 0);  // offsets of each sender's entries
-  const std::vector<Entry<Value>> received =
-      alltoallv_in_rounds<Entry<Value>>(comm.get(), packed, counts, round_bytes, &from);
+  const std::vector<Entry<Value, Index>> received =
+      alltoallv_in_rounds<Entry<Value, Index>>(comm.get(), packed, counts, round_bytes, &from);
   packed = {};
   // Every entry of this rank's rows in the senders' order: this rank's own in its turn.
   const auto for_each_entry = [&](auto&& f) {
@@ -174,7 +174,7 @@ CsrMatrix<Value, std::int64_t> move_rows(const Communicator& comm, const CsrMatr
 
 // Every rank parses the lines that start in its share of the entry section's bytes (a line belongs to
 // the rank whose share holds its first byte), then the entries move to their rows' owners.
-template <class Value>
+template <class Value, class Index>
 LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& path, PartitionKind kind,
                                   const ReadOptions& options, const MatrixMarketLayout& layout, std::int64_t size,
                                   std::int64_t round_bytes) {
@@ -189,7 +189,7 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
   const std::string phase = "read_matrix_market rank " + std::to_string(rank) + "/";
   spmv::detail::PhaseLog log(phase + "parse");
   std::int64_t begin = 0, end = 0;
-  RangeEntries<Value> entries;
+  RangeEntries<Value, Index> entries;
   RangeOutcome outcome;
   collectively(comm, [&] {
     begin = spmv::detail::line_start_at_or_after(path, share_start(rank));
@@ -214,7 +214,7 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
     const std::int64_t reached = lines_before + outcome.entry_lines;
     if (reached > declared || (outcome.failed && reached == declared)) {
       spmv::detail::InputStream again(path, begin, end - begin);  // parse again up to the count: its line
-      RangeEntries<Value> unused;
+      RangeEntries<Value, Index> unused;
       const RangeOutcome at =
           spmv::detail::parse_coordinate_lines(again, layout, declared - lines_before, options, unused);
       throw spmv::detail::located_parse_error(name, first_line + at.line_offset, at.message);
@@ -276,7 +276,11 @@ LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string&
       if (spmv::detail::debug_log_enabled() && comm.rank() == 0)
         std::fprintf(stderr, "[spmv] read_matrix_market %s: every rank parses its byte range (%d ranges)\n",
                      path.c_str(), comm.size());
-      return read_byte_ranges<Value>(comm, path, kind, options, layout, size, round_bytes);
+      // 32-bit indices for the parsed and exchanged entries whenever the sizes allow (16 bytes an
+      // entry in f64 instead of 24), as read_csr stores its entries.
+      return fits_index<std::int32_t>(layout.rows, layout.cols, 0)
+                 ? read_byte_ranges<Value, std::int32_t>(comm, path, kind, options, layout, size, round_bytes)
+                 : read_byte_ranges<Value, std::int64_t>(comm, path, kind, options, layout, size, round_bytes);
     }
     if (mode == ReadMode::ByteRanges)
       collectively(comm, [&] {  // the ranks' own failures (a missing file, a bad header) when there are any

@@ -203,6 +203,9 @@ TEST(ParallelRead, AwkwardLayouts) {
   std::string wide = head + "7 300 40\n";
   for (int k = 0; k < 40; ++k) wide += std::to_string(1 + k % 7) + " " + std::to_string(1 + (k * 37) % 300) + " 1.5\n";
   expect_same_read(comm, scratch.write("wide.mtx", wide));
+  // Column indices past 2^31: the entries are parsed and exchanged in 64-bit indices.
+  expect_same_read(comm, scratch.write("huge_columns.mtx", head + "3 3000000000 4\n1 2999999999 1\n3 1 2\n"
+                                                                  "2 3000000000 3\n1 2999999999 4\n"));
 }
 
 // The exchange in rounds: one entry per pair and round (hundreds of rounds), and a few entries per round.
