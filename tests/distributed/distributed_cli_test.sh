@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # spmv multiply --distributed under mpirun -np 2 writes the same y as one process: exactly, on a matrix
 # and x whose products are exact in any summation order (integers), for A x and A^T x with alpha, beta;
+# the same y whether every rank reads its byte range of the file or rank 0 reads it (--read-mode);
 # and a bad input fails with exit code 1, never a hang. spmv solve
 # --distributed: the same iteration count as one process and x within the solve's error bound.
 # Usage: distributed_cli_test.sh SPMV MPIEXEC NUMPROC_FLAG SCRATCH
@@ -24,6 +25,21 @@ for p in nonzeros rows; do
   paste one.mtx two.mtx | awk '/^%/ || NF != 2 { next } { d = $1 - $2; s = ($1 < 0 ? -$1 : $1) + 1e-300;
     if ((d < 0 ? -d : d) > 1e-12 * s) { print "entry " NR ": " $1 " vs " $2; bad = 1 } } END { exit bad }'
 done
+# --read-mode: every rank reading its byte range of the file gives the root read's matrix bit for bit, so
+# the same y; a gzip file is read on rank 0 (auto) or refused (ranges).
+for p in nonzeros rows; do
+  for m in root ranges; do
+    "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx --x xr.txt -q -o $m.mtx --distributed --partition $p --read-mode $m
+  done
+  cmp root.mtx ranges.mtx
+done
+gzip -c r.mtx > r.mtx.gz
+"$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx.gz --x xr.txt -q -o gz.mtx --distributed --partition rows
+cmp root.mtx gz.mtx
+if "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx.gz -q -o gz.mtx --distributed --read-mode ranges 2> err.txt; then
+  echo "expected a failure"; exit 1
+fi
+grep -q "by byte ranges: gzip-compressed" err.txt
 # --partition graph (METIS): rank 0 renumbers the rows, the vectors go through the permutation both ways,
 # so the output equals one process's exactly (integer data, as above), for A x and A^T x; a solve with a
 # non-constant right-hand side gives one process's x; a rectangular matrix is refused. Without METIS the
