@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -160,8 +161,11 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 // updates: one global reduction per iteration instead of CG's two, which is what a distributed solve
 // waits for. When the run can start a sum without waiting (SolverOptions::global_sum_start: MPI_Iallreduce
 // in distributed solves), the next product n = A m runs while the reduction is in flight, as in the paper;
-// the product of the last iteration is then one apply more than needed. When the recurrences drift so
-// far that the curvature they imply is not positive, the iteration restarts from x (below). Its price:
+// the product of the last iteration is then one apply more than needed. The iteration restarts from x
+// (fresh recurrences, directions dropped) when the drifted recurrences imply a non-positive curvature,
+// when the residual fell below sqrt(eps) of the last fresh one (residual replacement), and when the
+// recurrence residual meets the tolerance (the true one decides; in f32 the gap reached 1000x without
+// these). Its price:
 // three more vectors (six with Jacobi) and a recurrence residual that may drift from the true one by
 // rounding (the "residual gap"), so the final true residual is what to read.
 // Sweep per iteration (one OpenMP loop): reads w, r, u, m, n, p, s, q, z, x and dinv (11) and writes
@@ -212,6 +216,8 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
   const bool overlap = static_cast<bool>(run.options().global_sum_start);
   double gamma_old = 0, alpha_old = 0;
   bool fresh = true;  // the recurrences were just (re)initialised: n = A m not yet computed, beta = 0
+  double fresh_norm = std::sqrt(sums[2]);  // ||r|| at the last (re)initialisation
+  double refused = 0;                      // the true ||r|| of the last convergence it did not confirm
   for (int k = 1;; ++k) {
     double gamma = sums[0], delta = sums[1];
     if (fresh || !overlap) run.apply(Value(1), m, Value(0), nv);  // n = A m (else done during the sum)
@@ -222,6 +228,7 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     }
     if (!(denominator > 0) && !fresh && std::isfinite(denominator)) {  // drifted: restart from x
       initialise();
+      fresh_norm = std::sqrt(sums[2]);
       run.apply(Value(1), m, Value(0), nv);
       gamma = sums[0], delta = sums[1];
       beta = 0, denominator = delta;
@@ -254,13 +261,41 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     } else {
       run.global_sum(sums);  // the one reduction of the iteration
     }
-    if (run.step(k, std::sqrt(sums[2]))) return;
+    if (run.step(k, std::sqrt(sums[2]))) {
+      if (!run.converged()) return;  // max_iterations, or a non-finite residual
+      // The recurrence residual met the tolerance; the true one decides (the gap can be orders of
+      // magnitude in f32): restart from x, whose fresh r = b - A x is the true residual.
+      initialise();
+      const double true_norm = std::sqrt(sums[2]);
+      if (run.replace_last_residual(true_norm)) return;
+      if (!std::isfinite(true_norm)) {
+        run.stopped_on_breakdown(kBreakdownNonFinite);
+        return;
+      }
+      if (k >= run.options().max_iterations) return;
+      if (refused > 0 && true_norm >= refused) {  // refused again without progress: the attainable accuracy
+        run.stopped_on_breakdown(kBreakdownCgStagnated);
+        return;
+      }
+      refused = fresh_norm = true_norm;
+      fresh = true;  // go on from the fresh recurrences
+      continue;
+    }
     if (sums[0] == 0) {  // r != 0 (not converged) but r.M^-1 r = 0: M is not positive definite
       run.stopped_on_breakdown(kBreakdownCgRho);
       return;
     }
     gamma_old = gamma;
     alpha_old = alpha;
+    // Residual replacement (van der Vorst & Ye 2000, in its simplest form: a restart from x): the gap
+    // between the recurrence and the true residual grows from rounding errors of the order of eps times
+    // the residuals since the last (re)initialisation, so once ||r|| fell below sqrt(eps) of ||r|| there,
+    // fresh recurrences keep the gap below sqrt(eps) of the residual. f32: every 3.5e-4 of reduction.
+    if (std::sqrt(sums[2]) <= std::sqrt(static_cast<double>(std::numeric_limits<Value>::epsilon())) * fresh_norm) {
+      initialise();
+      fresh_norm = std::sqrt(sums[2]);
+      fresh = true;
+    }
   }
 }
 

@@ -43,6 +43,10 @@ inline constexpr const char* kBreakdownGmresStagnated =
     "the true residual stagnated above the tolerance: two restarts in a row refused the compressed basis's "
     "estimate and the second found no smaller residual (the working precision's attainable accuracy; "
     "docs/SOLVERS.md)";
+inline constexpr const char* kBreakdownCgStagnated =
+    "the true residual stagnated above the tolerance: pipelined CG's recurrence residual met it twice, and the "
+    "second time the true residual was no smaller than the first (the working precision's attainable accuracy; "
+    "docs/SOLVERS.md)";
 
 // The floor's vector term (docs/SOLVERS.md, "The floor"): value-sized words per row that one iteration's vector kernels
 // read and write, counted from the CUDA kernels (the CPU sweeps make the same passes). A dot of a vector with itself

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/solver_problems.hpp"
+#include "solvers/solver_setup.hpp"
 #include "spmv/solvers.hpp"
 
 namespace spmv::test {
@@ -129,9 +130,10 @@ void expect_pipelined_matches_textbook(Backend backend, int dim, std::int64_t n,
 }
 
 // Pipelined CG asked for more than float can reach: near the attainable accuracy the drifted
-// recurrences imply a non-positive curvature, and the iteration restarts from x instead of reporting
-// a breakdown (docs/SOLVERS.md). So it runs to max_iterations without a breakdown, and its x's true
-// residual (recomputed in double) stays at the converged solve's level.
+// recurrences imply a non-positive curvature or claim a convergence the true residual refuses, and the
+// iteration restarts from x instead of reporting a wrong result or a curvature breakdown (docs/SOLVERS.md).
+// So it runs to max_iterations, or stops on the stagnation it names, and its x's true residual
+// (recomputed in double) stays at the converged solve's level.
 inline void expect_pipelined_restarts_instead_of_breaking_down(Backend backend) {
   const SolverMatrix a = gen::poisson2d(30);
   const auto b = random_rhs(a.rows, 4);
@@ -141,9 +143,9 @@ inline void expect_pipelined_restarts_instead_of_breaking_down(Backend backend) 
   o.max_iterations = 400;  // ~6x the iterations float needs to reach its attainable accuracy
   o.pipelined = true;
   const FusionRun run = run_cg<float>(backend, a, b, o);
-  EXPECT_TRUE(run.result.breakdown.empty()) << run.result.breakdown;
   EXPECT_FALSE(run.result.converged);
-  EXPECT_EQ(run.result.iterations, o.max_iterations);
+  if (run.result.breakdown.empty()) EXPECT_EQ(run.result.iterations, o.max_iterations);
+  else EXPECT_EQ(run.result.breakdown, solvers::kBreakdownCgStagnated);
   // The true residual of x, which the restarts recompute from: within float's attainable accuracy,
   // eps * ||A||_inf * ||x|| / ||b|| times the bound's constant (true_residual_bound with tolerance 0).
   const auto ax = reference_product(a, run.x);
@@ -152,6 +154,38 @@ inline void expect_pipelined_restarts_instead_of_breaking_down(Backend backend) 
   const double b_norm = std::sqrt(reference_dot(b, b));
   EXPECT_LE(std::sqrt(rr) / b_norm, true_residual_bound(0.0, std::numeric_limits<float>::epsilon(), o.max_iterations,
                                                         norm_inf_matrix(a), std::sqrt(xx), b_norm));
+}
+
+// The residual gap of pipelined CG in f32, and what keeps it small: on poisson3d(60), 300 iterations
+// past float's attainable accuracy (tolerance 0), its recurrences alone left a true residual of 2.5e-4
+// where fused CG's is 5e-6 (measured, 2026-11-28); with the replacement at every sqrt(eps) of reduction
+// 2.1e-6. So its true residual stays within 10x of fused CG's. And a solve that converges does so by
+// the true residual: the recurrence's claim is confirmed by b - A x (same bits as the final residual's,
+// up to the order of the sum) before the solve stops.
+inline void expect_pipelined_float_keeps_the_true_residual(Backend backend) {
+  const SolverMatrix a = gen::poisson3d(60);
+  const auto b = random_rhs(a.rows, 5);
+  SolverOptions o;
+  o.tolerance = 0;
+  o.max_iterations = 300;
+  const FusionRun fused = run_cg<float>(backend, a, b, o);
+  o.pipelined = true;
+  const FusionRun pipelined = run_cg<float>(backend, a, b, o);
+  EXPECT_TRUE(pipelined.result.breakdown.empty()) << pipelined.result.breakdown;
+  EXPECT_LE(pipelined.result.residual, 10 * fused.result.residual);
+  for (double tolerance : {1e-4, 2e-5}) {
+    SCOPED_TRACE(tolerance);
+    o.tolerance = tolerance;
+    o.pipelined = false;
+    const FusionRun cg = run_cg<float>(backend, a, b, o);
+    o.pipelined = true;
+    const FusionRun run = run_cg<float>(backend, a, b, o);
+    ASSERT_TRUE(run.result.converged) << run.result.breakdown;
+    EXPECT_LE(run.result.residual, tolerance * (1 + 1e-9));
+    // Each replacement restarts the directions: measured 186 against 161 and 235 against 174 on
+    // poisson3d(100); twice fused CG's count bounds it with room.
+    EXPECT_LE(run.result.iterations, 2 * cg.result.iterations);
+  }
 }
 
 }  // namespace spmv::test

@@ -39,6 +39,10 @@ TEST(CpuSolverFusion, PipelinedRestartsInsteadOfBreakingDown) {
   expect_pipelined_restarts_instead_of_breaking_down(Backend::Cpu);
 }
 
+TEST(CpuSolverFusion, PipelinedFloatKeepsTheTrueResidual) {
+  expect_pipelined_float_keeps_the_true_residual(Backend::Cpu);
+}
+
 TEST(CpuSolverFusion, BothVariantsConvergeToTheSameIterationCount) {
   const SolverMatrix a = gen::poisson3d(10);
   const auto b = random_rhs(a.rows, 3);

@@ -51,6 +51,11 @@ TEST(CudaSolverFusion, PipelinedRestartsInsteadOfBreakingDown) {
   expect_pipelined_restarts_instead_of_breaking_down(Backend::Cuda);
 }
 
+TEST(CudaSolverFusion, PipelinedFloatKeepsTheTrueResidual) {
+  SKIP_WITHOUT_CUDA();
+  expect_pipelined_float_keeps_the_true_residual(Backend::Cuda);
+}
+
 // The fused and the pipelined variant on the device against the same variant on the CPU.
 TEST(CudaSolverFusion, FusedDeviceMatchesFusedCpu) {
   SKIP_WITHOUT_CUDA();
@@ -128,7 +133,8 @@ TEST(CudaSolverFusion, BreakdownsAndMaxIterationsInTheFusedKernels) {
     o.fused = std::string(variant) == "fused";
     o.pipelined = std::string(variant) == "pipelined";
     std::vector<double> b{1, 1}, x(2, 0.0);
-    const SolverResult r = solve_csr<double, std::int64_t>(Backend::Cuda, indefinite, Algorithm::Auto, Options{}, b, x, o);
+    const SolverResult r =
+        solve_csr<double, std::int64_t>(Backend::Cuda, indefinite, Algorithm::Auto, Options{}, b, x, o);
     EXPECT_TRUE(contains(r.breakdown, "p.Ap <= 0")) << r.breakdown;
     EXPECT_EQ(r.iterations, 0);
     EXPECT_EQ(x, (std::vector<double>{0, 0}));  // no x update without an alpha

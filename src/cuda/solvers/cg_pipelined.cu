@@ -6,12 +6,14 @@
 //   | [all-reduce of the partials, distributed only] || apply n = A m | pcg_scalars_kernel (1 block:
 //   the stopping rule, then alpha and beta of the next iteration).
 // The scalars never leave the device. A restart from x (when the drifted recurrences imply a
-// non-positive curvature, as on the CPU) needs three products, r = b - A x, w = A u and n = A m, which
-// the host cannot see coming: the device runs it in three iterations' slots instead, the same enqueued
-// work with the sweep doing each phase's part (PcgPhase) and the one product of the slot applying A
-// to whatever the sweep left in m. So the host never waits, and an iteration can be captured in a
-// CUDA graph; slots of a restart do not count as iterations, which is why the host may enqueue up to
-// four slots per iteration (set_enqueue_limit). The start is the same three slots before the loop.
+// non-positive curvature, when the residual fell by sqrt(eps) since the last restart, and to confirm a
+// convergence by the true residual; the rules of the CPU's) needs three products, r = b - A x, w = A u
+// and n = A m, which the host cannot see coming: the device runs it in three iterations' slots instead,
+// the same enqueued work with the sweep doing each phase's part (PcgPhase) and the one product of the
+// slot applying A to whatever the sweep left in m. So the host never waits, and an iteration can be
+// captured in a CUDA graph; slots of a restart do not count as iterations, which is why the host may
+// enqueue up to four slots per iteration (set_enqueue_limit). The start is the same three slots before
+// the loop.
 // Without a preconditioner u = r, m = w and q = s (bitwise, as on the CPU) and are not stored:
 // 13 vector words per row instead of 20 (solver_setup.hpp).
 #include "cuda/solvers/solver_kernels.cuh"
@@ -27,8 +29,11 @@ enum PcgPhase : int { kIterate = 0, kLoadX, kResidual, kFresh };
 struct PcgScalars {
   double alpha = 0, beta = 0;
   double gamma_old = 0, alpha_old = 0;
+  double fresh_norm = 0;  // ||r|| at the last (re)start
+  double refused = 0;     // the true ||r|| of the last convergence claim it did not confirm
   int phase = kLoadX;
-  int started = 0;  // the residual of iteration 0 has been recorded
+  int started = 0;     // the residual of iteration 0 has been recorded
+  int confirming = 0;  // this restart checks the recurrence's convergence with the true residual
 };
 
 template <class Value>
@@ -106,9 +111,12 @@ __global__ void __launch_bounds__(kSolverThreads)
 
 // After the slot's product: advances a restart's phases; after kFresh and kIterate reads the three sums
 // (`count` partials each, or their global totals), records the iteration (or, at the start, iteration
-// 0), and computes the next alpha and beta, or asks for a restart, or stops on a breakdown.
+// 0; or, after a convergence claim, the true residual that decides it), and computes the next alpha
+// and beta, or asks for a restart, or stops. The rules of src/solvers/cg.cpp's cg_cpu_pipelined:
+// restart on a drifted curvature, on a residual below `replace_below` (sqrt(eps)) of the last fresh
+// one, and to confirm a convergence; stop on a refused claim no better than the previous refusal.
 __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* partials, int count,
-                                   double* history) {
+                                   double* history, double replace_below) {
   if (!running(s)) return;
   const int phase = c->phase;
   if (phase == kLoadX || phase == kResidual) {
@@ -120,14 +128,43 @@ __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* 
   const double rr = finish_sum(partials, 2, count);
   if (threadIdx.x != 0) return;
   const bool fresh = phase == kFresh;
+  const double norm = sqrt(rr);
   if (!fresh) {
-    record_iteration(s, sqrt(rr), history);
+    record_iteration(s, norm, history);
+    if (s->status == kConverged) {  // the recurrence's claim: a restart's true residual decides
+      s->status = kRunning;
+      c->confirming = 1;
+      c->phase = kLoadX;
+      return;
+    }
     if (s->status != kRunning) return;
     if (gamma == 0) return stop_on_breakdown(s, kCgRho);  // r != 0 but r.M^-1 r = 0: M not positive definite
-  } else if (!c->started) {
-    c->started = 1;
-    record_residual(s, sqrt(rr), history);  // iteration 0
-    if (s->status != kRunning) return;
+    if (norm <= replace_below * c->fresh_norm) {  // residual replacement: fresh recurrences from x
+      c->phase = kLoadX;
+      return;
+    }
+  } else {
+    if (!c->started) {
+      c->started = 1;
+      record_residual(s, norm, history);  // iteration 0
+      if (s->status != kRunning) return;
+    } else if (c->confirming) {  // norm is the true residual of x
+      c->confirming = 0;
+      s->residual = norm;
+      if (history) history[s->iterations] = norm / s->b_norm;
+      if (!isfinite(norm)) return stop_on_breakdown(s, kNonFinite);
+      if (norm <= s->stop_norm) {
+        s->status = kConverged;
+        return;
+      }
+      if (s->iterations >= s->max_iterations) {
+        s->status = kMaxIterations;
+        return;
+      }
+      if (c->refused > 0 && norm >= c->refused) return stop_on_breakdown(s, kCgStagnated);
+      c->refused = norm;
+    }
+    c->fresh_norm = norm;
   }
   double beta = 0, denominator = delta;
   if (!fresh) {
@@ -163,6 +200,7 @@ void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x) {
   const PcgScalars start{};
   SPMV_CUDA_CHECK(cudaMemcpyAsync(scalars.data(), &start, sizeof start, cudaMemcpyHostToDevice, run.stream()));
   const int blocks = run.blocks();
+  const double replace_below = std::sqrt(static_cast<double>(std::numeric_limits<Value>::epsilon()));
   const auto slot = [&](cudaStream_t st) {
     if (jacobi)
       pcg_sweep_kernel<Value, true><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), v, dinv, n,
@@ -175,7 +213,7 @@ void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x) {
     run.apply(Value(1), v.m, Value(0), nv.data());
     run.join_global_rows();
     pcg_scalars_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), count,
-                                                     run.history());
+                                                     run.history(), replace_below);
     SPMV_CHECK_LAUNCH(pcg_scalars_kernel);
   };
   for (int phase = kLoadX; phase <= kFresh; ++phase) slot(run.stream());  // the start: iteration 0's residual

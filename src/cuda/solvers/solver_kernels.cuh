@@ -35,7 +35,8 @@ inline int reduction_blocks(std::int64_t n) {
 
 enum Status : int { kRunning = 0, kConverged = 1, kMaxIterations = 2, kBreakdown = 3 };
 enum Breakdown : int {
-  kNone = 0, kNonFinite, kCgCurvature, kRho, kCgRho, kBicgAlpha, kOmega, kGmresSingular, kGmresStagnated
+  kNone = 0, kNonFinite, kCgCurvature, kRho, kCgRho, kBicgAlpha, kOmega, kGmresSingular, kGmresStagnated,
+  kCgStagnated
 };
 
 inline const char* breakdown_text(int code) {
@@ -49,6 +50,7 @@ inline const char* breakdown_text(int code) {
     case kOmega: return kBreakdownOmega;
     case kGmresSingular: return kBreakdownGmresSingular;
     case kGmresStagnated: return kBreakdownGmresStagnated;
+    case kCgStagnated: return kBreakdownCgStagnated;
     default: return "";
   }
 }
