@@ -1,5 +1,6 @@
 // `spmv multiply --distributed` and `spmv bench --distributed` over MPI (docs/DISTRIBUTED.md, docs/CLI.md).
-// Rank 0 reads files and vectors, every rank builds its part, rank 0 gathers and writes or reports.
+// Every rank reads its part of the matrix file (--read-mode) or generates its rows; rank 0 reads the
+// vectors, gathers and writes or reports.
 // Failures on one rank are errors on every rank (dist::agree), so mpirun never waits on a dead peer.
 #include <mpi.h>
 
