@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -67,8 +69,11 @@ int probe(const Communicator& comm, const std::string& path, MatrixMarketLayout&
   const MPI_Comm c = comm.get();
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &refusal, 1, MPI_INT, MPI_BOR, c), "MPI_Allreduce");
   if (refusal) return refusal;
-  // The same file everywhere: its size and what its preamble says, compared through MIN and MAX.
-  std::int64_t low[6] = {size, layout.data_offset, layout.rows, layout.cols, layout.entries, layout.mirrored};
+  // The same file everywhere: its size and what its preamble says, compared through MIN and MAX (the
+  // banner's words by a hash: the ranks run one binary).
+  const auto& h = layout.header;
+  const auto banner = static_cast<std::int64_t>(std::hash<std::string>{}(h.format + ' ' + h.field + ' ' + h.symmetry));
+  std::int64_t low[6] = {size, layout.data_offset, layout.rows, layout.cols, layout.entries, banner};
   std::int64_t high[6];
   std::copy(std::begin(low), std::end(low), high);
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, low, 6, MPI_INT64_T, MPI_MIN, c), "MPI_Allreduce");

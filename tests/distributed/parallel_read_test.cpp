@@ -299,6 +299,15 @@ TEST(ParallelRead, FallsBackToTheRoot) {
       same_as_root(other, PartitionKind::Rows);
       EXPECT_THROW(read_matrix_market<double>(comm, other, PartitionKind::Rows, {}, ReadMode::ByteRanges), Unsupported);
     }
+    // Files of the same size and entry offset whose banners differ.
+    const std::string integers =
+        scratch.write("integers.mtx", std::string(kBanner) + "integer general\n3 3 2\n1 1 5\n2 2 7\n");
+    const std::string pattern =
+        scratch.write("pattern.mtx", std::string(kBanner) + "pattern general\n3 3 2\n1 1 5\n2 2 7\n");
+    const std::string mixed = comm.rank() == 1 ? pattern : integers;
+    same_as_root(mixed, PartitionKind::Nonzeros);
+    EXPECT_THROW(read_matrix_market<double>(comm, mixed, PartitionKind::Nonzeros, {}, ReadMode::ByteRanges),
+                 Unsupported);
   }
   // The graph partition needs the whole graph.
   EXPECT_THROW(read_matrix_market<double>(comm, coordinate, PartitionKind::Graph, {}, ReadMode::ByteRanges),
