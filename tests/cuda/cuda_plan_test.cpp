@@ -273,6 +273,88 @@ TEST(CudaPlan, AutoTakesSellForHalfEmptyRowsWithTheHint) {
         << "row " << i << ": " << y[i] << " vs " << ref[i];
 }
 
+// SELL leaves mostly-empty rows (more than half empty) out of its slices and writes their y = beta y
+// from a bit mask (src/cuda/format_sell.cu). Rectangular matrices with 10% of the rows non-empty (1 to
+// 70 entries), every row empty, one non-empty row, and exactly half empty (kept in the slices); alpha,
+// beta in {1, -2} x {0 with NaN-poisoned y, 1, -0.5}; double, against the reference: |y - ref| <= 4 (n + 2)
+// eps (|alpha| |A| |x| + |beta y|) row-wise (n <= 70 products summed; gamma_n bounds the sum's rounding).
+TEST(CudaSell, MostlyEmptyRowsLeaveTheSlices) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(17);
+  const auto sparse_rows = [&](std::int32_t rows, std::int32_t cols, double nonempty) {
+    Matrix a;
+    a.rows = rows, a.cols = cols;
+    a.row_ptr.assign(1, 0);
+    std::uniform_real_distribution<double> u(0, 1);
+    std::uniform_int_distribution<std::int32_t> length(1, 70), col(0, cols - 1);
+    for (std::int32_t r = 0; r < rows; ++r) {
+      if (u(rng) < nonempty) {
+        const std::int32_t n = std::min(length(rng), cols);
+        std::vector<std::int32_t> c;
+        while (static_cast<std::int32_t>(c.size()) < n) {
+          const std::int32_t j = col(rng);
+          if (std::find(c.begin(), c.end(), j) == c.end()) c.push_back(j);
+        }
+        std::sort(c.begin(), c.end());
+        for (std::int32_t j : c) a.col_idx.push_back(j), a.values.push_back(u(rng) - 0.5);
+      }
+      a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+    }
+    return a;
+  };
+  Matrix one_row = sparse_rows(777, 50, 0.0);
+  for (std::int32_t r = 400; r < 777; ++r) one_row.row_ptr[r + 1] = 3;
+  one_row.col_idx = {1, 7, 49}, one_row.values = {0.5, -1.25, 2.0};
+  Matrix half = sparse_rows(2000, 900, 1.0);  // then rows 0, 2, 4, ... emptied: exactly half empty
+  {
+    Matrix h = half;
+    h.col_idx.clear(), h.values.clear(), h.row_ptr.assign(1, 0);
+    for (std::int32_t r = 0; r < half.rows; ++r) {
+      if (r % 2)
+        for (std::int32_t k = half.row_ptr[r]; k < half.row_ptr[r + 1]; ++k)
+          h.col_idx.push_back(half.col_idx[k]), h.values.push_back(half.values[k]);
+      h.row_ptr.push_back(static_cast<std::int32_t>(h.col_idx.size()));
+    }
+    half = h;
+  }
+  const struct {
+    const char* name;
+    Matrix a;
+    bool compact;
+  } cases[] = {{"10% of 5000 x 300", sparse_rows(5000, 300, 0.1), true},
+               {"10% of 3000 x 40000", sparse_rows(3000, 40000, 0.1), true},
+               {"every row empty", sparse_rows(1000, 64, 0.0), true},
+               {"one non-empty row", one_row, true},
+               {"exactly half empty", half, false}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    spmv::cuda::DeviceCsr<double, std::int32_t> d_a(c.a);
+    spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), Algorithm::Sell);
+    ASSERT_EQ(plan.algorithm(), Algorithm::Sell);
+    EXPECT_EQ(plan.policy().find("nonempty_rows=") != std::string::npos, c.compact) << plan.policy();
+    const auto x = random_vector(static_cast<std::size_t>(c.a.cols), 3);
+    const auto y0 = random_vector(static_cast<std::size_t>(c.a.rows), 4);
+    const auto scale = spmv::cpu::reference_magnitude(c.a, Operation::NonTranspose, std::span<const double>(x));
+    for (double alpha : {1.0, -2.0})
+      for (double beta : {0.0, 1.0, -0.5}) {
+        std::vector<double> start = y0;
+        if (beta == 0) std::fill(start.begin(), start.end(), std::numeric_limits<double>::quiet_NaN());
+        spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{std::span<const double>(start)};
+        plan.apply(alpha, d_x.data(), beta, d_y.data());
+        const std::vector<double> y = d_y.to_host();
+        std::vector<double> ref = y0;
+        spmv::cpu::reference(c.a, Operation::NonTranspose, alpha, std::span<const double>(x), beta,
+                             std::span<double>(ref));
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          const double bound = 4 * 72 * std::numeric_limits<double>::epsilon() *
+                               (std::abs(alpha) * scale[i] + std::abs(beta * y0[i]));
+          ASSERT_LE(std::abs(y[i] - ref[i]), bound) << "row " << i << " alpha " << alpha << " beta " << beta << ": "
+                                                    << y[i] << " vs " << ref[i];
+        }
+      }
+  }
+}
+
 // DIA stores its slots as one bit when every diagonal holds at most two values, else as one-byte codes
 // into a table when they hold at most 256 distinct values, the padding's 0 included
 // (src/cuda/format_dia.cu): a band of 255 distinct non-zero values plus its corner padding takes codes,
