@@ -62,8 +62,13 @@ constexpr double kEllSetupMsPerMnnz = 0.15;
 // 9; on the odd members 0.955x -> 0.978x), 0.15 in f64 (0.932x -> 0.969x; odd members 0.951x ->
 // 0.970x), with the setup a plan pays after the process's first SELL plan (1.1-3.7 ms; a first plan
 // also pays ~9 ms of first use, H100). Its setup grows with the rows (the sort), its gain is the
-// median 5%.
-double sell_min_nonempty_fraction(int value_bytes) { return value_bytes == 8 ? 0.15 : 0.1; }
+// median 5%. Refitted once the empty rows left SELL's slices (src/cuda/format_sell.cu; H200,
+// 2026-11-28, the family's 9 members of 2-10% non-empty rows, even members fit, odd members test, grid
+// 0-0.15 and off, setup / 1000 added): f64 won with SELL on every fit member whatever the bound at or
+// below their smallest fraction (0.05), so no bound (fit half 0.940x -> 1.053x the best cuSPARSE; test
+// half 0.939x -> 1.036x, where 0.15 had 0.939x); f32's fit picked 0.08 (0.972x -> 0.984x; test half
+// 0.957x -> 0.957x: 5% of 16 a row lost with SELL, 0.960x against merge-path's 0.986x).
+double sell_min_nonempty_fraction(int value_bytes) { return value_bytes == 8 ? 0.0 : 0.08; }
 constexpr double kSellGain = 0.05;
 constexpr double kSellSetupMsPerMrows = 0.5;
 
