@@ -14,7 +14,7 @@
 // Mostly-empty rows (more than kCompactEmptyShare of them): the empty rows leave the slices. A stable
 // partition (cub::DevicePartition) puts the non-empty rows first, only they are sorted and sliced, so a
 // sigma window holds sigma non-empty rows instead of a few among padding, and the empty rows' y = beta y
-// is written by a pass over a bit mask of the non-empty rows (rows / 8 bytes) before the slices run.
+// is written from a bit mask of the non-empty rows (rows / 8 bytes) by extra blocks of the same launch.
 // The suite's mostly_empty (5% of 4 M rows non-empty, 64 each; H200): SELL over the 200 k non-empty rows
 // alone ran in 0.105 / 0.094 ms (f64 / f32) where the slices with the empty rows took 0.275 / 0.125 and
 // cuSPARSE 0.151 / 0.109 (docs/PERFORMANCE.md).
@@ -44,6 +44,10 @@ constexpr SellPolicy sell_policy(int /*value_bytes*/) { return {256}; }
 // More than this share of empty rows: they leave the slices (the header says why). Half: the boundary
 // of Auto's mostly-empty classes (src/core/auto_rule.cpp); below it the slices hold few empty rows.
 constexpr double kCompactEmptyShare = 0.5;
+
+// Blocks of each part of sell_kernel's grid at most (grid-stride beyond): the two parts' sum stays far
+// below the grid limit.
+constexpr unsigned kMaxSliceBlocks = 1u << 29;
 
 int log2_of(int power_of_two) {
   int log = 0;
@@ -116,14 +120,6 @@ __global__ void gather_lengths_kernel(const Index* __restrict__ length, const In
   for (long long p = format::global_thread(); p < n; p += format::grid_threads()) key[p] = length[row[p]];
 }
 
-// The empty rows' products: y = beta y (y = 0 when beta == 0), the non-empty rows left to the slices.
-template <class Real, class Index>
-__global__ void empty_rows_kernel(Index rows, const unsigned* __restrict__ nonempty, Real alpha, Real beta,
-                                  Real* __restrict__ y) {
-  for (long long i = format::global_thread(); i < rows; i += format::grid_threads())
-    if (!((__ldg(nonempty + (i >> 5)) >> (i & 31)) & 1u)) y[i] = axpby(alpha, Real(0), beta, y, i);
-}
-
 // Thread per sorted position p (also the padding lanes of the last slice, p >= rows): writes its row's
 // entries in slots slice_ptr[s] + k * C + lane and pads the rest of the slice's width (column -1, value 0).
 template <class Value, class Index>
@@ -152,14 +148,26 @@ __global__ void fill_sell_kernel(CsrView<Value, Index> a, Index sliced_rows, con
 
 // Thread per sorted position: the slice's width and start are the same for the whole slice (broadcast
 // loads), the row's slots are C apart, kSlotUnroll of them in flight, padding skipped by its -1 column.
+// The first `sliced_blocks` blocks run the slices; with the empty rows left out (`nonempty` non-null),
+// the blocks after them write those rows' y = beta y (y = 0 when beta == 0) from the mask, in the same
+// launch: a second kernel cost 2-3 us a product, 5% of a 7 M-nonzero product (H200).
 template <class Value, class Index>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
-    sell_kernel(Index rows, int log2_c, const Index* __restrict__ perm, const Index* __restrict__ width,
+    sell_kernel(Index rows, unsigned sliced_blocks, Index all_rows, const unsigned* __restrict__ nonempty,
+                int log2_c, const Index* __restrict__ perm, const Index* __restrict__ width,
                 const long long* __restrict__ slice_ptr, const Index* __restrict__ col_idx,
                 const Value* __restrict__ values, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                 compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
+  if (blockIdx.x >= sliced_blocks) {  // only launched with the empty rows left out
+    const long long stride = static_cast<long long>(gridDim.x - sliced_blocks) * blockDim.x;
+    for (long long i = static_cast<long long>(blockIdx.x - sliced_blocks) * blockDim.x + threadIdx.x; i < all_rows;
+         i += stride)
+      if (!((__ldg(nonempty + (i >> 5)) >> (i & 31)) & 1u)) y[i] = axpby(alpha, compute_t<Value>(0), beta, y, i);
+    return;
+  }
   const Index c = Index(1) << log2_c;
-  for (long long p = format::global_thread(); p < rows; p += format::grid_threads()) {
+  const long long stride = static_cast<long long>(sliced_blocks) * blockDim.x;
+  for (long long p = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; p < rows; p += stride) {
     const long long s = p >> log2_c;
     const auto first = static_cast<Index>(__ldg(slice_ptr + s) + (p & (c - 1)));
     const compute_t<Value> sum = format::strided_row_dot<true>(col_idx, values, first, c, __ldg(width + s), x);
@@ -260,13 +268,11 @@ class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
   }
 
   void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
-    if (nonempty_.size() > 0) {
-      empty_rows_kernel<<<grid_for(rows_, block_), block_, 0, stream>>>(rows_, nonempty_.data(), alpha, beta, y);
-      SPMV_CHECK_LAUNCH("empty_rows_kernel");
-    }
-    sell_kernel<<<grid_for(active_, block_), block_, 0, stream>>>(active_, log2_of(c_), perm_.data(), width_.data(),
-                                                                  slice_ptr_.data(), col_idx_.data(), values_.data(),
-                                                                  alpha, x, beta, y);
+    const unsigned sliced = std::min(grid_for(active_, block_), kMaxSliceBlocks);
+    const unsigned empty = nonempty_.size() > 0 ? std::min(grid_for(rows_, block_), kMaxSliceBlocks) : 0;
+    sell_kernel<<<sliced + empty, block_, 0, stream>>>(active_, sliced, rows_, nonempty_.data(), log2_of(c_),
+                                                       perm_.data(), width_.data(), slice_ptr_.data(),
+                                                       col_idx_.data(), values_.data(), alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("sell_kernel");
   }
   bool writes_workspace() const override { return false; }
