@@ -53,16 +53,26 @@ inline double relative_difference(const std::vector<double>& a, const std::vecto
   return std::sqrt(d / n);
 }
 
-// Poisson on an n^dim grid, `steps` CG iterations (tolerance 0: never converges first).
+// Poisson on an n^dim grid, a random b, and options for `steps` CG iterations with their history
+// (tolerance 0: never converges first).
+struct StepsProblem {
+  SolverMatrix a;
+  std::vector<double> b;
+  SolverOptions o;
+};
+inline StepsProblem steps_problem(int dim, std::int64_t n, bool jacobi, int steps) {
+  StepsProblem p{dim == 2 ? gen::poisson2d(n) : gen::poisson3d(n), {}, {}};
+  p.b = random_rhs(p.a.rows, 11);
+  p.o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+  p.o.tolerance = 0;
+  p.o.max_iterations = steps;
+  p.o.record_history = true;
+  return p;
+}
+
 template <class Value>
 void expect_fused_matches_unfused(Backend backend, int dim, std::int64_t n, bool jacobi, int steps) {
-  const SolverMatrix a = dim == 2 ? gen::poisson2d(n) : gen::poisson3d(n);
-  const auto b = random_rhs(a.rows, 11);
-  SolverOptions o;
-  o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
-  o.tolerance = 0;
-  o.max_iterations = steps;
-  o.record_history = true;
+  auto [a, b, o] = steps_problem(dim, n, jacobi, steps);
   o.fused = true;
   const FusionRun fused = run_cg<Value>(backend, a, b, o);
   o.fused = false;
@@ -107,13 +117,7 @@ void expect_fused_matches_unfused(Backend backend, int dim, std::int64_t n, bool
 // vectors u = M^-1 r, m = M^-1 w and q = M^-1 s stored).
 template <class Value>
 void expect_pipelined_matches_textbook(Backend backend, int dim, std::int64_t n, bool jacobi, int steps) {
-  const SolverMatrix a = dim == 2 ? gen::poisson2d(n) : gen::poisson3d(n);
-  const auto b = random_rhs(a.rows, 11);
-  SolverOptions o;
-  o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
-  o.tolerance = 0;
-  o.max_iterations = steps;
-  o.record_history = true;
+  auto [a, b, o] = steps_problem(dim, n, jacobi, steps);
   o.pipelined = true;
   const FusionRun pipelined = run_cg<Value>(backend, a, b, o);
   EXPECT_TRUE(pipelined.result.breakdown.empty()) << pipelined.result.breakdown;
