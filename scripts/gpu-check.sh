@@ -15,7 +15,7 @@
 #   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_PARTS,
 #   DIST_GENS, DIST_PRECISION, DIST_RANKS, DIST_EXTRA bench arguments, DIST_TAG in the log names,
 #   DIST_FILTER; DIST_PARTS with "solve": distributed CG per iteration on 1, 2 and
-#   every GPU, DIST_SOLVE_GENS, DIST_SOLVE_MAXIT); tune-study, Algorithm::Tune against an exhaustive sweep;
+#   every GPU, DIST_SOLVE_GENS, DIST_SOLVE_MAXIT, DIST_SOLVE_VARIANTS "cg pipelined"); tune-study, Algorithm::Tune against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor; spmm, issue 11: `spmv bench --k` against
