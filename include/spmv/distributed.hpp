@@ -180,9 +180,11 @@ CsrMatrix<Value, std::int64_t> gather_rows(const Communicator& comm, const Local
 // How read_matrix_market gets each rank its rows (docs/DISTRIBUTED.md "Reading a file in parallel").
 enum class ReadMode {
   Auto,        // ByteRanges where it can run, else Root (SPMV_DEBUG_LOG=1 says which and why)
-  ByteRanges,  // every rank parses its own byte range of the file; Unsupported on every rank where that
-               // cannot run: gzip, an array file, standard input ("-"), a rank that cannot open the file
-               // or sees another file (size or header differ), PartitionKind::Graph
+  ByteRanges,  // every rank parses its own byte range of the file (a gzip file: the entry section's lines
+               // split by the declared entry count, each rank inflating the text up to its share's end);
+               // Unsupported on every rank where that cannot run: an array file, standard input ("-"), a
+               // rank that cannot open the file or sees another file (size, header or compression
+               // differ), PartitionKind::Graph
   Root,        // rank 0 reads the whole file (read_csr) and scatters
 };
 

@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,7 +36,7 @@ using spmv::detail::RangeOutcome;
 // Why the byte ranges cannot run, as bits OR-ed over the ranks (every rank then knows every reason).
 enum RangeRefusal : int {
   kCannotRead = 1,      // a rank could not open the file or parse its preamble
-  kNotPlain = 2,        // gzip-compressed, or not a regular file: no byte offsets into the text
+  kNotPlain = 2,        // not a regular file: no offsets into the text
   kArray = 4,           // an array file: an entry's position is its index in the file
   kDifferentFiles = 8,  // the ranks see files of different sizes or preambles (paths local to each node)
 };
@@ -42,20 +45,24 @@ std::string refusal_text(int refusal) {
   std::string text;
   const auto add = [&](const char* reason) { text += (text.empty() ? "" : "; ") + std::string(reason); };
   if (refusal & kCannotRead) add("a rank cannot open it or read its header");
-  if (refusal & kNotPlain) add("gzip-compressed or not a regular file: no byte ranges");
+  if (refusal & kNotPlain) add("not a regular file: no byte ranges");
   if (refusal & kArray) add("an array file");
   if (refusal & kDifferentFiles) add("the ranks see different files (sizes or headers differ)");
   return text;
 }
 
 // Every rank opens the file and reads its preamble. Returns the refusal bits (0: the ranges can run) and
-// fills `layout` and `size`; `failure` keeps this rank's own error for ReadMode::ByteRanges.
+// fills `layout`, `size` (of the file as stored) and `compressed` (a gzip file: its text has no byte
+// offsets, so the ranks split its lines instead); `failure` keeps this rank's own error for
+// ReadMode::ByteRanges.
 int probe(const Communicator& comm, const std::string& path, MatrixMarketLayout& layout, std::int64_t& size,
-          std::exception_ptr& failure) {
+          bool& compressed, std::exception_ptr& failure) {
   int refusal = 0;
   try {
     spmv::detail::InputStream in(path);
     size = in.known_size();
+    compressed = size < 0 && std::filesystem::is_regular_file(path);  // regular, size unknown: gzip
+    if (compressed) size = static_cast<std::int64_t>(std::filesystem::file_size(path));
     if (size < 0) {
       refusal |= kNotPlain;
     } else {
@@ -73,11 +80,11 @@ int probe(const Communicator& comm, const std::string& path, MatrixMarketLayout&
   // banner's words by a hash: the ranks run one binary).
   const auto& h = layout.header;
   const auto banner = static_cast<std::int64_t>(std::hash<std::string>{}(h.format + ' ' + h.field + ' ' + h.symmetry));
-  std::int64_t low[6] = {size, layout.data_offset, layout.rows, layout.cols, layout.entries, banner};
-  std::int64_t high[6];
+  std::int64_t low[7] = {size, layout.data_offset, layout.rows, layout.cols, layout.entries, banner, compressed};
+  std::int64_t high[7];
   std::copy(std::begin(low), std::end(low), high);
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, low, 6, MPI_INT64_T, MPI_MIN, c), "MPI_Allreduce");
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, high, 6, MPI_INT64_T, MPI_MAX, c), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, low, 7, MPI_INT64_T, MPI_MIN, c), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, high, 7, MPI_INT64_T, MPI_MAX, c), "MPI_Allreduce");
   return std::equal(std::begin(low), std::end(low), std::begin(high)) ? 0 : kDifferentFiles;
 }
 
@@ -177,12 +184,40 @@ CsrMatrix<Value, std::int64_t> move_rows(const Communicator& comm, const CsrMatr
   return b;
 }
 
+// A gzip file's text has no byte offsets: a rank inflates it from the start and keeps the entry
+// section's lines [first, last) (counted from the line after the size line), whole and in file order.
+std::string gzip_lines(const std::string& path, std::int64_t data_offset, std::int64_t first, std::int64_t last) {
+  spmv::detail::InputStream in(path);
+  std::vector<char> block(std::size_t{1} << 20);
+  std::string out;
+  std::int64_t skip = data_offset;  // the preamble's bytes
+  std::int64_t line = 0;            // lines of the entry section before the current byte
+  for (std::size_t n = 0; line < last && (n = in.read(block.data(), block.size())) > 0;) {
+    const char* p = block.data();
+    const char* const stop = p + n;
+    const auto preamble = static_cast<std::size_t>(std::min<std::int64_t>(skip, static_cast<std::int64_t>(n)));
+    p += preamble;
+    skip -= static_cast<std::int64_t>(preamble);
+    while (p < stop && line < last) {
+      const auto* newline = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(stop - p)));
+      const char* next = newline ? newline + 1 : stop;
+      if (line >= first) out.append(p, next);
+      if (newline) ++line;
+      p = next;
+    }
+  }
+  return out;
+}
+
 // Every rank parses the lines that start in its share of the entry section's bytes (a line belongs to
-// the rank whose share holds its first byte), then the entries move to their rows' owners.
+// the rank whose share holds its first byte), then the entries move to their rows' owners. A gzip file
+// (`compressed`) is split by lines instead: rank r parses the entry section's lines [E r / P,
+// E (r + 1) / P) for the declared entry count E, the last rank on to the end, each rank inflating the
+// text up to its share's end (so no rank holds more than its share of the text or of the entries).
 template <class Value, class Index>
 LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& path, PartitionKind kind,
                                   const ReadOptions& options, const MatrixMarketLayout& layout, std::int64_t size,
-                                  std::int64_t round_bytes) {
+                                  bool compressed, std::int64_t round_bytes) {
   const int rank = comm.rank(), ranks = comm.size();
   const MPI_Comm c = comm.get();
   const std::string name = spmv::detail::display_name(path);
@@ -194,15 +229,29 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
   const std::string phase = "read_matrix_market rank " + std::to_string(rank) + "/";
   spmv::detail::PhaseLog log(phase + "parse");
   std::int64_t begin = 0, end = 0;
+  std::string text;  // gzip: this rank's lines
+  const auto open_range = [&] {
+    return compressed ? std::make_unique<spmv::detail::InputStream>(std::string_view(text), name, false)
+                      : std::make_unique<spmv::detail::InputStream>(path, begin, end - begin);
+  };
   RangeEntries<Value, Index> entries;
   RangeOutcome outcome;
+  constexpr std::int64_t kToTheEnd = std::numeric_limits<std::int64_t>::max();
   collectively(comm, [&] {
-    begin = spmv::detail::line_start_at_or_after(path, share_start(rank));
-    end = rank + 1 == ranks ? size : spmv::detail::line_start_at_or_after(path, share_start(rank + 1));
-    spmv::detail::InputStream in(path, begin, end - begin);
-    outcome =
-        spmv::detail::parse_coordinate_lines(in, layout, std::numeric_limits<std::int64_t>::max(), options, entries);
+    if (compressed) {
+      const auto line_share = [&](int r) {
+        return static_cast<std::int64_t>(static_cast<__int128>(layout.entries) * r / ranks);
+      };
+      text = gzip_lines(path, data, line_share(rank), rank + 1 == ranks ? kToTheEnd : line_share(rank + 1));
+      end = static_cast<std::int64_t>(text.size());
+    } else {
+      begin = spmv::detail::line_start_at_or_after(path, share_start(rank));
+      end = rank + 1 == ranks ? size : spmv::detail::line_start_at_or_after(path, share_start(rank + 1));
+    }
+    const auto in = open_range();
+    outcome = spmv::detail::parse_coordinate_lines(*in, layout, kToTheEnd, options, entries);
   });
+  const bool at_file_end = compressed ? rank + 1 == ranks : end == size;  // this rank's text ends the file's
 
   // Entry lines and newlines before this rank's range. They are exact up to the first rank with a
   // problem; the ranks after it may be wrong, but their errors never win (the lowest rank's does).
@@ -218,22 +267,23 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
     if (lines_before > declared) return;  // the line past the count is on an earlier rank
     const std::int64_t reached = lines_before + outcome.entry_lines;
     if (reached > declared || (outcome.failed && reached == declared)) {
-      spmv::detail::InputStream again(path, begin, end - begin);  // parse again up to the count: its line
+      const auto again = open_range();  // parse again up to the count: its line
       RangeEntries<Value, Index> unused;
       const RangeOutcome at =
-          spmv::detail::parse_coordinate_lines(again, layout, declared - lines_before, options, unused);
+          spmv::detail::parse_coordinate_lines(*again, layout, declared - lines_before, options, unused);
       throw spmv::detail::located_parse_error(name, first_line + at.line_offset, at.message);
     }
     if (outcome.failed)
       throw spmv::detail::located_parse_error(name, first_line + outcome.line_offset, outcome.message);
   });
   // Fewer entry lines than declared: read_csr's message, on the line after the file's last one.
-  std::int64_t totals[2] = {outcome.entry_lines, outcome.newlines};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, c), "MPI_Allreduce");
-  int unterminated = end == size && begin < end && outcome.ends_inside_line;  // the file's last line lacks '\n'
+  std::int64_t totals[3] = {outcome.entry_lines, outcome.newlines, end - begin};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_INT64_T, MPI_SUM, c), "MPI_Allreduce");
+  int unterminated = at_file_end && begin < end && outcome.ends_inside_line;  // the file's last line lacks '\n'
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &unterminated, 1, MPI_INT, MPI_MAX, c), "MPI_Allreduce");
   if (totals[0] < layout.entries) {
-    const std::int64_t line = size == data ? layout.line_after_preamble : layout.data_line + totals[1] + unterminated;
+    const std::int64_t line =
+        totals[2] == 0 ? layout.line_after_preamble : layout.data_line + totals[1] + unterminated;
     collectively(comm, [&] {
       throw spmv::detail::located_parse_error(name, line, spmv::detail::missing_entries_message(layout, totals[0]));
     });
@@ -270,22 +320,25 @@ LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string&
     std::string reason;
     MatrixMarketLayout layout;
     std::int64_t size = -1;
+    bool compressed = false;
     std::exception_ptr failure;
     if (kind == PartitionKind::Graph)
       reason = "the graph partition needs the whole graph";
     else if (path == "-")
       reason = "standard input has no byte ranges";
-    else if ((refusal = probe(comm, path, layout, size, failure)) != 0)
+    else if ((refusal = probe(comm, path, layout, size, compressed, failure)) != 0)
       reason = refusal_text(refusal);
     if (reason.empty()) {
       if (spmv::detail::debug_log_enabled() && comm.rank() == 0)
-        std::fprintf(stderr, "[spmv] read_matrix_market %s: every rank parses its byte range (%d ranges)\n",
-                     path.c_str(), comm.size());
+        std::fprintf(stderr, "[spmv] read_matrix_market %s: every rank parses its %s (%d ranges)\n", path.c_str(),
+                     compressed ? "lines of the inflated text" : "byte range", comm.size());
       // 32-bit indices for the parsed and exchanged entries whenever the sizes allow (16 bytes an
       // entry in f64 instead of 24), as read_csr stores its entries.
       return fits_index<std::int32_t>(layout.rows, layout.cols, 0)
-                 ? read_byte_ranges<Value, std::int32_t>(comm, path, kind, options, layout, size, round_bytes)
-                 : read_byte_ranges<Value, std::int64_t>(comm, path, kind, options, layout, size, round_bytes);
+                 ? read_byte_ranges<Value, std::int32_t>(comm, path, kind, options, layout, size, compressed,
+                                                         round_bytes)
+                 : read_byte_ranges<Value, std::int64_t>(comm, path, kind, options, layout, size, compressed,
+                                                         round_bytes);
     }
     if (mode == ReadMode::ByteRanges)
       collectively(comm, [&] {  // the ranks' own failures (a missing file, a bad header) when there are any

@@ -49,6 +49,17 @@ class Scratch {
     return path;
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // The same, gzip-compressed (the name should end in .gz).
+  std::string write_gz(const std::string& name, const std::string& text) const {
+    const std::string path = (dir_ / name).string();
+    if (comm_.rank() == 0) {
+      spmv::detail::OutputFile out(path);
+      out.write(text);
+      out.close();
+    }
+    MPI_Barrier(comm_.get());
+    return path;
+  }
 
  private:
   const Communicator& comm_;
@@ -131,11 +142,64 @@ TEST(ParallelRead, SuiteSparseFiles) {
     expect_same_read(comm, path);
     expect_same_read<float>(comm, path);
   }
-  // A gzip file has no byte ranges: Auto falls back to the root read, ByteRanges refuses on every rank.
-  const std::string gz = std::string(SPMV_SHARED_MATRICES) + "/west0067.mtx.gz";
-  expect_same_rows(read_matrix_market<double>(comm, gz),
-                   read_matrix_market<double>(comm, gz, PartitionKind::Nonzeros, {}, ReadMode::Root));
-  EXPECT_THROW(read_matrix_market<double>(comm, gz, PartitionKind::Nonzeros, {}, ReadMode::ByteRanges), Unsupported);
+}
+
+// A gzip file has no byte offsets: its ranks split the lines of the inflated text instead (each
+// inflating it up to its share's end). The same rows as the root read on SuiteSparse files as stored
+// and on awkward layouts gzipped here (Auto takes the split too), and the same errors, file and line.
+TEST(ParallelRead, GzipFilesSplitByLines) {
+  const Communicator comm;
+  const Scratch scratch(comm);
+  for (const char* name : {"lp_afiro", "west0067", "Pd", "cage8", "bcsstk13"}) {
+    const std::string gz = std::string(SPMV_SHARED_MATRICES) + "/" + name + ".mtx.gz";
+    if (!fs::exists(gz)) GTEST_SKIP() << gz << " missing";
+    expect_same_read(comm, gz);
+  }
+  const std::string west = std::string(SPMV_SHARED_MATRICES) + "/west0067.mtx.gz";
+  expect_same_rows(read_matrix_market<double>(comm, west),
+                   read_matrix_market<double>(comm, west, PartitionKind::Nonzeros, {}, ReadMode::Root));
+  const std::string head = std::string(kBanner) + "real general\n";
+  expect_same_read(comm, scratch.write_gz("crlf.mtx.gz", std::string(kBanner) +
+                                                             "real general\r\n%c\r\n3 3 4\r\n1 1 1\r\n3 2 2\r\n\r\n"
+                                                             "2 3 3\r\n1 1 4\r\n"));
+  expect_same_read(comm, scratch.write_gz("unterminated.mtx.gz", head + "3 3 2\n1 1 1\n3 3 2"));
+  expect_same_read(comm, scratch.write_gz("blank_and_comments.mtx.gz",
+                                          std::string(kBanner) + "real symmetric\n% c\n4 4 5\n% c\n\n3 1 1.5\n"
+                                                                 "1 1 2\n  \n2 1 -0.25\n3 1 0.125\n% e\n4 4 0\n"));
+  expect_same_read(comm, scratch.write_gz("one_entry.mtx.gz", head + "1000 7 1\n999 3 -2.5\n"));
+  expect_same_read(comm, scratch.write_gz("empty.mtx.gz", head + "5 3 0\n"));
+  expect_same_read(comm, scratch.write_gz("empty_comments.mtx.gz", head + "5 3 0\n%\n\n% nothing\n"));
+  expect_same_read(comm, scratch.write_gz("size_line_last.mtx.gz", head + "4 4 0"));
+  std::string wide = head + "7 300 400\n";
+  for (int k = 0; k < 400; ++k) wide += std::to_string(1 + k % 7) + " " + std::to_string(1 + (k * 37) % 300) + " 1.5\n";
+  expect_same_read(comm, scratch.write_gz("wide.mtx.gz", wide));
+  // A text longer than the inflating block (1 MB): lines across block boundaries.
+  std::string big = head + "2000 2000 60000\n";
+  for (std::int64_t k = 0; k < 60000; ++k)
+    big += std::to_string(1 + (k * 7919) % 2000) + " " + std::to_string(1 + (k * 104729) % 2000) + " " +
+           std::to_string(0.001 * static_cast<double>(k)) + "\n";
+  expect_same_read(comm, scratch.write_gz("big.mtx.gz", big));
+  expect_same_read<float>(comm, scratch.write_gz("big_f32.mtx.gz", big));
+  // Errors: a bad line on the first, a middle and the last rank; too many entries; too few.
+  const std::string headc = std::string(kBanner) + "real general\n%c\n";  // the size line is line 3
+  std::string good;
+  for (int k = 0; k < 60; ++k) good += std::to_string(1 + k % 9) + " " + std::to_string(1 + k % 7) + " 1.25\n";
+  for (int at : {0, 29, 59}) {
+    std::istringstream in(good);
+    std::string text = headc + "9 7 60\n", line;
+    for (int k = 0; std::getline(in, line); ++k) text += (k == at ? "3 x 1\n" : line + "\n");
+    expect_same_error(comm, scratch.write_gz("bad_" + std::to_string(at) + ".mtx.gz", text), 4 + at,
+                      "expected a column index, found 'x'");
+  }
+  expect_same_error(comm, scratch.write_gz("too_many.mtx.gz", headc + "9 7 50\n" + good + "oops\n"), 54,
+                    "more entries than the 50 declared in the size line");
+  expect_same_error(comm, scratch.write_gz("too_many_zero.mtx.gz", headc + "9 7 0\n\n%c\n" + good), 6,
+                    "more entries than the 0 declared");
+  expect_same_error(comm, scratch.write_gz("too_few.mtx.gz", headc + "9 7 70\n" + good + "%end\n"), 65,
+                    "file ends after 60 of the 70 entries declared on line 3");
+  expect_same_error(comm, scratch.write_gz("too_few_unterminated.mtx.gz", headc + "9 7 70\n" + good + "1 1 1"), 65,
+                    "file ends after 61 of the 70 entries");
+  expect_same_error(comm, scratch.write_gz("too_few_empty.mtx.gz", headc + "9 7 3"), 4, "file ends after 0 of the 3");
 }
 
 TEST(ParallelRead, EveryStorageKind) {
@@ -299,6 +363,13 @@ TEST(ParallelRead, FallsBackToTheRoot) {
       same_as_root(other, PartitionKind::Rows);
       EXPECT_THROW(read_matrix_market<double>(comm, other, PartitionKind::Rows, {}, ReadMode::ByteRanges), Unsupported);
     }
+    // The gzip-compressed text on one rank, the plain text on another.
+    const std::string gz =
+        scratch.write_gz("coordinate.mtx.gz", std::string(kBanner) + "real general\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n");
+    const std::string either = comm.rank() == 1 ? gz : coordinate;
+    same_as_root(either, PartitionKind::Nonzeros);
+    EXPECT_THROW(read_matrix_market<double>(comm, either, PartitionKind::Nonzeros, {}, ReadMode::ByteRanges),
+                 Unsupported);
     // Files of the same size and entry offset whose banners differ.
     const std::string integers =
         scratch.write("integers.mtx", std::string(kBanner) + "integer general\n3 3 2\n1 1 5\n2 2 7\n");

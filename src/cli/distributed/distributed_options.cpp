@@ -20,9 +20,10 @@ void add_distributed_options(CLI::App& sub, DistributedFlags& flags) {
       ->capture_default_str()
       ->group("Distributed");
   sub.add_option("--read-mode", flags.read_mode,
-                 "--distributed, a Matrix Market file: ranges: every rank parses its byte range of the file; root: "
-                 "rank 0 reads it whole and scatters; auto: ranges where they can run (a plain coordinate file that "
-                 "every rank opens, not --partition graph), else root")
+                 "--distributed, a Matrix Market file: ranges: every rank parses its byte range of the file (of a "
+                 "gzip file: its share of the inflated lines); root: rank 0 reads it whole and scatters; auto: "
+                 "ranges where they can run (a coordinate file that every rank opens, not --partition graph), "
+                 "else root")
       ->check(CLI::IsMember({"auto", "ranges", "root"}))
       ->capture_default_str()
       ->group("Distributed");
