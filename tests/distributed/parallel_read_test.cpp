@@ -131,6 +131,37 @@ void expect_same_error(const Communicator& comm, const std::string& path, std::i
 
 const char* kBanner = "%%MatrixMarket matrix coordinate ";
 
+// Files for the error tests: the size line is line 3; 60 entries of rows 1-9 and columns 1-7.
+const std::string kErrorsHead = std::string(kBanner) + "real general\n%c\n";
+std::string sixty_entries() {
+  std::string good;
+  for (int k = 0; k < 60; ++k) good += std::to_string(1 + k % 9) + " " + std::to_string(1 + k % 7) + " 1.25\n";
+  return good;
+}
+
+// The entry section's errors, in files made by `write(name, text)` (plain or gzip): a bad line at the
+// start, in the middle and at the end of the entries (on the first, a middle and the last rank); too
+// many entries (the first line past the count, before any later bad line; past a count of 0); too few
+// (the line after the last, with and without a final '\n', and with no entry line at all).
+void expect_entry_errors(const Communicator& comm,
+                         const std::function<std::string(const std::string&, const std::string&)>& write) {
+  const std::string head = kErrorsHead, good = sixty_entries();
+  for (int at : {0, 29, 59}) {
+    std::istringstream in(good);
+    std::string text = head + "9 7 60\n", line;
+    for (int k = 0; std::getline(in, line); ++k) text += (k == at ? "3 x 1\n" : line + "\n");
+    expect_same_error(comm, write("bad_" + std::to_string(at), text), 4 + at, "expected a column index, found 'x'");
+  }
+  expect_same_error(comm, write("too_many", head + "9 7 50\n" + good + "oops\n"), 54,
+                    "more entries than the 50 declared in the size line");
+  expect_same_error(comm, write("too_many_zero", head + "9 7 0\n\n%c\n" + good), 6, "more entries than the 0 declared");
+  expect_same_error(comm, write("too_few", head + "9 7 70\n" + good + "%end\n"), 65,
+                    "file ends after 60 of the 70 entries declared on line 3");
+  expect_same_error(comm, write("too_few_unterminated", head + "9 7 70\n" + good + "1 1 1"), 65,
+                    "file ends after 61 of the 70 entries");
+  expect_same_error(comm, write("too_few_empty", head + "9 7 3"), 4, "file ends after 0 of the 3");
+}
+
 TEST(ParallelRead, SuiteSparseFiles) {
   const Communicator comm;
   const Scratch scratch(comm);
@@ -181,25 +212,9 @@ TEST(ParallelRead, GzipFilesSplitByLines) {
   expect_same_read(comm, scratch.write_gz("big.mtx.gz", big));
   expect_same_read<float>(comm, scratch.write_gz("big_f32.mtx.gz", big));
   // Errors: a bad line on the first, a middle and the last rank; too many entries; too few.
-  const std::string headc = std::string(kBanner) + "real general\n%c\n";  // the size line is line 3
-  std::string good;
-  for (int k = 0; k < 60; ++k) good += std::to_string(1 + k % 9) + " " + std::to_string(1 + k % 7) + " 1.25\n";
-  for (int at : {0, 29, 59}) {
-    std::istringstream in(good);
-    std::string text = headc + "9 7 60\n", line;
-    for (int k = 0; std::getline(in, line); ++k) text += (k == at ? "3 x 1\n" : line + "\n");
-    expect_same_error(comm, scratch.write_gz("bad_" + std::to_string(at) + ".mtx.gz", text), 4 + at,
-                      "expected a column index, found 'x'");
-  }
-  expect_same_error(comm, scratch.write_gz("too_many.mtx.gz", headc + "9 7 50\n" + good + "oops\n"), 54,
-                    "more entries than the 50 declared in the size line");
-  expect_same_error(comm, scratch.write_gz("too_many_zero.mtx.gz", headc + "9 7 0\n\n%c\n" + good), 6,
-                    "more entries than the 0 declared");
-  expect_same_error(comm, scratch.write_gz("too_few.mtx.gz", headc + "9 7 70\n" + good + "%end\n"), 65,
-                    "file ends after 60 of the 70 entries declared on line 3");
-  expect_same_error(comm, scratch.write_gz("too_few_unterminated.mtx.gz", headc + "9 7 70\n" + good + "1 1 1"), 65,
-                    "file ends after 61 of the 70 entries");
-  expect_same_error(comm, scratch.write_gz("too_few_empty.mtx.gz", headc + "9 7 3"), 4, "file ends after 0 of the 3");
+  expect_entry_errors(comm, [&](const std::string& name, const std::string& text) {
+    return scratch.write_gz(name + ".mtx.gz", text);
+  });
 }
 
 TEST(ParallelRead, EveryStorageKind) {
@@ -288,18 +303,12 @@ TEST(ParallelRead, ExchangeInRounds) {
 TEST(ParallelRead, ErrorsNameTheFileAndLine) {
   const Communicator comm;
   const Scratch scratch(comm);
-  const std::string head = std::string(kBanner) + "real general\n%c\n";  // the size line is line 3
-  std::string good;
-  for (int k = 0; k < 60; ++k) good += std::to_string(1 + k % 9) + " " + std::to_string(1 + k % 7) + " 1.25\n";
-  // A bad line at the start, in the middle and at the end of the entries (on the first, a middle and the
-  // last rank), each of the parser's complaints.
-  for (int at : {0, 29, 59}) {
-    std::istringstream in(good);
-    std::string text = head + "9 7 60\n", line;
-    for (int k = 0; std::getline(in, line); ++k) text += (k == at ? "3 x 1\n" : line + "\n");
-    expect_same_error(comm, scratch.write("bad_" + std::to_string(at) + ".mtx", text), 4 + at,
-                      "expected a column index, found 'x'");
-  }
+  expect_entry_errors(comm, [&](const std::string& name, const std::string& text) {
+    return scratch.write(name + ".mtx", text);
+  });
+  const std::string head = kErrorsHead;
+  const std::string good = sixty_entries();
+  // Each of the parser's complaints.
   expect_same_error(comm, scratch.write("row_range.mtx", head + "9 7 61\n" + good + "10 1 1\n"), 64,
                     "row index 10 is out of range");
   expect_same_error(comm, scratch.write("col_zero.mtx", head + "9 7 60\n2 0 1\n" + good.substr(good.find('\n') + 1)), 4,
@@ -314,19 +323,9 @@ TEST(ParallelRead, ErrorsNameTheFileAndLine) {
   expect_same_error(comm,
                     scratch.write("skew_diag.mtx", std::string(kBanner) + "real skew-symmetric\n9 9 2\n2 1 1\n3 3 1\n"),
                     4, "must be zero");
-  // Too many entries: the first line past the count, before any later bad line; a bad line that is
-  // itself the one past the count; too few (the line after the last, with and without a final '\n').
-  expect_same_error(comm, scratch.write("too_many.mtx", head + "9 7 50\n" + good + "oops\n"), 54,
-                    "more entries than the 50 declared in the size line");
+  // A bad line that is itself the one past the count.
   expect_same_error(comm, scratch.write("too_many_bad.mtx", head + "9 7 60\n" + good + "1 1 nope\n"), 64,
                     "more entries than the 60 declared");
-  expect_same_error(comm, scratch.write("too_many_zero.mtx", head + "9 7 0\n\n%c\n" + good), 6,
-                    "more entries than the 0 declared");
-  expect_same_error(comm, scratch.write("too_few.mtx", head + "9 7 70\n" + good + "%end\n"), 65,
-                    "file ends after 60 of the 70 entries declared on line 3");
-  expect_same_error(comm, scratch.write("too_few_unterminated.mtx", head + "9 7 70\n" + good + "1 1 1"), 65,
-                    "file ends after 61 of the 70 entries");
-  expect_same_error(comm, scratch.write("too_few_empty.mtx", head + "9 7 3"), 4, "file ends after 0 of the 3");
   // Errors in the preamble come from the same parser.
   expect_same_error(comm, scratch.write("bad_size.mtx", head + "9 -7 3\n1 1 1\n"), 3, "negative number of columns");
   expect_same_error(comm, scratch.write("bad_banner.mtx", "%%MatrixMarket matrix coordinate complex general\n1 1 0\n"),
@@ -366,19 +365,18 @@ TEST(ParallelRead, FallsBackToTheRoot) {
     // The gzip-compressed text on one rank, the plain text on another.
     const std::string gz =
         scratch.write_gz("coordinate.mtx.gz", std::string(kBanner) + "real general\n3 3 3\n1 1 1\n2 2 2\n3 3 3\n");
-    const std::string either = comm.rank() == 1 ? gz : coordinate;
-    same_as_root(either, PartitionKind::Nonzeros);
-    EXPECT_THROW(read_matrix_market<double>(comm, either, PartitionKind::Nonzeros, {}, ReadMode::ByteRanges),
-                 Unsupported);
+    const auto other_files_fall_back = [&](const std::string& path) {
+      same_as_root(path, PartitionKind::Nonzeros);
+      EXPECT_THROW(read_matrix_market<double>(comm, path, PartitionKind::Nonzeros, {}, ReadMode::ByteRanges),
+                   Unsupported);
+    };
+    other_files_fall_back(comm.rank() == 1 ? gz : coordinate);
     // Files of the same size and entry offset whose banners differ.
     const std::string integers =
         scratch.write("integers.mtx", std::string(kBanner) + "integer general\n3 3 2\n1 1 5\n2 2 7\n");
     const std::string pattern =
         scratch.write("pattern.mtx", std::string(kBanner) + "pattern general\n3 3 2\n1 1 5\n2 2 7\n");
-    const std::string mixed = comm.rank() == 1 ? pattern : integers;
-    same_as_root(mixed, PartitionKind::Nonzeros);
-    EXPECT_THROW(read_matrix_market<double>(comm, mixed, PartitionKind::Nonzeros, {}, ReadMode::ByteRanges),
-                 Unsupported);
+    other_files_fall_back(comm.rank() == 1 ? pattern : integers);
   }
   // The graph partition needs the whole graph.
   EXPECT_THROW(read_matrix_market<double>(comm, coordinate, PartitionKind::Graph, {}, ReadMode::ByteRanges),
