@@ -165,9 +165,8 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 // (fresh recurrences, directions dropped) when the drifted recurrences imply a non-positive curvature,
 // when the residual fell below sqrt(eps) of the last fresh one (residual replacement), and when the
 // recurrence residual meets the tolerance (the true one decides; in f32 the gap reached 1000x without
-// these). Its price:
-// three more vectors (six with Jacobi) and a recurrence residual that may drift from the true one by
-// rounding (the "residual gap"), so the final true residual is what to read.
+// these). Its price: three more vectors (six with Jacobi) and a recurrence residual that may drift from
+// the true one by rounding (the "residual gap"), so the final true residual is what to read.
 // Sweep per iteration (one OpenMP loop): reads w, r, u, m, n, p, s, q, z, x and dinv (11) and writes
 // p, s, q, z, x, r, u, w and m (9): 20 vector words, against CG's 10 (12 with Jacobi). Without a
 // preconditioner u = r, m = w and q = s hold the same values bit for bit (the same operations on the
@@ -187,10 +186,11 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
   const std::span<Value> q = jacobi ? std::span<Value>(q_storage) : std::span<Value>(s);
   const auto precondition = [&](std::int64_t i, Value v) { return jacobi ? dinv[i] * v : v; };
   double sums[3] = {0, 0, 0};  // gamma = r.u, delta = w.u, r.r
+  bool fresh = true;       // the recurrences were just (re)initialised: n = A m not yet computed, beta = 0
+  double fresh_norm = 0;   // ||r|| at the last (re)initialisation
   // The recurrences from x: r = b - A x, u = M^-1 r, w = A u, m = M^-1 w, directions zeroed, and the
-  // three scalars (one reduction). At the start, and again when the recurrences have drifted so far
-  // that the curvature they imply is no longer positive (seen in f32 near the attainable accuracy):
-  // a restart from the current x, as residual replacement does (Cools & Vanroose 2017).
+  // three scalars (one reduction). At the start, and for each restart from the current x (the three
+  // reasons above), as residual replacement does in its simplest form (Cools & Vanroose 2017).
   const auto initialise = [&] {
     std::copy(b.begin(), b.end(), r.begin());
     run.apply(Value(-1), x, Value(1), r);
@@ -210,14 +210,14 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     }
     sums[0] = gamma, sums[1] = delta, sums[2] = rr;
     run.global_sum(sums);
+    fresh = true;
+    fresh_norm = std::sqrt(sums[2]);
   };
   initialise();
-  if (run.start(std::sqrt(sums[2]))) return;
+  if (run.start(fresh_norm)) return;
   const bool overlap = static_cast<bool>(run.options().global_sum_start);
   double gamma_old = 0, alpha_old = 0;
-  bool fresh = true;  // the recurrences were just (re)initialised: n = A m not yet computed, beta = 0
-  double fresh_norm = std::sqrt(sums[2]);  // ||r|| at the last (re)initialisation
-  double refused = 0;                      // the true ||r|| of the last convergence it did not confirm
+  double refused = 0;  // the true ||r|| of the last convergence it did not confirm
   for (int k = 1;; ++k) {
     double gamma = sums[0], delta = sums[1];
     if (fresh || !overlap) run.apply(Value(1), m, Value(0), nv);  // n = A m (else done during the sum)
@@ -228,7 +228,6 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     }
     if (!(denominator > 0) && !fresh && std::isfinite(denominator)) {  // drifted: restart from x
       initialise();
-      fresh_norm = std::sqrt(sums[2]);
       run.apply(Value(1), m, Value(0), nv);
       gamma = sums[0], delta = sums[1];
       beta = 0, denominator = delta;
@@ -266,7 +265,7 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
       // The recurrence residual met the tolerance; the true one decides (the gap can be orders of
       // magnitude in f32): restart from x, whose fresh r = b - A x is the true residual.
       initialise();
-      const double true_norm = std::sqrt(sums[2]);
+      const double true_norm = fresh_norm;
       if (run.replace_last_residual(true_norm)) return;
       if (!std::isfinite(true_norm)) {
         run.stopped_on_breakdown(kBreakdownNonFinite);
@@ -277,9 +276,8 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
         run.stopped_on_breakdown(kBreakdownCgStagnated);
         return;
       }
-      refused = fresh_norm = true_norm;
-      fresh = true;  // go on from the fresh recurrences
-      continue;
+      refused = true_norm;
+      continue;  // on from the fresh recurrences
     }
     if (sums[0] == 0) {  // r != 0 (not converged) but r.M^-1 r = 0: M is not positive definite
       run.stopped_on_breakdown(kBreakdownCgRho);
@@ -291,11 +289,8 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     // between the recurrence and the true residual grows from rounding errors of the order of eps times
     // the residuals since the last (re)initialisation, so once ||r|| fell below sqrt(eps) of ||r|| there,
     // fresh recurrences keep the gap below sqrt(eps) of the residual. f32: every 3.5e-4 of reduction.
-    if (std::sqrt(sums[2]) <= std::sqrt(static_cast<double>(std::numeric_limits<Value>::epsilon())) * fresh_norm) {
+    if (std::sqrt(sums[2]) <= std::sqrt(static_cast<double>(std::numeric_limits<Value>::epsilon())) * fresh_norm)
       initialise();
-      fresh_norm = std::sqrt(sums[2]);
-      fresh = true;
-    }
   }
 }
 
