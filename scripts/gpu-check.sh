@@ -14,8 +14,9 @@
 #   to end, peak host RSS by /usr/bin/time -v; distributed, issues 10/16: the MPI tests on the CUDA
 #   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_PARTS,
 #   DIST_GENS, DIST_PRECISION, DIST_RANKS, DIST_EXTRA bench arguments, DIST_TAG in the log names,
-#   DIST_FILTER; DIST_PARTS with "solve": distributed CG per iteration on 1, 2 and
-#   every GPU, DIST_SOLVE_GENS, DIST_SOLVE_MAXIT, DIST_SOLVE_VARIANTS "cg pipelined"); tune-study, Algorithm::Tune against an exhaustive sweep;
+#   DIST_FILTER; DIST_PARTS with "solve": distributed CG per iteration on 1, 2 and every GPU,
+#   DIST_SOLVE_GENS, DIST_SOLVE_MAXIT, DIST_SOLVE_VARIANTS "cg pipelined"); tune-study, Algorithm::Tune
+#   against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor; spmm, issue 11: `spmv bench --k` against
@@ -441,7 +442,8 @@ if want distributed; then
     solve_args=(solve --gen "$g" --precision "${DIST_PRECISION:-f64}" --tol 0 --maxit "${DIST_SOLVE_MAXIT:-300}")
     for variant in ${DIST_SOLVE_VARIANTS:-cg}; do
       flags=(); [ "$variant" = pipelined ] && flags=(--pipelined) || flags=(--unfused)
-      timeout 200 $build/src/cli/spmv "${solve_args[@]}" --backend cuda "${flags[@]}" > "$OUT/dist_solve_one_$variant.log" 2>&1
+      timeout 200 $build/src/cli/spmv "${solve_args[@]}" --backend cuda "${flags[@]}" \
+        > "$OUT/dist_solve_one_$variant.log" 2>&1
       note "solve $g one GPU, ${flags[*]}: $(grep -E 'ms/iteration|time' "$OUT/dist_solve_one_$variant.log" | head -1)"
     done
     for np in $(printf "%s\n" 1 2 "$gpus" | sort -un); do
