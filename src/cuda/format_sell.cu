@@ -89,29 +89,12 @@ __global__ void nonempty_mask_kernel(const Index* __restrict__ length, Index row
   }
 }
 
+// The stable partition's predicate: the row has entries.
 template <class Index>
-__global__ void count_empty_kernel(const Index* __restrict__ length, Index rows,
-                                   unsigned long long* __restrict__ count) {
-  unsigned long long mine = 0;
-  for (long long i = format::global_thread(); i < rows; i += format::grid_threads()) mine += length[i] == 0;
-  if (mine) atomicAdd(count, mine);  // counts only: the order of the adds does not matter
-}
-
-template <class Index>
-long long count_empty(const Index* length, Index rows, cudaStream_t stream) {
-  DeviceBuffer<unsigned long long> count(1);
-  SPMV_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), stream));
-  count_empty_kernel<<<std::min(grid_for(rows, format::kPlanBlock), 1024u), format::kPlanBlock, 0, stream>>>(
-      length, rows, count.data());
-  SPMV_CHECK_LAUNCH("count_empty_kernel");
-  return static_cast<long long>(format::read_device_value(count.data(), stream));
-}
-
-// (stable partition flags) flag[i] = length[i] > 0
-template <class Index>
-__global__ void nonempty_flags_kernel(const Index* __restrict__ length, Index rows, char* __restrict__ flag) {
-  for (long long i = format::global_thread(); i < rows; i += format::grid_threads()) flag[i] = length[i] > 0;
-}
+struct RowHasEntries {
+  const Index* length;
+  __device__ bool operator()(Index row) const { return length[row] > 0; }
+};
 
 // sorted_length-to-be of the compacted rows: key[p] = length[row[p]].
 template <class Index>
@@ -194,25 +177,23 @@ class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
     DeviceBuffer<Index> key = std::move(length);  // the sort's keys: the lengths of `order`'s rows
     active_ = a.rows;
     if (a.rows > 0) {
-      const long long empty = count_empty(key.data(), a.rows, stream);
-      if (empty > kCompactEmptyShare * static_cast<double>(a.rows)) {
+      // The partition's count of non-empty rows decides; below the share its order is not used.
+      DeviceBuffer<Index> partitioned(static_cast<std::size_t>(a.rows));
+      DeviceBuffer<long long> selected(1);
+      format::run_cub_at_plan_time(
+          [&](void* temp, std::size_t& bytes) {
+            return cub::DevicePartition::If(temp, bytes, order.data(), partitioned.data(), selected.data(),
+                                            static_cast<long long>(a.rows), RowHasEntries<Index>{key.data()},
+                                            stream);
+          },
+          stream);
+      const long long nonempty = format::read_device_value(selected.data(), stream);
+      if (static_cast<double>(a.rows - nonempty) > kCompactEmptyShare * static_cast<double>(a.rows)) {
+        active_ = static_cast<Index>(nonempty);
         nonempty_ = DeviceBuffer<unsigned>(static_cast<std::size_t>((a.rows + 31) / 32));
         nonempty_mask_kernel<<<grid_for(((a.rows + 31) / 32) * 32, format::kPlanBlock), format::kPlanBlock, 0,
                                stream>>>(key.data(), a.rows, nonempty_.data());
         SPMV_CHECK_LAUNCH("nonempty_mask_kernel");
-        DeviceBuffer<char> flag(static_cast<std::size_t>(a.rows));
-        nonempty_flags_kernel<<<grid_for(a.rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
-            key.data(), a.rows, flag.data());
-        SPMV_CHECK_LAUNCH("nonempty_flags_kernel");
-        DeviceBuffer<Index> partitioned(static_cast<std::size_t>(a.rows));
-        DeviceBuffer<long long> selected(1);
-        format::run_cub_at_plan_time(
-            [&](void* temp, std::size_t& bytes) {
-              return cub::DevicePartition::Flagged(temp, bytes, order.data(), flag.data(), partitioned.data(),
-                                                   selected.data(), static_cast<long long>(a.rows), stream);
-            },
-            stream);
-        active_ = static_cast<Index>(format::read_device_value(selected.data(), stream));
         DeviceBuffer<Index> active_length(static_cast<std::size_t>(active_));
         gather_lengths_kernel<<<grid_for(active_, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
             key.data(), partitioned.data(), active_, active_length.data());

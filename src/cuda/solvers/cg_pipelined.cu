@@ -216,7 +216,7 @@ void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x) {
                                                      run.history(), replace_below);
     SPMV_CHECK_LAUNCH(pcg_scalars_kernel);
   };
-  for (int phase = kLoadX; phase <= kFresh; ++phase) slot(run.stream());  // the start: iteration 0's residual
+  for (int i = kLoadX; i <= kFresh; ++i) slot(run.stream());  // the start's three phases: iteration 0's residual
   run.start_loop();
   // Slots of restarts are enqueued like iterations but do not count as such: at most three per iteration.
   run.set_enqueue_limit(4 * static_cast<std::int64_t>(run.max_iterations()));
