@@ -238,10 +238,9 @@ SETUP_MS = 0.7
 SETUP_MS_PER_MNNZ = {"dia": 0.12, "ell": 0.15, "ellr": 0.022, "ellr-vector": 0.032, "sell": 0.15, "hyb": 0.04}
 
 
-# SELL for rows more than half empty but at least SELL_MIN_NONEMPTY non-empty (src/core/auto_rule.cpp,
-# fitted on this script's empty family, H200 2026-11-27; refitted 2026-11-28 once the empty rows left
-# SELL's slices); its setup grows with the rows (the sort).
-SELL_MIN_NONEMPTY = {"f32": 0.08, "f64": 0.0}
+# SELL for rows more than half empty (src/core/auto_rule.cpp; the lower bound on the non-empty share that
+# this script's empty family once fitted is gone since the empty rows left SELL's slices, 2026-11-28); its
+# setup grows with the rows (the sort).
 SETUP_MS_PER_MROWS = {"sell": 0.5}
 
 
@@ -259,7 +258,7 @@ def hinted_choice(entry, precision, rule, hint, applies):
             and repaid("dia", s, precision, applies)):
         return "dia"
     empty = s["empty_rows"]
-    if GROUP_EMPTY_FRACTION * s["rows"] < empty <= (1 - SELL_MIN_NONEMPTY[precision]) * s["rows"]:
+    if GROUP_EMPTY_FRACTION * s["rows"] < empty:
         return "sell" if "sell" in times and repaid("sell", s, precision, applies) else \
             rule["leaves"][classify(s, rule["constants"])]
     cls = classify(s, rule["constants"])

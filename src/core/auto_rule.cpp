@@ -55,20 +55,14 @@ constexpr double kDiaSetupMsPerMnnz = 0.12;
 // family's 8 M-nonzero members was 1.9 ms (f32 0.6 ms), i.e. 0.15 ms per million nonzeros above the
 // fixed part (it was 0.02, which let 100 expected products convert at a loss: rowlen 0.93x then).
 constexpr double kEllSetupMsPerMnnz = 0.15;
-// SELL for rows of which more than half, but at most 1 - sell_min_nonempty_fraction, are empty: sorted
-// within its windows, the non-empty rows fill whole slices and the empty ones cost no reads. Fitted on
-// the even members of bench/auto_families.py's empty family (H200, 2026-11-27, grid 0.05-0.3 and off,
-// setup spread over 1000 products): 0.1 in f32 (fit half 0.975x -> 1.007x the best cuSPARSE, hmean of
-// 9; on the odd members 0.955x -> 0.978x), 0.15 in f64 (0.932x -> 0.969x; odd members 0.951x ->
-// 0.970x), with the setup a plan pays after the process's first SELL plan (1.1-3.7 ms; a first plan
-// also pays ~9 ms of first use, H100). Its setup grows with the rows (the sort), its gain is the
-// median 5%. Refitted once the empty rows left SELL's slices (src/cuda/format_sell.cu; H200,
-// 2026-11-28, the family's 9 members of 2-10% non-empty rows, even members fit, odd members test, grid
-// 0-0.15 and off, setup / 1000 added): f64 won with SELL on every fit member whatever the bound at or
-// below their smallest fraction (0.05), so no bound (fit half 0.940x -> 1.053x the best cuSPARSE; test
-// half 0.939x -> 1.036x, where 0.15 had 0.939x); f32's fit picked 0.08 (0.972x -> 0.984x; test half
-// 0.957x -> 0.957x: 5% of 16 a row lost with SELL, 0.960x against merge-path's 0.986x).
-double sell_min_nonempty_fraction(int value_bytes) { return value_bytes == 8 ? 0.0 : 0.08; }
+// SELL for rows of which more than half are empty: sorted within its windows, the non-empty rows fill
+// whole slices and the empty ones leave them (src/cuda/format_sell.cu). Its setup grows with the rows
+// (the sort), its gain is the median 5%. A lower bound on the non-empty share, fitted on the even members
+// of bench/auto_families.py's empty family (setup / 1000 added), was 0.1 (f32) and 0.15 (f64) when the
+// empty rows sat in the slices (H200, 2026-11-27); once they left them it fell to none in f64 and 8% in
+// f32 (2026-11-28, the two-launch kernel), and with the one-launch kernel to none in f32 too (H200,
+// 2026-11-28, 2-35% non-empty rows of 16-64: the fit half's best; test half 1.020x -> 1.024x the best
+// cuSPARSE, seven held-out matrices 0.991x -> 1.049x, below 1.0x 4 -> 1; docs/PERFORMANCE.md).
 constexpr double kSellGain = 0.05;
 constexpr double kSellSetupMsPerMrows = 0.5;
 
@@ -157,9 +151,7 @@ bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std
 
 Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_t expected_applies) {
   if (s.nnz <= 0) return Algorithm::Auto;
-  const double empty = double(s.empty_rows), rows = double(s.rows);
-  const double nonempty_min = sell_min_nonempty_fraction(value_bytes);
-  if (empty > kCsrVectorGroupEmptyFraction * rows && empty <= (1 - nonempty_min) * rows)
+  if (double(s.empty_rows) > kCsrVectorGroupEmptyFraction * double(s.rows))
     return conversion_repaid(Algorithm::Sell, s, value_bytes, expected_applies) ? Algorithm::Sell : Algorithm::Auto;
   const bool long_enough = c == RowClass::Long && s.mean <= kEllMaxMean && s.rows >= kEllLongMinRows;
   if (c != RowClass::Short && !long_enough) return Algorithm::Auto;

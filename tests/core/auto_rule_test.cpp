@@ -72,23 +72,23 @@ TEST(AutoRule, ConversionsNeedTheHintAndEnoughProducts) {
   }
 }
 
-TEST(AutoRule, SellForRowsHalfEmptyButNotNearlyAll) {
+TEST(AutoRule, SellForRowsMoreThanHalfEmpty) {
   const RowShape quarter = shape_of(gen::mostly_empty(1000000, 1000000, 0.25, 32, 1));  // 8 M nonzeros
   for (int bytes : {4, 8}) {
     EXPECT_EQ(format_for(classify_rows(quarter), quarter, bytes, 1000), Algorithm::Sell);
     EXPECT_EQ(format_for(classify_rows(quarter), quarter, bytes, 0), Algorithm::Auto);   // no hint: none
     EXPECT_EQ(format_for(classify_rows(quarter), quarter, bytes, 10), Algorithm::Auto);  // not repaid
   }
-  // 12% non-empty: SELL in both (f32's bound 8%, f64 none).
-  const RowShape eighth = shape_of(gen::mostly_empty(2000000, 2000000, 0.12, 16, 1));
-  EXPECT_EQ(format_for(classify_rows(eighth), eighth, 4, 1000), Algorithm::Sell);
-  EXPECT_EQ(format_for(classify_rows(eighth), eighth, 8, 1000), Algorithm::Sell);
-  // 5% non-empty: below f32's bound (short rows lost there), SELL in f64; at most half empty: no SELL.
-  const RowShape sparse = shape_of(gen::mostly_empty(4000000, 4000000, 0.05, 32, 1));
-  EXPECT_EQ(format_for(classify_rows(sparse), sparse, 4, 1000), Algorithm::Auto);
-  EXPECT_EQ(format_for(classify_rows(sparse), sparse, 8, 1000), Algorithm::Sell);
+  // 5% and 3% non-empty: SELL in both precisions (no lower bound on the non-empty share).
+  for (double fraction : {0.05, 0.03}) {
+    const RowShape sparse = shape_of(gen::mostly_empty(4000000, 4000000, fraction, 64, 1));
+    EXPECT_EQ(format_for(classify_rows(sparse), sparse, 4, 1000), Algorithm::Sell) << fraction;
+    EXPECT_EQ(format_for(classify_rows(sparse), sparse, 8, 1000), Algorithm::Sell) << fraction;
+  }
+  // At most half empty: no SELL.
   const RowShape full = shape_of(gen::mostly_empty(1000000, 1000000, 0.6, 16, 1));
   EXPECT_NE(format_for(classify_rows(full), full, 4, 1000), Algorithm::Sell);
+  EXPECT_NE(format_for(classify_rows(full), full, 8, 1000), Algorithm::Sell);
 }
 
 TEST(AutoRule, EllForRegularRowsUpToTheLongRowBound) {
