@@ -28,7 +28,8 @@ struct Options {
   int column_span = 0;        // ColumnChunked: columns per chunk, 0: fit x chunk in L2
   int coop = 0;               // CsrCoop: threads per row, 0: fixed rule
   int repeat = 0;             // CsrCoop: rows per thread group, 0: fixed rule
-  int subwarp = 0;            // CsrVector / LightSpmv / EllRVector / CUDA SpMM lanes per row, 0: from row mean
+  int subwarp = 0;            // CsrVector / LightSpmv / EllRVector / CUDA SpMM / CUDA Sell (1, 2, 4) lanes per row,
+                              // 0: from the rows
   int hola_sort_columns = -1; // Hola: per-thread column sort (-1 policy, 0 off, 1 on)
   int sell_c = 0;             // SELL-C-sigma slice height, 0: 32
   int sell_sigma = 0;         // SELL-C-sigma sorting window, 0: 256 rows

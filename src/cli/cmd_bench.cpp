@@ -671,8 +671,8 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
                   "lanes) or vector (a vector per row); default: the rule, measured on the matrix by Auto")
       ->check(CLI::IsMember(std::vector<std::string>(cpu_row_kernel_names().begin(), cpu_row_kernel_names().end())));
   sub->add_option("--subwarp", o->subwarp,
-                  "CUDA lanes per row for csr-vector, lightspmv, ellr-vector and the SpMM vector tiles (0: from the "
-                  "row lengths)")
+                  "CUDA lanes per row for csr-vector, lightspmv, ellr-vector, sell (1, 2 or 4) and the SpMM vector "
+                  "tiles (0: from the row lengths)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--sell-c", o->sell_c, "SELL-C-sigma slice height C, a power of two (0: the default, 32 on CUDA)")
       ->check(CLI::NonNegativeNumber);

@@ -29,6 +29,8 @@
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
 #include "cuda/common/launch.cuh"
+#include "cuda/common/warp_launch.cuh"
+#include "cuda/common/warp_reduce.cuh"
 
 namespace spmv::cuda {
 namespace {
@@ -44,6 +46,26 @@ constexpr SellPolicy sell_policy(int /*value_bytes*/) { return {256}; }
 // More than this share of empty rows: they leave the slices (the header says why). Half: the boundary
 // of Auto's mostly-empty classes (src/core/auto_rule.cpp); below it the slices hold few empty rows.
 constexpr double kCompactEmptyShare = 0.5;
+
+// Threads per row (Options::subwarp, else the rule): one row a thread leaves few threads where the slices
+// hold few, long rows (the non-empty rows of a mostly-empty matrix), so rows get 2 or 4 threads until the
+// rows times the threads reach kFullThreads, while each thread keeps at least kMinSlotsPerThread slots of
+// the mean row. Fitted on bench/auto_families.py's empty family (docs/PERFORMANCE.md, "SELL with threads
+// per row").
+constexpr int kMaxThreadsPerRow = 4;
+constexpr double kFullThreads = 270000;  // ~ an H200's resident threads (132 multiprocessors x 2048)
+constexpr double kMinSlotsPerThread = 8;
+
+int threads_per_row(int requested, double rows, double slots) {
+  if (requested > 0) {
+    if (requested != 1 && requested != 2 && requested != 4)
+      throw InvalidArgument("sell: subwarp (threads per row) must be 1, 2 or 4, got " + std::to_string(requested));
+    return requested;
+  }
+  int t = 1;
+  while (t < kMaxThreadsPerRow && rows * t < kFullThreads && slots / (rows * 2 * t) >= kMinSlotsPerThread) t *= 2;
+  return t;
+}
 
 // Blocks of each part of sell_kernel's grid at most (grid-stride beyond): the two parts' sum stays far
 // below the grid limit.
@@ -129,12 +151,14 @@ __global__ void fill_sell_kernel(CsrView<Value, Index> a, Index sliced_rows, con
   }
 }
 
-// Thread per sorted position: the slice's width and start are the same for the whole slice (broadcast
-// loads), the row's slots are C apart, kSlotUnroll of them in flight, padding skipped by its -1 column.
+// L threads per sorted position: the slice's width and start are the same for the whole slice (broadcast
+// loads), the row's slots are C apart, lane l of the row's L takes slots l, l + L, ..., kSlotUnroll of
+// them in flight, padding skipped by its -1 column; the L partial sums meet in a shuffle. With L > 1 a
+// warp's step reads L segments of 32 / L consecutive slots (whole 32-byte sectors down to L = 4 in f64).
 // The first `sliced_blocks` blocks run the slices; with the empty rows left out (`nonempty` non-null),
 // the blocks after them write those rows' y = beta y (y = 0 when beta == 0) from the mask, in the same
 // launch: a second kernel cost 2-3 us a product, 5% of a 7 M-nonzero product (H200).
-template <class Value, class Index>
+template <int L, class Value, class Index>
 __global__ void __launch_bounds__(format::kMaxBlockSize)
     sell_kernel(Index rows, unsigned sliced_blocks, Index all_rows, const unsigned* __restrict__ nonempty,
                 int log2_c, const Index* __restrict__ perm, const Index* __restrict__ width,
@@ -149,15 +173,24 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
     return;
   }
   const Index c = Index(1) << log2_c;
-  const long long stride = static_cast<long long>(sliced_blocks) * blockDim.x;
-  for (long long p = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; p < rows; p += stride) {
+  const int lane = threadIdx.x & (L - 1);
+  const long long stride = static_cast<long long>(sliced_blocks) * blockDim.x / L;
+  for (long long p = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / L; p < rows; p += stride) {
     const long long s = p >> log2_c;
-    const auto first = static_cast<Index>(__ldg(slice_ptr + s) + (p & (c - 1)));
-    const compute_t<Value> sum = format::strided_row_dot<true>(col_idx, values, first, c, __ldg(width + s), x);
-    const Index row = format::load_stream(perm + p);
-    y[row] = axpby(alpha, sum, beta, y, row);
+    const auto first = static_cast<Index>(__ldg(slice_ptr + s) + (p & (c - 1)) + lane * c);
+    const Index count = (__ldg(width + s) + (L - 1 - lane)) / L;  // slots lane, lane + L, ... of the row
+    compute_t<Value> sum = format::strided_row_dot<true>(col_idx, values, first, c * L, count, x);
+    sum = subwarp_sum<L>(sum);
+    if (lane == 0) {
+      const Index row = format::load_stream(perm + p);
+      y[row] = axpby(alpha, sum, beta, y, row);
+    }
   }
 }
+
+template <class Value, class Index, class Real = compute_t<Value>>
+using SellKernel = void (*)(Index, unsigned, Index, const unsigned*, int, const Index*, const Index*, const long long*,
+                            const Index*, const Value*, Real, const Real*, Real, Real*);
 
 template <class Value, class Index>
 class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
@@ -246,21 +279,26 @@ class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
         values_.data());
     SPMV_CHECK_LAUNCH("fill_sell_kernel");
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // the temporaries are freed on return
+    threads_per_row_ = threads_per_row(options.subwarp, static_cast<double>(rows), static_cast<double>(slots));
+    with_width<1, kMaxThreadsPerRow>(threads_per_row_,
+                                     [&](auto t) { kernel_ = sell_kernel<decltype(t)::value, Value, Index>; });
   }
 
   void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
-    const unsigned sliced = std::min(grid_for(active_, block_), kMaxSliceBlocks);
+    const unsigned sliced =
+        std::min(grid_for(static_cast<long long>(active_) * threads_per_row_, block_), kMaxSliceBlocks);
     const unsigned empty = nonempty_.size() > 0 ? std::min(grid_for(rows_, block_), kMaxSliceBlocks) : 0;
-    sell_kernel<<<sliced + empty, block_, 0, stream>>>(active_, sliced, rows_, nonempty_.data(), log2_of(c_),
-                                                       perm_.data(), width_.data(), slice_ptr_.data(),
-                                                       col_idx_.data(), values_.data(), alpha, x, beta, y);
+    kernel_<<<sliced + empty, block_, 0, stream>>>(active_, sliced, rows_, nonempty_.data(), log2_of(c_), perm_.data(),
+                                                   width_.data(), slice_ptr_.data(), col_idx_.data(), values_.data(),
+                                                   alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("sell_kernel");
   }
   bool writes_workspace() const override { return false; }
   bool reproducible() const override { return true; }
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " C=" + std::to_string(c_) + " sigma=" + std::to_string(sigma_) +
-           " slices=" + std::to_string(slices_) + " unroll=" + std::to_string(format::kSlotUnroll) +
+           " slices=" + std::to_string(slices_) + " threads_per_row=" + std::to_string(threads_per_row_) +
+           " unroll=" + std::to_string(format::kSlotUnroll) +
            (nonempty_.size() > 0 ? " nonempty_rows=" + std::to_string(active_) : "");
   }
   std::size_t extra_bytes() const override {
@@ -281,6 +319,8 @@ class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
   DeviceBuffer<long long> slice_ptr_;  // slices + 1: first slot of each slice
   DeviceBuffer<Index> col_idx_;        // slot k of lane l in slice s at slice_ptr[s] + k * C + l; -1 = padding
   DeviceBuffer<Value> values_;         // same layout; padding holds 0
+  int threads_per_row_ = 1;
+  SellKernel<Value, Index> kernel_ = nullptr;
 };
 
 }  // namespace

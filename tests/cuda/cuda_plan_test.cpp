@@ -276,7 +276,8 @@ TEST(CudaPlan, AutoTakesSellForHalfEmptyRowsWithTheHint) {
 // SELL leaves mostly-empty rows (more than half empty) out of its slices and writes their y = beta y
 // from a bit mask (src/cuda/format_sell.cu). Rectangular matrices with 10% of the rows non-empty (1 to
 // 70 entries), every row empty (no nonzero: the plan writes y = beta y itself, before any kernel), one
-// non-empty row, and exactly half empty (kept in the slices); alpha,
+// non-empty row, and exactly half empty (kept in the slices); 1, 2 and 4 threads per row (rows of 1 to 70
+// slots: threads with no slot, counts not a multiple of the threads) and the rule's; alpha,
 // beta in {1, -2} x {0 with NaN-poisoned y, 1, -0.5}; double, against the reference: |y - ref| <= 4 (n + 2)
 // eps (|alpha| |A| |x| + |beta y|) row-wise (n <= 70 products summed; gamma_n bounds the sum's rounding).
 TEST(CudaSell, MostlyEmptyRowsLeaveTheSlices) {
@@ -327,33 +328,43 @@ TEST(CudaSell, MostlyEmptyRowsLeaveTheSlices) {
                {"every row empty (the plan's own y = beta y)", sparse_rows(1000, 64, 0.0), false},
                {"one non-empty row", one_row, true},
                {"exactly half empty", half, false}};
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
-    spmv::cuda::DeviceCsr<double, std::int32_t> d_a(c.a);
-    spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), Algorithm::Sell);
-    ASSERT_EQ(plan.algorithm(), Algorithm::Sell);
-    EXPECT_EQ(plan.policy().find("nonempty_rows=") != std::string::npos, c.compact) << plan.policy();
-    const auto x = random_vector(static_cast<std::size_t>(c.a.cols), 3);
-    const auto y0 = random_vector(static_cast<std::size_t>(c.a.rows), 4);
-    const auto scale = spmv::cpu::reference_magnitude(c.a, Operation::NonTranspose, std::span<const double>(x));
-    for (double alpha : {1.0, -2.0})
-      for (double beta : {0.0, 1.0, -0.5}) {
-        std::vector<double> start = y0;
-        if (beta == 0) std::fill(start.begin(), start.end(), std::numeric_limits<double>::quiet_NaN());
-        spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{std::span<const double>(start)};
-        plan.apply(alpha, d_x.data(), beta, d_y.data());
-        const std::vector<double> y = d_y.to_host();
-        std::vector<double> ref = y0;
-        spmv::cpu::reference(c.a, Operation::NonTranspose, alpha, std::span<const double>(x), beta,
-                             std::span<double>(ref));
-        for (std::size_t i = 0; i < y.size(); ++i) {
-          const double bound = 4 * 72 * std::numeric_limits<double>::epsilon() *
-                               (std::abs(alpha) * scale[i] + std::abs(beta * y0[i]));
-          ASSERT_LE(std::abs(y[i] - ref[i]), bound) << "row " << i << " alpha " << alpha << " beta " << beta << ": "
-                                                    << y[i] << " vs " << ref[i];
+  for (const auto& c : cases)
+    for (int threads : {0, 1, 2, 4}) {  // threads per row: the rule's, then each compiled width
+      SCOPED_TRACE(std::string(c.name) + ", threads per row " + std::to_string(threads));
+      spmv::Options options;
+      options.subwarp = threads;
+      spmv::cuda::DeviceCsr<double, std::int32_t> d_a(c.a);
+      spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), Algorithm::Sell, Operation::NonTranspose, options);
+      ASSERT_EQ(plan.algorithm(), Algorithm::Sell);
+      EXPECT_EQ(plan.policy().find("nonempty_rows=") != std::string::npos, c.compact) << plan.policy();
+      if (threads > 0 && c.a.nnz() > 0)
+        EXPECT_NE(plan.policy().find("threads_per_row=" + std::to_string(threads)), std::string::npos) << plan.policy();
+      const auto x = random_vector(static_cast<std::size_t>(c.a.cols), 3);
+      const auto y0 = random_vector(static_cast<std::size_t>(c.a.rows), 4);
+      const auto scale = spmv::cpu::reference_magnitude(c.a, Operation::NonTranspose, std::span<const double>(x));
+      for (double alpha : {1.0, -2.0})
+        for (double beta : {0.0, 1.0, -0.5}) {
+          std::vector<double> start = y0;
+          if (beta == 0) std::fill(start.begin(), start.end(), std::numeric_limits<double>::quiet_NaN());
+          spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{std::span<const double>(start)};
+          plan.apply(alpha, d_x.data(), beta, d_y.data());
+          const std::vector<double> y = d_y.to_host();
+          std::vector<double> ref = y0;
+          spmv::cpu::reference(c.a, Operation::NonTranspose, alpha, std::span<const double>(x), beta,
+                               std::span<double>(ref));
+          for (std::size_t i = 0; i < y.size(); ++i) {
+            const double bound = 4 * 72 * std::numeric_limits<double>::epsilon() *
+                                 (std::abs(alpha) * scale[i] + std::abs(beta * y0[i]));
+            ASSERT_LE(std::abs(y[i] - ref[i]), bound) << "row " << i << " alpha " << alpha << " beta " << beta << ": "
+                                                      << y[i] << " vs " << ref[i];
+          }
         }
-      }
-  }
+    }
+  spmv::Options three;  // threads per row: only 1, 2 and 4 are compiled
+  three.subwarp = 3;
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_a(cases[0].a);
+  using Plan = spmv::cuda::Plan<double, std::int32_t>;
+  EXPECT_THROW(Plan(d_a.view(), Algorithm::Sell, Operation::NonTranspose, three), spmv::InvalidArgument);
 }
 
 // DIA stores its slots as one bit when every diagonal holds at most two values, else as one-byte codes
