@@ -4,7 +4,7 @@
 // into slices of C consecutive sorted rows, each slice padded to its longest row and stored column-major.
 // One thread per sorted row: with C a multiple of 32 a warp lies inside one slice, so its threads share one
 // trip count and each step of the warp reads one contiguous segment. The sums go back to the original rows
-// through the permutation: y[perm[p]].
+// through the permutation: y[perm[p]]. Few, long rows get two threads a row (threads_per_row).
 //
 // Conversion on the device at plan time: row lengths, a stable descending sort of (length, row) within each
 // sigma window (cub::DeviceSegmentedSort; stable, so equal rows keep their order and the permutation is
@@ -47,14 +47,17 @@ constexpr SellPolicy sell_policy(int /*value_bytes*/) { return {256}; }
 // of Auto's mostly-empty classes (src/core/auto_rule.cpp); below it the slices hold few empty rows.
 constexpr double kCompactEmptyShare = 0.5;
 
-// Threads per row (Options::subwarp, else the rule): one row a thread leaves few threads where the slices
-// hold few, long rows (the non-empty rows of a mostly-empty matrix), so rows get 2 or 4 threads until the
-// rows times the threads reach kFullThreads, while each thread keeps at least kMinSlotsPerThread slots of
-// the mean row. Fitted on bench/auto_families.py's empty family (docs/PERFORMANCE.md, "SELL with threads
-// per row").
+// Threads per row (Options::subwarp: 1, 2 or 4; else the rule). One row a thread leaves few threads where
+// the slices hold few, long rows (the non-empty rows of a mostly-empty matrix): there rows get two threads
+// when they are fewer than kFullThreads and their mean is at least kTwoThreadsMinSlots slots. H200,
+// 2026-11-28 (docs/PERFORMANCE.md "SELL with two threads a row"): bench/auto_families.py's empty family,
+// even members fit, odd test, seven held-out matrices: two threads lifted 125-200 k rows of 48-64 from
+// 0.91-0.97x the best cuSPARSE to 0.98-1.07x, and lost on shorter rows (f32 rows of 24 at 333 k: 1.11x ->
+// 1.01x); four threads won nowhere. The fit grid tied at 200 k and 270 k rows; 270 k is the H200's
+// resident threads (132 multiprocessors x 2048), the bound the rule stands for.
 constexpr int kMaxThreadsPerRow = 4;
-constexpr double kFullThreads = 270000;  // ~ an H200's resident threads (132 multiprocessors x 2048)
-constexpr double kMinSlotsPerThread = 8;
+constexpr double kFullThreads = 270000;
+constexpr double kTwoThreadsMinSlots = 48;
 
 int threads_per_row(int requested, double rows, double slots) {
   if (requested > 0) {
@@ -62,9 +65,7 @@ int threads_per_row(int requested, double rows, double slots) {
       throw InvalidArgument("sell: subwarp (threads per row) must be 1, 2 or 4, got " + std::to_string(requested));
     return requested;
   }
-  int t = 1;
-  while (t < kMaxThreadsPerRow && rows * t < kFullThreads && slots / (rows * 2 * t) >= kMinSlotsPerThread) t *= 2;
-  return t;
+  return rows > 0 && rows < kFullThreads && slots >= kTwoThreadsMinSlots * rows ? 2 : 1;
 }
 
 // Blocks of each part of sell_kernel's grid at most (grid-stride beyond): the two parts' sum stays far
