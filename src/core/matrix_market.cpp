@@ -634,20 +634,24 @@ class EntryReader {
     pre_ = parse_preamble(text_, name_);
   }
   // The entries alone: `in` starts at an entry line of a file whose preamble `pre` is (a byte range of
-  // its entry section); lines are numbered from 1 at the stream's first byte.
-  EntryReader(detail::InputStream& in, std::string_view name, const Preamble& pre)
-      : in_(in), name_(name), chunks_(0), text_(in, default_block_bytes(false)), pre_(pre) {}
+  // its entry section); lines are numbered from 1 at the stream's first byte. `share_lines` (-1: none):
+  // the entry lines the range should hold, counted instead of the declared ones in the memory check.
+  EntryReader(detail::InputStream& in, std::string_view name, const Preamble& pre, std::int64_t share_lines)
+      : in_(in), name_(name), chunks_(0), text_(in, default_block_bytes(false)), pre_(pre),
+        share_lines_(share_lines) {}
 
   const Preamble& preamble() const { return pre_; }
   std::size_t mirror() const { return pre_.symmetry == Symmetry::General ? 1 : 2; }
 
-  // Entry lines the text can really hold: the declared count, capped by the text's size when known.
+  // Entry lines the text can really hold: the declared count (or a range's share of it), capped by the
+  // text's size when known.
   std::int64_t entry_lines_bound() const {
+    const std::int64_t declared = share_lines_ >= 0 ? std::min(pre_.entries, share_lines_) : pre_.entries;
     const std::int64_t size = in_.known_size();
-    if (size < 0) return pre_.entries;
+    if (size < 0) return declared;
     const auto min_line = static_cast<std::int64_t>(pre_.format == Format::Coordinate ? kMinCoordinateLineBytes
                                                                                          : kMinArrayLineBytes);
-    return std::min(pre_.entries, size / min_line + 1);
+    return std::min(declared, size / min_line + 1);
   }
 
   // Refuses the read, before its large allocations, when the least it can need exceeds the budget;
@@ -804,6 +808,7 @@ class EntryReader {
   int chunks_;
   TextBlocks text_;
   Preamble pre_;
+  std::int64_t share_lines_ = -1;
   std::vector<Entries> parts_;  // kept from block to block so that their capacity is reused
   std::int64_t newlines_ = 0;
 };
@@ -985,7 +990,8 @@ std::string missing_entries_message(const MatrixMarketLayout& layout, std::int64
 
 template <class Value, class Index>
 RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& layout, std::int64_t limit,
-                                    const ReadOptions& options, RangeEntries<Value, Index>& out) {
+                                    std::int64_t share_lines, const ReadOptions& options,
+                                    RangeEntries<Value, Index>& out) {
   if (!layout.coordinate) throw InvalidArgument("parse_coordinate_lines: an array file has no coordinate lines");
   Preamble pre;
   pre.header = layout.header;
@@ -999,7 +1005,7 @@ RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& l
   pre.cols = layout.cols;
   pre.entries = layout.entries;
   pre.size_line = layout.size_line;
-  EntryReader reader(in, in.name(), pre);
+  EntryReader reader(in, in.name(), pre, share_lines);
   // Global indices (the caller sends them on); row pointers are the caller's, built from its rows.
   if (!fits_index<Index>(layout.rows, layout.cols, 0))
     throw InvalidArgument("parse_coordinate_lines: the matrix's indices do not fit the index type");
@@ -1021,8 +1027,8 @@ RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& l
   return outcome;
 }
 
-#define SPMV_INSTANTIATE_RANGE(V, I)                                                                  \
-  template RangeOutcome parse_coordinate_lines(InputStream&, const MatrixMarketLayout&, std::int64_t, \
+#define SPMV_INSTANTIATE_RANGE(V, I)                                                                         \
+  template RangeOutcome parse_coordinate_lines(InputStream&, const MatrixMarketLayout&, std::int64_t, std::int64_t, \
                                                const ReadOptions&, RangeEntries<V, I>&);
 SPMV_INSTANTIATE_RANGE(float, std::int32_t)
 SPMV_INSTANTIATE_RANGE(float, std::int64_t)

@@ -56,6 +56,11 @@ struct InputStream::State {
   bool gzip = false;
   bool gzip_done = false;
   z_stream zs{};
+  // A line range: the bytes still to skip, the range [first_line, last_line), the lines ended so far
+  // after the skipped bytes.
+  bool line_range = false;
+  std::int64_t skip = 0, first_line = 0, last_line = 0, line = 0;
+  std::int64_t delivered = 0;
 
   ~State() {
     if (gzip) inflateEnd(&zs);
@@ -163,6 +168,34 @@ struct InputStream::State {
     }
     return produced;
   }
+
+  std::size_t read_text(char* dst, std::size_t n) { return gzip ? read_gzip(dst, n) : read_plain(dst, n); }
+
+  // The text is read into `dst` itself and the bytes outside the range are dropped there, so that a
+  // range costs no buffer of its own. An empty range reads nothing; a range stops reading at its end.
+  std::size_t read_lines(char* dst, std::size_t n) {
+    while (first_line < last_line && line < last_line) {
+      const std::size_t got = read_text(dst, n);
+      if (got == 0) break;
+      const char* const stop = dst + got;
+      const char* p = dst + std::min(skip, static_cast<std::int64_t>(got));
+      skip -= p - dst;
+      const auto after_line = [&](const char* q) {  // past the '\n' that ends q's line, or `stop`
+        const void* nl = std::memchr(q, '\n', static_cast<std::size_t>(stop - q));
+        if (!nl) return stop;
+        ++line;
+        return static_cast<const char*>(nl) + 1;
+      };
+      while (p < stop && line < first_line) p = after_line(p);
+      const char* end = p;
+      while (end < stop && line < last_line) end = after_line(end);
+      if (end > p) {
+        std::memmove(dst, p, static_cast<std::size_t>(end - p));
+        return static_cast<std::size_t>(end - p);
+      }
+    }
+    return 0;
+  }
 };
 
 InputStream::InputStream(const std::string& path) : state_(std::make_unique<State>()) {
@@ -200,10 +233,23 @@ InputStream::InputStream(std::string_view bytes, std::string_view name, bool det
   if (detect_gzip) s.start();
 }
 
+InputStream::InputStream(const std::string& path, std::int64_t skip, std::int64_t first, std::int64_t last)
+    : InputStream(path) {
+  State& s = *state_;
+  s.file_size = -1;
+  s.line_range = true;
+  s.skip = skip;
+  s.first_line = first;
+  s.last_line = last;
+}
+
 InputStream::~InputStream() = default;
 
 std::size_t InputStream::read(char* dst, std::size_t n) {
-  return state_->gzip ? state_->read_gzip(dst, n) : state_->read_plain(dst, n);
+  State& s = *state_;
+  const std::size_t got = s.line_range ? s.read_lines(dst, n) : s.read_text(dst, n);
+  s.delivered += static_cast<std::int64_t>(got);
+  return got;
 }
 
 std::int64_t InputStream::known_size() const { return state_->gzip ? -1 : state_->file_size; }
@@ -213,6 +259,8 @@ std::optional<std::string_view> InputStream::memory() const {
   if (s.fd >= 0 || s.gzip || s.raw.size() != static_cast<std::size_t>(s.file_size)) return std::nullopt;
   return s.raw;
 }
+
+std::int64_t InputStream::delivered() const { return state_->delivered; }
 
 const std::string& InputStream::name() const { return state_->name; }
 

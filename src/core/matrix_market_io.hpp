@@ -27,6 +27,11 @@ class InputStream {
   // `bytes` must outlive the stream; `name` is used in messages. Gzip is detected only when asked:
   // parse_matrix_market takes text.
   InputStream(std::string_view bytes, std::string_view name, bool detect_gzip);
+  // Lines [first, last) of the text of `path` after its first `skip` bytes (gzip inflated as above),
+  // each with its '\n', filtered from the stream as it is read (on to the end of the text when `last`
+  // is past it): one rank's share of a gzip file's entry section, whose text has no byte offsets, so
+  // that the rank never holds its share of the text (dist::read_matrix_market). known_size() is -1.
+  InputStream(const std::string& path, std::int64_t skip, std::int64_t first, std::int64_t last);
   ~InputStream();
   InputStream(const InputStream&) = delete;
   InputStream& operator=(const InputStream&) = delete;
@@ -38,6 +43,8 @@ class InputStream {
   // The whole text when it already lies in memory (plain bytes given to the constructor, nothing read
   // yet), so that a reader can parse it in place instead of copying it block by block; else nullopt.
   std::optional<std::string_view> memory() const;
+  // Bytes of text read() has delivered so far.
+  std::int64_t delivered() const;
   const std::string& name() const;
 
  private:

@@ -53,10 +53,13 @@ struct RangeOutcome {
 // Parses the coordinate entries of a range of whole lines of the entry section (`in` delivers exactly
 // those bytes) into `out`, at most `limit` entry lines (one more is a problem with read_csr's "more
 // entries than declared" message). Before the large allocations the range's share of the read is checked
-// against ReadOptions' budget (MemoryLimitExceeded). I/O failures throw as in read_csr.
+// against ReadOptions' budget (MemoryLimitExceeded): the entry lines its size allows, or `share_lines`
+// when that is not -1 (a share of a gzip file's lines: its size is unknown before the read), at most
+// the declared count. I/O failures throw as in read_csr.
 template <class Value, class Index>
 RangeOutcome parse_coordinate_lines(InputStream& in, const MatrixMarketLayout& layout, std::int64_t limit,
-                                    const ReadOptions& options, RangeEntries<Value, Index>& out);
+                                    std::int64_t share_lines, const ReadOptions& options,
+                                    RangeEntries<Value, Index>& out);
 
 // read_csr's error for `message` at `line` of `name`: "NAME:LINE: MESSAGE".
 ParseError located_parse_error(std::string_view name, std::int64_t line, const std::string& message);

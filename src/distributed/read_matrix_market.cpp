@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <functional>
@@ -184,36 +183,12 @@ CsrMatrix<Value, std::int64_t> move_rows(const Communicator& comm, const CsrMatr
   return b;
 }
 
-// A gzip file's text has no byte offsets: a rank inflates it from the start and keeps the entry
-// section's lines [first, last) (counted from the line after the size line), whole and in file order.
-std::string gzip_lines(const std::string& path, std::int64_t data_offset, std::int64_t first, std::int64_t last) {
-  spmv::detail::InputStream in(path);
-  std::vector<char> block(std::size_t{1} << 20);
-  std::string out;
-  std::int64_t skip = data_offset;  // the preamble's bytes
-  std::int64_t line = 0;            // lines of the entry section before the current byte
-  for (std::size_t n = 0; line < last && (n = in.read(block.data(), block.size())) > 0;) {
-    const char* p = block.data();
-    const char* const stop = p + n;
-    const auto preamble = static_cast<std::size_t>(std::min<std::int64_t>(skip, static_cast<std::int64_t>(n)));
-    p += preamble;
-    skip -= static_cast<std::int64_t>(preamble);
-    while (p < stop && line < last) {
-      const auto* newline = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(stop - p)));
-      const char* next = newline ? newline + 1 : stop;
-      if (line >= first) out.append(p, next);
-      if (newline) ++line;
-      p = next;
-    }
-  }
-  return out;
-}
-
 // Every rank parses the lines that start in its share of the entry section's bytes (a line belongs to
 // the rank whose share holds its first byte), then the entries move to their rows' owners. A gzip file
 // (`compressed`) is split by lines instead: rank r parses the entry section's lines [E r / P,
 // E (r + 1) / P) for the declared entry count E, the last rank on to the end, each rank inflating the
-// text up to its share's end (so no rank holds more than its share of the text or of the entries).
+// text up to its share's end and streaming its lines into the parser (so no rank holds its share of the
+// text, only its share of the entries).
 template <class Value, class Index>
 LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& path, PartitionKind kind,
                                   const ReadOptions& options, const MatrixMarketLayout& layout, std::int64_t size,
@@ -228,28 +203,32 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
   // SPMV_DEBUG_LOG=1: each rank's phases on stderr.
   const std::string phase = "read_matrix_market rank " + std::to_string(rank) + "/";
   spmv::detail::PhaseLog log(phase + "parse");
-  std::int64_t begin = 0, end = 0;
-  std::string text;  // gzip: this rank's lines
+  constexpr std::int64_t kToTheEnd = std::numeric_limits<std::int64_t>::max();
+  // Plain: this rank's bytes [begin, end). Gzip: its lines [first, last) of the entry section, counted
+  // in the memory check as `share_lines` (its text's size is unknown), and `end` the bytes they held.
+  std::int64_t begin = 0, end = 0, first = 0, last = 0, share_lines = -1;
+  if (compressed) {
+    const auto line_share = [&](int r) {
+      return static_cast<std::int64_t>(static_cast<__int128>(layout.entries) * r / ranks);
+    };
+    first = line_share(rank);
+    last = rank + 1 == ranks ? kToTheEnd : line_share(rank + 1);
+    share_lines = line_share(rank + 1) - first;
+  }
   const auto open_range = [&] {
-    return compressed ? std::make_unique<spmv::detail::InputStream>(std::string_view(text), name, false)
+    return compressed ? std::make_unique<spmv::detail::InputStream>(path, data, first, last)
                       : std::make_unique<spmv::detail::InputStream>(path, begin, end - begin);
   };
   RangeEntries<Value, Index> entries;
   RangeOutcome outcome;
-  constexpr std::int64_t kToTheEnd = std::numeric_limits<std::int64_t>::max();
   collectively(comm, [&] {
-    if (compressed) {
-      const auto line_share = [&](int r) {
-        return static_cast<std::int64_t>(static_cast<__int128>(layout.entries) * r / ranks);
-      };
-      text = gzip_lines(path, data, line_share(rank), rank + 1 == ranks ? kToTheEnd : line_share(rank + 1));
-      end = static_cast<std::int64_t>(text.size());
-    } else {
+    if (!compressed) {
       begin = spmv::detail::line_start_at_or_after(path, share_start(rank));
       end = rank + 1 == ranks ? size : spmv::detail::line_start_at_or_after(path, share_start(rank + 1));
     }
     const auto in = open_range();
-    outcome = spmv::detail::parse_coordinate_lines(*in, layout, kToTheEnd, options, entries);
+    outcome = spmv::detail::parse_coordinate_lines(*in, layout, kToTheEnd, share_lines, options, entries);
+    if (compressed) end = in->delivered();
   });
   const bool at_file_end = compressed ? rank + 1 == ranks : end == size;  // this rank's text ends the file's
 
@@ -270,7 +249,7 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
       const auto again = open_range();  // parse again up to the count: its line
       RangeEntries<Value, Index> unused;
       const RangeOutcome at =
-          spmv::detail::parse_coordinate_lines(*again, layout, declared - lines_before, options, unused);
+          spmv::detail::parse_coordinate_lines(*again, layout, declared - lines_before, share_lines, options, unused);
       throw spmv::detail::located_parse_error(name, first_line + at.line_offset, at.message);
     }
     if (outcome.failed)

@@ -21,9 +21,11 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/paths.hpp"
+#include "core/matrix_market_io.hpp"
 #include "spmv/error.hpp"
 #include "spmv/matrix_market.hpp"
 
@@ -713,6 +715,78 @@ TEST_F(MatrixMarketFiles, CorruptGzipIsAParseErrorNamingTheFile) {
   // Also through the in-memory entry point the fuzzer uses.
   EXPECT_THROW(detail::gunzip(bad_crc, "x"), ParseError);
   EXPECT_EQ(detail::gunzip(good, "x"), kGeneral + "1 1 1\n1 1 1\n");
+}
+
+// The text a line-range stream delivers, read `block` bytes at a time; delivered() counts it all.
+std::string read_line_range(const std::string& file, std::int64_t skip, std::int64_t first, std::int64_t last,
+                            std::size_t block) {
+  detail::InputStream in(file, skip, first, last);
+  EXPECT_EQ(in.known_size(), -1);
+  std::string out, buf(block, '\0');
+  for (std::size_t n; (n = in.read(buf.data(), block)) > 0;) out.append(buf.data(), n);
+  EXPECT_EQ(in.delivered(), static_cast<std::int64_t>(out.size()));
+  return out;
+}
+
+// Lines [first, last) of `text` after its first `skip` bytes, each with its '\n' (the last may lack it).
+std::string lines_of(std::string_view text, std::size_t skip, std::int64_t first, std::int64_t last) {
+  std::string out;
+  std::int64_t line = 0;
+  for (std::size_t at = skip; at < text.size() && line < last; ++line) {
+    const std::size_t nl = text.find('\n', at);
+    const std::size_t next = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (line >= first) out.append(text.substr(at, next - at));
+    at = next;
+  }
+  return out;
+}
+
+// The stream behind dist::read_matrix_market's gzip shares: exactly the bytes of lines [first, last) after
+// the preamble, ending at the '\n' of line last - 1 or at the end of the text, across the reader's
+// blocks (1 MB, and 7 bytes) and the inflated text's 1 MB raw chunks; ranges at the start, to the end,
+// empty ones, a last line without '\n', Windows line endings; gzip (one deflate member, stored members)
+// and plain text alike.
+TEST_F(MatrixMarketFiles, LineRangeStreamDeliversItsLinesOnly) {
+  constexpr std::int64_t kLines = 150000;  // and one without '\n'
+  const std::string preamble = kGeneral + "% comment\n9 9 150001\n";
+  std::string body;
+  for (int k = 0; k < kLines; ++k)
+    body += std::to_string(1 + k % 9) + " " + std::to_string(1 + k * 7 % 9) + " " + std::to_string(k * 0.37) +
+            (k % 5 == 0 ? "\r\n" : "\n");
+  body += "9 9 1";  // no final '\n'
+  const std::string text = preamble + body;
+  ASSERT_GT(text.size(), std::size_t{2} << 20);
+  {
+    detail::OutputFile out(path("deflate.mtx.gz"));
+    out.write(text);
+    out.close();
+  }
+  put(path("stored.mtx.gz"), gzip_member(text.substr(0, 1500000)) + gzip_member(text.substr(1500000)));
+  put(path("plain.mtx"), text);
+  constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
+  const auto line_at = [&](std::size_t byte) {  // the body's line holding the text's byte `byte`
+    return static_cast<std::int64_t>(std::count(body.begin(), body.begin() + static_cast<long>(byte - preamble.size()),
+                                                '\n'));
+  };
+  const std::int64_t mb1 = line_at(std::size_t{1} << 20), mb2 = line_at(std::size_t{2} << 20);
+  const std::pair<std::int64_t, std::int64_t> ranges[] = {
+      {0, kEnd},  {0, 0},       {0, 1},          {mb1 - 3, mb1 + 4}, {mb1, mb1 + 1}, {mb1, mb1},   {mb1 - 1, mb2 + 1},
+      {17, mb1},  {mb2, kEnd},  {kLines - 1, kLines}, {kLines - 1, kEnd}, {kLines, kEnd}, {kLines + 1, kEnd},
+      {0, kLines}};
+  for (const char* name : {"deflate.mtx.gz", "stored.mtx.gz", "plain.mtx"})
+    for (const auto& [first, last] : ranges) {
+      SCOPED_TRACE(std::string(name) + " lines " + std::to_string(first) + " to " + std::to_string(last));
+      const std::string want = lines_of(text, preamble.size(), first, last);
+      EXPECT_EQ(read_line_range(path(name), static_cast<std::int64_t>(preamble.size()), first, last,
+                                std::size_t{1} << 20),
+                want);
+      if (last - first < 20 || (last == kEnd && first >= kLines - 1))
+        EXPECT_EQ(read_line_range(path(name), static_cast<std::int64_t>(preamble.size()), first, last, 7), want);
+    }
+  // Without a skip the preamble's lines count too; a text that ends inside the skipped bytes delivers nothing.
+  EXPECT_EQ(read_line_range(path("deflate.mtx.gz"), 0, 1, 3, 4096), lines_of(text, 0, 1, 3));
+  put(path("short.mtx.gz"), gzip_member(kGeneral));
+  EXPECT_EQ(read_line_range(path("short.mtx.gz"), static_cast<std::int64_t>(kGeneral.size()) + 5, 0, kEnd, 64), "");
 }
 
 // Runs f with standard input (fd 0) read from `file`.

@@ -217,6 +217,31 @@ TEST(ParallelRead, GzipFilesSplitByLines) {
   });
 }
 
+// The ReadOptions budget is checked against each rank's share of a gzip file's lines, its text's size
+// being unknown before the read: 16 bytes an entry (32-bit indices, f64), so a budget of the largest
+// share passes and one byte less fails on every rank, while the root read needs the whole matrix.
+TEST(ParallelRead, GzipBudgetCountsEachRanksShare) {
+  const Communicator comm;
+  const Scratch scratch(comm);
+  constexpr std::int64_t kEntries = 6000;
+  std::string text = std::string(kBanner) + "real general\n300 300 " + std::to_string(kEntries) + "\n";
+  for (std::int64_t k = 0; k < kEntries; ++k)
+    text += std::to_string(1 + k % 300) + " " + std::to_string(1 + (k * 7) % 300) + " 2.5\n";
+  const std::string gz = scratch.write_gz("budget.mtx.gz", text);
+  const std::int64_t ranks = comm.size(), largest_share = (kEntries + ranks - 1) / ranks;
+  ReadOptions options;
+  options.max_memory = static_cast<std::uint64_t>(16 * largest_share);
+  for (PartitionKind kind : {PartitionKind::Nonzeros, PartitionKind::Rows}) {
+    const auto ranges = read_matrix_market<double>(comm, gz, kind, options, ReadMode::ByteRanges);
+    expect_same_rows(ranges, read_matrix_market<double>(comm, gz, kind, {}, ReadMode::Root));
+    if (ranks > 1)
+      EXPECT_THROW(read_matrix_market<double>(comm, gz, kind, options, ReadMode::Root), MemoryLimitExceeded);
+  }
+  options.max_memory -= 1;
+  EXPECT_THROW(read_matrix_market<double>(comm, gz, PartitionKind::Nonzeros, options, ReadMode::ByteRanges),
+               MemoryLimitExceeded);
+}
+
 TEST(ParallelRead, EveryStorageKind) {
   const Communicator comm;
   const Scratch scratch(comm);
