@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "solvers/cpu_vector_ops.hpp"
+#include "solvers/pipelined_gap.hpp"
 #include "solvers/solver_setup.hpp"
 
 namespace spmv::solvers {
@@ -161,23 +162,26 @@ void cg_cpu_fused(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 // updates: one global reduction per iteration instead of CG's two, which is what a distributed solve
 // waits for. When the run can start a sum without waiting (SolverOptions::global_sum_start: MPI_Iallreduce
 // in distributed solves), the next product n = A m runs while the reduction is in flight, as in the paper;
-// the product of the last iteration is then one apply more than needed. The iteration restarts from x
-// (fresh recurrences, directions dropped) when the drifted recurrences imply a non-positive curvature,
-// when the residual fell below sqrt(eps) of the last fresh one (residual replacement), and when the
-// recurrence residual meets the tolerance (the true one decides; in f32 the gap reached 1000x without
-// these). Its price: three more vectors (six with Jacobi) and a recurrence residual that may drift from
-// the true one by rounding (the "residual gap"), so the final true residual is what to read.
+// the product of the last iteration is then one apply more than needed.
+// Its recurrences drift from their definitions by rounding (the residual gap: in f32 the recurrence
+// residual fell 1000x below the true one), so the iteration watches the gap and replaces the residual
+// (pipelined_gap.hpp): every few iterations t = b - A x is computed and the next sweep measures
+// ||t - r|| in its reduction (no extra message); past kGapTolerance of ||r|| the recurrences are
+// recomputed from x and the kept direction p (Cools et al.'s p-CG-rr), which keeps CG's convergence
+// where restarting (directions dropped) lost it. A convergence claim is confirmed the same way (the
+// true residual decides), and drifted recurrences that imply a non-positive curvature restart from x.
 // Sweep per iteration (one OpenMP loop): reads w, r, u, m, n, p, s, q, z, x and dinv (11) and writes
 // p, s, q, z, x, r, u, w and m (9): 20 vector words, against CG's 10 (12 with Jacobi). Without a
 // preconditioner u = r, m = w and q = s hold the same values bit for bit (the same operations on the
-// same inputs), so they are not stored: 13 words (w, r, n, p, s, z, x read; p, s, z, x, r, w written).
+// same inputs), so they are not stored: 13 words (w, r, n, p, s, z, x read; p, s, z, x, r, w written);
+// a sweep after a gap check also reads t.
 template <class Value>
 void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
                       std::span<const Value> inverse_diagonal) {
   const auto n_rows = static_cast<std::int64_t>(b.size());
   const bool jacobi = !inverse_diagonal.empty();
   const Value* dinv = inverse_diagonal.data();
-  std::vector<Value> r(n_rows), w(n_rows), nv(n_rows), p(n_rows), s(n_rows), z(n_rows);
+  std::vector<Value> r(n_rows), w(n_rows), nv(n_rows), p(n_rows), s(n_rows), z(n_rows), t(n_rows);
   std::vector<Value> u_storage(jacobi ? n_rows : 0), m_storage(jacobi ? n_rows : 0), q_storage(jacobi ? n_rows : 0);
   // Without M, u is r, m is w and q is s: the sweep's second store of a value to the same address and its
   // second load of it cost no memory traffic.
@@ -185,13 +189,11 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
   const std::span<Value> m = jacobi ? std::span<Value>(m_storage) : std::span<Value>(w);
   const std::span<Value> q = jacobi ? std::span<Value>(q_storage) : std::span<Value>(s);
   const auto precondition = [&](std::int64_t i, Value v) { return jacobi ? dinv[i] * v : v; };
-  double sums[3] = {0, 0, 0};  // gamma = r.u, delta = w.u, r.r
-  bool fresh = true;       // the recurrences were just (re)initialised: n = A m not yet computed, beta = 0
-  double fresh_norm = 0;   // ||r|| at the last (re)initialisation
-  // The recurrences from x: r = b - A x, u = M^-1 r, w = A u, m = M^-1 w, directions zeroed, and the
-  // three scalars (one reduction). At the start, and for each restart from the current x (the three
-  // reasons above), as residual replacement does in its simplest form (Cools & Vanroose 2017).
-  const auto initialise = [&] {
+  double sums[4] = {0, 0, 0, 0};  // gamma = r.u, delta = w.u, r.r, and ||t - r||^2 after a gap check
+  bool fresh = true;      // the directions are zero (start or restart): beta = 0
+  double fresh_norm = 0;  // ||r|| when the recurrences were last recomputed from x
+  // r = b - A x, u = M^-1 r, w = A u, then m = M^-1 w and the three scalars (one reduction).
+  const auto residual_from_x = [&] {
     std::copy(b.begin(), b.end(), r.begin());
     run.apply(Value(-1), x, Value(1), r);
     if (jacobi) {
@@ -199,6 +201,8 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
       for (std::int64_t i = 0; i < n_rows; ++i) u[i] = dinv[i] * r[i];
     }
     run.apply(Value(1), u, Value(0), w);
+  };
+  const auto reduce_scalars = [&] {
     double gamma = 0, delta = 0, rr = 0;
 #pragma omp parallel for schedule(static) reduction(+ : gamma, delta, rr)
     for (std::int64_t i = 0; i < n_rows; ++i) {
@@ -206,31 +210,52 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
       delta += static_cast<double>(w[i]) * u[i];
       rr += static_cast<double>(r[i]) * r[i];
       m[i] = precondition(i, w[i]);
-      p[i] = s[i] = q[i] = z[i] = Value(0);
     }
-    sums[0] = gamma, sums[1] = delta, sums[2] = rr;
+    sums[0] = gamma, sums[1] = delta, sums[2] = rr, sums[3] = 0;
     run.global_sum(sums);
-    fresh = true;
     fresh_norm = std::sqrt(sums[2]);
   };
-  initialise();
+  // Restart from x, the directions dropped (the start, and a drifted curvature).
+  const auto restart = [&] {
+    residual_from_x();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n_rows; ++i) p[i] = s[i] = q[i] = z[i] = Value(0);
+    reduce_scalars();
+    fresh = true;
+  };
+  // Residual replacement keeping the direction: also s = A p, q = M^-1 s, z = A q (four products).
+  const auto replace = [&] {
+    residual_from_x();
+    run.apply(Value(1), p, Value(0), s);
+    if (jacobi) {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < n_rows; ++i) q[i] = dinv[i] * s[i];
+    }
+    run.apply(Value(1), q, Value(0), z);
+    reduce_scalars();
+  };
+  restart();
   if (run.start(fresh_norm)) return;
   const bool overlap = static_cast<bool>(run.options().global_sum_start);
   double gamma_old = 0, alpha_old = 0;
-  double refused = 0;  // the true ||r|| of the last convergence it did not confirm
+  double refused = 0;   // the true ||r|| of the last convergence it did not confirm
+  bool need_n = true;   // n = A m is to be computed for the current m
+  GapWatch watch;
   for (int k = 1;; ++k) {
-    double gamma = sums[0], delta = sums[1];
-    if (fresh || !overlap) run.apply(Value(1), m, Value(0), nv);  // n = A m (else done during the sum)
+    const double gamma = sums[0], delta = sums[1];
+    if (need_n || !overlap) run.apply(Value(1), m, Value(0), nv);  // n = A m (else done during the sum)
+    need_n = false;
     double beta = 0, denominator = delta;
     if (!fresh) {
       beta = gamma / gamma_old;
       denominator = delta - beta * gamma / alpha_old;
     }
     if (!(denominator > 0) && !fresh && std::isfinite(denominator)) {  // drifted: restart from x
-      initialise();
-      run.apply(Value(1), m, Value(0), nv);
-      gamma = sums[0], delta = sums[1];
-      beta = 0, denominator = delta;
+      restart();
+      watch.recomputed();
+      need_n = true;
+      --k;  // a restart is not an iteration
+      continue;
     }
     fresh = false;
     if (!(denominator > 0)) {  // p.Ap <= 0 from fresh recurrences (or NaN): A or M not SPD
@@ -239,9 +264,15 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     }
     const double alpha = gamma / denominator;
     const auto a = static_cast<Value>(alpha), bt = static_cast<Value>(beta);
-    double gamma_new = 0, delta_new = 0, rr_new = 0;
-#pragma omp parallel for schedule(static) reduction(+ : gamma_new, delta_new, rr_new)
+    const bool measure = watch.measuring();
+    const double rr_before = sums[2];
+    double gamma_new = 0, delta_new = 0, rr_new = 0, gap = 0;
+#pragma omp parallel for schedule(static) reduction(+ : gamma_new, delta_new, rr_new, gap)
     for (std::int64_t i = 0; i < n_rows; ++i) {
+      if (measure) {  // uniform
+        const double g = static_cast<double>(t[i]) - r[i];
+        gap += g * g;
+      }
       const Value zi = nv[i] + bt * z[i], qi = m[i] + bt * q[i], si = w[i] + bt * s[i], pi = u[i] + bt * p[i];
       z[i] = zi, q[i] = qi, s[i] = si, p[i] = pi;
       x[i] += a * pi;
@@ -252,7 +283,7 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
       delta_new += static_cast<double>(wi) * ui;
       rr_new += static_cast<double>(ri) * ri;
     }
-    sums[0] = gamma_new, sums[1] = delta_new, sums[2] = rr_new;
+    sums[0] = gamma_new, sums[1] = delta_new, sums[2] = rr_new, sums[3] = gap;
     if (overlap) {  // the one reduction of the iteration, hidden behind the next product
       const std::function<void()> wait = run.options().global_sum_start(sums);
       run.apply(Value(1), m, Value(0), nv);
@@ -262,9 +293,12 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     }
     if (run.step(k, std::sqrt(sums[2]))) {
       if (!run.converged()) return;  // max_iterations, or a non-finite residual
-      // The recurrence residual met the tolerance; the true one decides (the gap can be orders of
-      // magnitude in f32): restart from x, whose fresh r = b - A x is the true residual.
-      initialise();
+      // The recurrence residual met the tolerance; the true one decides: replace the residual by
+      // b - A x, keeping the direction, and go on from there if it falls short.
+      gamma_old = gamma, alpha_old = alpha;
+      replace();
+      watch.recomputed();
+      need_n = true;
       const double true_norm = fresh_norm;
       if (run.replace_last_residual(true_norm)) return;
       if (!std::isfinite(true_norm)) {
@@ -277,20 +311,22 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
         return;
       }
       refused = true_norm;
-      continue;  // on from the fresh recurrences
+      continue;
     }
     if (sums[0] == 0) {  // r != 0 (not converged) but r.M^-1 r = 0: M is not positive definite
       run.stopped_on_breakdown(kBreakdownCgRho);
       return;
     }
-    gamma_old = gamma;
-    alpha_old = alpha;
-    // Residual replacement (van der Vorst & Ye 2000, in its simplest form: a restart from x): the gap
-    // between the recurrence and the true residual grows from rounding errors of the order of eps times
-    // the residuals since the last (re)initialisation, so once ||r|| fell below sqrt(eps) of ||r|| there,
-    // fresh recurrences keep the gap below sqrt(eps) of the residual. f32: every 3.5e-4 of reduction.
-    if (std::sqrt(sums[2]) <= std::sqrt(static_cast<double>(std::numeric_limits<Value>::epsilon())) * fresh_norm)
-      initialise();
+    gamma_old = gamma, alpha_old = alpha;
+    if (measure && watch.measured(std::sqrt(sums[3]), std::sqrt(rr_before))) {  // the gap grew past its bound
+      replace();
+      watch.recomputed();
+      need_n = true;
+    } else if (watch.check_due()) {  // t = b - A x of this iterate, for the next sweep to compare with r
+      std::copy(b.begin(), b.end(), t.begin());
+      run.apply(Value(-1), x, Value(1), std::span<Value>(t));
+      watch.checked();
+    }
   }
 }
 

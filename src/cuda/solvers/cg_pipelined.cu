@@ -5,40 +5,49 @@
 //   pcg_sweep_kernel (the updates and the partials of gamma = r.u, delta = w.u, r.r: one sweep)
 //   | [all-reduce of the partials, distributed only] || apply n = A m | pcg_scalars_kernel (1 block:
 //   the stopping rule, then alpha and beta of the next iteration).
-// The scalars never leave the device. A restart from x (when the drifted recurrences imply a
-// non-positive curvature, when the residual fell by sqrt(eps) since the last restart, and to confirm a
-// convergence by the true residual; the rules of the CPU's) needs three products, r = b - A x, w = A u
-// and n = A m, which the host cannot see coming: the device runs it in three iterations' slots instead,
-// the same enqueued work with the sweep doing each phase's part (PcgPhase) and the one product of the
-// slot applying A to whatever the sweep left in m. So the host never waits, and an iteration can be
-// captured in a CUDA graph; slots of a restart do not count as iterations, which is why the host may
-// enqueue up to four slots per iteration (set_enqueue_limit). The start is the same three slots before
-// the loop.
+// The scalars never leave the device. The iteration watches its residual gap as the CPU's does
+// (src/solvers/pipelined_gap.hpp): every few iterations a check measures ||b - A x - r||, and past the
+// bound the recurrences are recomputed from x and the kept direction (p-CG-rr); a convergence claim is
+// confirmed by the same replacement, and a drifted curvature restarts from x (directions dropped). These
+// need products the host cannot see coming: the device runs them in iterations' slots instead, the
+// same enqueued work with the sweep doing each phase's part (PcgPhase) and the one product of the slot
+// applying A to whatever the sweep left in m: a check takes two slots (A x, then A m again), a restart
+// three, a replacement five. So the host never waits, and an iteration can be captured in a CUDA graph;
+// slots that are not iterations do not count as such, which is why the host may enqueue up to eight
+// slots per iteration (set_enqueue_limit). The start is a restart's three slots before the loop.
 // Without a preconditioner u = r, m = w and q = s (bitwise, as on the CPU) and are not stored:
 // 13 vector words per row instead of 20 (solver_setup.hpp).
 #include "cuda/solvers/solver_kernels.cuh"
+#include "solvers/pipelined_gap.hpp"
 
 namespace spmv::cuda::solvers {
 namespace {
 
-// What the next slot's sweep does. kIterate: one CG iteration. A (re)start runs kLoadX (m = x, so that
-// the slot's product gives A x), kResidual (r = b - A x, u = M^-1 r, m = u: the product gives w = A u),
-// kFresh (w, m = M^-1 w, directions zeroed, the three partials: the product gives n = A m).
-enum PcgPhase : int { kIterate = 0, kLoadX, kResidual, kFresh };
+// What the next slot's sweep does. kIterate: one CG iteration. A restart or a replacement runs kLoadX
+// (m = x, so that the slot's product gives A x), kResidual (r = b - A x, u = M^-1 r, m = u: the product
+// gives w = A u), then a restart kFresh (w, m = M^-1 w, directions zeroed, the three partials: the
+// product gives n = A m), a replacement kKeepS (w saved in t, m = p: the product gives s = A p), kKeepZ
+// (s, q = M^-1 s, m = q: z = A q) and kKept (z, w back from t, m = M^-1 w, the three partials: n = A m).
+// A gap check runs kCheckX (m saved in t, m = x: A x) and kCheckGap (the partial of ||b - A x - r||^2,
+// m back from t: n = A m again).
+enum PcgPhase : int { kIterate = 0, kLoadX, kResidual, kFresh, kKeepS, kKeepZ, kKept, kCheckX, kCheckGap };
 
 struct PcgScalars {
   double alpha = 0, beta = 0;
   double gamma_old = 0, alpha_old = 0;
-  double fresh_norm = 0;  // ||r|| at the last (re)start
+  double gamma_prev = 0, alpha_prev = 0;  // gamma_old and alpha_old before the last iteration's update
+  double norm = 0;        // ||r|| of the last iteration (the recurrence's)
   double refused = 0;     // the true ||r|| of the last convergence claim it did not confirm
   int phase = kLoadX;
+  int keep = 0;        // the recomputation under way keeps the direction (replacement, not restart)
   int started = 0;     // the residual of iteration 0 has been recorded
-  int confirming = 0;  // this restart checks the recurrence's convergence with the true residual
+  int confirming = 0;  // this replacement checks the recurrence's convergence with the true residual
+  spmv::solvers::GapWatch watch;
 };
 
 template <class Value>
 struct PcgVectors {
-  Value *x, *r, *u, *w, *m, *n, *p, *s, *q, *z;  // without M: u == r, m == w, q == s
+  Value *x, *r, *u, *w, *m, *n, *p, *s, *q, *z, *t;  // without M: u == r, m == w, q == s; t: saved w or m
   const Value* b;
 };
 
@@ -66,7 +75,47 @@ __global__ void __launch_bounds__(kSolverThreads)
     }
     return;
   }
-  double sums[3] = {0, 0, 0};  // gamma = r.u, delta = w.u, r.r
+  if (phase == kKeepS) {  // n holds A u = w
+    SPMV_SOLVER_LOOP(i, n) v.t[i] = v.n[i], v.m[i] = v.p[i];
+    return;
+  }
+  if (phase == kKeepZ) {  // n holds A p = s
+    SPMV_SOLVER_LOOP(i, n) {
+      const Value si = v.n[i];
+      v.s[i] = si;
+      if constexpr (kJacobi) v.q[i] = dinv[i] * si, v.m[i] = dinv[i] * si;
+      else v.m[i] = si;  // q is s
+    }
+    return;
+  }
+  if (phase == kCheckX) {
+    SPMV_SOLVER_LOOP(i, n) v.t[i] = v.m[i], v.m[i] = v.x[i];
+    return;
+  }
+  double sums[3] = {0, 0, 0};  // gamma = r.u, delta = w.u, r.r (kCheckGap: ||b - A x - r||^2)
+  if (phase == kCheckGap) {    // n holds A x
+    SPMV_SOLVER_LOOP(i, n) {
+      const double g = static_cast<double>(v.b[i]) - v.n[i] - v.r[i];
+      sums[0] += g * g;
+      v.m[i] = v.t[i];
+    }
+    store_block_sums<3>(sums, partials);
+    return;
+  }
+  if (phase == kKept) {  // n holds A q = z; w was saved in t
+    SPMV_SOLVER_LOOP(i, n) {
+      const Value wi = v.t[i], ri = v.r[i];
+      const Value ui = kJacobi ? v.u[i] : ri;
+      v.z[i] = v.n[i];
+      v.w[i] = wi;
+      if constexpr (kJacobi) v.m[i] = dinv[i] * wi;
+      sums[0] += static_cast<double>(ri) * ui;
+      sums[1] += static_cast<double>(wi) * ui;
+      sums[2] += static_cast<double>(ri) * ri;
+    }
+    store_block_sums<3>(sums, partials);
+    return;
+  }
   if (phase == kFresh) {       // n holds A u = w
     SPMV_SOLVER_LOOP(i, n) {
       const Value wi = v.n[i], ri = v.r[i];
@@ -109,41 +158,56 @@ __global__ void __launch_bounds__(kSolverThreads)
   store_block_sums<3>(sums, partials);
 }
 
-// After the slot's product: advances a restart's phases; after kFresh and kIterate reads the three sums
-// (`count` partials each, or their global totals), records the iteration (or, at the start, iteration
-// 0; or, after a convergence claim, the true residual that decides it), and computes the next alpha
-// and beta, or asks for a restart, or stops. The rules of src/solvers/cg.cpp's cg_cpu_pipelined:
-// restart on a drifted curvature, on a residual below `replace_below` (sqrt(eps)) of the last fresh
-// one, and to confirm a convergence; stop on a refused claim no better than the previous refusal.
+// After the slot's product: advances the phases of a recomputation or a check; after a check decides
+// on a replacement; after kFresh, kKept and kIterate reads the three sums (`count` partials each, or
+// their global totals), records the iteration (or, at the start, iteration 0; or, after a convergence
+// claim, the true residual that decides it), and computes the next alpha and beta, or asks for a
+// restart or a replacement, or stops. The rules of src/solvers/cg.cpp's cg_cpu_pipelined: replace when
+// the gap grew past its bound and to confirm a convergence, restart on a drifted curvature, stop on a
+// refused claim no better than the previous refusal.
 __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* partials, int count,
-                                   double* history, double replace_below) {
+                                   double* history) {
   if (!running(s)) return;
   const int phase = c->phase;
-  if (phase == kLoadX || phase == kResidual) {
+  if (phase == kLoadX || phase == kKeepS || phase == kKeepZ || phase == kCheckX) {
     if (threadIdx.x == 0) c->phase = phase + 1;
+    return;
+  }
+  if (phase == kResidual) {
+    if (threadIdx.x == 0) c->phase = c->keep ? kKeepS : kFresh;
     return;
   }
   const double gamma = finish_sum(partials, 0, count);
   const double delta = finish_sum(partials, 1, count);
   const double rr = finish_sum(partials, 2, count);
   if (threadIdx.x != 0) return;
-  const bool fresh = phase == kFresh;
+  if (phase == kCheckGap) {  // gamma holds ||b - A x - r||^2
+    if (c->watch.measured(sqrt(gamma), c->norm)) {  // replace from the iterate before alpha and beta moved on
+      c->gamma_old = c->gamma_prev, c->alpha_old = c->alpha_prev;
+      c->keep = 1;
+      c->phase = kLoadX;
+    } else {
+      c->phase = kIterate;  // the alpha and beta computed before the check
+    }
+    return;
+  }
+  const bool recomputed = phase == kFresh || phase == kKept;
   const double norm = sqrt(rr);
-  if (!fresh) {
+  if (!recomputed) {
     record_iteration(s, norm, history);
-    if (s->status == kConverged) {  // the recurrence's claim: a restart's true residual decides
+    c->norm = norm;
+    if (s->status == kConverged) {  // the recurrence's claim: a replacement's true residual decides
       s->status = kRunning;
       c->confirming = 1;
+      c->keep = 1;
       c->phase = kLoadX;
       return;
     }
     if (s->status != kRunning) return;
     if (gamma == 0) return stop_on_breakdown(s, kCgRho);  // r != 0 but r.M^-1 r = 0: M not positive definite
-    if (norm <= replace_below * c->fresh_norm) {  // residual replacement: fresh recurrences from x
-      c->phase = kLoadX;
-      return;
-    }
   } else {
+    c->watch.recomputed();
+    c->norm = norm;
     if (!c->started) {
       c->started = 1;
       record_residual(s, norm, history);  // iteration 0
@@ -164,25 +228,28 @@ __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* 
       if (c->refused > 0 && norm >= c->refused) return stop_on_breakdown(s, kCgStagnated);
       c->refused = norm;
     }
-    c->fresh_norm = norm;
   }
+  const bool fresh = phase == kFresh;  // the directions are zero
   double beta = 0, denominator = delta;
   if (!fresh) {
     beta = gamma / c->gamma_old;
     denominator = delta - beta * gamma / c->alpha_old;
   }
   if (!(denominator > 0)) {
-    if (!fresh && isfinite(denominator)) {  // drifted: restart from x in the next three slots
+    if (!fresh && isfinite(denominator)) {  // drifted: restart from x, the directions dropped
+      c->keep = 0;
       c->phase = kLoadX;
       return;
     }
     return stop_on_breakdown(s, isfinite(denominator) ? kCgCurvature : kNonFinite);  // A or M not SPD, or NaN
   }
-  c->phase = kIterate;
   c->alpha = gamma / denominator;
   c->beta = beta;
+  c->gamma_prev = c->gamma_old, c->alpha_prev = c->alpha_old;
   c->gamma_old = gamma;
   c->alpha_old = c->alpha;
+  c->phase = !recomputed && c->watch.check_due() ? kCheckX : kIterate;
+  if (c->phase == kCheckX) c->watch.checked();
 }
 
 }  // namespace
@@ -193,14 +260,14 @@ void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x) {
   const Value* dinv = run.inverse_diagonal();
   const bool jacobi = dinv != nullptr;
   const std::size_t extra = jacobi ? static_cast<std::size_t>(n) : 0;
-  DeviceBuffer<Value> r(n), w(n), nv(n), p(n), s(n), z(n), u(extra), m(extra), q(extra);
-  PcgVectors<Value> v{x,         r.data(),  jacobi ? u.data() : r.data(), w.data(), jacobi ? m.data() : w.data(),
-                      nv.data(), p.data(),  s.data(), jacobi ? q.data() : s.data(), z.data(), b};
+  DeviceBuffer<Value> r(n), w(n), nv(n), p(n), s(n), z(n), t(n), u(extra), m(extra), q(extra);
+  PcgVectors<Value> v{x,        r.data(), jacobi ? u.data() : r.data(), w.data(),
+                      jacobi ? m.data() : w.data(), nv.data(), p.data(), s.data(),
+                      jacobi ? q.data() : s.data(), z.data(), t.data(), b};
   DeviceBuffer<PcgScalars> scalars(1);
   const PcgScalars start{};
   SPMV_CUDA_CHECK(cudaMemcpyAsync(scalars.data(), &start, sizeof start, cudaMemcpyHostToDevice, run.stream()));
   const int blocks = run.blocks();
-  const double replace_below = std::sqrt(static_cast<double>(std::numeric_limits<Value>::epsilon()));
   const auto slot = [&](cudaStream_t st) {
     if (jacobi)
       pcg_sweep_kernel<Value, true><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), v, dinv, n,
@@ -213,13 +280,13 @@ void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x) {
     run.apply(Value(1), v.m, Value(0), nv.data());
     run.join_global_rows();
     pcg_scalars_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), count,
-                                                     run.history(), replace_below);
+                                                     run.history());
     SPMV_CHECK_LAUNCH(pcg_scalars_kernel);
   };
   for (int i = kLoadX; i <= kFresh; ++i) slot(run.stream());  // the start's three phases: iteration 0's residual
   run.start_loop();
-  // Slots of restarts are enqueued like iterations but do not count as such: at most three per iteration.
-  run.set_enqueue_limit(4 * static_cast<std::int64_t>(run.max_iterations()));
+  // Slots of checks, restarts and replacements are enqueued like iterations but do not count as such.
+  run.set_enqueue_limit(8 * static_cast<std::int64_t>(run.max_iterations()));
   if (run.after_iteration(0)) return;
   for (int k = 1;; ++k) {
     run.iterate(slot);
