@@ -10,9 +10,10 @@
 // precision, near the attainable accuracy, where replacing gains nothing). The interval starts at
 // kGapFirstInterval and doubles while the gap stays far below the bound (f64 solves check rarely),
 // back to the first interval when it nears it.
-// Measured on the CPU, f32 poisson3d (2026-11-28, docs/SOLVERS.md): tolerance 1e-2 and 3e-2 replaced too
-// late (true residual 8.6e-5 and 3.9e-3 after 300 iterations at n = 150, against CG's 1.1e-5), 1e-3
-// reached 4.9e-6; checking every 8 iterations, the gap grew 5-13x between checks before a replacement.
+// Measured on the CPU, f32 poisson3d (2026-11-28, docs/SOLVERS.md): with checks every 8 iterations a
+// tolerance of 1e-2 and 3e-2 replaced too late (true residual 8.6e-5 and 3.9e-3 after 300 iterations at
+// n = 150, against CG's 1.1e-5), 1e-3 held CG's trajectory (5.8e-6 with this policy); the gap grew 5-13x
+// between checks before a replacement.
 #if defined(__CUDACC__)
 #define SPMV_GAP_HD __host__ __device__
 #else
