@@ -11,10 +11,12 @@
 // confirmed by the same replacement, and a drifted curvature restarts from x (directions dropped). These
 // need products the host cannot see coming: the device runs them in iterations' slots instead, the
 // same enqueued work with the sweep doing each phase's part (PcgPhase) and the one product of the slot
-// applying A to whatever the sweep left in m: a check takes two slots (A x, then A m again), a restart
-// three, a replacement five. So the host never waits, and an iteration can be captured in a CUDA graph;
-// slots that are not iterations do not count as such, which is why the host may enqueue up to eight
-// slots per iteration (set_enqueue_limit). The start is a restart's three slots before the loop.
+// applying A to whatever the sweep left in m: a check takes one slot (A x, the iteration's n = A m kept
+// aside for the next sweep, which measures the gap as the CPU's does), a restart three, a replacement
+// five. So the host never waits, and an iteration can be captured in a CUDA graph; slots that are not
+// iterations do not count as such, which is why the host may enqueue up to eight slots per iteration
+// (set_enqueue_limit). The start is a restart's three slots before the loop. Two vectors more than CG's
+// recurrences need: t and t2 (a replacement's saved w, a check's saved m and A m).
 // Without a preconditioner u = r, m = w and q = s (bitwise, as on the CPU) and are not stored:
 // 13 vector words per row instead of 20 (solver_setup.hpp).
 #include "cuda/solvers/solver_kernels.cuh"
@@ -28,14 +30,13 @@ namespace {
 // gives w = A u), then a restart kFresh (w, m = M^-1 w, directions zeroed, the three partials: the
 // product gives n = A m), a replacement kKeepS (w saved in t, m = p: the product gives s = A p), kKeepZ
 // (s, q = M^-1 s, m = q: z = A q) and kKept (z, w back from t, m = M^-1 w, the three partials: n = A m).
-// A gap check runs kCheckX (m saved in t, m = x: A x) and kCheckGap (the partial of ||b - A x - r||^2,
-// m back from t: n = A m again).
-enum PcgPhase : int { kIterate = 0, kLoadX, kResidual, kFresh, kKeepS, kKeepZ, kKept, kCheckX, kCheckGap };
+// A gap check runs kCheckX (m saved in t, n = A m in t2, m = x: A x); the next slot's kChecked is the
+// iteration's sweep reading m (or w) from t and A m from t2, which also sums ||b - A x - r||^2.
+enum PcgPhase : int { kIterate = 0, kLoadX, kResidual, kFresh, kKeepS, kKeepZ, kKept, kCheckX, kChecked };
 
 struct PcgScalars {
   double alpha = 0, beta = 0;
   double gamma_old = 0, alpha_old = 0;
-  double gamma_prev = 0, alpha_prev = 0;  // gamma_old and alpha_old before the last iteration's update
   double norm = 0;        // ||r|| of the last iteration (the recurrence's)
   double refused = 0;     // the true ||r|| of the last convergence claim it did not confirm
   int phase = kLoadX;
@@ -47,7 +48,8 @@ struct PcgScalars {
 
 template <class Value>
 struct PcgVectors {
-  Value *x, *r, *u, *w, *m, *n, *p, *s, *q, *z, *t;  // without M: u == r, m == w, q == s; t: saved w or m
+  Value *x, *r, *u, *w, *m, *n, *p, *s, *q, *z;  // without M: u == r, m == w, q == s
+  Value *t, *t2;  // a replacement's saved w, a check's saved m (w without M) and A m
   const Value* b;
 };
 
@@ -88,20 +90,11 @@ __global__ void __launch_bounds__(kSolverThreads)
     }
     return;
   }
-  if (phase == kCheckX) {
-    SPMV_SOLVER_LOOP(i, n) v.t[i] = v.m[i], v.m[i] = v.x[i];
+  if (phase == kCheckX) {  // n holds A m
+    SPMV_SOLVER_LOOP(i, n) v.t[i] = v.m[i], v.t2[i] = v.n[i], v.m[i] = v.x[i];
     return;
   }
-  double sums[3] = {0, 0, 0};  // gamma = r.u, delta = w.u, r.r (kCheckGap: ||b - A x - r||^2)
-  if (phase == kCheckGap) {    // n holds A x
-    SPMV_SOLVER_LOOP(i, n) {
-      const double g = static_cast<double>(v.b[i]) - v.n[i] - v.r[i];
-      sums[0] += g * g;
-      v.m[i] = v.t[i];
-    }
-    store_block_sums<3>(sums, partials);
-    return;
-  }
+  double sums[4] = {0, 0, 0, 0};  // gamma = r.u, delta = w.u, r.r; kChecked: ||b - A x - r||^2
   if (phase == kKept) {  // n holds A q = z; w was saved in t
     SPMV_SOLVER_LOOP(i, n) {
       const Value wi = v.t[i], ri = v.r[i];
@@ -113,7 +106,7 @@ __global__ void __launch_bounds__(kSolverThreads)
       sums[1] += static_cast<double>(wi) * ui;
       sums[2] += static_cast<double>(ri) * ri;
     }
-    store_block_sums<3>(sums, partials);
+    store_block_sums<4>(sums, partials);
     return;
   }
   if (phase == kFresh) {       // n holds A u = w
@@ -127,10 +120,11 @@ __global__ void __launch_bounds__(kSolverThreads)
       sums[1] += static_cast<double>(wi) * ui;
       sums[2] += static_cast<double>(ri) * ri;
     }
-    store_block_sums<3>(sums, partials);
+    store_block_sums<4>(sums, partials);
     return;
   }
   const auto alpha = static_cast<Value>(c->alpha), beta = static_cast<Value>(c->beta);
+  const bool checked = phase == kChecked;
   struct Inputs {
     Value n, z, m, q, w, s, u, p, x, r, d;
   };
@@ -138,8 +132,15 @@ __global__ void __launch_bounds__(kSolverThreads)
       n,
       [&](std::int64_t i) {
         Inputs in;
-        in.n = v.n[i], in.z = v.z[i], in.w = v.w[i], in.s = v.s[i], in.p = v.p[i], in.x = v.x[i], in.r = v.r[i];
-        if constexpr (kJacobi) in.m = v.m[i], in.q = v.q[i], in.u = v.u[i], in.d = dinv[i];
+        in.z = v.z[i], in.s = v.s[i], in.p = v.p[i], in.x = v.x[i], in.r = v.r[i];
+        if (checked) {  // uniform: m (w without M) and A m were set aside by kCheckX, n holds A x
+          in.n = v.t2[i], in.w = kJacobi ? v.w[i] : v.t[i];
+          const double g = static_cast<double>(v.b[i]) - v.n[i] - in.r;
+          sums[3] += g * g;
+        } else {
+          in.n = v.n[i], in.w = v.w[i];
+        }
+        if constexpr (kJacobi) in.m = checked ? v.t[i] : v.m[i], in.q = v.q[i], in.u = v.u[i], in.d = dinv[i];
         else in.m = in.w, in.q = in.s, in.u = in.r, in.d = Value(1);
         return in;
       },
@@ -155,21 +156,21 @@ __global__ void __launch_bounds__(kSolverThreads)
         sums[1] += static_cast<double>(wi) * ui;
         sums[2] += static_cast<double>(ri) * ri;
       });
-  store_block_sums<3>(sums, partials);
+  store_block_sums<4>(sums, partials);
 }
 
-// After the slot's product: advances the phases of a recomputation or a check; after a check decides
-// on a replacement; after kFresh, kKept and kIterate reads the three sums (`count` partials each, or
-// their global totals), records the iteration (or, at the start, iteration 0; or, after a convergence
-// claim, the true residual that decides it), and computes the next alpha and beta, or asks for a
-// restart or a replacement, or stops. The rules of src/solvers/cg.cpp's cg_cpu_pipelined: replace when
+// After the slot's product: advances the phases of a recomputation or a check; after kFresh, kKept,
+// kIterate and kChecked reads the sums (`count` partials each, or their global totals), records the
+// iteration (or, at the start, iteration 0; or, after a convergence claim, the true residual that
+// decides it), and computes the next alpha and beta, or asks for a restart or a replacement (kChecked:
+// the gap it measured past its bound), or stops. The rules of src/solvers/cg.cpp's cg_cpu_pipelined: replace when
 // the gap grew past its bound and to confirm a convergence, restart on a drifted curvature, stop on a
 // refused claim no better than the previous refusal.
 __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* partials, int count,
                                    double* history) {
   if (!running(s)) return;
   const int phase = c->phase;
-  if (phase == kLoadX || phase == kKeepS || phase == kKeepZ || phase == kCheckX) {
+  if (phase == kLoadX || phase == kKeepS || phase == kKeepZ || phase == kCheckX) {  // kCheckX: on to kChecked
     if (threadIdx.x == 0) c->phase = phase + 1;
     return;
   }
@@ -180,19 +181,10 @@ __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* 
   const double gamma = finish_sum(partials, 0, count);
   const double delta = finish_sum(partials, 1, count);
   const double rr = finish_sum(partials, 2, count);
+  const double gap = phase == kChecked ? sqrt(finish_sum(partials, 3, count)) : 0;  // ||b - A x - r|| before
   if (threadIdx.x != 0) return;
-  if (phase == kCheckGap) {  // gamma holds ||b - A x - r||^2
-    if (c->watch.measured(sqrt(gamma), c->norm)) {  // replace from the iterate before alpha and beta moved on
-      c->gamma_old = c->gamma_prev, c->alpha_old = c->alpha_prev;
-      c->keep = 1;
-      c->phase = kLoadX;
-    } else {
-      c->phase = kIterate;  // the alpha and beta computed before the check
-    }
-    return;
-  }
   const bool recomputed = phase == kFresh || phase == kKept;
-  const double norm = sqrt(rr);
+  const double norm = sqrt(rr), norm_before = c->norm;
   if (!recomputed) {
     record_iteration(s, norm, history);
     c->norm = norm;
@@ -205,6 +197,11 @@ __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* 
     }
     if (s->status != kRunning) return;
     if (gamma == 0) return stop_on_breakdown(s, kCgRho);  // r != 0 but r.M^-1 r = 0: M not positive definite
+    if (phase == kChecked && c->watch.measured(gap, norm_before)) {  // the gap grew past its bound: replace,
+      c->keep = 1;                                                 // keeping the direction this sweep made
+      c->phase = kLoadX;
+      return;
+    }
   } else {
     c->watch.recomputed();
     c->norm = norm;
@@ -245,10 +242,9 @@ __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* 
   }
   c->alpha = gamma / denominator;
   c->beta = beta;
-  c->gamma_prev = c->gamma_old, c->alpha_prev = c->alpha_old;
   c->gamma_old = gamma;
   c->alpha_old = c->alpha;
-  c->phase = !recomputed && c->watch.check_due() ? kCheckX : kIterate;
+  c->phase = phase == kIterate && c->watch.check_due() ? kCheckX : kIterate;  // as the CPU: not right after one
   if (c->phase == kCheckX) c->watch.checked();
 }
 
@@ -260,10 +256,10 @@ void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x) {
   const Value* dinv = run.inverse_diagonal();
   const bool jacobi = dinv != nullptr;
   const std::size_t extra = jacobi ? static_cast<std::size_t>(n) : 0;
-  DeviceBuffer<Value> r(n), w(n), nv(n), p(n), s(n), z(n), t(n), u(extra), m(extra), q(extra);
+  DeviceBuffer<Value> r(n), w(n), nv(n), p(n), s(n), z(n), t(n), t2(n), u(extra), m(extra), q(extra);
   PcgVectors<Value> v{x,        r.data(), jacobi ? u.data() : r.data(), w.data(),
                       jacobi ? m.data() : w.data(), nv.data(), p.data(), s.data(),
-                      jacobi ? q.data() : s.data(), z.data(), t.data(), b};
+                      jacobi ? q.data() : s.data(), z.data(), t.data(), t2.data(), b};
   DeviceBuffer<PcgScalars> scalars(1);
   const PcgScalars start{};
   SPMV_CUDA_CHECK(cudaMemcpyAsync(scalars.data(), &start, sizeof start, cudaMemcpyHostToDevice, run.stream()));
@@ -276,7 +272,7 @@ void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x) {
       pcg_sweep_kernel<Value, false><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), v, dinv, n,
                                                                         run.partials());
     SPMV_CHECK_LAUNCH(pcg_sweep_kernel);
-    const int count = run.start_global_rows(run.partials(), 3);  // distributed: overlaps the product
+    const int count = run.start_global_rows(run.partials(), 4);  // distributed: overlaps the product
     run.apply(Value(1), v.m, Value(0), nv.data());
     run.join_global_rows();
     pcg_scalars_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run.partials(), count,
