@@ -192,7 +192,7 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
   double sums[4] = {0, 0, 0, 0};  // gamma = r.u, delta = w.u, r.r, and ||t - r||^2 after a gap check
   bool fresh = true;      // the directions are zero (start or restart): beta = 0
   double fresh_norm = 0;  // ||r|| when the recurrences were last recomputed from x
-  // r = b - A x, u = M^-1 r, w = A u, then m = M^-1 w and the three scalars (one reduction).
+  // r = b - A x, u = M^-1 r, w = A u.
   const auto residual_from_x = [&] {
     std::copy(b.begin(), b.end(), r.begin());
     run.apply(Value(-1), x, Value(1), r);
@@ -202,6 +202,7 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     }
     run.apply(Value(1), u, Value(0), w);
   };
+  // m = M^-1 w and the three scalars (one reduction); fresh_norm = ||r||.
   const auto reduce_scalars = [&] {
     double gamma = 0, delta = 0, rr = 0;
 #pragma omp parallel for schedule(static) reduction(+ : gamma, delta, rr)
