@@ -456,9 +456,9 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   if (o.distributed.enabled) {
     if (o.precision != "f32" && o.precision != "f64" && o.precision != "both")
       throw UsageError(fmt::format("--distributed runs --precision f32, f64 or both, not '{}'", o.precision));
-    if (!o.csv.empty()) throw UsageError("--csv is not available with --distributed (use --json)");
     refuse_with_distributed({{o.sweep, "--sweep"}, {o.tune, "--tune"}, {o.profile, "--profile"}, {o.lma, "--lma"}});
-    return run_distributed_bench({o.files, o.gens, o.json, o.algo, o.precision, o.backend, o.transpose, o.alpha, o.beta,
+    return run_distributed_bench({o.files, o.gens, o.json, o.csv, o.algo, o.precision, o.backend, o.transpose, o.alpha,
+                                  o.beta,
                                   TimingOptions{o.warmup, o.reps, o.min_sample_ms},
                                   o.threads, o.expected_applies, o.quiet,
                                   o.read, o.distributed});
@@ -638,7 +638,9 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
       ->capture_default_str();
   sub->add_option("--alpha", o->alpha, "Scalar alpha")->capture_default_str();
   sub->add_option("--beta", o->beta, "Scalar beta (non-zero adds a read of y to the byte model)")->capture_default_str();
-  sub->add_option("--csv", o->csv, "Append one line per row to this CSV file (header written when new)");
+  sub->add_option("--csv", o->csv,
+                  "Append one line per row to this CSV file (header written when new); with --distributed a line "
+                  "per matrix, precision and rank");
   sub->add_option("--json", o->json, "Append this run to this JSON report ({\"runs\": [...]})");
   sub->add_flag("--sweep", o->sweep, "Rerun each CUDA algorithm with every block size of --block-sizes");
   sub->add_option("--block-sizes", o->block_sizes, "Block sizes for --sweep")

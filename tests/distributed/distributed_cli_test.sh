@@ -97,10 +97,13 @@ done
 if "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --graph 2> err.txt; then echo "expected a failure"; exit 1; fi
 grep -q -- '--graph is not available with --distributed' err.txt
 # bench --distributed --json: one verified record per matrix and precision, a line per rank whose rows
-# add up to the matrix's; --csv is refused with --distributed.
-"$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --precision both --reps 7 --json b.json > /dev/null
-python3 - b.json <<'PY'
-import json, sys
+# add up to the matrix's; --csv the same as a line per matrix, precision and rank, appended (one header).
+"$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --precision both --reps 7 --json b.json \
+  --csv b.csv > /dev/null
+"$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen random_uniform:rows=500,cols=500,per_row=5 --reps 7 \
+  --csv b.csv > /dev/null
+python3 - b.json b.csv <<'PY'
+import csv, json, sys
 d = json.load(open(sys.argv[1]))
 assert d["ranks"] == 2 and len(d["records"]) == 2, d
 for r in d["records"]:
@@ -108,11 +111,17 @@ for r in d["records"]:
     assert len(r["per_rank"]) == 2 and sum(p["rows"] for p in r["per_rank"]) == r["rows"] == 3600, r
     assert sum(p["nonzeros"] for p in r["per_rank"]) == r["nnz"], r
 assert sorted(r["precision"] for r in d["records"]) == ["f32", "f64"]
+lines = list(csv.DictReader(open(sys.argv[2])))
+assert len(lines) == 6, lines  # poisson2d f32 and f64, random_uniform f64; two ranks each
+assert [l["rank_index"] for l in lines] == ["0", "1"] * 3, lines
+for l in lines:
+    assert l["verified"] == "true" and float(l["ms_per_product"]) > 0, l
+for m, rows in (("poisson2d:n=60", 3600), ("random_uniform:cols=500,per_row=5,rows=500", 500)):
+    mine = [l for l in lines if l["matrix"] == m]
+    assert mine and all(int(l["rows"]) == rows for l in mine), (m, lines)
+    for p in {l["precision"] for l in mine}:
+        assert sum(int(l["rank_rows"]) for l in mine if l["precision"] == p) == rows, (m, p, mine)
 PY
-if "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --csv b.csv 2> err.txt; then
-  echo "expected a failure"; exit 1
-fi
-grep -q -- '--csv is not available with --distributed' err.txt
 if "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --tune 2> err.txt; then
   echo "expected a failure"; exit 1
 fi

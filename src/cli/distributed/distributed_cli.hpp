@@ -46,6 +46,7 @@ struct DistributedMultiply {
 struct DistributedBench {
   std::vector<std::string> files, gens;
   std::string json;  // rank 0 writes every matrix's report here (JSON), when given
+  std::string csv;   // rank 0 appends a line per matrix, precision and rank here, when given
   std::string algo, precision, backend;
   bool transpose = false;
   double alpha = 1, beta = 0;

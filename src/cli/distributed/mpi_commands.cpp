@@ -522,6 +522,47 @@ int solve_in(const Communicator& comm, const DistributedSolve& a) {
                                        : solve_on<Value, std::int64_t>(comm, rows, label, a, backend);
 }
 
+// The records as CSV, a line per matrix, precision and rank: the matrix's columns, then the rank's. Appended
+// to `path`, with the header when the file is new or empty (as the single-process --csv).
+void append_csv(const std::string& path, const nlohmann::json& records) {
+  static const char* const kMatrix[] = {"matrix", "rows", "cols", "nnz", "precision", "index_bits", "op", "ranks",
+                                        "backend", "partition", "threads_per_rank", "ms_per_product", "setup_ms",
+                                        "single_rank_ms", "single_rank_algorithm", "speedup", "efficiency",
+                                        "error_over_bound", "verified"};
+  static const char* const kRank[] = {"rank", "rows", "nonzeros", "local_nonzeros", "remote_nonzeros",
+                                      "halo_entries", "sent_entries", "neighbors", "bytes_sent", "local_ms",
+                                      "remote_ms", "wait_ms", "pack_ms", "exchange_ms", "local_algorithm",
+                                      "remote_algorithm"};
+  const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw UsageError(fmt::format("--csv '{}': cannot open for writing", path));
+  const auto cell = [](const nlohmann::json& v) {
+    if (v.is_number_float() && std::nearbyint(v.get<double>()) == v.get<double>() && std::abs(v.get<double>()) < 1e15)
+      return fmt::format("{}", static_cast<long long>(v.get<double>()));  // counts, stored as doubles
+    if (!v.is_string()) return v.dump();
+    const std::string s = v.get<std::string>();  // quoted when it holds a separator or a quote
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  if (fresh) {
+    std::string header;
+    for (const char* k : kMatrix) header += std::string(k) + ",";
+    for (const char* k : kRank) header += std::string("rank_") + (std::strcmp(k, "rank") ? k : "index") + ",";
+    header.back() = '\n';
+    out << header;
+  }
+  for (const auto& r : records)
+    for (const auto& p : r["per_rank"]) {
+      std::string line;
+      for (const char* k : kMatrix) line += cell(r[k]) + ",";
+      for (const char* k : kRank) line += cell(p[k]) + ",";
+      line.back() = '\n';
+      out << line;
+    }
+}
+
 }  // namespace
 
 int run_distributed_multiply(const DistributedMultiply& a) {
@@ -566,6 +607,7 @@ int run_distributed_bench(const DistributedBench& a) {
       out << nlohmann::json{{"command", "spmv bench --distributed"}, {"ranks", comm.size()}, {"records", records}}.dump(2)
           << '\n';
     });
+  if (!a.csv.empty()) on_root(comm, [&] { append_csv(a.csv, records); });
   return ok ? kExitOk : kExitVerifyFailed;
 }
 
