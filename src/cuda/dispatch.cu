@@ -254,6 +254,7 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   // Degenerate shapes never reach a kernel (STYLE.md §4): apply() only scales y.
   for (Algorithm format : conversions) {
     Options limited = options;
+    limited.subwarp = 0;  // the caller's lanes per row were meant for a CSR kernel: a format takes its own rule
     if (format != Algorithm::Sell)  // SELL keeps the caller's limit: its rule bounds the empty rows instead
       limited.max_padding = std::min(format::max_padding_of(options), format == Algorithm::Dia
                                                                            ? detail::dia_max_padding(sizeof(Value))

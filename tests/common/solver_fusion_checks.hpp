@@ -165,7 +165,7 @@ inline void expect_pipelined_restarts_instead_of_breaking_down(Backend backend) 
 // iterations where fused CG's is 5e-6, and restarts from x at every sqrt(eps) of reduction, which drop
 // the directions, 7.8e-5 on poisson3d(80) after 150 iterations with b = A 1 where CG's is 7.4e-6
 // (measured on the CPU, 2026-11-28). With the watched gap and replacements that keep the direction
-// (pipelined_gap.hpp): 8.2e-6 on the CPU, 3.0e-5 on an H200, where the last replacements come near
+// (pipelined_gap.hpp): 6.0e-6 on the CPU, 3.0e-5 on an H200, where the last replacements come near
 // float's attainable accuracy (the gap of b - A x evaluated in float is 5-10% of ||r|| there) and their
 // timing moves with the rounding. So after 150 iterations pipelined CG's true residual is within 5x of
 // fused CG's (the restarts: 10.5x), and after 300 on poisson3d(60) within 2x (the restarts left 2.1e-6

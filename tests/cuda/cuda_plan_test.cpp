@@ -367,6 +367,32 @@ TEST(CudaSell, MostlyEmptyRowsLeaveTheSlices) {
   EXPECT_THROW(Plan(d_a.view(), Algorithm::Sell, Operation::NonTranspose, three), spmv::InvalidArgument);
 }
 
+// Auto's conversion to SELL (more than half the rows empty, 1000 expected products) ignores a subwarp meant
+// for CSR kernels (8: SELL compiles 1, 2 and 4 threads a row and refuses 8 when asked for it by name),
+// instead of failing the plan; the product against the reference (rows of 32: gamma_n with n = 34).
+TEST(CudaSell, AutoConversionIgnoresCsrLanes) {
+  SKIP_WITHOUT_GPU();
+  const Matrix a = spmv::convert<double, std::int32_t>(spmv::gen::mostly_empty(1000000, 1000000, 0.25, 32, 1));
+  spmv::Options options;
+  options.expected_applies = 1000;
+  options.subwarp = 8;
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  using Plan = spmv::cuda::Plan<double, std::int32_t>;
+  Plan plan(d_a.view(), Algorithm::Auto, Operation::NonTranspose, options);
+  EXPECT_EQ(plan.algorithm(), Algorithm::Sell) << plan.policy();
+  EXPECT_THROW(Plan(d_a.view(), Algorithm::Sell, Operation::NonTranspose, options), spmv::InvalidArgument);
+  const auto x = random_vector(static_cast<std::size_t>(a.cols), 5);
+  std::vector<double> start(static_cast<std::size_t>(a.rows), std::numeric_limits<double>::quiet_NaN());
+  spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{std::span<const double>(start)};
+  plan.apply(1.0, d_x.data(), 0.0, d_y.data());
+  const std::vector<double> y = d_y.to_host();
+  std::vector<double> ref(static_cast<std::size_t>(a.rows), 0.0);
+  spmv::cpu::reference(a, Operation::NonTranspose, 1.0, std::span<const double>(x), 0.0, std::span<double>(ref));
+  const auto scale = spmv::cpu::reference_magnitude(a, Operation::NonTranspose, std::span<const double>(x));
+  for (std::size_t i = 0; i < y.size(); ++i)
+    ASSERT_LE(std::abs(y[i] - ref[i]), 4 * 34 * std::numeric_limits<double>::epsilon() * scale[i]) << "row " << i;
+}
+
 // DIA stores its slots as one bit when every diagonal holds at most two values, else as one-byte codes
 // into a table when they hold at most 256 distinct values, the padding's 0 included
 // (src/cuda/format_dia.cu): a band of 255 distinct non-zero values plus its corner padding takes codes,

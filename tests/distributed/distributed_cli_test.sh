@@ -122,6 +122,13 @@ for m, rows in (("poisson2d:n=60", 3600), ("random_uniform:cols=500,per_row=5,ro
     for p in {l["precision"] for l in mine}:
         assert sum(int(l["rank_rows"]) for l in mine if l["precision"] == p) == rows, (m, p, mine)
 PY
+# A CSV of another header (the single-process bench's) is refused before any matrix runs, on every rank.
+"$spmv" bench --gen poisson2d:n=20 --algo row-loop --reps 7 --csv one.csv > /dev/null
+if "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --csv one.csv > out.txt 2> err.txt; then
+  echo "expected a failure"; exit 1
+fi
+grep -q "exists with a different header" err.txt
+if grep -q "^distributed:" out.txt; then echo "a matrix ran before the refusal"; exit 1; fi
 if "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --tune 2> err.txt; then
   echo "expected a failure"; exit 1
 fi

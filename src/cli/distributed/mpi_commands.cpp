@@ -522,20 +522,43 @@ int solve_in(const Communicator& comm, const DistributedSolve& a) {
                                        : solve_on<Value, std::int64_t>(comm, rows, label, a, backend);
 }
 
-// The records as CSV, a line per matrix, precision and rank: the matrix's columns, then the rank's. Appended
-// to `path`, with the header when the file is new or empty (as the single-process --csv).
-void append_csv(const std::string& path, const nlohmann::json& records) {
-  static const char* const kMatrix[] = {"matrix", "rows", "cols", "nnz", "precision", "index_bits", "op", "ranks",
-                                        "backend", "partition", "threads_per_rank", "ms_per_product", "setup_ms",
-                                        "single_rank_ms", "single_rank_algorithm", "speedup", "efficiency",
-                                        "error_over_bound", "verified"};
-  static const char* const kRank[] = {"rank", "rows", "nonzeros", "local_nonzeros", "remote_nonzeros",
-                                      "halo_entries", "sent_entries", "neighbors", "bytes_sent", "local_ms",
-                                      "remote_ms", "wait_ms", "pack_ms", "exchange_ms", "local_algorithm",
-                                      "remote_algorithm"};
-  const bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+// The CSV of `bench --distributed --csv`: a line per matrix, precision and rank, the record's columns then
+// the rank's (prefixed rank_).
+constexpr const char* kCsvMatrix[] = {"matrix", "rows", "cols", "nnz", "precision", "index_bits", "op", "ranks",
+                                      "backend", "partition", "threads_per_rank", "ms_per_product", "setup_ms",
+                                      "single_rank_ms", "single_rank_algorithm", "speedup", "efficiency",
+                                      "error_over_bound", "verified"};
+constexpr const char* kCsvRank[] = {"rank", "rows", "nonzeros", "local_nonzeros", "remote_nonzeros", "halo_entries",
+                                    "sent_entries", "neighbors", "bytes_sent", "local_ms", "remote_ms", "wait_ms",
+                                    "pack_ms", "exchange_ms", "local_algorithm", "remote_algorithm"};
+
+std::string csv_header() {
+  std::string header;
+  for (const char* k : kCsvMatrix) header += std::string(k) + ",";
+  for (const char* k : kCsvRank) header += std::string("rank_") + (std::strcmp(k, "rank") ? k : "index") + ",";
+  header.pop_back();
+  return header;
+}
+
+// Before any matrix is run, as the single-process --csv: an existing file must hold this header, and the
+// file must open for appending. Returns whether the header is still to be written.
+bool check_csv_target(const std::string& path) {
+  if (std::filesystem::exists(path) && std::filesystem::file_size(path) > 0) {
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    if (first != csv_header())
+      throw UsageError(fmt::format("--csv '{}' exists with a different header (not written by spmv bench "
+                                   "--distributed); choose another file or remove it",
+                                   path));
+    return false;
+  }
+  if (!std::ofstream(path, std::ios::app)) throw UsageError(fmt::format("--csv '{}': cannot open for writing", path));
+  return true;
+}
+
+void append_csv(const std::string& path, bool header, const nlohmann::json& records) {
   std::ofstream out(path, std::ios::app);
-  if (!out) throw UsageError(fmt::format("--csv '{}': cannot open for writing", path));
   const auto cell = [](const nlohmann::json& v) {
     if (v.is_number_float() && std::nearbyint(v.get<double>()) == v.get<double>() && std::abs(v.get<double>()) < 1e15)
       return fmt::format("{}", static_cast<long long>(v.get<double>()));  // counts, stored as doubles
@@ -546,21 +569,17 @@ void append_csv(const std::string& path, const nlohmann::json& records) {
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
-  if (fresh) {
-    std::string header;
-    for (const char* k : kMatrix) header += std::string(k) + ",";
-    for (const char* k : kRank) header += std::string("rank_") + (std::strcmp(k, "rank") ? k : "index") + ",";
-    header.back() = '\n';
-    out << header;
-  }
+  if (header) out << csv_header() << '\n';
   for (const auto& r : records)
     for (const auto& p : r["per_rank"]) {
       std::string line;
-      for (const char* k : kMatrix) line += cell(r[k]) + ",";
-      for (const char* k : kRank) line += cell(p[k]) + ",";
+      for (const char* k : kCsvMatrix) line += cell(r[k]) + ",";
+      for (const char* k : kCsvRank) line += cell(p[k]) + ",";
       line.back() = '\n';
       out << line;
     }
+  out.flush();
+  if (!out) throw UsageError(fmt::format("--csv '{}': writing failed", path));
 }
 
 }  // namespace
@@ -596,6 +615,8 @@ int run_distributed_bench(const DistributedBench& a) {
   if (sources.empty()) sources.emplace_back("", "poisson2d", std::map<std::string, double>{{"n", 1000}});
   bool ok = true;
   nlohmann::json records = nlohmann::json::array();  // filled on rank 0
+  bool csv_header_due = false;
+  if (!a.csv.empty()) on_root(comm, [&] { csv_header_due = check_csv_target(a.csv); });
   for (const auto& [file, kind, params] : sources) {
     if (a.precision != "f32") ok &= bench_source<double>(comm, file, kind, params, a, backend, records);
     if (a.precision != "f64") ok &= bench_source<float>(comm, file, kind, params, a, backend, records);
@@ -607,7 +628,7 @@ int run_distributed_bench(const DistributedBench& a) {
       out << nlohmann::json{{"command", "spmv bench --distributed"}, {"ranks", comm.size()}, {"records", records}}.dump(2)
           << '\n';
     });
-  if (!a.csv.empty()) on_root(comm, [&] { append_csv(a.csv, records); });
+  if (!a.csv.empty()) on_root(comm, [&] { append_csv(a.csv, csv_header_due, records); });
   return ok ? kExitOk : kExitVerifyFailed;
 }
 

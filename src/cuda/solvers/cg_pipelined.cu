@@ -12,10 +12,11 @@
 // need products the host cannot see coming: the device runs them in iterations' slots instead, the
 // same enqueued work with the sweep doing each phase's part (PcgPhase) and the one product of the slot
 // applying A to whatever the sweep left in m: a check takes one slot (A x, the iteration's n = A m kept
-// aside for the next sweep, which measures the gap as the CPU's does), a restart three, a replacement
+// aside for the next sweep, which measures the gap in its reduction), a restart three, a replacement
 // five. So the host never waits, and an iteration can be captured in a CUDA graph; slots that are not
-// iterations do not count as such, which is why the host may enqueue up to eight slots per iteration
-// (set_enqueue_limit). The start is a restart's three slots before the loop. Two vectors more than CG's
+// iterations do not count as such, which is why the host may enqueue up to ten slots per iteration
+// (set_enqueue_limit; a refused convergence claim's replacement and a restart after it take nine). The
+// start is a restart's three slots before the loop. Two vectors more than CG's
 // recurrences need: t and t2 (a replacement's saved w, a check's saved m and A m).
 // Without a preconditioner u = r, m = w and q = s (bitwise, as on the CPU) and are not stored:
 // 13 vector words per row instead of 20 (solver_setup.hpp).
@@ -169,7 +170,10 @@ __global__ void __launch_bounds__(kSolverThreads)
 __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* partials, int count,
                                    double* history) {
   if (!running(s)) return;
-  const int phase = c->phase;
+  __shared__ int phase_read;  // one read for the block: thread 0 rewrites c->phase below
+  if (threadIdx.x == 0) phase_read = c->phase;
+  __syncthreads();
+  const int phase = phase_read;
   if (phase == kLoadX || phase == kKeepS || phase == kKeepZ || phase == kCheckX) {  // kCheckX: on to kChecked
     if (threadIdx.x == 0) c->phase = phase + 1;
     return;
@@ -244,7 +248,7 @@ __global__ void pcg_scalars_kernel(SolverState* s, PcgScalars* c, const double* 
   c->beta = beta;
   c->gamma_old = gamma;
   c->alpha_old = c->alpha;
-  c->phase = phase == kIterate && c->watch.check_due() ? kCheckX : kIterate;  // as the CPU: not right after one
+  c->phase = phase == kIterate && c->watch.check_due() ? kCheckX : kIterate;  // not after a measuring sweep
   if (c->phase == kCheckX) c->watch.checked();
 }
 
@@ -282,7 +286,7 @@ void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x) {
   for (int i = kLoadX; i <= kFresh; ++i) slot(run.stream());  // the start's three phases: iteration 0's residual
   run.start_loop();
   // Slots of checks, restarts and replacements are enqueued like iterations but do not count as such.
-  run.set_enqueue_limit(8 * static_cast<std::int64_t>(run.max_iterations()));
+  run.set_enqueue_limit(10 * static_cast<std::int64_t>(run.max_iterations()));
   if (run.after_iteration(0)) return;
   for (int k = 1;; ++k) {
     run.iterate(slot);
