@@ -205,8 +205,8 @@ class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
       : rows_(a.rows),
         block_(format::resolve_block_size(options.block_size, sell_policy(sizeof(Value)).block_size, "sell")),
         c_(sell_c_of(options)),
-        sigma_(sell_sigma_of(options, c_)),
-        requested_threads_(checked_threads_per_row(options.subwarp)) {  // refused before the conversion
+        sigma_(sell_sigma_of(options, c_)) {
+    const int requested_threads = checked_threads_per_row(options.subwarp);  // refused before the conversion
     DeviceBuffer<Index> length = format::row_lengths(a.row_ptr, a.rows, stream);
     // The rows the slices hold, in the order the windows sort: all of them, or the non-empty ones first.
     DeviceBuffer<Index> order(static_cast<std::size_t>(a.rows));
@@ -284,7 +284,7 @@ class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
         values_.data());
     SPMV_CHECK_LAUNCH("fill_sell_kernel");
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // the temporaries are freed on return
-    threads_per_row_ = threads_per_row(requested_threads_, static_cast<double>(rows), static_cast<double>(slots));
+    threads_per_row_ = threads_per_row(requested_threads, static_cast<double>(rows), static_cast<double>(slots));
     with_width<1, kMaxThreadsPerRow>(threads_per_row_,
                                      [&](auto t) { kernel_ = sell_kernel<decltype(t)::value, Value, Index>; });
   }
@@ -324,7 +324,6 @@ class Sell final : public CudaAlgorithm<compute_t<Value>, Index> {
   DeviceBuffer<long long> slice_ptr_;  // slices + 1: first slot of each slice
   DeviceBuffer<Index> col_idx_;        // slot k of lane l in slice s at slice_ptr[s] + k * C + l; -1 = padding
   DeviceBuffer<Value> values_;         // same layout; padding holds 0
-  int requested_threads_;  // Options::subwarp checked (1, 2, 4; 0: the rule)
   int threads_per_row_ = 1;
   SellKernel<Value, Index> kernel_ = nullptr;
 };

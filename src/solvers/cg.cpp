@@ -192,17 +192,22 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
   double sums[4] = {0, 0, 0, 0};  // gamma = r.u, delta = w.u, r.r, and ||t - r||^2 after a gap check
   bool fresh = true;      // the directions are zero (start or restart): beta = 0
   double fresh_norm = 0;  // ||r|| when the recurrences were last recomputed from x
+  bool need_n = true;     // n = A m is to be computed for the current m
+  GapWatch watch;
+  const auto b_minus_ax = [&](std::span<Value> out) {
+    std::copy(b.begin(), b.end(), out.begin());
+    run.apply(Value(-1), x, Value(1), out);
+  };
   // r = b - A x, u = M^-1 r, w = A u.
   const auto residual_from_x = [&] {
-    std::copy(b.begin(), b.end(), r.begin());
-    run.apply(Value(-1), x, Value(1), r);
+    b_minus_ax(r);
     if (jacobi) {
 #pragma omp parallel for schedule(static)
       for (std::int64_t i = 0; i < n_rows; ++i) u[i] = dinv[i] * r[i];
     }
     run.apply(Value(1), u, Value(0), w);
   };
-  // m = M^-1 w and the three scalars (one reduction); fresh_norm = ||r||.
+  // m = M^-1 w and the three scalars (one reduction); fresh_norm = ||r||; n and the gap watch start over.
   const auto reduce_scalars = [&] {
     double gamma = 0, delta = 0, rr = 0;
 #pragma omp parallel for schedule(static) reduction(+ : gamma, delta, rr)
@@ -215,6 +220,8 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     sums[0] = gamma, sums[1] = delta, sums[2] = rr, sums[3] = 0;
     run.global_sum(sums);
     fresh_norm = std::sqrt(sums[2]);
+    need_n = true;
+    watch.recomputed();
   };
   // Restart from x, the directions dropped (the start, and a drifted curvature).
   const auto restart = [&] {
@@ -239,9 +246,7 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
   if (run.start(fresh_norm)) return;
   const bool overlap = static_cast<bool>(run.options().global_sum_start);
   double gamma_old = 0, alpha_old = 0;
-  double refused = 0;   // the true ||r|| of the last convergence it did not confirm
-  bool need_n = true;   // n = A m is to be computed for the current m
-  GapWatch watch;
+  double refused = 0;  // the true ||r|| of the last convergence it did not confirm
   for (int k = 1;; ++k) {
     const double gamma = sums[0], delta = sums[1];
     if (need_n || !overlap) run.apply(Value(1), m, Value(0), nv);  // n = A m (else done during the sum)
@@ -253,8 +258,6 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     }
     if (!(denominator > 0) && !fresh && std::isfinite(denominator)) {  // drifted: restart from x
       restart();
-      watch.recomputed();
-      need_n = true;
       --k;  // a restart is not an iteration
       continue;
     }
@@ -298,8 +301,6 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
       // b - A x, keeping the direction, and go on from there if it falls short.
       gamma_old = gamma, alpha_old = alpha;
       replace();
-      watch.recomputed();
-      need_n = true;
       const double true_norm = fresh_norm;
       if (run.replace_last_residual(true_norm)) return;
       if (!std::isfinite(true_norm)) {
@@ -321,11 +322,8 @@ void cg_cpu_pipelined(CpuRun<Value>& run, std::span<const Value> b, std::span<Va
     gamma_old = gamma, alpha_old = alpha;
     if (measure && watch.measured(std::sqrt(sums[3]), std::sqrt(rr_before))) {  // the gap grew past its bound
       replace();
-      watch.recomputed();
-      need_n = true;
     } else if (!measure && watch.check_due()) {  // t = b - A x of this iterate, for the next sweep
-      std::copy(b.begin(), b.end(), t.begin());
-      run.apply(Value(-1), x, Value(1), std::span<Value>(t));
+      b_minus_ax(t);
       watch.checked();
     }
   }

@@ -96,27 +96,19 @@ __global__ void __launch_bounds__(kSolverThreads)
     return;
   }
   double sums[4] = {0, 0, 0, 0};  // gamma = r.u, delta = w.u, r.r; kChecked: ||b - A x - r||^2
-  if (phase == kKept) {  // n holds A q = z; w was saved in t
+  if (phase == kFresh || phase == kKept) {  // kFresh: n holds A u = w; kKept: n holds A q = z, w is in t
+    const bool kept = phase == kKept;
     SPMV_SOLVER_LOOP(i, n) {
-      const Value wi = v.t[i], ri = v.r[i];
+      const Value wi = kept ? v.t[i] : v.n[i], ri = v.r[i];
       const Value ui = kJacobi ? v.u[i] : ri;
-      v.z[i] = v.n[i];
+      if (kept) {
+        v.z[i] = v.n[i];
+      } else {  // the directions dropped
+        v.p[i] = v.s[i] = v.z[i] = Value(0);
+        if constexpr (kJacobi) v.q[i] = Value(0);
+      }
       v.w[i] = wi;
       if constexpr (kJacobi) v.m[i] = dinv[i] * wi;
-      sums[0] += static_cast<double>(ri) * ui;
-      sums[1] += static_cast<double>(wi) * ui;
-      sums[2] += static_cast<double>(ri) * ri;
-    }
-    store_block_sums<4>(sums, partials);
-    return;
-  }
-  if (phase == kFresh) {       // n holds A u = w
-    SPMV_SOLVER_LOOP(i, n) {
-      const Value wi = v.n[i], ri = v.r[i];
-      const Value ui = kJacobi ? v.u[i] : ri;
-      v.w[i] = wi;
-      if constexpr (kJacobi) v.m[i] = dinv[i] * wi, v.q[i] = Value(0);
-      v.p[i] = v.s[i] = v.z[i] = Value(0);
       sums[0] += static_cast<double>(ri) * ui;
       sums[1] += static_cast<double>(wi) * ui;
       sums[2] += static_cast<double>(ri) * ri;
