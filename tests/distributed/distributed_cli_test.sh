@@ -35,7 +35,8 @@ for p in nonzeros rows; do
 done
 gzip -c r.mtx > r.mtx.gz
 for m in auto ranges; do
-  "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx.gz --x xr.txt -q -o gz.mtx --distributed --partition rows --read-mode $m
+  "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx.gz --x xr.txt -q -o gz.mtx --distributed --partition rows \
+    --read-mode $m
   cmp root.mtx gz.mtx
 done
 # --partition graph (METIS): rank 0 renumbers the rows, the vectors go through the permutation both ways,
