@@ -30,6 +30,7 @@ enum class Algorithm {
   LightSpmv,        // Liu & Schmidt: atomic row counter, vectors of 2-32 lanes
   MergePath,        // Merrill & Garland: merge-path over (row ends, nonzeros)
   Hola,             // Steinberger, Zayer & Seidel: globally homogeneous, locally adaptive
+  SegmentedSum,     // nonzero-balanced warp tiles, a row-end bit per nonzero, warp segmented scan
   // Transpose-specific (y = alpha*A^T*x + beta*y)
   TransposeAtomic,    // one thread per row, atomic adds into y
   HolaBuffered,       // Hola-SpMVT with a shared-memory output buffer

@@ -10,7 +10,7 @@ namespace {
 
 // Intent-level names first (kIntents of them), then the algorithms in declaration order.
 constexpr std::size_t kIntents = 2;
-constexpr std::array<std::pair<Algorithm, std::string_view>, 31> kNames{{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 32> kNames{{
     {Algorithm::Auto, "auto"},
     {Algorithm::Tune, "tune"},
     {Algorithm::Reference, "reference"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 31> kNames{{
     {Algorithm::LightSpmv, "lightspmv"},
     {Algorithm::MergePath, "merge-path"},
     {Algorithm::Hola, "hola"},
+    {Algorithm::SegmentedSum, "segmented-sum"},
     {Algorithm::TransposeAtomic, "transpose-atomic"},
     {Algorithm::HolaBuffered, "hola-buffered"},
     {Algorithm::ExplicitTranspose, "explicit-transpose"},

@@ -27,6 +27,7 @@ SPMV_DECLARE_STORED_FACTORY(make_lightspmv)      // lightspmv.cu
 SPMV_DECLARE_STORED_FACTORY(make_merge_path)     // merge_path.cu
 SPMV_DECLARE_STORED_FACTORY(make_hola)           // hola.cu (also Hola-SpMVT for op = Transpose)
 SPMV_DECLARE_FACTORY(make_hola_buffered)         // hola.cu (buffered Hola-SpMVT)
+SPMV_DECLARE_FACTORY(make_segmented_sum)         // segmented_sum.cu
 SPMV_DECLARE_FACTORY(make_transpose_atomic)      // transpose_atomic.cu
 SPMV_DECLARE_FACTORY(make_explicit_transpose)    // explicit_transpose.cu
 SPMV_DECLARE_FACTORY(make_symmetric)             // symmetric.cu

@@ -33,7 +33,7 @@ struct Entry {
 
 // One line per algorithm (STYLE.md §1).
 template <class Value, class Index>
-constexpr std::array<Entry<Value, Index>, 23> kTable{{
+constexpr std::array<Entry<Value, Index>, 24> kTable{{
     {Algorithm::CsrScalar, make_csr_scalar<Value, Index>},
     {Algorithm::CsrVector, make_csr_vector<Value, Index>},
     {Algorithm::CsrCoop, make_csr_coop<Value, Index>},
@@ -43,6 +43,7 @@ constexpr std::array<Entry<Value, Index>, 23> kTable{{
     {Algorithm::MergePath, make_merge_path<Value, Index>},
     {Algorithm::Hola, make_hola<Value, Index>},
     {Algorithm::HolaBuffered, make_hola_buffered<Value, Index>},
+    {Algorithm::SegmentedSum, make_segmented_sum<Value, Index>},
     {Algorithm::TransposeAtomic, make_transpose_atomic<Value, Index>},
     {Algorithm::ExplicitTranspose, make_explicit_transpose<Value, Index>},
     {Algorithm::Symmetric, make_symmetric<Value, Index>},
@@ -62,6 +63,7 @@ constexpr std::array<Entry<Value, Index>, 23> kTable{{
 constexpr std::array kNonTranspose{
     Algorithm::CsrScalar, Algorithm::CsrVector, Algorithm::CsrCoop, Algorithm::CsrAdaptive,
     Algorithm::Pcsr,      Algorithm::LightSpmv, Algorithm::MergePath, Algorithm::Hola,
+    Algorithm::SegmentedSum,
     Algorithm::Coo,       Algorithm::Ell,       Algorithm::EllR,      Algorithm::EllRVector,
     Algorithm::Dia,       Algorithm::Hyb,       Algorithm::Sell,      Algorithm::CompressedCsr,
     Algorithm::CusparseCsrAlg1, Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};

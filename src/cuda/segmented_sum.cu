@@ -1,0 +1,273 @@
+// Segmented sum over nonzero-balanced warp tiles, with one bit per nonzero marking where rows end (the
+// bit-field row descriptors of MERBIT, arXiv 2605.07391, on plain CSR; issue 13's power-law class):
+//  - the nonzeros are cut into tiles of 32 * K, one warp each (K = 8 in float, 4 in double: a lane reads
+//    32 bytes of values with two 16-byte loads and has K gathers of x in flight): equal work per warp
+//    whatever the row lengths, no search at run time;
+//  - at plan time a bit marks each row's last nonzero, and each tile gets the number of the row open at
+//    its start (a prefix count of those bits): 1/8 byte per nonzero, where COO reads a 4-byte row index
+//    and merge-path searches the row offsets;
+//  - a lane sums its K products in order and writes the rows that end inside it; a warp segmented scan
+//    (cub::WarpScan) hands each lane the partial sum of the row open at its start; the row still open at
+//    the tile's end is the tile's carry, added into y by a second small kernel (merge-path's fix-up);
+//  - when rows are empty, the bits number the non-empty rows only and a plan-time list maps them to
+//    rows (4 bytes per non-empty row, the read that replaces CSR's row offsets); extra warps of the same
+//    launch write y = beta * y on the empty ones.
+// Carries meet in atomics: not bit-reproducible for rows that span three or more tiles.
+#include <cub/device/device_scan.cuh>
+#include <cub/warp/warp_scan.cuh>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "cuda/algorithms.cuh"
+#include "cuda/common/epilogue.cuh"
+#include "cuda/common/format_common.cuh"
+#include "cuda/common/format_coo.cuh"
+#include "cuda/common/vector_load.cuh"
+#include "cuda/common/warp_launch.cuh"
+
+namespace spmv::cuda {
+namespace {
+
+using format::global_thread;
+using format::grid_threads;
+using format::read_device_value;
+using format::run_cub_at_plan_time;
+
+// Launch policy (tuning as data): 128 threads, four tiles a block (as csr-vector's block: small blocks
+// retire and refill SMs at a finer grain). Nonzeros per lane: 32 bytes of values.
+constexpr int kDefaultBlock = 128;
+template <class Value>
+constexpr int kLaneItems = sizeof(Value) >= 8 ? 4 : 8;
+constexpr int kPlanBlock = 256;
+
+// The plan's arrays as the kernels read them.
+template <class Real, class Index>
+struct Tiles {
+  const unsigned* ends;        // bit k: nonzero k is its row's last; K words a tile
+  const Index* first_row;      // per tile (+1): the non-empty row open at its start; [count] = non-empty rows
+  const Index* row_of;         // non-empty rows then empty ones; null when no row is empty
+  Real* carries;               // per tile: the partial sum of the row open at its end
+  std::int64_t count;          // tiles
+  std::int64_t nonempty;       // rows holding entries
+  std::int64_t empty;          // rows holding none
+  bool aligned;                // values and col_idx allow 16-byte loads
+};
+
+// A partial row sum and whether a row ended in it: the segmented scan's element.
+template <class Real>
+struct Partial {
+  Real sum;
+  int ended;
+};
+
+// Later partials restart the sum where a row ended in them (associative: a segmented sum).
+struct SegmentedPlus {
+  template <class Real>
+  __device__ __forceinline__ Partial<Real> operator()(const Partial<Real>& a, const Partial<Real>& b) const {
+    return {b.ended ? b.sum : a.sum + b.sum, a.ended | b.ended};
+  }
+};
+
+template <class Index>
+__device__ __forceinline__ std::int64_t row_at(const Index* row_of, std::int64_t n) {
+  return row_of ? static_cast<std::int64_t>(__ldg(row_of + n)) : n;
+}
+
+template <int K, class Value, class Index>
+__device__ __forceinline__ void lane_products(const CsrView<Value, Index>& a, const Value* __restrict__ x,
+                                              std::int64_t k0, bool aligned, Value (&p)[K]) {
+  if (aligned && k0 + K <= static_cast<std::int64_t>(a.nnz)) {
+    constexpr int kValueWidth = 16 / static_cast<int>(sizeof(Value));
+    constexpr int kIndexWidth = 16 / static_cast<int>(sizeof(Index));
+    Value v[K];
+    Index c[K];
+#pragma unroll
+    for (int h = 0; h < K; h += kValueWidth) {
+      const Vector<Value, kValueWidth> w = load_vector_streaming<kValueWidth>(a.values + k0 + h);
+#pragma unroll
+      for (int j = 0; j < kValueWidth; ++j) v[h + j] = w.item[j];
+    }
+#pragma unroll
+    for (int h = 0; h < K; h += kIndexWidth) {
+      const Vector<Index, kIndexWidth> w = load_vector_streaming<kIndexWidth>(a.col_idx + k0 + h);
+#pragma unroll
+      for (int j = 0; j < kIndexWidth; ++j) c[h + j] = w.item[j];
+    }
+#pragma unroll
+    for (int i = 0; i < K; ++i) p[i] = v[i] * __ldg(x + c[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      const std::int64_t k = k0 + i;
+      p[i] = k < static_cast<std::int64_t>(a.nnz) ? __ldcs(a.values + k) * __ldg(x + __ldcs(a.col_idx + k)) : Value(0);
+    }
+  }
+}
+
+// One product: warps [0, tiles) sum a tile each (grid-stride), the remaining threads write the empty rows.
+template <int K, class Value, class Index>
+__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+    segmented_sum_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x, Value beta,
+                         Value* __restrict__ y, Tiles<Value, Index> t, std::int64_t tile_threads) {
+  using WarpInt = cub::WarpScan<int>;
+  using WarpPartial = cub::WarpScan<Partial<Value>>;
+  __shared__ typename WarpInt::TempStorage int_scan[kMaxWarpKernelBlock / 32];
+  __shared__ typename WarpPartial::TempStorage partial_scan[kMaxWarpKernelBlock / 32];
+  const std::int64_t g = global_thread();
+  if (g >= tile_threads) {  // whole warps: tile_threads is a multiple of the block
+    for (std::int64_t e = g - tile_threads; e < t.empty; e += grid_threads() - tile_threads) {
+      const std::int64_t r = __ldg(t.row_of + t.nonempty + e);
+      y[r] = axpby(alpha, Value(0), beta, y, r);
+    }
+    return;
+  }
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int warp_in_block = static_cast<int>(threadIdx.x) / 32;
+  for (std::int64_t tile = g / 32; tile < t.count; tile += tile_threads / 32) {  // warp-uniform
+    Value p[K];
+    lane_products<K>(a, x, tile * (32 * K) + std::int64_t(lane) * K, t.aligned, p);
+    const unsigned word = __ldg(t.ends + tile * K + (lane * K) / 32);
+    const unsigned bits = (word >> ((lane * K) & 31)) & ((1u << K) - 1u);
+    int before = 0;  // rows ending in earlier lanes of the tile
+    WarpInt(int_scan[warp_in_block]).ExclusiveSum(__popc(bits), before);
+    const std::int64_t first = static_cast<std::int64_t>(__ldg(t.first_row + tile)) + before;
+
+    // This lane's rows in order: the first to end may have started before the lane (finished after the
+    // scan); the others started and ended inside it.
+    Value run = 0, lead = 0;
+    int ended = 0;
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      run += p[i];
+      if ((bits >> i) & 1u) {
+        if (ended == 0) {
+          lead = run;
+        } else {
+          const std::int64_t r = row_at(t.row_of, first + ended);
+          y[r] = axpby(alpha, run, beta, y, r);
+        }
+        ++ended;
+        run = 0;
+      }
+    }
+    Partial<Value> open, tile_open;  // the row open at this lane's start; at the tile's end
+    WarpPartial(partial_scan[warp_in_block])
+        .ExclusiveScan(Partial<Value>{run, ended > 0}, open, Partial<Value>{Value(0), 0}, SegmentedPlus{}, tile_open);
+    if (ended > 0) {
+      const std::int64_t r = row_at(t.row_of, first);
+      y[r] = axpby(alpha, open.sum + lead, beta, y, r);
+    }
+    if (lane == 0) t.carries[tile] = tile_open.sum;
+  }
+}
+
+// Adds each tile's carry into the row open at its end, which a later tile has written (or no row: past
+// the last one).
+template <class Value, class Index>
+__global__ void carry_kernel(Tiles<Value, Index> t, Value alpha, Value* __restrict__ y) {
+  for (std::int64_t tile = global_thread(); tile < t.count; tile += grid_threads()) {
+    const std::int64_t n = t.first_row[tile + 1];
+    const Value carry = t.carries[tile];
+    if (n < t.nonempty && carry != Value(0)) atomicAdd(y + row_at(t.row_of, n), alpha * carry);
+  }
+}
+
+// --- plan time ---------------------------------------------------------------------------------------
+
+template <class Index>
+__global__ void mark_row_ends_kernel(const Index* __restrict__ row_ptr, Index rows, unsigned* __restrict__ ends) {
+  for (std::int64_t r = global_thread(); r < rows; r += grid_threads()) {
+    const std::int64_t end = row_ptr[r + 1];
+    if (end > static_cast<std::int64_t>(row_ptr[r])) atomicOr(ends + (end - 1) / 32, 1u << ((end - 1) % 32));
+  }
+}
+
+template <int K, class Index>
+__global__ void count_row_ends_kernel(const unsigned* __restrict__ ends, std::int64_t tiles, Index* __restrict__ counts) {
+  for (std::int64_t tile = global_thread(); tile <= tiles; tile += grid_threads()) {
+    int n = 0;
+    if (tile < tiles)
+      for (int w = 0; w < K; ++w) n += __popc(ends[tile * K + w]);
+    counts[tile] = static_cast<Index>(n);
+  }
+}
+
+template <class Value, class Index>
+class SegmentedSum final : public CudaAlgorithm<Value, Index> {
+  static constexpr int K = kLaneItems<Value>;
+
+ public:
+  SegmentedSum(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
+      : a_(a),
+        block_(warp_block_size(options.block_size, kDefaultBlock, "SegmentedSum")),
+        count_((std::int64_t(a.nnz) + 32 * K - 1) / (32 * K)),
+        ends_(static_cast<std::size_t>(count_ * K)),
+        first_row_(static_cast<std::size_t>(count_ + 1)),
+        carries_(static_cast<std::size_t>(count_)) {
+    row_of_ = DeviceBuffer<Index>(static_cast<std::size_t>(a.rows));
+    nonempty_ = format::partition_rows(a.row_ptr, a.rows, Index(0), row_of_.data(), stream);
+    if (nonempty_ == a.rows) row_of_ = DeviceBuffer<Index>();  // no empty row: rows are their own numbers
+    SPMV_CUDA_CHECK(cudaMemsetAsync(ends_.data(), 0, ends_.bytes(), stream));
+    mark_row_ends_kernel<<<grid_for(a.rows, kPlanBlock), kPlanBlock, 0, stream>>>(a.row_ptr, a.rows, ends_.data());
+    SPMV_CHECK_LAUNCH("mark_row_ends_kernel");
+    count_row_ends_kernel<K><<<grid_for(count_ + 1, kPlanBlock), kPlanBlock, 0, stream>>>(ends_.data(), count_,
+                                                                                           first_row_.data());
+    SPMV_CHECK_LAUNCH("count_row_ends_kernel");
+    run_cub_at_plan_time(
+        [&](void* temp, std::size_t& bytes) {
+          return cub::DeviceScan::ExclusiveSum(temp, bytes, first_row_.data(), first_row_.data(), count_ + 1, stream);
+        },
+        stream);
+    aligned_ = is_aligned(a.values, 16) && is_aligned(a.col_idx, 16);
+  }
+
+  void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) override {
+    const Tiles<Value, Index> t{ends_.data(), first_row_.data(), row_of_.data(), carries_.data(), count_,
+                                nonempty_,    std::int64_t(a_.rows) - nonempty_, aligned_};
+    const std::int64_t tile_blocks = std::min<std::int64_t>(grid_for(count_ * 32, block_), INT_MAX / 2);
+    const std::int64_t empty_blocks = t.empty > 0 ? std::min<std::int64_t>(grid_for(t.empty, block_), INT_MAX / 2) : 0;
+    segmented_sum_kernel<K><<<static_cast<unsigned>(tile_blocks + empty_blocks), block_, 0, stream>>>(
+        a_, alpha, x, beta, y, t, tile_blocks * block_);
+    SPMV_CHECK_LAUNCH("segmented_sum_kernel");
+    if (count_ > 1) {  // one tile's carry belongs to no row
+      carry_kernel<<<grid_for(count_, kPlanBlock), kPlanBlock, 0, stream>>>(t, alpha, y);
+      SPMV_CHECK_LAUNCH("segmented_sum carry_kernel");
+    }
+  }
+
+  std::string policy() const override {
+    return "block=" + std::to_string(block_) + " nonzeros_per_lane=" + std::to_string(K) +
+           " tiles=" + std::to_string(count_) + " empty_rows=" + std::to_string(std::int64_t(a_.rows) - nonempty_) +
+           " vector_loads=" + (aligned_ ? "on" : "off") + " (carries added with atomics: not bit-reproducible)";
+  }
+  std::size_t extra_bytes() const override {
+    return ends_.bytes() + first_row_.bytes() + carries_.bytes() + row_of_.bytes();
+  }
+
+ private:
+  CsrView<Value, Index> a_;
+  int block_;
+  std::int64_t count_;
+  DeviceBuffer<unsigned> ends_;
+  DeviceBuffer<Index> first_row_;
+  DeviceBuffer<Value> carries_;
+  DeviceBuffer<Index> row_of_;
+  std::int64_t nonempty_ = 0;
+  bool aligned_ = false;
+};
+
+}  // namespace
+
+template <class Value, class Index>
+AlgorithmPtr<Value, Index> make_segmented_sum(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
+                                              cudaStream_t stream) {
+  if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::SegmentedSum, op);
+  return std::make_unique<SegmentedSum<Value, Index>>(matrix, options, stream);
+}
+
+SPMV_INSTANTIATE_FACTORY(make_segmented_sum)
+
+}  // namespace spmv::cuda
