@@ -18,10 +18,15 @@ constexpr std::int64_t kSmallMatrixNnz = std::int64_t(1) << 16;
 // A longest row above this multiple of the mean (plus one) makes long rows ...
 constexpr double kLongRowFactor = 128.0;
 // ... of which a few hold most nonzeros when the coefficient of variation exceeds this (csr-vector
-// splits them over warps); otherwise the lengths follow a power law: merge-path, or csr-vector below
+// splits them over warps); otherwise the lengths follow a power law: segmented-sum, or csr-vector below
 // kLaunchBoundNnz (R-MAT scale 14-15, 0.23 M nonzeros: 5.5-5.7 us against merge-path's 8.0-8.4 and
 // cuSPARSE's 7.1-7.8, H200 2026-11-27, once csr-vector's chunks there were one warp pass long).
-constexpr double kFewHugeRowsCv = 5.0;
+// Refitted for segmented-sum (H200, 2026-11-29) on the even members of bench/auto_families.py's skew and
+// longrow families: R-MAT's long rows (cv 4.1-8.2) ran faster in segmented-sum, the long_rows and
+// dense_rows members (cv 38-85) in csr-vector; 18 is the geometric middle of that gap, rounded
+// (docs/PERFORMANCE.md, "Segmented sum for power-law rows"). It was 5, which sent R-MAT's default skew
+// (cv 5-12) to csr-vector at 0.81-0.97x cuSPARSE.
+constexpr double kFewHugeRowsCv = 18.0;
 // More than this share of empty rows: merge-path (its diagonal search skips them at no cost).
 constexpr double kMostlyEmptyFraction = 0.9;
 // Also merge-path above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32
@@ -123,7 +128,7 @@ RowClass classify_rows(const RowShape& s) {
 
 Algorithm csr_kernel_for(RowClass c) {
   switch (c) {
-    case RowClass::PowerLaw:
+    case RowClass::PowerLaw: return Algorithm::SegmentedSum;
     case RowClass::MostlyEmpty: return Algorithm::MergePath;
     case RowClass::Short: return Algorithm::CsrScalar;
     default: return Algorithm::CsrVector;

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstdint>
 #include <string>
 
@@ -38,7 +37,10 @@ using format::read_device_value;
 using format::run_cub_at_plan_time;
 
 // Launch policy (tuning as data): 128 threads, four tiles a block (as csr-vector's block: small blocks
-// retire and refill SMs at a finer grain). Nonzeros per lane: 32 bytes of values.
+// retire and refill SMs at a finer grain). Nonzeros per lane, H200 2026-11-29 (docs/PERFORMANCE.md
+// "Segmented sum for power-law rows"): 4 / 8 / 16 were fastest on 3 / 15 / 3 of 21 float matrices
+// (R-MAT, stencils, random, long and empty rows, three files); in double the two-launch kernel took
+// 131.5 / 136.6 us (R-MAT scale 20) and 267.4 / 286.6 us (scale 21) at 4 / 8: 32 bytes of values a lane.
 constexpr int kDefaultBlock = 128;
 template <class Value>
 constexpr int kLaneItems = sizeof(Value) >= 8 ? 4 : 8;
@@ -264,10 +266,7 @@ template <class Value, class Index>
 AlgorithmPtr<Value, Index> make_segmented_sum(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                               cudaStream_t stream) {
   if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::SegmentedSum, op);
-  const char* k = std::getenv("SPMV_SEGSUM_K");  // session experiment: nonzeros per lane
-  const int lane_items = k ? std::atoi(k) : kLaneItems<Value>;
-  if (lane_items == 8) return std::make_unique<SegmentedSum<8, Value, Index>>(matrix, options, stream);
-  return std::make_unique<SegmentedSum<4, Value, Index>>(matrix, options, stream);
+  return std::make_unique<SegmentedSum<kLaneItems<Value>, Value, Index>>(matrix, options, stream);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_segmented_sum)

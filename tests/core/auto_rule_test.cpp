@@ -22,9 +22,12 @@ TEST(AutoRule, ClassesOfGeneratedMatrices) {
   EXPECT_EQ(classify_rows(shape_of(gen::stencil27(30))), RowClass::Long);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(400000, 400000, 0.05, 16, 1))), RowClass::MostlyEmpty);
   EXPECT_EQ(classify_rows(shape_of(gen::long_rows(100000, 100000, 4, 50000, 4, 1))), RowClass::FewHugeRows);
-  // R-MAT's default skew (a = 0.57) gives a coefficient of variation above 5: few huge rows.
-  EXPECT_EQ(classify_rows(shape_of(gen::rmat(16, 16, 1))), RowClass::FewHugeRows);
+  // R-MAT's default skew (a = 0.57) gives a coefficient of variation of 5-12: power law (segmented-sum),
+  // not the few huge rows of long_rows (cv 30 and more, csr-vector's split).
+  EXPECT_EQ(classify_rows(shape_of(gen::rmat(18, 16, 1))), RowClass::PowerLaw);
   EXPECT_EQ(classify_rows(shape_of(gen::rmat(18, 8, 1, 0.5, 0.1667, 0.1667))), RowClass::PowerLaw);
+  EXPECT_EQ(csr_kernel_for(RowClass::PowerLaw), Algorithm::SegmentedSum);
+  EXPECT_EQ(classify_rows(shape_of(gen::rmat(16, 16, 1))), RowClass::LaunchBoundLongRows);
   // The same long rows in a launch-bound product (under 2^20 nonzeros): csr-vector's short chunks.
   EXPECT_EQ(classify_rows(shape_of(gen::rmat(14, 16, 1))), RowClass::LaunchBoundLongRows);
   EXPECT_EQ(csr_kernel_for(RowClass::LaunchBoundLongRows), Algorithm::CsrVector);
@@ -41,7 +44,8 @@ TEST(AutoRule, EveryClassHasACsrKernel) {
                      RowClass::MostlyEmpty,
                      RowClass::Irregular, RowClass::Short, RowClass::Long}) {
     const Algorithm a = csr_kernel_for(c);
-    EXPECT_TRUE(a == Algorithm::CsrScalar || a == Algorithm::CsrVector || a == Algorithm::MergePath)
+    EXPECT_TRUE(a == Algorithm::CsrScalar || a == Algorithm::CsrVector || a == Algorithm::MergePath ||
+                a == Algorithm::SegmentedSum)
         << to_string(c);
   }
   EXPECT_EQ(csr_kernel_for(RowClass::Short), Algorithm::CsrScalar);
