@@ -189,7 +189,8 @@ __global__ void mark_row_ends_kernel(const Index* __restrict__ row_ptr, Index ro
 }
 
 template <int K, class Index>
-__global__ void count_row_ends_kernel(const unsigned* __restrict__ ends, std::int64_t tiles, Index* __restrict__ counts) {
+__global__ void count_row_ends_kernel(const unsigned* __restrict__ ends, std::int64_t tiles,
+                                      Index* __restrict__ counts) {
   for (std::int64_t tile = global_thread(); tile <= tiles; tile += grid_threads()) {
     int n = 0;
     if (tile < tiles)
