@@ -32,8 +32,8 @@ from collections import defaultdict
 
 # Kernels Auto may pick without a conversion hint, plus the formats (for the oracle column) and the
 # vendor baselines. The slow seeds (csr-coop, pcsr, lightspmv) never win on Hopper (docs/PERFORMANCE.md).
-ALGORITHMS = ("auto,csr-scalar,csr-vector,csr-adaptive,merge-path,hola,coo,ell,ellr,ellr-vector,dia,hyb,sell,"
-              "cusparse-csr-alg1,cusparse-csr-alg2,cusparse-coo-alg1")
+ALGORITHMS = ("auto,csr-scalar,csr-vector,csr-adaptive,merge-path,hola,segmented-sum,coo,ell,ellr,ellr-vector,dia,"
+              "hyb,sell,cusparse-csr-alg1,cusparse-csr-alg2,cusparse-coo-alg1")
 CSR_KERNELS = ["csr-scalar", "csr-vector", "csr-adaptive", "merge-path", "hola", "segmented-sum"]
 VENDOR = ["cusparse-csr-alg1", "cusparse-csr-alg2", "cusparse-coo-alg1"]
 

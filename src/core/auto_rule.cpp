@@ -11,7 +11,8 @@ namespace {
 // harmonic-mean speed-up over the best cuSPARSE algorithm); on the odd members, which the fit never
 // saw, the rule ran at 1.22x the best cuSPARSE (hmean, 88 cases; the rule before the fit: 1.19x) and
 // below 1.0x on 20 cases (before: 27), all power-law, mostly-empty, long-row or random-column
-// matrices on which no CSR kernel of spmv beats cuSPARSE (docs/ALGORITHMS.md has the table).
+// matrices on which no CSR kernel of spmv beat cuSPARSE then (docs/ALGORITHMS.md has the table). Later
+// refits of single constants say so where they sit (kFewHugeRowsCv with segmented-sum, 2026-11-29).
 //
 // Below this many nonzeros launch latency dominates: the one-launch csr-vector.
 constexpr std::int64_t kSmallMatrixNnz = std::int64_t(1) << 16;

@@ -161,8 +161,7 @@ TuningSpace build_tuning_space(const TuningInputs& in) {
       csr.insert(csr.end(), {Algorithm::CsrVector, Algorithm::CsrCoop});
     } else {
       csr.insert(csr.end(), {Algorithm::CsrVector, Algorithm::Hola});
-      if (long_rows) csr.push_back(Algorithm::SegmentedSum);
-      if (!long_rows) csr.push_back(Algorithm::CsrAdaptive);
+      csr.push_back(long_rows ? Algorithm::SegmentedSum : Algorithm::CsrAdaptive);
       csr.insert(csr.end(), {Algorithm::MergePath, Algorithm::CsrCoop});
     }
   } else {

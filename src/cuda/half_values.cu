@@ -47,7 +47,7 @@ AlgorithmPtr<float, std::int32_t> make_stored(Algorithm algorithm, const CsrView
     case Algorithm::Sell: return make_sell(m, op, options, stream);
     default: break;
   }
-  return nullptr;
+  throw Unsupported("algorithm " + std::string(to_string(algorithm)) + " has no half-value kernel");
 }
 
 // The values rounded to Stored into `values` (nnz 16-bit slots) on `stream`, and `algorithm` built on them.

@@ -9,9 +9,9 @@
 //  - a lane sums its K products in order and writes the rows that end inside it; a warp segmented scan
 //    (cub::WarpScan) hands each lane the partial sum of the row open at its start; the row still open at
 //    the tile's end is the tile's carry, added into y by a second small kernel (merge-path's fix-up);
-//  - when rows are empty, the bits number the non-empty rows only and a plan-time list maps them to
-//    rows (4 bytes per non-empty row, the read that replaces CSR's row offsets); extra warps of the same
-//    launch write y = beta * y on the empty ones.
+//  - when rows are empty, the bits number the non-empty rows only and a plan-time list (one index per
+//    row: the non-empty rows in order, then the empty ones) maps them to rows; threads beyond the tiles'
+//    warps, in the same launch, write y = alpha * 0 + beta * y on the empty ones (as CSR gives them).
 // Carries meet in atomics: not bit-reproducible for rows that span three or more tiles.
 #include <cub/device/device_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
@@ -33,7 +33,6 @@ namespace {
 
 using format::global_thread;
 using format::grid_threads;
-using format::read_device_value;
 using format::run_cub_at_plan_time;
 
 // Launch policy (tuning as data): 128 threads, four tiles a block (as csr-vector's block: small blocks
@@ -44,7 +43,8 @@ using format::run_cub_at_plan_time;
 constexpr int kDefaultBlock = 128;
 template <class Value>
 constexpr int kLaneItems = sizeof(Value) >= 8 ? 4 : 8;
-constexpr int kPlanBlock = 256;
+// The fix-up kernel: a thread per tile.
+constexpr int kCarryBlock = 256;
 
 // The plan's arrays as the kernels read them.
 template <class Real, class Index>
@@ -82,9 +82,11 @@ __device__ __forceinline__ std::int64_t row_at(const Index* row_of, std::int64_t
 template <int K, class Value, class Index>
 __device__ __forceinline__ void lane_products(const CsrView<Value, Index>& a, const Value* __restrict__ x,
                                               std::int64_t k0, bool aligned, Value (&p)[K]) {
+  constexpr int kValueWidth = 16 / static_cast<int>(sizeof(Value));
+  constexpr int kIndexWidth = 16 / static_cast<int>(sizeof(Index));
+  static_assert(K % kValueWidth == 0 && K % kIndexWidth == 0, "a lane's nonzeros are whole 16-byte loads");
+  static_assert(K < 32 && 32 % K == 0, "a lane's row-end bits lie in one 32-bit word");
   if (aligned && k0 + K <= static_cast<std::int64_t>(a.nnz)) {
-    constexpr int kValueWidth = 16 / static_cast<int>(sizeof(Value));
-    constexpr int kIndexWidth = 16 / static_cast<int>(sizeof(Index));
     Value v[K];
     Index c[K];
 #pragma unroll
@@ -213,10 +215,11 @@ class SegmentedSum final : public CudaAlgorithm<Value, Index> {
     nonempty_ = format::partition_rows(a.row_ptr, a.rows, Index(0), row_of_.data(), stream);
     if (nonempty_ == a.rows) row_of_ = DeviceBuffer<Index>();  // no empty row: rows are their own numbers
     SPMV_CUDA_CHECK(cudaMemsetAsync(ends_.data(), 0, ends_.bytes(), stream));
-    mark_row_ends_kernel<<<grid_for(a.rows, kPlanBlock), kPlanBlock, 0, stream>>>(a.row_ptr, a.rows, ends_.data());
+    constexpr int block = format::kPlanBlock;
+    mark_row_ends_kernel<<<grid_for(a.rows, block), block, 0, stream>>>(a.row_ptr, a.rows, ends_.data());
     SPMV_CHECK_LAUNCH("mark_row_ends_kernel");
-    count_row_ends_kernel<K><<<grid_for(count_ + 1, kPlanBlock), kPlanBlock, 0, stream>>>(ends_.data(), count_,
-                                                                                           first_row_.data());
+    const unsigned tile_grid = grid_for(count_ + 1, block);
+    count_row_ends_kernel<K><<<tile_grid, block, 0, stream>>>(ends_.data(), count_, first_row_.data());
     SPMV_CHECK_LAUNCH("count_row_ends_kernel");
     run_cub_at_plan_time(
         [&](void* temp, std::size_t& bytes) {
@@ -235,7 +238,7 @@ class SegmentedSum final : public CudaAlgorithm<Value, Index> {
         a_, alpha, x, beta, y, t, tile_blocks * block_);
     SPMV_CHECK_LAUNCH("segmented_sum_kernel");
     if (count_ > 1) {  // one tile's carry belongs to no row
-      carry_kernel<<<grid_for(count_, kPlanBlock), kPlanBlock, 0, stream>>>(t, alpha, y);
+      carry_kernel<<<grid_for(count_, kCarryBlock), kCarryBlock, 0, stream>>>(t, alpha, y);
       SPMV_CHECK_LAUNCH("segmented_sum carry_kernel");
     }
   }

@@ -315,8 +315,8 @@ TuningInputs cuda_inputs(double mean, double stddev, std::int64_t max) {
   in.row_max = max;
   in.auto_choice = Algorithm::CsrScalar;
   in.offered = {Algorithm::CsrScalar, Algorithm::CsrVector, Algorithm::CsrCoop, Algorithm::CsrAdaptive,
-                Algorithm::MergePath, Algorithm::Hola,      Algorithm::Dia,     Algorithm::EllR,
-                Algorithm::Sell,      Algorithm::Hyb,       Algorithm::CompressedCsr};
+                Algorithm::MergePath, Algorithm::Hola,      Algorithm::SegmentedSum, Algorithm::Dia,
+                Algorithm::EllR,      Algorithm::Sell,      Algorithm::Hyb,          Algorithm::CompressedCsr};
   return in;
 }
 
@@ -352,7 +352,9 @@ TEST(TuningSpace, RowStatisticsPrune) {
   EXPECT_FALSE(has(s, Algorithm::EllR));
   EXPECT_FALSE(has(s, Algorithm::Sell));
   EXPECT_TRUE(has(s, Algorithm::CsrVector));
+  EXPECT_TRUE(has(s, Algorithm::SegmentedSum));  // long rows: the power-law kernel is a candidate
   EXPECT_TRUE(has(s, Algorithm::CompressedCsr));
+  EXPECT_FALSE(has(build_tuning_space(cuda_inputs(8, 0.3, 9)), Algorithm::SegmentedSum));  // regular rows
 }
 
 TEST(TuningSpace, CsrVectorWidthSeededAtTheTypicalRowOnIrregularRows) {

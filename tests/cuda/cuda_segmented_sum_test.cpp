@@ -1,7 +1,8 @@
 // segmented-sum (src/cuda/segmented_sum.cu) beyond the differential zoo: arrays that do not allow its
-// 16-byte loads (a view into someone else's arrays, offset by one element), and power-law rows whose
-// tiles carry into rows spanning many tiles, with empty rows mapped through its row list. Skips
-// without a device.
+// 16-byte loads (a view into someone else's arrays, offset by one element), power-law rows whose tiles
+// carry into rows spanning many tiles, with empty rows mapped through its row list, block sizes 32 and
+// 1024, an infinite x entry that must stay in its own row, and Auto's power-law class (with and without
+// Options::deterministic). Skips without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "spmv/cpu.hpp"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/device.hpp"
+#include "spmv/error.hpp"
 #include "spmv/formats.hpp"
 #include "spmv/generators.hpp"
 
@@ -27,11 +29,15 @@ using spmv::Operation;
 // y = alpha A x + beta y through a plan on `view`, checked row by row against the double reference
 // (tests/common/error_bound.hpp); y starts as NaN when beta is 0, which must not leak.
 template <class Value, class Index>
-void check_view(const spmv::CsrMatrix<Value, Index>& a, const spmv::cuda::CsrView<Value, Index>& view, double alpha,
-                double beta) {
-  spmv::cuda::Plan<Value, Index> plan(view, Algorithm::SegmentedSum, Operation::NonTranspose);
-  std::vector<Value> x(static_cast<std::size_t>(a.cols)), y0(static_cast<std::size_t>(a.rows));
-  for (std::size_t j = 0; j < x.size(); ++j) x[j] = static_cast<Value>(std::ldexp(double(j % 37) - 18.0, -4));
+Algorithm check_view(const spmv::CsrMatrix<Value, Index>& a, const spmv::cuda::CsrView<Value, Index>& view,
+                     double alpha, double beta, Algorithm algorithm = Algorithm::SegmentedSum,
+                     const spmv::Options& options = {}, std::vector<Value> x = {}) {
+  spmv::cuda::Plan<Value, Index> plan(view, algorithm, Operation::NonTranspose, options);
+  std::vector<Value> y0(static_cast<std::size_t>(a.rows));
+  if (x.empty()) {
+    x.resize(static_cast<std::size_t>(a.cols));
+    for (std::size_t j = 0; j < x.size(); ++j) x[j] = static_cast<Value>(std::ldexp(double(j % 37) - 18.0, -4));
+  }
   for (std::size_t i = 0; i < y0.size(); ++i)
     y0[i] = beta == 0 ? std::numeric_limits<Value>::quiet_NaN() : static_cast<Value>(double(i % 11) - 5.0);
   spmv::cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)}, d_y{std::span<const Value>(y0)};
@@ -45,6 +51,7 @@ void check_view(const spmv::CsrMatrix<Value, Index>& a, const spmv::cuda::CsrVie
   const auto lengths = spmv::test::output_row_lengths(a, Operation::NonTranspose);
   const auto report = spmv::test::check_error_bound<Value>(y, ref, y0, magnitude, lengths, alpha, beta);
   EXPECT_TRUE(report.passed()) << plan.policy() << ": " << report.describe();
+  return plan.algorithm();
 }
 
 template <class Value, class Index>
@@ -65,6 +72,7 @@ void check_offset_and_aligned(const spmv::CsrMatrix<Value, Index>& a) {
   offset.values = d_vals.data() + 1;
   check_view(a, offset, 1.0, 0.0);
   check_view(a, offset, 1.0, -1.0);
+  check_view(a, offset, -1.0, 1.0);
 }
 
 TEST(CudaSegmentedSum, PowerLawRowsAlignedAndOffset) {
@@ -84,6 +92,53 @@ TEST(CudaSegmentedSum, NoEmptyRowsNeedNoRowList) {
   const spmv::cuda::Plan<float, std::int32_t> plan(d_a.view(), Algorithm::SegmentedSum, Operation::NonTranspose);
   EXPECT_NE(plan.policy().find("empty_rows=0"), std::string::npos) << plan.policy();
   check_offset_and_aligned(a);
+}
+
+TEST(CudaSegmentedSum, BlockSizesFrom32To1024) {
+  if (!spmv::cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = spmv::convert<double, std::int32_t>(spmv::gen::rmat(13, 16, 5));
+  const spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  for (int block : {32, 1024}) {
+    spmv::Options options;
+    options.block_size = block;
+    check_view(a, d_a.view(), 1.0, 0.5, Algorithm::SegmentedSum, options);
+  }
+}
+
+// x[0] = +Inf reaches only the row holding column 0: the scan must not carry it into the rows that
+// share its lane and tile.
+TEST(CudaSegmentedSum, AnInfiniteEntryStaysInItsRow) {
+  if (!spmv::cuda_available()) GTEST_SKIP() << "no CUDA device";
+  spmv::CsrMatrix<float, std::int32_t> a;
+  a.rows = 600, a.cols = 100;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    if (r % 7 != 3) {  // some empty rows too
+      const std::int32_t first = r == 300 ? 0 : 1 + r % 90;
+      for (std::int32_t j = 0; j < 3; ++j) a.col_idx.push_back(first + 3 * j), a.values.push_back(0.5f + j);
+    }
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  std::vector<float> x(100, 1.0f);
+  x[0] = std::numeric_limits<float>::infinity();
+  const spmv::cuda::DeviceCsr<float, std::int32_t> d_a(a);
+  check_view(a, d_a.view(), 1.0, 0.0, Algorithm::SegmentedSum, {}, x);
+  check_view(a, d_a.view(), -2.0, 1.0, Algorithm::SegmentedSum, {}, x);
+}
+
+// Auto's power-law class (2^20 nonzeros and more, long rows of cv up to 18) runs segmented-sum; under
+// Options::deterministic Auto swaps in csr-vector, whose long rows' chunks are added in order.
+TEST(CudaSegmentedSum, AutoTakesItForPowerLawRows) {
+  if (!spmv::cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = spmv::convert<float, std::int32_t>(spmv::gen::rmat(17, 16, 3));
+  ASSERT_GE(a.nnz(), std::int32_t(1) << 20);
+  const spmv::cuda::DeviceCsr<float, std::int32_t> d_a(a);
+  EXPECT_EQ(check_view(a, d_a.view(), 1.0, 0.0, Algorithm::Auto), Algorithm::SegmentedSum);
+  spmv::Options deterministic;
+  deterministic.deterministic = true;
+  EXPECT_EQ(check_view(a, d_a.view(), 1.0, 0.0, Algorithm::Auto, deterministic), Algorithm::CsrVector);
+  using Plan = spmv::cuda::Plan<float, std::int32_t>;
+  EXPECT_THROW(Plan(d_a.view(), Algorithm::SegmentedSum, Operation::NonTranspose, deterministic), spmv::Unsupported);
 }
 
 }  // namespace
