@@ -155,15 +155,17 @@ def load(path):
 # before this fit (for the report).
 CURRENT = {
     "constants": {"long_row_factor": 128.0, "few_huge_rows_cv": 18.0, "irregular_cv": 0.5, "scalar_max_mean": 6.0,
-                  "small_nnz": 2 ** 16, "empty_fraction": 0.9, "empty_long_length": 20.0},
+                  "small_nnz": 2 ** 16, "empty_fraction": 0.9, "empty_long_length": 40.0},
     "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "segmented-sum", "irregular": "csr-vector",
-               "empty": "merge-path", "short": "csr-scalar", "long": "csr-vector", "launch_bound_long": "csr-vector"},
+               "empty": "merge-path", "empty_long": "segmented-sum", "short": "csr-scalar", "long": "csr-vector",
+               "launch_bound_long": "csr-vector"},
 }
 PREVIOUS = {
-    "constants": {"long_row_factor": 128.0, "few_huge_rows_cv": 5.0, "irregular_cv": 0.5, "scalar_max_mean": 6.0,
+    "constants": {"long_row_factor": 128.0, "few_huge_rows_cv": 18.0, "irregular_cv": 0.5, "scalar_max_mean": 6.0,
                   "small_nnz": 2 ** 16, "empty_fraction": 0.9, "empty_long_length": 20.0},
-    "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "merge-path", "irregular": "csr-vector",
-               "empty": "merge-path", "short": "csr-scalar", "long": "csr-vector", "launch_bound_long": "csr-vector"},
+    "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "segmented-sum", "irregular": "csr-vector",
+               "empty": "merge-path", "empty_long": "merge-path", "short": "csr-scalar", "long": "csr-vector",
+               "launch_bound_long": "csr-vector"},
 }
 
 
@@ -186,7 +188,7 @@ def classify(s, c):
         return "empty"
     # Over half the rows empty, csr-vector walks 32 rows per warp: a loss when the others are long.
     if empty > GROUP_EMPTY_FRACTION * s["rows"] and s["nnz"] > c["empty_long_length"] * (s["rows"] - empty):
-        return "empty"
+        return "empty" if s["nnz"] < LAUNCH_BOUND_NNZ else "empty_long"
     if std > c["irregular_cv"] * mean:
         return "irregular"
     return "short" if mean <= c["scalar_max_mean"] else "long"

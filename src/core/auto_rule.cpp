@@ -30,13 +30,16 @@ constexpr double kLongRowFactor = 128.0;
 constexpr double kFewHugeRowsCv = 18.0;
 // More than this share of empty rows: merge-path (its diagonal search skips them at no cost).
 constexpr double kMostlyEmptyFraction = 0.9;
-// Also merge-path above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32
-// rows per warp) when the non-empty rows hold more than this many nonzeros on average: csr-vector won with 16
-// per non-empty row and lost with 24-64 (0.82-0.99x cuSPARSE, merge-path 0.93-1.03x). Fitted on the
-// even members of the empty family (H100, 2026-11-26; 16 and 20 tie, no member lies between 16 and
-// 24): on the odd members Auto went from 0.98x to 1.00x the best cuSPARSE (hmean of 18; worst 0.87x to
-// 0.93x). docs/PERFORMANCE.md, "Mostly-empty rows".
-constexpr double kEmptyLongLength = 20.0;
+// Above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32 rows per warp),
+// non-empty rows holding more than this many nonzeros on average go to segmented-sum (from 2^20
+// nonzeros; merge-path below). First fitted at 20 (H100, 2026-11-26: csr-vector's 4 lanes a row of 24-32
+// lost, merge-path won); refitted when csr-vector took 8 lanes for such rows (H200, 2026-11-29, even
+// members of bench/auto_families.py's empty family: csr-vector won at 24-32 a row, 1.02 / 1.04 and
+// 0.99 / 1.00x the best cuSPARSE, segmented-sum at 48-64, 1.01-1.03 / 0.94-0.95x against merge-path's
+// 0.96-0.97 / 0.87-0.89x; 40 is the geometric middle of that gap, rounded). Rule on the odd members:
+// 0.965x -> 0.988x the best cuSPARSE (hmean of 18; these kernels all sit at the gather rate of x,
+// docs/PERFORMANCE.md "Half-empty and scattered rows").
+constexpr double kEmptyLongLength = 40.0;
 // Row lengths varying more than this relative to the mean: csr-vector with its long-row split.
 constexpr double kIrregularCv = 0.5;
 // Regular rows this short: a thread per row (csr-scalar); longer ones a sub-warp (csr-vector).
@@ -105,6 +108,7 @@ std::string_view to_string(RowClass c) {
     case RowClass::PowerLaw: return "power-law";
     case RowClass::LaunchBoundLongRows: return "launch-bound-long-rows";
     case RowClass::MostlyEmpty: return "mostly-empty";
+    case RowClass::HalfEmptyLongRows: return "half-empty-long-rows";
     case RowClass::Irregular: return "irregular";
     case RowClass::Short: return "short";
     case RowClass::Long: return "long";
@@ -122,14 +126,15 @@ RowClass classify_rows(const RowShape& s) {
   if (empty > kMostlyEmptyFraction * double(s.rows)) return RowClass::MostlyEmpty;
   if (empty > kCsrVectorGroupEmptyFraction * double(s.rows) &&
       double(s.nnz) > kEmptyLongLength * (double(s.rows) - empty))
-    return RowClass::MostlyEmpty;
+    return s.nnz < kLaunchBoundNnz ? RowClass::MostlyEmpty : RowClass::HalfEmptyLongRows;
   if (s.stddev > kIrregularCv * s.mean) return RowClass::Irregular;
   return s.mean <= kScalarMaxMean ? RowClass::Short : RowClass::Long;
 }
 
 Algorithm csr_kernel_for(RowClass c) {
   switch (c) {
-    case RowClass::PowerLaw: return Algorithm::SegmentedSum;
+    case RowClass::PowerLaw:
+    case RowClass::HalfEmptyLongRows: return Algorithm::SegmentedSum;
     case RowClass::MostlyEmpty: return Algorithm::MergePath;
     case RowClass::Short: return Algorithm::CsrScalar;
     default: return Algorithm::CsrVector;

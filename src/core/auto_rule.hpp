@@ -34,7 +34,17 @@ inline constexpr double kCsrVectorGroupEmptyFraction = 0.5;
 // docs/PERFORMANCE.md "Long rows in launch-bound products".
 inline constexpr std::int64_t kLaunchBoundNnz = std::int64_t(1) << 20;
 
-enum class RowClass { Small, FewHugeRows, PowerLaw, LaunchBoundLongRows, MostlyEmpty, Irregular, Short, Long };
+enum class RowClass {
+  Small,
+  FewHugeRows,
+  PowerLaw,
+  LaunchBoundLongRows,
+  MostlyEmpty,
+  HalfEmptyLongRows,
+  Irregular,
+  Short,
+  Long
+};
 std::string_view to_string(RowClass c);
 
 RowClass classify_rows(const RowShape& s);

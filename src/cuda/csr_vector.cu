@@ -54,6 +54,14 @@ constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 
 //    35.0 / 26.6, W = 2 33.0 / 25.4; dense_rows' short rows, L = 12: W = 4 48.3 / 37.0 beat W = 8);
 //  L > 20: W = pow2 >= L / 8 (stencil27:n=100, L = 26.7: W = 4 79.6 / 77.5; the SC'09 W = 32: 32 / 21).
 // Measured, not derived: gather-bound rows of ~16 want more lanes per row than streaming ones.
+//  Scattered columns (not local, below) past L = 14: W = pow2 >= L / kGatherLengthPerLane, 3 gathers a
+//  lane. Fitted on the even members of bench/auto_families.py's rowlen family (H200, 2026-11-29, speed-up
+//  over the best cuSPARSE f32 / f64 at W = 4 / 8 / 16 / 32): L = 24 0.97 / 0.90, 1.02 / 1.05, 0.99 / 0.94,
+//  0.80 / 0.87; L = 48 -, 0.95 / 0.97, 1.05 / 1.05, 1.07 / 1.05; L = 128 W = 16 and 32 within 1%: any
+//  divisor in [3, 6) is within 1% of each best; 3 takes the wider width of the ties. On the odd members
+//  it picks the best width each time: L = 16 W = 8 (1.06 / 1.07), L = 32 W = 16 (1.01 / 1.03; the L / 8
+//  rule's W = 4 0.91 / 0.87), L = 64 W = 32 (1.16 / 1.07; L / 8: 0.98 / 0.98). docs/PERFORMANCE.md,
+//  "Half-empty and scattered rows".
 //  Local columns (RowStatistics::mean_span <= cols / kLocalSpanDivisor: meshes, bands, stencils in a
 //  local numbering) keep L / 4 up to L = 16 (H200, 2026-11-26, ms f64 / f32 at W = 4 against W = 8:
 //  fem3d:n=100 (L = 14.8) 0.0482 / 0.0389 against 0.0653 / 0.0538; fem3d:n=120 0.0946 / 0.0649 against
@@ -63,8 +71,10 @@ constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 
 constexpr int kMinSubwarp = 2;
 constexpr int kMaxSubwarp = 32;
 constexpr double kLocalSpanDivisor = 8.0;
+constexpr double kGatherLengthPerLane = 3.0;
 inline int width_for(double length, bool local) {
   if (length <= 14.0 || (local && length <= 16.0)) return pow2_at_least(length / 4.0, kMinSubwarp, kMaxSubwarp);
+  if (!local) return pow2_at_least(length / kGatherLengthPerLane, kMinSubwarp, kMaxSubwarp);
   if (length <= 20.0) return 8;
   return pow2_at_least(length / 8.0, kMinSubwarp, kMaxSubwarp);
 }
@@ -330,6 +340,10 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     block_ = warp_block_size(options.block_size, policy.block_size, "CsrVector");
     if (options.subwarp > 0) {
       width_ = checked_width(options.subwarp, 0, kMinSubwarp, "CsrVector: subwarp");
+      if (op == Operation::NonTranspose) {  // a chosen width keeps the walk of mostly empty rows
+        const RowStatistics s = row_statistics(a_, stream);
+        group_ = double(s.empty_rows) > detail::kCsrVectorGroupEmptyFraction * double(a_.rows);
+      }
       if (op == Operation::NonTranspose && width_ <= kFlatMaxWidth)
         build_chunks(find_long_rows(head_for(width_), stream), stream);
     } else {
@@ -407,7 +421,9 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   // nonzero lives in; empty rows do not shrink it). When that asks for a flat-walk width, or a few
   // rows are far longer than L (max > kSplitFactor * L), the flat walk is used and rows longer than
   // its head are split off: W is then re-derived from the plain mean length of the remaining non-empty
-  // rows (long rows would inflate L), at most twice, since the head depends on W.
+  // rows (long rows would inflate L), at most twice, since the head depends on W. Mostly empty rows keep
+  // the flat walk (W <= 8) whatever their length: only it walks 32 rows a warp (a wide sub-warp a row
+  // would idle on every empty one: 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200 2026-11-29).
   void choose_width(cudaStream_t stream) {
     if (op_ == Operation::Transpose) {  // the SC'09 rule (atomics bound the transposed kernel)
       width_ = pow2_at_least(double(a_.nnz) / double(a_.rows), kMinSubwarp, kMaxSubwarp);
@@ -419,7 +435,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     const double nonempty_mean = nonempty > 0 ? double(a_.nnz) / nonempty : 0.0;
     group_ = double(s.empty_rows) > detail::kCsrVectorGroupEmptyFraction * double(a_.rows);
     local_ = s.mean_span * kLocalSpanDivisor <= double(a_.cols);
-    if (width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * weighted) {
+    if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * weighted) {
       width_ = width_for(weighted, local_);  // uniformly long rows: a wide sub-warp, no split
       return;
     }

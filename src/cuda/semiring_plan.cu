@@ -37,7 +37,8 @@ bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
   const detail::RowShape shape = row_shape(a, s);
   const detail::RowClass c = detail::classify_rows(shape);
   return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw &&
-         c != detail::RowClass::LaunchBoundLongRows && c != detail::RowClass::MostlyEmpty;
+         c != detail::RowClass::LaunchBoundLongRows && c != detail::RowClass::MostlyEmpty &&
+         c != detail::RowClass::HalfEmptyLongRows;
 }
 
 }  // namespace

@@ -32,17 +32,22 @@ TEST(AutoRule, ClassesOfGeneratedMatrices) {
   EXPECT_EQ(classify_rows(shape_of(gen::rmat(14, 16, 1))), RowClass::LaunchBoundLongRows);
   EXPECT_EQ(csr_kernel_for(RowClass::LaunchBoundLongRows), Algorithm::CsrVector);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.5, 8, 1))), RowClass::Irregular);
-  // Three quarters empty: short non-empty rows stay with csr-vector, long ones go to merge-path.
+  // Three quarters empty: non-empty rows up to 40 long stay with csr-vector, longer ones go to
+  // segmented-sum, or to merge-path in launch-bound products (under 2^20 nonzeros).
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 16, 1))), RowClass::Irregular);
-  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 32, 1))), RowClass::MostlyEmpty);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 32, 1))), RowClass::Irregular);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 64, 1))), RowClass::HalfEmptyLongRows);
+  EXPECT_EQ(csr_kernel_for(RowClass::HalfEmptyLongRows), Algorithm::SegmentedSum);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(40000, 40000, 0.25, 64, 1))), RowClass::MostlyEmpty);
+  EXPECT_EQ(csr_kernel_for(RowClass::MostlyEmpty), Algorithm::MergePath);
   // Long rows but under half empty: csr-vector.
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.6, 32, 1))), RowClass::Irregular);
 }
 
 TEST(AutoRule, EveryClassHasACsrKernel) {
   for (RowClass c : {RowClass::Small, RowClass::FewHugeRows, RowClass::PowerLaw, RowClass::LaunchBoundLongRows,
-                     RowClass::MostlyEmpty,
-                     RowClass::Irregular, RowClass::Short, RowClass::Long}) {
+                     RowClass::MostlyEmpty, RowClass::HalfEmptyLongRows, RowClass::Irregular, RowClass::Short,
+                     RowClass::Long}) {
     const Algorithm a = csr_kernel_for(c);
     EXPECT_TRUE(a == Algorithm::CsrScalar || a == Algorithm::CsrVector || a == Algorithm::MergePath ||
                 a == Algorithm::SegmentedSum)

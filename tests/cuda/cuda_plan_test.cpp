@@ -503,6 +503,41 @@ TEST(CudaPlan, CsrVectorWidthFollowsColumnLocality) {
   }
 }
 
+// Scattered columns past 14 a row: about 3 gathers a lane (rows of 32 take 16 lanes, of 64 take 32); rows
+// that are mostly empty keep the flat walk of 32 rows a warp at any length, with the rule's width or a
+// chosen one. Every plan's product is checked.
+TEST(CudaPlan, CsrVectorWidthForScatteredAndMostlyEmptyRows) {
+  SKIP_WITHOUT_GPU();
+  using Plan = spmv::cuda::Plan<double, std::int32_t>;
+  const auto make = [](const spmv::gen::Matrix& m) { return spmv::convert<double, std::int32_t>(m); };
+  const Matrix empty_rows = make(spmv::gen::mostly_empty(40000, 40000, 0.25, 64, 3));
+  struct Case {
+    const char* name;
+    const Matrix& a;
+    int subwarp;           // Options::subwarp (0: the rule's)
+    const char* expected;  // in the policy
+  };
+  const Matrix rows32 = make(spmv::gen::random_uniform(20000, 20000, 32, 3));
+  const Matrix rows64 = make(spmv::gen::random_uniform(20000, 20000, 64, 3));
+  const Case cases[] = {{"32 a row, scattered", rows32, 0, "subwarp=16 "},
+                        {"64 a row, scattered", rows64, 0, "subwarp=32 "},
+                        {"75% empty, 64 a row", empty_rows, 0, "subwarp=8 elements_per_load=1 unroll=4 walk=flat "
+                                                               "rows_per_warp=32"},
+                        {"75% empty, 64 a row, 8 lanes chosen", empty_rows, 8, "rows_per_warp=32"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    spmv::Options options;
+    options.subwarp = c.subwarp;
+    spmv::cuda::DeviceCsr<double, std::int32_t> d(c.a);
+    Plan plan(d.view(), Algorithm::CsrVector, Operation::NonTranspose, options);
+    EXPECT_NE(plan.policy().find(c.expected), std::string::npos) << plan.policy();
+    const auto x = random_vector(static_cast<std::size_t>(c.a.cols), 5);
+    spmv::cuda::DeviceBuffer<double> d_x{std::span<const double>(x)}, d_y{static_cast<std::size_t>(c.a.rows)};
+    plan.apply(1.0, d_x.data(), 0.0, d_y.data());
+    expect_product(c.a, x, d_y.to_host());
+  }
+}
+
 TEST(CudaErrors, FailedCallIsNamedAndOutOfMemoryLeavesNothing) {
   SKIP_WITHOUT_GPU();
   std::size_t free_before = 0, total = 0, free_after = 0;

@@ -1,8 +1,8 @@
 // segmented-sum (src/cuda/segmented_sum.cu) beyond the differential zoo: arrays that do not allow its
 // 16-byte loads (a view into someone else's arrays, offset by one element), power-law rows whose tiles
 // carry into rows spanning many tiles, with empty rows mapped through its row list, block sizes 32 and
-// 1024, an infinite x entry that must stay in its own row, and Auto's power-law class (with and without
-// Options::deterministic). Skips without a device.
+// 1024, an infinite x entry that must stay in its own row, and Auto's power-law and half-empty long-row
+// classes (with and without Options::deterministic). Skips without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -139,6 +139,27 @@ TEST(CudaSegmentedSum, AutoTakesItForPowerLawRows) {
   EXPECT_EQ(check_view(a, d_a.view(), 1.0, 0.0, Algorithm::Auto, deterministic), Algorithm::CsrVector);
   using Plan = spmv::cuda::Plan<float, std::int32_t>;
   EXPECT_THROW(Plan(d_a.view(), Algorithm::SegmentedSum, Operation::NonTranspose, deterministic), spmv::Unsupported);
+}
+
+// Auto's half-empty long-row class (over half the rows empty, over 40 a non-empty row, 2^20 nonzeros and
+// more) runs segmented-sum through its row list, in both precisions, with beta 0 (NaN y) and not;
+// deterministic: csr-vector. Under 2^20 nonzeros merge-path.
+TEST(CudaSegmentedSum, AutoTakesItForHalfEmptyLongRows) {
+  if (!spmv::cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = spmv::convert<double, std::int32_t>(spmv::gen::mostly_empty(200000, 200000, 0.25, 64, 3));
+  ASSERT_GE(a.nnz(), std::int32_t(1) << 20);
+  const spmv::cuda::DeviceCsr<double, std::int32_t> d_a(a);
+  EXPECT_EQ(check_view(a, d_a.view(), 1.0, 0.0, Algorithm::Auto), Algorithm::SegmentedSum);
+  EXPECT_EQ(check_view(a, d_a.view(), -1.5, 0.5, Algorithm::Auto), Algorithm::SegmentedSum);
+  const auto af = spmv::convert<float, std::int32_t>(a);
+  const spmv::cuda::DeviceCsr<float, std::int32_t> d_af(af);
+  EXPECT_EQ(check_view(af, d_af.view(), 1.0, 0.0, Algorithm::Auto), Algorithm::SegmentedSum);
+  spmv::Options deterministic;
+  deterministic.deterministic = true;
+  EXPECT_EQ(check_view(a, d_a.view(), 1.0, 0.0, Algorithm::Auto, deterministic), Algorithm::CsrVector);
+  const auto small = spmv::convert<double, std::int32_t>(spmv::gen::mostly_empty(40000, 40000, 0.25, 64, 3));
+  const spmv::cuda::DeviceCsr<double, std::int32_t> d_small(small);
+  EXPECT_EQ(check_view(small, d_small.view(), 1.0, 0.0, Algorithm::Auto), Algorithm::MergePath);
 }
 
 }  // namespace
