@@ -117,7 +117,7 @@ constexpr int kChunkNnz = 2048;
 // 17.4-20.0, but R-MAT scale 17-18 (4-5 thousand chunks) 15.2-23.1 / 20.0-30.0.
 constexpr int kOnePassChunkNnz = 32 * kChunkUnroll;
 constexpr std::int64_t kFewLongChunks = 1024;
-// Rows this many times longer than L count as long even when L alone asks for a wide sub-warp.
+// Rows this many times longer than the mean count as long even when the mean asks for a wide sub-warp.
 constexpr double kSplitFactor = 4.0;
 
 template <int W, int E>
@@ -417,11 +417,15 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
 
   static std::int64_t head_for(int width) { return std::int64_t(kHeadPasses) * width * kFlatUnroll; }
 
-  // W from L = E[len^2] / E[len] = mean + std^2 / mean over all rows (the row length an average
-  // nonzero lives in; empty rows do not shrink it). When that asks for a flat-walk width, or a few
-  // rows are far longer than L (max > kSplitFactor * L), the flat walk is used and rows longer than
-  // its head are split off: W is then re-derived from the plain mean length of the remaining non-empty
-  // rows (long rows would inflate L), at most twice, since the head depends on W. Mostly empty rows keep
+  // Rows are uniformly long when the plain mean length of the non-empty rows asks for a wide sub-warp
+  // and no row is longer than kSplitFactor times that mean: W then comes from L = E[len^2] / E[len] =
+  // mean + std^2 / mean over all rows (the row length an average nonzero lives in; empty rows do not
+  // shrink it), and no row is split. Otherwise the flat walk is used and rows longer than its head are
+  // split off: W is then re-derived from the plain mean length of the remaining non-empty rows (long rows
+  // would inflate L), at most twice, since the head depends on W. (The bound on the longest row was
+  // kSplitFactor * L, which a few huge rows holding most nonzeros pass: 64 rows of 300,000 among a
+  // million of 9, mean 28, then ran a warp a row unsplit at 0.03-0.06x cuSPARSE, H200 2026-11-29, once
+  // scattered rows of 28 asked for 16 lanes.) Mostly empty rows keep
   // the flat walk (W <= 8) whatever their length: only it walks 32 rows a warp (a wide sub-warp a row
   // would idle on every empty one: 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200 2026-11-29).
   void choose_width(cudaStream_t stream) {
@@ -435,7 +439,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     const double nonempty_mean = nonempty > 0 ? double(a_.nnz) / nonempty : 0.0;
     group_ = double(s.empty_rows) > detail::kCsrVectorGroupEmptyFraction * double(a_.rows);
     local_ = s.mean_span * kLocalSpanDivisor <= double(a_.cols);
-    if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * weighted) {
+    if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * nonempty_mean) {
       width_ = width_for(weighted, local_);  // uniformly long rows: a wide sub-warp, no split
       return;
     }

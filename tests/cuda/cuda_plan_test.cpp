@@ -503,9 +503,9 @@ TEST(CudaPlan, CsrVectorWidthFollowsColumnLocality) {
   }
 }
 
-// Scattered columns past 14 a row: about 3 gathers a lane (rows of 32 take 16 lanes, of 64 take 32); rows
-// that are mostly empty keep the flat walk of 32 rows a warp at any length, with the rule's width or a
-// chosen one. Every plan's product is checked.
+// Scattered columns past 14 a row: about 3 gathers a lane (rows of 32 take 16 lanes, of 64 take 32), but a
+// few huge rows are still split off; rows that are mostly empty keep the flat walk of 32 rows a warp at
+// any length, with the rule's width or a chosen one. Every plan's product is checked.
 TEST(CudaPlan, CsrVectorWidthForScatteredAndMostlyEmptyRows) {
   SKIP_WITHOUT_GPU();
   using Plan = spmv::cuda::Plan<double, std::int32_t>;
@@ -519,8 +519,11 @@ TEST(CudaPlan, CsrVectorWidthForScatteredAndMostlyEmptyRows) {
   };
   const Matrix rows32 = make(spmv::gen::random_uniform(20000, 20000, 32, 3));
   const Matrix rows64 = make(spmv::gen::random_uniform(20000, 20000, 64, 3));
+  // 64 rows of 30,000 among 100,000 of 9 (mean 28): the long rows are split, never a warp each unsplit.
+  const Matrix dense = make(spmv::gen::dense_rows(100000, 64, 0.3, 8, 3));
   const Case cases[] = {{"32 a row, scattered", rows32, 0, "subwarp=16 "},
                         {"64 a row, scattered", rows64, 0, "subwarp=32 "},
+                        {"64 dense rows", dense, 0, "split_rows=64 "},
                         {"75% empty, 64 a row", empty_rows, 0, "subwarp=8 elements_per_load=1 unroll=4 walk=flat "
                                                                "rows_per_warp=32"},
                         {"75% empty, 64 a row, 8 lanes chosen", empty_rows, 8, "rows_per_warp=32"}};
