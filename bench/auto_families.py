@@ -247,6 +247,8 @@ SETUP_MS_PER_MROWS = {"sell": 0.5}
 
 
 def repaid(fmt, s, precision, applies):
+    if fmt == "dia" and s["nnz"] < LAUNCH_BOUND_NNZ:  # DIA's launch-bound products lose (auto_rule.cpp)
+        return False
     v = 4 if precision == "f32" else 8
     csr_bytes = s["nnz"] * (v + 4) + (s["rows"] + 1) * 4 + s["cols"] * v + s["rows"] * v
     t = LAUNCH_MS + csr_bytes / CSR_RATE_BYTES_PER_MS

@@ -60,6 +60,14 @@ constexpr double kDiaGain = 0.4;
 constexpr double kEllGain = 0.15;
 constexpr double kSetupFixedMs = 0.7;
 constexpr double kDiaSetupMsPerMnnz = 0.12;
+// DIA only from kLaunchBoundNnz (2^20) nonzeros: below it a product is launch-bound, and DIA's kernel
+// ran slower than CSR there (H200, 2026-11-29, 1000 expected products, Auto as it runs, against Auto's
+// CSR kernel without the hint; us per product f32 / f64): on the fit half of bench/auto_families.py's
+// size family stencil27 of 0.86 M nonzeros 9.6 / 11.1 against 4.7 / 4.9 and of 14 k 9.3 against 5.6
+// (f32), poisson2d / poisson3d of 20-330 k 0.88-1.16x CSR's speed, the members of 5-19 M all won by DIA
+// (poisson2d of 5.2 M 6.6 / 9.3 against 18.9 / 26.5). Test half: stencil27 of 110 k 8.9 / 10.3 against
+// 5.2 / 5.2 (0.97x cuSPARSE with DIA); poisson2d of 1.3 M and poisson3d of 1.8 M keep DIA and win (4.4 /
+// 4.9 against 4.9 / 5.7, 5.5 / 5.9 against 6.8 / 7.9).
 // ELL's per-nonzero part refitted with its long rows (2026-11-27): the median f64 setup on the rowlen
 // family's 8 M-nonzero members was 1.9 ms (f32 0.6 ms), i.e. 0.15 ms per million nonzeros above the
 // fixed part (it was 0.02, which let 100 expected products convert at a loss: rowlen 0.93x then).
@@ -145,6 +153,7 @@ bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std
   if (expected_applies <= 0 || s.nnz <= 0) return false;
   double gain = 0, per_mnnz = 0, per_mrows = 0;
   if (format == Algorithm::Dia) {
+    if (s.nnz < kLaunchBoundNnz) return false;  // launch-bound products: DIA gains nothing (above)
     gain = kDiaGain;
     per_mnnz = kDiaSetupMsPerMnnz;
   } else if (format == Algorithm::Ell) {

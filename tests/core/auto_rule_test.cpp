@@ -63,8 +63,10 @@ TEST(AutoRule, ConversionsNeedTheHintAndEnoughProducts) {
     EXPECT_FALSE(conversion_repaid(Algorithm::Dia, big, bytes, 0));
     EXPECT_FALSE(conversion_repaid(Algorithm::Dia, big, bytes, 1));
     EXPECT_TRUE(conversion_repaid(Algorithm::Dia, big, bytes, 100));
+    // A launch-bound product (under 2^20 nonzeros) never converts to DIA, however many are expected.
     EXPECT_FALSE(conversion_repaid(Algorithm::Dia, small, bytes, 100));
-    EXPECT_TRUE(conversion_repaid(Algorithm::Dia, small, bytes, 100000));
+    EXPECT_FALSE(conversion_repaid(Algorithm::Dia, small, bytes, 1 << 30));
+    EXPECT_TRUE(conversion_repaid(Algorithm::Ell, small, bytes, 100000));
     // Monotone in the number of products.
     std::int64_t first = 0;
     for (std::int64_t n = 1; n <= (1 << 20); n *= 2)

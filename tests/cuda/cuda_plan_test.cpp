@@ -216,12 +216,18 @@ TEST(CudaPlan, AutoTakesDiaForBandedMatricesOnlyWithTheHint) {
   using Plan = spmv::cuda::Plan<double, std::int32_t>;
   spmv::Options hinted;
   hinted.expected_applies = 1000;
-  const Matrix stencil = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(200));
+  const Matrix stencil = spmv::convert<double, std::int32_t>(spmv::gen::poisson2d(500));  // 1.25 M nonzeros
   spmv::cuda::DeviceCsr<double, std::int32_t> d_stencil(stencil);
   const Plan plain(d_stencil.view());
   const Plan banded(d_stencil.view(), Algorithm::Auto, Operation::NonTranspose, hinted);
   EXPECT_NE(plain.algorithm(), Algorithm::Dia);
   EXPECT_EQ(banded.algorithm(), Algorithm::Dia);
+  // Under 2^20 nonzeros (launch-bound products) no DIA, however many products are expected.
+  const Matrix small = spmv::convert<double, std::int32_t>(spmv::gen::stencil27(30));  // 0.66 M nonzeros
+  spmv::cuda::DeviceCsr<double, std::int32_t> d_small(small);
+  spmv::Options many = hinted;
+  many.expected_applies = 1000000;
+  EXPECT_NE(Plan(d_small.view(), Algorithm::Auto, Operation::NonTranspose, many).algorithm(), Algorithm::Dia);
   // Not banded: DIA would pad far beyond the rule, so the CSR choice stands.
   const Matrix graph = spmv::convert<double, std::int32_t>(spmv::gen::rmat(14, 8, 2));
   spmv::cuda::DeviceCsr<double, std::int32_t> d_graph(graph);
