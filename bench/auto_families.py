@@ -172,6 +172,7 @@ PREVIOUS = {
 # csr-vector's kGroupEmptyFraction (src/cuda/csr_vector.cu): not fitted here.
 GROUP_EMPTY_FRACTION = 0.5
 LAUNCH_BOUND_NNZ = 2 ** 20
+LAUNCH_BOUND_EMPTY_LONG_LENGTH = 20.0
 
 
 def classify(s, c):
@@ -187,8 +188,12 @@ def classify(s, c):
     if empty > c["empty_fraction"] * s["rows"]:
         return "empty"
     # Over half the rows empty, csr-vector walks 32 rows per warp: a loss when the others are long.
-    if empty > GROUP_EMPTY_FRACTION * s["rows"] and s["nnz"] > c["empty_long_length"] * (s["rows"] - empty):
-        return "empty" if s["nnz"] < LAUNCH_BOUND_NNZ else "empty_long"
+    if empty > GROUP_EMPTY_FRACTION * s["rows"]:
+        if s["nnz"] >= LAUNCH_BOUND_NNZ and s["nnz"] > c["empty_long_length"] * (s["rows"] - empty):
+            return "empty_long"
+        # kLaunchBoundEmptyLongLength (auto_rule.cpp): the first fit's bound, not refitted.
+        if s["nnz"] < LAUNCH_BOUND_NNZ and s["nnz"] > LAUNCH_BOUND_EMPTY_LONG_LENGTH * (s["rows"] - empty):
+            return "empty"
     if std > c["irregular_cv"] * mean:
         return "irregular"
     return "short" if mean <= c["scalar_max_mean"] else "long"

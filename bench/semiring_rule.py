@@ -25,8 +25,11 @@ import auto_families  # noqa: E402
 
 # The rule in the code: the kernel for each row class of the CUDA SpMV rule (auto_families.classify).
 IN_CODE = {"small": "csr-vector", "few_huge": "merge-path", "power_law": "merge-path",
-           "launch_bound_long": "merge-path", "empty": "merge-path", "irregular": "csr-vector",
-           "short": "csr-vector", "long": "csr-vector"}
+           "launch_bound_long": "merge-path", "empty": "merge-path", "empty_long": "merge-path",
+           "irregular": "csr-vector", "short": "csr-vector", "long": "csr-vector"}
+# The semiring rule keeps the bound on non-empty rows it was fitted with (kSemiringEmptyLongLength in
+# src/cuda/semiring_plan.cu): 20, where the SpMV rule moved to 40 with segmented-sum.
+CONSTANTS = dict(auto_families.CURRENT["constants"], empty_long_length=20.0)
 KERNELS = ("csr-vector", "merge-path")
 
 
@@ -62,7 +65,7 @@ def load(path):
 
 
 def choose(stats, leaves):
-    return leaves[auto_families.classify(stats, auto_families.CURRENT["constants"])]
+    return leaves[auto_families.classify(stats, CONSTANTS)]
 
 
 def results(data, names, c):
@@ -84,7 +87,7 @@ def fit(data, names):
     leaves = dict(IN_CODE)
     for cls in leaves:
         members = [n for n in names if "stats" in data[n] and
-                   auto_families.classify(data[n]["stats"], auto_families.CURRENT["constants"]) == cls]
+                   auto_families.classify(data[n]["stats"], CONSTANTS) == cls]
         if members:
             leaves[cls] = max(KERNELS, key=lambda k: auto_families.hmean(
                 [r[3] for r in results(data, members, dict(leaves, **{cls: k}))]))

@@ -32,7 +32,7 @@ constexpr double kFewHugeRowsCv = 18.0;
 constexpr double kMostlyEmptyFraction = 0.9;
 // Above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32 rows per warp),
 // non-empty rows holding more than this many nonzeros on average go to segmented-sum (from 2^20
-// nonzeros; merge-path below). First fitted at 20 (H100, 2026-11-26: csr-vector's 4 lanes a row of 24-32
+// nonzeros; below, kLaunchBoundEmptyLongLength). First fitted at 20 (H100, 2026-11-26: csr-vector's 4 lanes a row of 24-32
 // lost, merge-path won); refitted when csr-vector took 8 lanes for such rows (H200, 2026-11-29, even
 // members of bench/auto_families.py's empty family: csr-vector won at 24-32 a row, 1.02 / 1.04 and
 // 0.99 / 1.00x the best cuSPARSE, segmented-sum at 48-64, 1.01-1.03 / 0.94-0.95x against merge-path's
@@ -40,6 +40,9 @@ constexpr double kMostlyEmptyFraction = 0.9;
 // 0.965x -> 0.988x the best cuSPARSE (hmean of 18; these kernels all sit at the gather rate of x,
 // docs/PERFORMANCE.md "Half-empty and scattered rows").
 constexpr double kEmptyLongLength = 40.0;
+// Below kLaunchBoundNnz the first fit's bound stays (merge-path above it): the refit's members all had
+// 8 M nonzeros, and launch-bound products were not measured again.
+constexpr double kLaunchBoundEmptyLongLength = 20.0;
 // Row lengths varying more than this relative to the mean: csr-vector with its long-row split.
 constexpr double kIrregularCv = 0.5;
 // Regular rows this short: a thread per row (csr-scalar); longer ones a sub-warp (csr-vector).
@@ -132,9 +135,11 @@ RowClass classify_rows(const RowShape& s) {
   }
   const double empty = double(s.empty_rows);
   if (empty > kMostlyEmptyFraction * double(s.rows)) return RowClass::MostlyEmpty;
-  if (empty > kCsrVectorGroupEmptyFraction * double(s.rows) &&
-      double(s.nnz) > kEmptyLongLength * (double(s.rows) - empty))
-    return s.nnz < kLaunchBoundNnz ? RowClass::MostlyEmpty : RowClass::HalfEmptyLongRows;
+  if (empty > kCsrVectorGroupEmptyFraction * double(s.rows)) {
+    const double nonempty = double(s.rows) - empty;
+    if (s.nnz >= kLaunchBoundNnz && double(s.nnz) > kEmptyLongLength * nonempty) return RowClass::HalfEmptyLongRows;
+    if (s.nnz < kLaunchBoundNnz && double(s.nnz) > kLaunchBoundEmptyLongLength * nonempty) return RowClass::MostlyEmpty;
+  }
   if (s.stddev > kIrregularCv * s.mean) return RowClass::Irregular;
   return s.mean <= kScalarMaxMean ? RowClass::Short : RowClass::Long;
 }

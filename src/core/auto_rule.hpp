@@ -54,7 +54,7 @@ Algorithm csr_kernel_for(RowClass c);
 // of a matrix of this shape with `value_bytes`-byte values (4-byte indices assumed for the estimate).
 bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std::int64_t expected_applies);
 // The padded format Auto tries after DIA for this class, or Auto when none: SELL for matrices with more
-// than half of their rows empty and at least a tenth (f32) / 15% (f64) non-empty; ELL for short regular
+// than half of their rows empty (no lower bound on the non-empty share since 2026-11-28); ELL for short regular
 // rows, and long ones of at most 128 a row in matrices of at least 2^15 rows, whose longest row is within
 // kEllMaxPadding of the mean (ELL then reads no row pointers and stores almost no padding).
 Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_t expected_applies);

@@ -6,7 +6,8 @@
 //  * W from a measured rule (width_for) on the nnz-weighted mean row length;
 //  * narrow sub-warps (W <= 8) walk a row with all of a lane's loads issued before any use
 //    (warp_row.cuh subwarp_row_dot_flat); wider ones use line-aligned steps and 16-byte vector loads;
-//  * rows longer than two passes of the sub-warp are cut into 512-nonzero chunks, one warp each,
+//  * rows longer than two passes of the sub-warp are cut into chunks of 2048 nonzeros (one warp pass
+//    in launch-bound products), one warp each,
 //    in the same launch as the short rows (Daga & Greathouse's CSR-VectorL, HiPC'15, at warp grain);
 //    a row's chunks meet in an atomic sum (not bit-reproducible for those rows);
 //  * matrices with mostly empty rows run one warp per 32 rows, empty rows written at once.
@@ -340,7 +341,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     block_ = warp_block_size(options.block_size, policy.block_size, "CsrVector");
     if (options.subwarp > 0) {
       width_ = checked_width(options.subwarp, 0, kMinSubwarp, "CsrVector: subwarp");
-      if (op == Operation::NonTranspose) {  // a chosen width keeps the walk of mostly empty rows
+      if (op == Operation::NonTranspose) {  // a chosen flat width keeps the walk of mostly empty rows
         const RowStatistics s = row_statistics(a_, stream);
         group_ = double(s.empty_rows) > detail::kCsrVectorGroupEmptyFraction * double(a_.rows);
       }
@@ -353,6 +354,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     const bool vector = width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
                         is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
     if (vector) {
+      group_ = false;  // a warp a row: the launch covers rows * 32 threads
       kernel_ = kernel_for<32, vector_width, Value, Index>(op, false);
       elements_per_load_ = vector_width;
       unroll_ = policy.vector_unroll;
@@ -425,9 +427,10 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   // would inflate L), at most twice, since the head depends on W. (The bound on the longest row was
   // kSplitFactor * L, which a few huge rows holding most nonzeros pass: 64 rows of 300,000 among a
   // million of 9, mean 28, then ran a warp a row unsplit at 0.03-0.06x cuSPARSE, H200 2026-11-29, once
-  // scattered rows of 28 asked for 16 lanes.) Mostly empty rows keep
-  // the flat walk (W <= 8) whatever their length: only it walks 32 rows a warp (a wide sub-warp a row
-  // would idle on every empty one: 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200 2026-11-29).
+  // scattered rows of 28 asked for 16 lanes.) Mostly empty rows keep the flat walk (W <= 8) whatever
+  // their mean length: only it walks 32 rows a warp (a wide sub-warp a row idles on every empty one:
+  // 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200 2026-11-29), unless a row longer than its
+  // head is split off, which runs the split kernel's sub-warp a row.
   void choose_width(cudaStream_t stream) {
     if (op_ == Operation::Transpose) {  // the SC'09 rule (atomics bound the transposed kernel)
       width_ = pow2_at_least(double(a_.nnz) / double(a_.rows), kMinSubwarp, kMaxSubwarp);

@@ -117,7 +117,8 @@ AlgorithmPtr<float, std::int32_t> make_half_values(const CsrView<float, std::int
     const RowStatistics s = row_statistics(matrix, stream);
     const detail::RowShape shape = row_shape(matrix, s);
     algorithm = detail::csr_kernel_for(detail::classify_rows(shape));
-    // segmented-sum (power-law rows) has no half-value kernel: the class's kernel before it, merge-path.
+    // segmented-sum (power-law and half-empty long rows) has no half-value kernel: the classes' kernel
+    // before it, merge-path.
     if (algorithm == Algorithm::SegmentedSum) algorithm = Algorithm::MergePath;
     // Options::deterministic: the rule's merge-path carries between tiles with atomics.
     if (options.deterministic && algorithm == Algorithm::MergePath) algorithm = Algorithm::CsrVector;

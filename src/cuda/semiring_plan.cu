@@ -2,7 +2,7 @@
 // the row statistics:
 //  - the one-launch row kernel of semiring_multiply.cu (Algorithm::CsrVector: a sub-warp per row),
 //    faster on small matrices (one launch instead of two) and on regular or irregular rows;
-//  - on few huge, power-law and mostly-empty rows, the merge-based kernel of merge_path.cuh
+//  - on few huge, power-law and mostly or half empty rows, the merge-based kernel of merge_path.cuh
 //    (Algorithm::MergePath), instantiated per semiring: the tile boundaries are searched once here;
 //    each product runs the tile kernel (finished rows stored, each tile's open row carried out) and
 //    the fix-up, which ⊕-adds the carries into the rows finished by later tiles. The carries are a
@@ -23,18 +23,27 @@ namespace spmv::cuda {
 
 namespace {
 
-// Auto: merge-path for the SpMV rule's few-huge-rows, power-law (launch-bound or not) and mostly-empty row classes
-// (src/core/auto_rule.cpp), the rows kernel for the others (small, irregular, short, long). Fitted
-// (bench/semiring_rule.py) on the even members of bench/auto_families.py's families and the SuiteSparse
-// files (H200, 2026-11-26, min-plus, f32 and f64): each class took the kernel faster in harmonic mean
-// there. On the odd members (96 cases) Auto ran at 0.975 of the faster kernel (hmean) and 1.07x
-// cuSPARSE's plus-times product; the first rule (rows below 2^18 nonzeros or under 12 per regular
-// row) had 0.940 and 1.06x.
+// Auto: merge-path for the SpMV rule's few-huge-rows, power-law (launch-bound or not), mostly-empty and
+// half-empty long-row classes (src/core/auto_rule.cpp), and for more than half of the rows empty with
+// more than kSemiringEmptyLongLength a non-empty row; the rows kernel for the others (small, irregular,
+// short, long). Fitted (bench/semiring_rule.py) on the even members of bench/auto_families.py's families
+// and the SuiteSparse files (H200, 2026-11-26, min-plus, f32 and f64): each class took the kernel faster
+// in harmonic mean there. On the odd members (96 cases) Auto ran at 0.975 of the faster kernel (hmean)
+// and 1.07x cuSPARSE's plus-times product; the first rule (rows below 2^18 nonzeros or under 12 per
+// regular row) had 0.940 and 1.06x.
+// The bound on non-empty rows the semiring rule was fitted with: the SpMV rule's kEmptyLongLength moved
+// to 40 with segmented-sum (2026-11-29), but the row kernel gives every row, empty ones too, a sub-warp.
+constexpr double kSemiringEmptyLongLength = 20.0;
+
 template <class Value, class Index>
 bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
   if (a.rows == 0 || a.nnz == 0) return true;  // nothing to balance
   const RowStatistics s = row_statistics(a, stream);
   const detail::RowShape shape = row_shape(a, s);
+  const double empty = double(shape.empty_rows), nonempty = double(shape.rows) - empty;
+  if (empty > detail::kCsrVectorGroupEmptyFraction * double(shape.rows) &&
+      double(shape.nnz) > kSemiringEmptyLongLength * nonempty)
+    return false;
   const detail::RowClass c = detail::classify_rows(shape);
   return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw &&
          c != detail::RowClass::LaunchBoundLongRows && c != detail::RowClass::MostlyEmpty &&

@@ -33,13 +33,16 @@ TEST(AutoRule, ClassesOfGeneratedMatrices) {
   EXPECT_EQ(csr_kernel_for(RowClass::LaunchBoundLongRows), Algorithm::CsrVector);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.5, 8, 1))), RowClass::Irregular);
   // Three quarters empty: non-empty rows up to 40 long stay with csr-vector, longer ones go to
-  // segmented-sum, or to merge-path in launch-bound products (under 2^20 nonzeros).
+  // segmented-sum; in launch-bound products (under 2^20 nonzeros) those over 20 go to merge-path.
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 16, 1))), RowClass::Irregular);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 32, 1))), RowClass::Irregular);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.25, 64, 1))), RowClass::HalfEmptyLongRows);
   EXPECT_EQ(csr_kernel_for(RowClass::HalfEmptyLongRows), Algorithm::SegmentedSum);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(40000, 40000, 0.25, 64, 1))), RowClass::MostlyEmpty);
   EXPECT_EQ(csr_kernel_for(RowClass::MostlyEmpty), Algorithm::MergePath);
+  // Launch-bound products keep the first fit's bound of 20: rows of 32 there take merge-path.
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(40000, 40000, 0.25, 32, 1))), RowClass::MostlyEmpty);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(40000, 40000, 0.25, 16, 1))), RowClass::Irregular);
   // Long rows but under half empty: csr-vector.
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.6, 32, 1))), RowClass::Irregular);
 }
