@@ -4,11 +4,13 @@
 // of the row loop's time on a Sapphire Rapids core, and was slower than it on small files on Zen 4
 // (docs/ALGORITHMS.md, "CPU Auto"; docs/PERFORMANCE.md). Three small synthetic matrices built here
 // (regular and irregular short rows, a band) are multiplied by the row loop and by SELL or DIA,
-// alternately, on one thread; each scale is a measured ratio over the ratio the fitted costs predict.
-// About 40-90 ms per value type (most of it building the five plans; 2-core VM), once per process, and
-// only when a conversion is weighed.
+// alternately, on one thread; each scale is a measured ratio over the ratio the fitted costs predict,
+// rounded to a third of an octave (bounded() says why). About 90 ms per value type (80 ms of timing, the
+// window that keeps the scales steady: measure(); 2-core Zen 4 VM), once per process, and only when a
+// conversion is weighed.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -86,21 +88,33 @@ struct Sample {
   double seconds = std::numeric_limits<double>::infinity();  // measured, one product
 };
 
-// One thread; the samples alternate for kRounds rounds of at least kRoundSeconds each and keep their
-// minima (a round that lost the CPU to another process is slower, never faster).
+// One thread; the samples alternate in rounds of at least kRoundSeconds each, kRounds rounds a block,
+// blocks repeated until kWindowSeconds have passed, and keep their minima (a round slowed by other work
+// is slower, never faster). The window, not the number of rounds, is what makes the scales steady: on
+// the 2-core Zen 4 VM (docs/PERFORMANCE.md, "A steady CPU calibration") the host slows this VM's
+// memory-reading loops in episodes of 10-50 ms (now and then a few hundred), most often in the first
+// tens of ms of a process's work: the row loop runs 1.5-1.7x slower, SELL and DIA 1.2-1.35x, register-only
+// loops not at all. A calibration inside one episode, 5 rounds in ~12 ms, read SELL's scale as 0.57-0.80
+// instead of 0.95 (f32) / 0.83 (f64), in 5-30% of the processes of a batch; with the window, in 6 of 340
+// processes (all right after a generated matrix of millions of nonzeros was built), and the rounding
+// (bounded()) absorbed those.
 template <class Value>
 void measure(std::vector<Sample<Value>>& samples) {
   constexpr int kRounds = 5;
   constexpr double kRoundSeconds = 0.4e-3;
+  constexpr double kWindowSeconds = 80e-3;
   Options options;
   options.threads = 1;
   std::vector<CpuKernel<Value, Index>> kernels;
   for (const auto& s : samples) kernels.push_back(build_kernel(s.p->a, s.algorithm, Operation::NonTranspose, options));
   std::vector<Value> x(std::size_t{1} << 16, Value(1)), y(std::size_t{1} << 16);
-  const auto best = time_alternately(samples.size(), kRounds, kRoundSeconds, true, [&](std::size_t k) {
-    kernels[k].run(Value(1), x.data(), Value(0), y.data());
-  });
-  for (std::size_t k = 0; k < samples.size(); ++k) samples[k].seconds = best[k];
+  const auto start = std::chrono::steady_clock::now();
+  do {
+    const auto best = time_alternately(samples.size(), kRounds, kRoundSeconds, true, [&](std::size_t k) {
+      kernels[k].run(Value(1), x.data(), Value(0), y.data());
+    });
+    for (std::size_t k = 0; k < samples.size(); ++k) samples[k].seconds = std::min(samples[k].seconds, best[k]);
+  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kWindowSeconds);
 }
 
 template <class Value>
@@ -109,8 +123,19 @@ double predicted_ms(const Sample<Value>& s, const CpuFormatScales& scales = {}) 
 }
 
 // Outside this range the measurement, not the CPU, is suspect: a clamped scale keeps a disturbed
-// calibration from turning the rule upside down.
-double bounded(double scale) { return std::clamp(scale, 0.25, 4.0); }
+// calibration from turning the rule upside down. Within it, a scale is rounded to the nearest of
+// kScaleStepsPerOctave steps an octave (powers of 2^(1/3): ..., 0.63, 0.79, 1, 1.26, ...; the clamp's ends
+// are steps). Even a steady measurement moves by 1-3% from process to process, and a matrix whose choice
+// turns on a scale within that of the measured one (rmat f64 and EX5 f64 on the Zen 4 VM, at SELL 0.81 and
+// 0.83) changed plans between processes; rounded, every process of one machine reads the same scale unless
+// the machine's own lies within ~2% of a step's edge (the VM's f32 SELL 0.93-0.97 and f64 0.80-0.84 are
+// 4-6% from the edges at 0.89 and 0.89). The cost: a scale off by up to 12%, about the fitted costs' own
+// error per matrix (kCpuMinGain's 10%); near the rule's boundary a race decides (kCpuRuleBand).
+constexpr double kScaleStepsPerOctave = 3;
+double bounded(double scale) {
+  const double clamped = std::clamp(scale, 0.25, 4.0);
+  return std::exp2(std::round(std::log2(clamped) * kScaleStepsPerOctave) / kScaleStepsPerOctave);
+}
 
 template <class Value>
 CpuFormatScales calibrate() {

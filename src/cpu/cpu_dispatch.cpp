@@ -395,11 +395,32 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
                                                             chosen.threads);
       const detail::CpuFormatScales scales =
           counted && !options.deterministic ? detail::cpu_format_scales<Value>() : detail::CpuFormatScales{};
-      const Algorithm format =
+      Algorithm format =
           detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies, chosen.threads, scales);
+      // Near the rule's boundary (a scale kCpuRuleBand larger or smaller would choose otherwise) the
+      // conversion is built and raced against the unconverted plan below, also on one thread: there the
+      // fitted costs' error on the matrix, not the CPU's scales, decides, and a choice that turned on the
+      // last percent of the scales flipped between processes (docs/PERFORMANCE.md, "A steady CPU
+      // calibration").
+      bool near_boundary = false;
+      if (counted && !options.deterministic && options.expected_applies >= detail::kRaceMinApplies &&
+          detail::cpu_measuring_allowed()) {
+        const auto scaled = [&](double f) {
+          return detail::CpuFormatScales{scales.dia * f, scales.sell * f, scales.length_change / f};
+        };
+        const Algorithm cheaper = detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies,
+                                                         chosen.threads, scaled(1 / detail::kCpuRuleBand));
+        const Algorithm dearer = detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies,
+                                                        chosen.threads, scaled(detail::kCpuRuleBand));
+        if (cheaper != dearer && cheaper != Algorithm::Auto) {
+          near_boundary = true;
+          format = cheaper;
+        }
+      }
       why += " applies=" + std::to_string(options.expected_applies) + " dia_slots=" + std::to_string(slots.dia) +
              " sell_slots=" + std::to_string(slots.sell) + " length_changes=" + std::to_string(slots.length_changes) +
              (counted ? " " + detail::cpu_scales_policy(scales) : "");
+      if (near_boundary) why += " near the rule's boundary";
       if (format == Algorithm::Sell && sell_sigma > 0) {
         chosen.sell_sigma = sell_sigma;
         why += " sell sorted by " + std::to_string(sell_sigma) + " rows";
@@ -419,9 +440,10 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
       }
       // On several threads the converted plan must also beat the unconverted one, measured (the row
       // kernel race below then chooses the latter's row kernel).
-      if (converted && chosen.threads > 1 && !options.deterministic &&
+      if (converted && (chosen.threads > 1 || near_boundary) && !options.deterministic &&
           options.expected_applies >= detail::kRaceMinApplies &&
-          detail::unconverted_is_faster(a, *converted, detail::auto_algorithm(chosen.threads), chosen, why)) {
+          detail::unconverted_is_faster(a, *converted, detail::auto_algorithm(chosen.threads), chosen, why,
+                                        near_boundary)) {
         converted.reset();
         resolved = detail::auto_algorithm(chosen.threads);
       }

@@ -87,6 +87,13 @@ std::vector<double> time_alternately(std::size_t count, int rounds, double min_s
 // not when the environment sets SPMV_CPU_CALIBRATION=0 (src/cpu/cpu_calibration.cpp).
 bool cpu_measuring_allowed();
 
+// With the hint, a conversion the rule chooses with its scales divided by this factor but not with them
+// multiplied by it (or the reverse) is raced against the unconverted plan (cpu_dispatch.cpp). On the Zen 4
+// VM the fitted costs missed single matrices by 1.4-2x at such boundaries (rmat f32: SELL sorted whole 2.9
+// ms, the row loop 4.8; ct2010 and nh2010 f64: SELL 0.26 / 0.18 ms, a vector per row 0.52 / 0.38), so a
+// measurement decides there; 1.25 takes in the boundaries that the scales' spread between processes crossed.
+constexpr double kCpuRuleBand = 1.25;
+
 // Implemented in src/cpu/row_kernel_race.cpp: Auto's CSR row kernel (Options::cpu_rows) measured on A.
 // With the expected-applies hint (at least kRaceMinApplies), race_row_kernels builds the plan of
 // `algorithm` (RowLoop or MergeParallel, A x) with the rule's row kernel and with each challenger that
@@ -106,14 +113,19 @@ int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why);
 // products kRaceMargin faster than the `converted` one (DIA or SELL) the rule chose; adds both times to
 // `why`. The rule prices a conversion against the row loop, which on many threads misjudges what
 // merge-parallel's split of long rows gains (docs/PERFORMANCE.md, the 16-core Intel host: long_rows f32,
-// SELL sorted whole 0.39-0.51 ms against merge-parallel's 0.24-0.25).
+// SELL sorted whole 0.39-0.51 ms against merge-parallel's 0.24-0.25). With `converted_must_win` (near the
+// rule's boundary, kCpuRuleBand; also on one thread) a tie goes the other way: the converted plan stays
+// only when kRaceMargin faster, so that matrices where the two run alike keep CSR in every process
+// instead of following the timing noise.
 template <class Value, class Index>
 bool unconverted_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Value, Index>& converted,
-                           Algorithm plain, const Options& options, std::string& why);
+                           Algorithm plain, const Options& options, std::string& why,
+                           bool converted_must_win = false);
 
 // Implemented in src/cpu/cpu_calibration.cpp: the CPU rule's format scales for this CPU and value type,
-// measured once per process (a few milliseconds, at the first call); the fitted costs (all 1) when the
-// environment sets SPMV_CPU_CALIBRATION=0. cpu_scales_policy says which, for the policy string.
+// measured once per process (about 90 ms, at the first call) and rounded to a third of an octave; the
+// fitted costs (all 1) when the environment sets SPMV_CPU_CALIBRATION=0. cpu_scales_policy says which,
+// for the policy string.
 template <class Value>
 const CpuFormatScales& cpu_format_scales();
 std::string cpu_scales_policy(const CpuFormatScales& scales);

@@ -536,6 +536,8 @@ TEST(CpuDispatch, AutoMeasuresTheRowKernelOnTheMatrix) {
   const auto raced = detail::race_row_kernels(a, Algorithm::RowLoop, hint, why);
   ASSERT_TRUE(raced.has_value()) << why;
   EXPECT_TRUE(contains(why, "rows raced: rule ") && contains(why, "vector ")) << why;
+  // The scalar loop the rule did not pick races too (rows of 60, local: the rule unrolls them).
+  EXPECT_TRUE(contains(why, " plain ")) << why;
   const auto oper = make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose, hint);
   EXPECT_TRUE(contains(oper->policy(), "rows raced") || contains(oper->policy(), "converts to")) << oper->policy();
   const OperatorCheck check = check_operator(*oper, a, 41);
@@ -838,7 +840,8 @@ TEST(CpuDispatch, ConversionOnSeveralThreadsIsRacedAgainstTheUnconvertedPlan) {
   const OperatorCheck check = check_operator(*oper, stencil, 29);
   EXPECT_EQ(check.pairs, 20);
   for (const auto& f : check.failures) ADD_FAILURE() << policy << ": " << f;
-  // One thread keeps the rule's choice unraced.
+  // One thread keeps the rule's choice unraced away from its boundary (kCpuRuleBand: the stencil's DIA is
+  // far from it).
   hint.threads = 1;
   EXPECT_FALSE(contains(make_cpu_operator(stencil, Algorithm::Auto, Operation::NonTranspose, hint)->policy(),
                         "conversion raced"));
@@ -854,6 +857,9 @@ void check_calibrated_choice() {
   for (double s : {scales.dia, scales.sell, scales.length_change}) {
     EXPECT_GE(s, 0.25);
     EXPECT_LE(s, 4.0);
+    // Rounded to a third of an octave, so that processes on one CPU read the same scale.
+    const double thirds = 3 * std::log2(s);
+    EXPECT_NEAR(thirds, std::round(thirds), 1e-9) << s;
   }
   Options hint;
   hint.expected_applies = 1000;
