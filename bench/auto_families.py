@@ -189,11 +189,11 @@ def classify(s, c):
         return "empty"
     # Over half the rows empty, csr-vector walks 32 rows per warp: a loss when the others are long.
     if empty > GROUP_EMPTY_FRACTION * s["rows"]:
-        if s["nnz"] >= LAUNCH_BOUND_NNZ and s["nnz"] > c["empty_long_length"] * (s["rows"] - empty):
-            return "empty_long"
-        # kLaunchBoundEmptyLongLength (auto_rule.cpp): the first fit's bound, not refitted.
-        if s["nnz"] < LAUNCH_BOUND_NNZ and s["nnz"] > LAUNCH_BOUND_EMPTY_LONG_LENGTH * (s["rows"] - empty):
-            return "empty"
+        # Launch-bound products keep the first fit's bound (kLaunchBoundEmptyLongLength, auto_rule.cpp).
+        launch_bound = s["nnz"] < LAUNCH_BOUND_NNZ
+        long_length = LAUNCH_BOUND_EMPTY_LONG_LENGTH if launch_bound else c["empty_long_length"]
+        if s["nnz"] > long_length * (s["rows"] - empty):
+            return "empty" if launch_bound else "empty_long"
     if std > c["irregular_cv"] * mean:
         return "irregular"
     return "short" if mean <= c["scalar_max_mean"] else "long"

@@ -30,15 +30,14 @@ constexpr double kLongRowFactor = 128.0;
 constexpr double kFewHugeRowsCv = 18.0;
 // More than this share of empty rows: merge-path (its diagonal search skips them at no cost).
 constexpr double kMostlyEmptyFraction = 0.9;
-// Above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32 rows per warp),
-// non-empty rows holding more than this many nonzeros on average go to segmented-sum (from 2^20
-// nonzeros; below, kLaunchBoundEmptyLongLength). First fitted at 20 (H100, 2026-11-26: csr-vector's 4 lanes a row of 24-32
-// lost, merge-path won); refitted when csr-vector took 8 lanes for such rows (H200, 2026-11-29, even
-// members of bench/auto_families.py's empty family: csr-vector won at 24-32 a row, 1.02 / 1.04 and
-// 0.99 / 1.00x the best cuSPARSE, segmented-sum at 48-64, 1.01-1.03 / 0.94-0.95x against merge-path's
-// 0.96-0.97 / 0.87-0.89x; 40 is the geometric middle of that gap, rounded). Rule on the odd members:
-// 0.965x -> 0.988x the best cuSPARSE (hmean of 18; these kernels all sit at the gather rate of x,
-// docs/PERFORMANCE.md "Half-empty and scattered rows").
+// Above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32 rows per warp), non-empty rows
+// holding more than this many nonzeros on average go to segmented-sum (from 2^20 nonzeros; below,
+// kLaunchBoundEmptyLongLength). First fitted at 20 (H100, 2026-11-26: csr-vector's 4 lanes a row of 24-32 lost,
+// merge-path won); refitted when csr-vector took 8 lanes for such rows (H200, 2026-11-29, even members of
+// bench/auto_families.py's empty family: csr-vector won at 24-32 a row, 1.02 / 1.04 and 0.99 / 1.00x the best cuSPARSE,
+// segmented-sum at 48-64, 1.01-1.03 / 0.94-0.95x against merge-path's 0.96-0.97 / 0.87-0.89x; 40 is the geometric
+// middle of that gap, rounded). Rule on the odd members: 0.965x -> 0.988x the best cuSPARSE (hmean of 18; these kernels
+// all sit at the gather rate of x, docs/PERFORMANCE.md "Half-empty and scattered rows").
 constexpr double kEmptyLongLength = 40.0;
 // Below kLaunchBoundNnz the first fit's bound stays (merge-path above it): the refit's members all had
 // 8 M nonzeros, and launch-bound products were not measured again.
@@ -135,10 +134,11 @@ RowClass classify_rows(const RowShape& s) {
   }
   const double empty = double(s.empty_rows);
   if (empty > kMostlyEmptyFraction * double(s.rows)) return RowClass::MostlyEmpty;
-  if (empty > kCsrVectorGroupEmptyFraction * double(s.rows)) {
-    const double nonempty = double(s.rows) - empty;
-    if (s.nnz >= kLaunchBoundNnz && double(s.nnz) > kEmptyLongLength * nonempty) return RowClass::HalfEmptyLongRows;
-    if (s.nnz < kLaunchBoundNnz && double(s.nnz) > kLaunchBoundEmptyLongLength * nonempty) return RowClass::MostlyEmpty;
+  if (groups_empty_rows(s.empty_rows, s.rows)) {  // long non-empty rows: a bound and a class by size
+    const bool launch_bound = s.nnz < kLaunchBoundNnz;
+    const double long_length = launch_bound ? kLaunchBoundEmptyLongLength : kEmptyLongLength;
+    if (double(s.nnz) > long_length * (double(s.rows) - empty))
+      return launch_bound ? RowClass::MostlyEmpty : RowClass::HalfEmptyLongRows;
   }
   if (s.stddev > kIrregularCv * s.mean) return RowClass::Irregular;
   return s.mean <= kScalarMaxMean ? RowClass::Short : RowClass::Long;
@@ -176,7 +176,7 @@ bool conversion_repaid(Algorithm format, const RowShape& s, int value_bytes, std
 
 Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_t expected_applies) {
   if (s.nnz <= 0) return Algorithm::Auto;
-  if (double(s.empty_rows) > kCsrVectorGroupEmptyFraction * double(s.rows))
+  if (groups_empty_rows(s.empty_rows, s.rows))
     return conversion_repaid(Algorithm::Sell, s, value_bytes, expected_applies) ? Algorithm::Sell : Algorithm::Auto;
   const bool long_enough = c == RowClass::Long && s.mean <= kEllMaxMean && s.rows >= kEllLongMinRows;
   if (c != RowClass::Short && !long_enough) return Algorithm::Auto;

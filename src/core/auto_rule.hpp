@@ -27,6 +27,9 @@ struct RowShape {
 // of a sub-warp per row (H200, mostly_empty 90% empty rows: 37.5% / 26.7% of copy bandwidth vs 17.5% /
 // 19.3%; on stencil27 it loses, 66% vs 80%); the mostly-empty row class starts at the same fraction.
 inline constexpr double kCsrVectorGroupEmptyFraction = 0.5;
+inline bool groups_empty_rows(std::int64_t empty_rows, std::int64_t rows) {
+  return double(empty_rows) > kCsrVectorGroupEmptyFraction * double(rows);
+}
 // Below this many nonzeros a product is launch-bound (a few microseconds on the H200), and csr-vector cuts
 // its long rows into chunks of one warp pass (128 nonzeros, instead of 2048) so that a long row is summed
 // by many warps at once rather than by one warp's chain of dependent passes (src/cuda/csr_vector.cu); the

@@ -343,7 +343,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       width_ = checked_width(options.subwarp, 0, kMinSubwarp, "CsrVector: subwarp");
       if (op == Operation::NonTranspose) {  // a chosen flat width keeps the walk of mostly empty rows
         const RowStatistics s = row_statistics(a_, stream);
-        group_ = double(s.empty_rows) > detail::kCsrVectorGroupEmptyFraction * double(a_.rows);
+        group_ = detail::groups_empty_rows(s.empty_rows, a_.rows);
       }
       if (op == Operation::NonTranspose && width_ <= kFlatMaxWidth)
         build_chunks(find_long_rows(head_for(width_), stream), stream);
@@ -440,7 +440,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     const double weighted = s.mean > 0 ? s.mean + s.stddev * s.stddev / s.mean : 0.0;
     const double nonempty = double(a_.rows - s.empty_rows);
     const double nonempty_mean = nonempty > 0 ? double(a_.nnz) / nonempty : 0.0;
-    group_ = double(s.empty_rows) > detail::kCsrVectorGroupEmptyFraction * double(a_.rows);
+    group_ = detail::groups_empty_rows(s.empty_rows, a_.rows);
     local_ = s.mean_span * kLocalSpanDivisor <= double(a_.cols);
     if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * nonempty_mean) {
       width_ = width_for(weighted, local_);  // uniformly long rows: a wide sub-warp, no split

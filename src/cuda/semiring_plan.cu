@@ -40,9 +40,8 @@ bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
   if (a.rows == 0 || a.nnz == 0) return true;  // nothing to balance
   const RowStatistics s = row_statistics(a, stream);
   const detail::RowShape shape = row_shape(a, s);
-  const double empty = double(shape.empty_rows), nonempty = double(shape.rows) - empty;
-  if (empty > detail::kCsrVectorGroupEmptyFraction * double(shape.rows) &&
-      double(shape.nnz) > kSemiringEmptyLongLength * nonempty)
+  if (detail::groups_empty_rows(shape.empty_rows, shape.rows) &&
+      double(shape.nnz) > kSemiringEmptyLongLength * double(shape.rows - shape.empty_rows))
     return false;
   const detail::RowClass c = detail::classify_rows(shape);
   return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw &&
