@@ -73,13 +73,20 @@ constexpr std::array kTranspose{Algorithm::Hola,          Algorithm::HolaBuffere
 
 }  // namespace
 
-// The algorithms whose products are bit-reproducible by construction (CudaAlgorithm::reproducible;
-// csr-vector when it splits no row, or adds the chunks in order under Options::deterministic).
+// The algorithms whose A x is bit-reproducible by construction (CudaAlgorithm::reproducible; csr-vector
+// when it splits no row, or adds the chunks in order under Options::deterministic).
+constexpr std::array kReproducibleNonTranspose{
+    Algorithm::CsrScalar, Algorithm::CsrVector, Algorithm::CsrCoop,        Algorithm::Pcsr,
+    Algorithm::LightSpmv, Algorithm::Ell,       Algorithm::EllR,           Algorithm::EllRVector,
+    Algorithm::Dia,       Algorithm::Sell,      Algorithm::CompressedCsr,  Algorithm::CusparseCsrAlg2};
+
 static std::string reproducible_list(Operation op) {
-  return op == Operation::NonTranspose
-             ? "csr-scalar, csr-vector, csr-coop, pcsr, lightspmv, ell, ell-r, ell-r-vector, dia, sell, "
-               "compressed-csr or cusparse-csr-alg2"
-             : "explicit-transpose, or symmetric on a matrix equal to its transpose";
+  if (op == Operation::Transpose) return "explicit-transpose, or symmetric on a matrix equal to its transpose";
+  std::string list;
+  for (std::size_t i = 0; i < kReproducibleNonTranspose.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == kReproducibleNonTranspose.size() ? " or " : ", ") +
+            std::string(to_string(kReproducibleNonTranspose[i]));
+  return list;
 }
 
 // A x: Auto's rule lives in src/core/auto_rule.{hpp,cpp} (CUDA-free, fitted and cross-validated on
@@ -272,6 +279,12 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
         std::fprintf(stderr, "[spmv] auto: %s not taken: %s\n", std::string(to_string(format)).c_str(), e.what());
     }
   }
+  // Auto's A x under Options::deterministic: a choice that sums with atomics or carries is replaced
+  // before its plan is built (the check below would build it, then discard it).
+  if (options.deterministic && requested_auto && op == Operation::NonTranspose && !impl_->kernel &&
+      std::find(kReproducibleNonTranspose.begin(), kReproducibleNonTranspose.end(), algorithm) ==
+          kReproducibleNonTranspose.end())
+    algorithm = Algorithm::CsrVector;
   impl_->algorithm = algorithm;
   if (!degenerate && !impl_->kernel) {
     for (const auto& entry : kTable<Value, Index>)
