@@ -120,6 +120,17 @@ constexpr int kOnePassChunkNnz = 32 * kChunkUnroll;
 constexpr std::int64_t kFewLongChunks = 1024;
 // Rows this many times longer than the mean count as long even when the mean asks for a wide sub-warp.
 constexpr double kSplitFactor = 4.0;
+// Uniformly long rows longer than a chunk run a wide sub-warp a row unsplit only when those sub-warps
+// make at least this many warps per multiprocessor: each row is then a chain of passes of one warp, and
+// too few warps leave HBM idle. H200, 2026-11-29, random columns, 16 M nonzeros in R rows, speed-up
+// over the best cuSPARSE f32 / f64, unsplit warp a row against the flat walk's split (W = 8, chunks of
+// 2048): R = 500 (3.8 warps per SM) 0.54 / 0.51 against 1.33 / 1.01; R = 1000 (7.6) 0.99 / 0.93 against
+// 1.06 / 1.02; R = 2000 (15.2) 1.25 / 1.13 against 1.00 / 1.01; R = 4000-32000 unsplit 1.01-1.15 against
+// 0.98-1.02. 11 is the geometric middle of 7.6 and 15.2. Checked on 2 M nonzeros: R = 100 (20,000 a
+// row) 0.33 / 0.20 against 1.08 / 1.00 and R = 400 0.98 / 0.74 against 0.96 / 1.09 split; R = 1600
+// (1,250 a row, within one chunk) 1.10 / 1.15 unsplit against 1.11 / 1.23 (docs/PERFORMANCE.md, "Few
+// uniformly long rows").
+constexpr double kWideMinWarpsPerMultiprocessor = 11.0;
 
 template <int W, int E>
 constexpr bool uses_flat_walk() {
@@ -152,21 +163,22 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   }
 }
 
-// Flat-walk variant with one warp per 32 consecutive rows: lane l loads row l's offsets (two coalesced
-// loads for the whole group instead of two per sub-warp), empty rows are written at once, and the
-// non-empty ones (found with a ballot) are dealt to the 32 / W sub-warps round by round. Rows that
-// are mostly empty then cost no sub-warp, and a warp's row-offset loads are one round trip.
+// Flat walk with one warp per 32 consecutive rows: lane l loads row l's offsets (two coalesced loads
+// for the whole group instead of two per sub-warp), empty rows are written at once, and the non-empty
+// ones (found with a ballot) are dealt to the 32 / W sub-warps round by round. Rows that are mostly
+// empty then cost no sub-warp, and a warp's row-offset loads are one round trip. Rows longer than
+// `head` are left to the split kernel's chunks. `first` is the warp's first row, `stride` the rows per
+// grid pass (32 per warp).
 template <int W, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
-    csr_vector_group_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
-                            compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
+__device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alpha,
+                           const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
+                           compute_t<Value>* __restrict__ y, std::int64_t first, std::int64_t stride,
+                           std::int64_t head) {
   constexpr int kSubs = 32 / W;
   const int lane = threadIdx.x & 31;
   const int sub = lane / W;
   const int sub_lane = lane & (W - 1);
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;  // rows per grid pass (32 per warp)
-  for (std::int64_t first = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31);
-       first < a.rows; first += stride) {
+  for (; first < a.rows; first += stride) {
     const std::int64_t r = first + lane;
     std::int64_t begin = 0, end = 0;
     if (r < a.rows) {
@@ -174,7 +186,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
       end = __ldg(a.row_ptr + r + 1);
       if (end == begin) y[r] = axpby(alpha, compute_t<Value>(0), beta, y, r);
     }
-    unsigned pending = __ballot_sync(0xffffffffu, end > begin);
+    unsigned pending = __ballot_sync(0xffffffffu, end > begin && end - begin <= head);
     while (pending != 0) {  // warp-uniform
       // Sub-warp `sub` takes the (sub + 1)-th pending row; the round consumes the first kSubs of them.
       unsigned mine = pending;
@@ -194,6 +206,14 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
       pending = next;
     }
   }
+}
+
+template <int W, class Value, class Index>
+__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+    csr_vector_group_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                            compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
+  group_walk<W>(a, alpha, x, beta, y, (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
+                std::int64_t(gridDim.x) * blockDim.x, std::numeric_limits<std::int64_t>::max());
 }
 
 // A piece of a long row, [begin, end) with end - begin <= kChunkNnz. The row's chunks are
@@ -227,7 +247,7 @@ struct SplitRows {
 // idle). The sum is accumulated with atomics, not bit-reproducible for the long rows, unless
 // split.ordered: then each chunk stores its partial sum in its own slot and the last to arrive adds the
 // row's slots in chunk order (Options::deterministic: the same bits every run, one extra read per chunk).
-template <int W, class Value, class Index>
+template <int W, bool Group, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_split_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y, std::int64_t head,
@@ -262,8 +282,14 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     }
     return;
   }
-  const int lane = threadIdx.x & (W - 1);
   const std::int64_t blocks = std::int64_t(gridDim.x) - split.chunk_blocks;
+  if constexpr (Group) {  // mostly empty rows: 32 rows a warp, the long ones skipped
+    group_walk<W>(a, alpha, x, beta, y,
+                  ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
+                  blocks * blockDim.x, head);
+    return;
+  }
+  const int lane = threadIdx.x & (W - 1);
   const std::int64_t stride = blocks * blockDim.x / W;
   for (std::int64_t row = ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) / W;
        row < a.rows; row += stride) {
@@ -360,11 +386,13 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       unroll_ = policy.vector_unroll;
     } else {
       flat_ = op == Operation::NonTranspose && width_ <= kFlatMaxWidth;
-      group_ = group_ && flat_ && num_chunks_ == 0;
+      group_ = group_ && flat_;
       with_width<kMinSubwarp>(width_, [&](auto w) {
         constexpr int kW = decltype(w)::value;
         kernel_ = kernel_for<kW, 1, Value, Index>(op, group_);
-        if constexpr (kW <= kFlatMaxWidth) split_kernel_ = csr_vector_split_kernel<kW, Value, Index>;
+        if constexpr (kW <= kFlatMaxWidth)
+          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, Value, Index>
+                                 : csr_vector_split_kernel<kW, false, Value, Index>;
       });
       elements_per_load_ = 1;
       unroll_ = flat_ ? kFlatUnroll : policy.unroll;
@@ -377,7 +405,8 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       const SplitRows<Real, Index> split{chunks_.data(), num_chunks_,    chunk_blocks_,
                                           sums_.data(),   arrivals_.data(), deterministic_};
       const std::int64_t row_blocks =
-          std::min<std::int64_t>(grid_for(std::int64_t(a_.rows) * width_, block_), INT_MAX - chunk_blocks_);
+          std::min<std::int64_t>(grid_for(std::int64_t(a_.rows) * (group_ ? 1 : width_), block_),
+                                 INT_MAX - chunk_blocks_);
       split_kernel_<<<static_cast<unsigned>(chunk_blocks_ + row_blocks), block_, 0, stream>>>(a_, alpha, x, beta, y,
                                                                                              head_, split);
       SPMV_CHECK_LAUNCH("csr_vector_split_kernel");
@@ -427,10 +456,12 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   // would inflate L), at most twice, since the head depends on W. (The bound on the longest row was
   // kSplitFactor * L, which a few huge rows holding most nonzeros pass: 64 rows of 300,000 among a
   // million of 9, mean 28, then ran a warp a row unsplit at 0.03-0.06x cuSPARSE, H200 2026-11-29, once
-  // scattered rows of 28 asked for 16 lanes.) Mostly empty rows keep the flat walk (W <= 8) whatever
-  // their mean length: only it walks 32 rows a warp (a wide sub-warp a row idles on every empty one:
-  // 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200 2026-11-29), unless a row longer than its
-  // head is split off, which runs the split kernel's sub-warp a row.
+  // scattered rows of 28 asked for 16 lanes.) Uniform rows longer than a chunk also need enough rows to
+  // fill the GPU (kWideMinWarpsPerMultiprocessor): a few hundred rows of 20,000 are split. Mostly empty
+  // rows keep the flat walk (W <= 8) whatever their mean length: only it walks 32 rows a warp (a wide
+  // sub-warp a row idles on every empty one:
+  // 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200 2026-11-29), also where rows longer than
+  // its head are split off (the split kernel's rows then walk in groups too).
   void choose_width(cudaStream_t stream) {
     if (op_ == Operation::Transpose) {  // the SC'09 rule (atomics bound the transposed kernel)
       width_ = pow2_at_least(double(a_.nnz) / double(a_.rows), kMinSubwarp, kMaxSubwarp);
@@ -443,8 +474,12 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     group_ = detail::groups_empty_rows(s.empty_rows, a_.rows);
     local_ = s.mean_span * kLocalSpanDivisor <= double(a_.cols);
     if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * nonempty_mean) {
-      width_ = width_for(weighted, local_);  // uniformly long rows: a wide sub-warp, no split
-      return;
+      const int wide = width_for(weighted, local_);
+      const double warps = nonempty * wide / 32.0;
+      if (s.max <= kChunkNnz || warps >= kWideMinWarpsPerMultiprocessor * device_multiprocessors()) {
+        width_ = wide;  // uniformly long rows: a wide sub-warp, no split
+        return;
+      }
     }
     width_ = std::min(width_for(nonempty_mean, local_), kFlatMaxWidth);
     LongRows long_rows = find_long_rows(head_for(width_), stream);
@@ -536,7 +571,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   int elements_per_load_ = 1;
   int unroll_ = 1;
   bool flat_ = false;
-  bool group_ = false;  // csr_vector_group_kernel (32 rows per warp)
+  bool group_ = false;  // group_walk: 32 rows per warp (csr_vector_group_kernel, or the split kernel's rows)
   bool local_ = false;  // local columns (width_for)
   bool deterministic_ = false;
   std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)

@@ -527,12 +527,37 @@ TEST(CudaPlan, CsrVectorWidthForScatteredAndMostlyEmptyRows) {
   const Matrix rows64 = make(spmv::gen::random_uniform(20000, 20000, 64, 3));
   // 64 rows of 30,000 among 100,000 of 9 (mean 28): the long rows are split, never a warp each unsplit.
   const Matrix dense = make(spmv::gen::dense_rows(100000, 64, 0.3, 8, 3));
+  // 75% empty with ten rows of 1,000 (longer than the flat walk's head at 8 lanes): those are split, the
+  // rest still walk 32 rows a warp, the ten long rows' empty neighbours included.
+  Matrix empty_long_rows;
+  empty_long_rows.rows = empty_rows.rows;
+  empty_long_rows.cols = empty_rows.cols;
+  for (std::int32_t r = 0; r < empty_rows.rows; ++r) {
+    if (r % 4000 == 17) {
+      for (std::int32_t k = 0; k < 1000; ++k) {
+        empty_long_rows.col_idx.push_back(k * 37);
+        empty_long_rows.values.push_back(1.0 / (k + 1));
+      }
+    } else {
+      for (std::int32_t k = empty_rows.row_ptr[r]; k < empty_rows.row_ptr[r + 1]; ++k) {
+        empty_long_rows.col_idx.push_back(empty_rows.col_idx[k]);
+        empty_long_rows.values.push_back(empty_rows.values[k]);
+      }
+    }
+    empty_long_rows.row_ptr.push_back(empty_long_rows.nnz());
+  }
+  // 100 uniform rows: far too few warps to run a warp a row; split when longer than a chunk (2,048).
+  const Matrix few_long = make(spmv::gen::random_uniform(100, 100000, 10000, 3));
+  const Matrix few_chunk_long = make(spmv::gen::random_uniform(100, 100000, 2000, 3));
   const Case cases[] = {{"32 a row, scattered", rows32, 0, "subwarp=16 "},
                         {"64 a row, scattered", rows64, 0, "subwarp=32 "},
                         {"64 dense rows", dense, 0, "split_rows=64 "},
+                        {"100 rows of 10,000", few_long, 0, "split_rows=100 "},
+                        {"100 rows of 2,000", few_chunk_long, 0, "subwarp=32 "},
                         {"75% empty, 64 a row", empty_rows, 0, "subwarp=8 elements_per_load=1 unroll=4 walk=flat "
                                                                "rows_per_warp=32"},
-                        {"75% empty, 64 a row, 8 lanes chosen", empty_rows, 8, "rows_per_warp=32"}};
+                        {"75% empty, 64 a row, 8 lanes chosen", empty_rows, 8, "rows_per_warp=32"},
+                        {"75% empty, ten rows of 1,000", empty_long_rows, 0, "rows_per_warp=32 split_rows=10 "}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     spmv::Options options;
