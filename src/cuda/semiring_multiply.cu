@@ -1,35 +1,44 @@
 // y = A ⊕.⊗ x on the device (spmv/cuda/semiring.hpp): a sub-warp per row (grid-stride over rows), its
-// lanes striding the row's entries, the lanes' partial results combined by a shuffle butterfly with
-// the semiring's add. Two widths, chosen by the mean row length: 4 lanes for short rows, 32 for long
-// ones (the bounded-variant rule of STYLE.md §6; the semirings are not tuned like the SpMV kernels).
+// lanes walking the row as csr-vector's flat walk does (each lane's U loads of A, then U gathers of x,
+// then the semiring's steps; warp_row.cuh), the lanes' partial results combined by a shuffle butterfly
+// with the semiring's add. Widths 2, 4, 8 and 32 (the bounded-variant rule of STYLE.md §6):
+// SemiringPlan takes csr-vector's width rule from its row statistics (semiring_plan.cu);
+// semiring_multiply, which has no plan, takes 4 lanes for short rows and 32 for long ones.
 #include <algorithm>
+#include <string>
 
 #include "core/backends.hpp"
 #include "core/semiring_ops.hpp"
 #include "cpu/instantiate.hpp"
 #include "cuda/common/launch.cuh"
 #include "cuda/common/warp_reduce.cuh"
+#include "cuda/common/warp_row.cuh"
+#include "cuda/semiring_rows.cuh"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/semiring.hpp"
+#include "spmv/error.hpp"
 
 namespace spmv::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr double kWideRowsFrom = 12;  // mean entries per row from which a row gets a whole warp
+constexpr int kUnroll = 4;            // csr-vector's kFlatUnroll: loads in flight per lane and pass
+constexpr double kWideRowsFrom = 12;  // semiring_multiply: mean entries per row from which a row gets a warp
 
 template <int W, class Ops, class Value, class Index>
 __global__ void __launch_bounds__(kThreads)
     semiring_rows_kernel(CsrView<Value, Index> a, const Value* __restrict__ x, Value* __restrict__ y) {
+  constexpr bool kStreaming = sizeof(Value) == 8;  // as csr-vector's flat walk (kStreamLoads)
   const int lane = static_cast<int>(threadIdx.x) & (W - 1);
   const std::int64_t first = (std::int64_t{blockIdx.x} * kThreads + threadIdx.x) / W;
   const std::int64_t stride = std::int64_t{gridDim.x} * kThreads / W;
   // Every lane of a sub-warp has the same row, so the sub-warp stays together for the shuffles.
   for (std::int64_t row = first; row < a.rows; row += stride) {
-    Value acc = Ops::zero();
-    const std::int64_t end = a.row_ptr[row + 1];
-    for (std::int64_t k = a.row_ptr[row] + lane; k < end; k += W)
-      acc = Ops::add(acc, Ops::mul(a.values[k], __ldg(x + a.col_idx[k])));
+    Value acc = subwarp_row_fold_flat<W, kUnroll, kStreaming>(
+        a.col_idx, a.values, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Ops::zero(),
+        [](Value sum, Value value, Value xv, bool in_row) {
+          return in_row ? Ops::add(sum, Ops::mul(value, xv)) : sum;
+        });
     acc = subwarp_reduce<W>(acc, [](Value p, Value q) { return Ops::add(p, q); });
     if (lane == 0) y[row] = acc;
   }
@@ -46,15 +55,31 @@ void launch(const CsrView<Value, Index>& a, const Value* x, Value* y, cudaStream
 }  // namespace
 
 template <class Value, class Index>
-void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* x, Value* y, cudaStream_t stream) {
+void semiring_rows(Semiring s, const CsrView<Value, Index>& a, const Value* x, Value* y, int width,
+                   cudaStream_t stream) {
   if (a.rows == 0) return;  // nothing to write (and no launch of zero blocks)
-  const bool wide = static_cast<double>(a.nnz) >= kWideRowsFrom * static_cast<double>(a.rows);
   semiring_ops::with_semiring<Value>(s, [&](auto ops) {
     using Ops = decltype(ops);
-    if (wide) launch<32, Ops>(a, x, y, stream);
-    else launch<4, Ops>(a, x, y, stream);
+    switch (width) {
+      case 2: return launch<2, Ops>(a, x, y, stream);
+      case 4: return launch<4, Ops>(a, x, y, stream);
+      case 8: return launch<8, Ops>(a, x, y, stream);
+      case 32: return launch<32, Ops>(a, x, y, stream);
+    }
+    throw InvalidArgument("semiring_rows: width " + std::to_string(width) + " is not one of 2, 4, 8, 32");
   });
 }
+
+template <class Value, class Index>
+void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* x, Value* y, cudaStream_t stream) {
+  const bool wide = static_cast<double>(a.nnz) >= kWideRowsFrom * static_cast<double>(a.rows);
+  semiring_rows(s, a, x, y, wide ? 32 : 4, stream);
+}
+
+#define SPMV_INSTANTIATE(V, I) \
+  template void semiring_rows(Semiring, const CsrView<V, I>&, const V*, V*, int, cudaStream_t);
+SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
+#undef SPMV_INSTANTIATE
 
 #define SPMV_INSTANTIATE(V, I) \
   template void semiring_multiply(Semiring, const CsrView<V, I>&, const V*, V*, cudaStream_t);

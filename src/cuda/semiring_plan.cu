@@ -1,7 +1,8 @@
 // SemiringPlan (spmv/cuda/semiring.hpp): y = A ⊕.⊗ x with one of two kernels, chosen once here from
 // the row statistics:
-//  - the one-launch row kernel of semiring_multiply.cu (Algorithm::CsrVector: a sub-warp per row),
-//    faster on small matrices (one launch instead of two) and on regular or irregular rows;
+//  - the one-launch row kernel of semiring_multiply.cu (Algorithm::CsrVector: a sub-warp per row, its
+//    width from csr-vector's rule), faster on small matrices (one launch instead of two) and on regular
+//    or irregular rows;
 //  - on few huge, power-law and mostly or half empty rows, the merge-based kernel of merge_path.cuh
 //    (Algorithm::MergePath), instantiated per semiring: the tile boundaries are searched once here;
 //    each product runs the tile kernel (finished rows stored, each tile's open row carried out) and
@@ -14,9 +15,11 @@
 #include "core/semiring_ops.hpp"
 #include "core/workspace_order.hpp"
 #include "cpu/instantiate.hpp"
+#include "cuda/csr_vector_width.cuh"
 #include "cuda/event_driver.cuh"
 #include "cuda/merge_path.cuh"
 #include "cuda/row_statistics.cuh"
+#include "cuda/semiring_rows.cuh"
 #include "spmv/cuda/semiring.hpp"
 
 namespace spmv::cuda {
@@ -35,11 +38,8 @@ namespace {
 // to 40 with segmented-sum (2026-11-29), but the row kernel gives every row, empty ones too, a sub-warp.
 constexpr double kSemiringEmptyLongLength = 20.0;
 
-template <class Value, class Index>
-bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
-  if (a.rows == 0 || a.nnz == 0) return true;  // nothing to balance
-  const RowStatistics s = row_statistics(a, stream);
-  const detail::RowShape shape = row_shape(a, s);
+bool row_kernel_fits(const detail::RowShape& shape) {
+  if (shape.rows == 0 || shape.nnz == 0) return true;  // nothing to balance
   if (detail::groups_empty_rows(shape.empty_rows, shape.rows) &&
       double(shape.nnz) > kSemiringEmptyLongLength * double(shape.rows - shape.empty_rows))
     return false;
@@ -47,6 +47,16 @@ bool row_kernel_fits(const CsrView<Value, Index>& a, cudaStream_t stream) {
   return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw &&
          c != detail::RowClass::LaunchBoundLongRows && c != detail::RowClass::MostlyEmpty &&
          c != detail::RowClass::HalfEmptyLongRows;
+}
+
+// The row kernel's lanes per row: csr-vector's width rule (csr_vector_width.cuh) on the mean length of
+// the non-empty rows, 16 rounded up to 32 (the kernel is compiled for 2, 4, 8 and 32 lanes).
+int row_kernel_width(const RowStatistics& s, std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
+  const double nonempty = double(rows - s.empty_rows);
+  if (nonempty <= 0) return 4;  // every row empty: any width writes the zeros
+  const int w = csr_vector_width::width_for(double(nnz) / nonempty,
+                                            csr_vector_width::local_columns(s.mean_span, double(cols)));
+  return w <= 8 ? w : 32;
 }
 
 }  // namespace
@@ -58,7 +68,8 @@ struct SemiringPlan<Value, Index>::Impl {
 
   CsrView<Value, Index> a;
   Semiring semiring;
-  bool row_kernel = true;  // semiring_multiply's kernel; else merge-path
+  bool row_kernel = true;  // semiring_rows' kernel; else merge-path
+  int width = 4;           // the row kernel's lanes per row
   bool aligned = false;
   merge_path::Tiles<Value, Index> tiles;  // merge-path only
   std::optional<detail::WorkspaceOrder<EventDriver>> order;
@@ -79,7 +90,11 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semirin
   p.a = a;
   p.semiring = s;
   p.aligned = is_aligned(a.values, 16) && is_aligned(a.col_idx, 16);
-  p.row_kernel = algorithm == Algorithm::Auto ? row_kernel_fits(a, stream) : algorithm == Algorithm::CsrVector;
+  RowStatistics stats;
+  if (algorithm != Algorithm::MergePath && a.rows > 0 && a.nnz > 0) stats = row_statistics(a, stream);
+  p.row_kernel = algorithm == Algorithm::Auto ? row_kernel_fits(row_shape(a, stats))
+                                              : algorithm == Algorithm::CsrVector;
+  if (p.row_kernel) p.width = row_kernel_width(stats, a.rows, a.cols, a.nnz);
   if (p.row_kernel || a.rows == 0) return;  // no tiles: nothing to plan, or no rows to write
   p.tiles = merge_path::Tiles<Value, Index>(a.row_ptr, a.rows, a.nnz, Impl::kTileItems, stream);
   p.order.emplace(EventDriver());
@@ -98,7 +113,7 @@ void SemiringPlan<Value, Index>::apply(const Value* x, Value* y, cudaStream_t st
   Impl& p = *impl_;
   if (p.a.rows == 0) return;  // nothing to write
   if ((p.a.cols > 0 && !x) || !y) throw InvalidArgument("spmv::cuda::SemiringPlan::apply: null x or y");
-  if (p.row_kernel) return semiring_multiply(p.semiring, p.a, x, y, stream);  // no workspace: no ordering
+  if (p.row_kernel) return semiring_rows(p.semiring, p.a, x, y, p.width, stream);  // no workspace: no ordering
   p.order->run(stream, [&] {
     semiring_ops::with_semiring<Value>(p.semiring, [&](auto ops) {
       using Ops = decltype(ops);
@@ -119,7 +134,7 @@ Semiring SemiringPlan<Value, Index>::semiring() const {
 
 template <class Value, class Index>
 std::string SemiringPlan<Value, Index>::policy() const {
-  if (impl_->row_kernel) return "one launch, a sub-warp of 4 or 32 lanes per row";
+  if (impl_->row_kernel) return "one launch, subwarp=" + std::to_string(impl_->width) + " (lanes per row)";
   return "merge-path block=" + std::to_string(Impl::kThreads) +
          " items_per_thread=" + std::to_string(Impl::kTileItems / Impl::kThreads) +
          " tiles=" + std::to_string(impl_->tiles.count()) + " vector_loads=" + (impl_->aligned ? "on" : "off");

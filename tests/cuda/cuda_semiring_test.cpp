@@ -5,6 +5,7 @@
 // streams at once (a kernel each, and one plan shared). Skipped without a device.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,28 @@ TEST(CudaSemiringPlan, AutoChoosesByRowStatistics) {
   const auto a = convert<float, std::int32_t>(gen::poisson2d(20));
   const cuda::DeviceCsr d_a(a);
   EXPECT_THROW(cuda::SemiringPlan(d_a.view(), Semiring::OrAnd, Algorithm::Hola), Unsupported);
+}
+
+// The row kernel takes csr-vector's width rule (16 lanes rounded up to 32): each width it is compiled
+// for, checked against the definition for every semiring.
+TEST(CudaSemiringPlan, RowKernelWidthsFromCsrVectorsRule) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const std::pair<const char*, gen::Matrix> cases[] = {
+      {"subwarp=2 ", gen::poisson2d(60)},                     // 5 a row
+      {"subwarp=4 ", gen::banded(20000, 7, 3)},               // 15 a row, local columns
+      {"subwarp=8 ", gen::random_uniform(20000, 20000, 24, 3)},   // 24 scattered: 24 / 3
+      {"subwarp=32 ", gen::random_uniform(20000, 20000, 40, 3)},  // 40 scattered: 16 lanes, rounded up
+      {"subwarp=32 ", gen::random_uniform(5000, 20000, 200, 3)}};
+  for (const auto& [expected, m] : cases) {
+    SCOPED_TRACE(expected);
+    const auto a = convert<float, std::int32_t>(m);
+    const cuda::DeviceCsr d_a(a);
+    const cuda::SemiringPlan plan(d_a.view(), Semiring::MinPlus, Algorithm::CsrVector);
+    EXPECT_NE(plan.policy().find(expected), std::string::npos) << plan.policy();
+    const auto rows = planned(Algorithm::CsrVector);
+    for (const auto& f : check_semirings(a, 17, rows)) ADD_FAILURE() << "f32/i32 " << f;
+    for (const auto& f : check_semirings(convert<double, std::int64_t>(m), 19, rows)) ADD_FAILURE() << "f64/i64 " << f;
+  }
 }
 
 // One plan applied on four streams with four different x, enqueued before any is waited for: the

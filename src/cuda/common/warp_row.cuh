@@ -89,20 +89,20 @@ __device__ __forceinline__ compute_t<Value> subwarp_row_dot(const Index* __restr
   return sum;
 }
 
-// Short-row variant for narrow sub-warps (W <= 8, scalar loads): each lane issues the column and value
-// loads of U strided positions (predicated, no branches), then their U x gathers, then the FMAs, so a
+// Short-row walk for narrow sub-warps (W <= 8, scalar loads): each lane issues the column and value
+// loads of U strided positions (predicated, no branches), then their U x gathers, then the U steps, so a
 // row of up to U * W nonzeros costs one memory round trip for A and one for x. subwarp_row_dot's
 // masked head step and rolled/unrolled split cost two to three (H200, stencil27:n=100: W = 4 walked
 // this way keeps 27-nonzero rows in one pass).
 // Streaming = true reads col_idx and values with ld.global.cs (evict-first: read once), so they do
 // not displace the x lines the gathers reuse.
-template <int W, int U, bool Streaming = false, class Value, class Index>
-__device__ __forceinline__ compute_t<Value> subwarp_row_dot_flat(const Index* __restrict__ col_idx,
-                                                      const Value* __restrict__ values,
-                                                      const compute_t<Value>* __restrict__ x,
-                                                      std::int64_t begin, std::int64_t end, int lane) {
+// acc = step(acc, value, x[column], in_row) for each of the lane's U positions per pass; positions past
+// the row's end come with value 0, x 0 and in_row false (a sum may add them, other folds skip them).
+template <int W, int U, bool Streaming = false, class Value, class Index, class Acc, class Step>
+__device__ __forceinline__ Acc subwarp_row_fold_flat(const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                                                     const compute_t<Value>* __restrict__ x, std::int64_t begin,
+                                                     std::int64_t end, int lane, Acc acc, Step&& step) {
   static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "W: a power of two <= 32");
-  compute_t<Value> sum = 0;
   for (std::int64_t base = begin + lane; base < end; base += std::int64_t(U) * W) {
     Index cols[U];
     Value vals[U];
@@ -119,11 +119,23 @@ __device__ __forceinline__ compute_t<Value> subwarp_row_dot_flat(const Index* __
     }
     compute_t<Value> xs[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) xs[u] = base + std::int64_t(u) * W < end ? __ldg(x + cols[u]) : compute_t<Value>(0);
+    for (int u = 0; u < U; ++u)
+      xs[u] = base + std::int64_t(u) * W < end ? __ldg(x + cols[u]) : compute_t<Value>(0);
 #pragma unroll
-    for (int u = 0; u < U; ++u) sum += widen(vals[u]) * xs[u];
+    for (int u = 0; u < U; ++u) acc = step(acc, widen(vals[u]), xs[u], base + std::int64_t(u) * W < end);
   }
-  return sum;
+  return acc;
+}
+
+// The lane's partial dot product of a short row (reduce it over the sub-warp with subwarp_sum).
+template <int W, int U, bool Streaming = false, class Value, class Index>
+__device__ __forceinline__ compute_t<Value> subwarp_row_dot_flat(const Index* __restrict__ col_idx,
+                                                                 const Value* __restrict__ values,
+                                                                 const compute_t<Value>* __restrict__ x,
+                                                                 std::int64_t begin, std::int64_t end, int lane) {
+  using Real = compute_t<Value>;
+  return subwarp_row_fold_flat<W, U, Streaming>(col_idx, values, x, begin, end, lane, Real(0),
+                                                [](Real sum, Real value, Real xv, bool) { return sum + value * xv; });
 }
 
 }  // namespace spmv::cuda
