@@ -3,7 +3,8 @@
 // then the semiring's steps; warp_row.cuh), the lanes' partial results combined by a shuffle butterfly
 // with the semiring's add. Widths 2, 4, 8 and 32 (the bounded-variant rule of STYLE.md §6):
 // SemiringPlan takes csr-vector's width rule from its row statistics (semiring_plan.cu);
-// semiring_multiply, which has no plan, takes 4 lanes for short rows and 32 for long ones.
+// semiring_multiply, which has no plan, and SemiringPlan below 2^20 nonzeros take 4 lanes for short rows
+// and 32 for long ones (plain_rows_width).
 #include <algorithm>
 #include <string>
 
@@ -23,7 +24,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;            // csr-vector's kFlatUnroll: loads in flight per lane and pass
-constexpr double kWideRowsFrom = 12;  // semiring_multiply: mean entries per row from which a row gets a warp
+constexpr double kWideRowsFrom = 12;  // plain_rows_width: mean entries per row from which a row gets a warp
 
 template <int W, class Ops, class Value, class Index>
 __global__ void __launch_bounds__(kThreads)
@@ -70,10 +71,13 @@ void semiring_rows(Semiring s, const CsrView<Value, Index>& a, const Value* x, V
   });
 }
 
+int plain_rows_width(std::int64_t rows, std::int64_t nnz) {
+  return static_cast<double>(nnz) >= kWideRowsFrom * static_cast<double>(rows) ? 32 : 4;
+}
+
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* x, Value* y, cudaStream_t stream) {
-  const bool wide = static_cast<double>(a.nnz) >= kWideRowsFrom * static_cast<double>(a.rows);
-  semiring_rows(s, a, x, y, wide ? 32 : 4, stream);
+  semiring_rows(s, a, x, y, plain_rows_width(a.rows, a.nnz), stream);
 }
 
 #define SPMV_INSTANTIATE(V, I) \

@@ -86,16 +86,19 @@ TEST(CudaSemiringPlan, AutoChoosesByRowStatistics) {
   EXPECT_THROW(cuda::SemiringPlan(d_a.view(), Semiring::OrAnd, Algorithm::Hola), Unsupported);
 }
 
-// The row kernel takes csr-vector's width rule (16 lanes rounded up to 32): each width it is compiled
-// for, checked against the definition for every semiring.
+// From 2^20 nonzeros the row kernel takes csr-vector's width rule (16 lanes rounded up to 32), below it
+// 4 lanes or 32 from 12 a row: each width it is compiled for, checked against the definition for every
+// semiring.
 TEST(CudaSemiringPlan, RowKernelWidthsFromCsrVectorsRule) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const std::pair<const char*, gen::Matrix> cases[] = {
-      {"subwarp=2 ", gen::poisson2d(60)},                     // 5 a row
-      {"subwarp=4 ", gen::banded(20000, 7, 3)},               // 15 a row, local columns
-      {"subwarp=8 ", gen::random_uniform(20000, 20000, 24, 3)},   // 24 scattered: 24 / 3
-      {"subwarp=32 ", gen::random_uniform(20000, 20000, 40, 3)},  // 40 scattered: 16 lanes, rounded up
-      {"subwarp=32 ", gen::random_uniform(5000, 20000, 200, 3)}};
+      {"subwarp=2 ", gen::poisson2d(500)},                          // 5 a row
+      {"subwarp=4 ", gen::banded(80000, 7, 3)},                     // 15 a row, local columns
+      {"subwarp=8 ", gen::random_uniform(50000, 50000, 24, 3)},     // 24 scattered: 24 / 3
+      {"subwarp=32 ", gen::random_uniform(30000, 30000, 40, 3)},    // 40 scattered: 16 lanes, rounded up
+      {"subwarp=32 ", gen::random_uniform(6000, 20000, 200, 3)},
+      {"subwarp=4 ", gen::poisson2d(60)},                           // 18 k nonzeros: launch-bound, short rows
+      {"subwarp=32 ", gen::random_uniform(5000, 20000, 40, 3)}};    // 0.2 M nonzeros, 40 a row
   for (const auto& [expected, m] : cases) {
     SCOPED_TRACE(expected);
     const auto a = convert<float, std::int32_t>(m);
