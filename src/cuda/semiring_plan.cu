@@ -50,17 +50,22 @@ bool row_kernel_fits(const detail::RowShape& shape) {
 }
 
 // The row kernel's lanes per row: csr-vector's width rule (csr_vector_width.cuh) on the mean length of
-// the non-empty rows, 16 rounded up to 32 (the kernel is compiled for 2, 4, 8 and 32 lanes). Below
-// detail::kLaunchBoundNnz a product lasts a few microseconds and each row's chain of passes is its
-// critical path: the plain rule's wider sub-warps (plain_rows_width) stay. H200, 2026-11-29, min-plus and
-// or-and, us per product, the plain rule against csr-vector's: cage10 (13 a row: 32 lanes against 4)
-// 3.9-4.2 / 4.3-4.7, bcsstk16 (59 a row) 3.9 / 4.6-4.9, EX5 (45 a row) 3.8-4.9 / 4.6-4.8; from 2^20
-// nonzeros csr-vector's widths won by 1.1-2.9x on bands, stencils and random rows of 2-24
+// the non-empty rows, 16 rounded up to 32 (the kernel is compiled for 2, 4, 8 and 32 lanes). The plain
+// rule's widths (plain_rows_width, from the mean over all rows) stay
+//  - below detail::kLaunchBoundNnz, where a product lasts a few microseconds and each row's chain of
+//    passes is its critical path. H200, 2026-11-29, min-plus and or-and, us per product, plain against
+//    csr-vector's: cage10 (13 a row: 32 lanes against 4) 3.9-4.2 / 4.3-4.7, bcsstk16 (59 a row) 3.9 /
+//    4.6-4.9, EX5 (45 a row) 3.8-4.9 / 4.6-4.8;
+//  - for rows more than half empty: csr-vector walks them 32 rows a warp, this kernel gives each empty
+//    row its sub-warp (min-plus, speed against cuSPARSE's plus-times f32 / f64 at csr-vector's 8 lanes
+//    for 16 a non-empty row: 85% empty 0.49 / 0.61, 75% 0.65 / 0.72, 65% 0.80 / 0.89; merge-path
+//    0.91-0.93).
+// From 2^20 nonzeros csr-vector's widths won by 1.1-2.9x on bands, stencils and random rows of 2-24
 // (docs/SEMIRINGS.md).
 int row_kernel_width(const RowStatistics& s, std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
-  if (nnz < detail::kLaunchBoundNnz) return plain_rows_width(rows, nnz);
-  const double nonempty = double(rows - s.empty_rows);
-  if (nonempty <= 0) return 4;  // every row empty: any width writes the zeros
+  if (nnz < detail::kLaunchBoundNnz || detail::groups_empty_rows(s.empty_rows, rows))
+    return plain_rows_width(rows, nnz);
+  const double nonempty = double(rows - s.empty_rows);  // at least half the rows
   const int w = csr_vector_width::width_for(double(nnz) / nonempty,
                                             csr_vector_width::local_columns(s.mean_span, double(cols)));
   return w <= 8 ? w : 32;

@@ -87,8 +87,8 @@ TEST(CudaSemiringPlan, AutoChoosesByRowStatistics) {
 }
 
 // From 2^20 nonzeros the row kernel takes csr-vector's width rule (16 lanes rounded up to 32), below it
-// 4 lanes or 32 from 12 a row: each width it is compiled for, checked against the definition for every
-// semiring.
+// and on mostly empty rows 4 lanes or 32 from 12 a row: each width it is compiled for, checked against
+// the definition for every semiring.
 TEST(CudaSemiringPlan, RowKernelWidthsFromCsrVectorsRule) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const std::pair<const char*, gen::Matrix> cases[] = {
@@ -98,7 +98,8 @@ TEST(CudaSemiringPlan, RowKernelWidthsFromCsrVectorsRule) {
       {"subwarp=32 ", gen::random_uniform(30000, 30000, 40, 3)},    // 40 scattered: 16 lanes, rounded up
       {"subwarp=32 ", gen::random_uniform(6000, 20000, 200, 3)},
       {"subwarp=4 ", gen::poisson2d(60)},                           // 18 k nonzeros: launch-bound, short rows
-      {"subwarp=32 ", gen::random_uniform(5000, 20000, 40, 3)}};    // 0.2 M nonzeros, 40 a row
+      {"subwarp=32 ", gen::random_uniform(5000, 20000, 40, 3)},     // 0.2 M nonzeros, 40 a row
+      {"subwarp=4 ", gen::mostly_empty(400000, 400000, 0.25, 16, 3)}};  // 75% empty: 4 a row overall
   for (const auto& [expected, m] : cases) {
     SCOPED_TRACE(expected);
     const auto a = convert<float, std::int32_t>(m);
