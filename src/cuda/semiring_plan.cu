@@ -60,8 +60,8 @@ bool row_kernel_fits(const detail::RowShape& shape) {
 //    row its sub-warp (min-plus, speed against cuSPARSE's plus-times f32 / f64 at csr-vector's 8 lanes
 //    for 16 a non-empty row: 85% empty 0.49 / 0.61, 75% 0.65 / 0.72, 65% 0.80 / 0.89; merge-path
 //    0.91-0.93).
-// From 2^20 nonzeros csr-vector's widths won by 1.1-2.9x on bands, stencils and random rows of 2-24
-// (docs/SEMIRINGS.md).
+// From 2^20 nonzeros csr-vector's widths won by 1.1-2.9x on bands, stencils, 2D/3D Poisson and random
+// rows of 2 and 16, and ran within 0.97-1.09x at 8 and 24 a row (docs/SEMIRINGS.md).
 int row_kernel_width(const RowStatistics& s, std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
   if (nnz < detail::kLaunchBoundNnz || detail::groups_empty_rows(s.empty_rows, rows))
     return plain_rows_width(rows, nnz);
