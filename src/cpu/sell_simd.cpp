@@ -48,6 +48,18 @@ namespace spmv::cpu::detail {
 // col_at[s] is where slice s's slots start in the array of its form, in the slot layout of val.
 constexpr std::uint16_t kNarrowPadding = 0xFFFF;
 
+// What the SIMD sweep reads of slice s, in one record instead of six arrays (packed_slices). With fewer loads and
+// live registers per slice, slices of rows of 2-13 ran faster than through the arrays (Zen 4 VM, one thread, f32,
+// x by loads, ms: cs4 0.047 -> 0.039, cti 0.037 -> 0.031, luxembourg_osm 0.18 -> 0.13, cage10 0.046 -> 0.043).
+struct SliceDesc {
+  std::int64_t col_at;  // where the slice's slots start in the array of its form (col16 or col)
+  std::int64_t base;    // x offset of a narrow slice's columns (0 for wide)
+  std::int64_t full;    // slots every lane holds (the slice's shortest row)
+  std::int64_t width;   // slots (its longest row)
+  std::uint8_t narrow;  // 16-bit column offsets
+  std::uint8_t in_place;  // rows unpermuted: y written with one vector store
+};
+
 template <class Value, class Index, class Stored = Value>
 struct SellView {
   std::int64_t rows, c;
@@ -62,6 +74,7 @@ struct SellView {
   const std::uint16_t* col16;
   const Index* col;
   const Stored* val;
+  const SliceDesc* desc;
 
   // Column of slot `slot` (k * c + lane) of slice s; -1 for padding.
   Index column(std::int64_t s, std::int64_t slot) const {
@@ -120,19 +133,70 @@ HWY_INLINE auto stored_lanes(DI di, VI idx, const Index* /* wide */) {
   return hn::Gt(idx, hn::Set(di, -1));
 }
 
+// x at Lanes(d) stored columns p[0..): one scalar load a lane, packed into 128-bit parts and inserted (x86 with
+// AVX2 or AVX-512), else the gather. On the Zen 4 VM (AVX-512, one thread, 2026-11-29) slots of 16 (8) rows ran
+// 1.1-1.4x faster this way than through vgatherdps / vgatherqpd on the small files whose x sits in L1/L2 (cs4,
+// cti, cage10, EX5, bayer10, luxembourg_osm; docs/PERFORMANCE.md "SELL's x by scalar loads"); where gathers are
+// the faster form a plan keeps them (SellX).
+template <class D, class Col>
+HWY_INLINE auto load_lanes(D d, const hn::TFromD<D>* HWY_RESTRICT x, const Col* p) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  using T = hn::TFromD<D>;
+  using V = decltype(hn::Zero(d));
+  constexpr std::size_t kBytes = hn::MaxLanes(D()) * sizeof(T);
+  if constexpr (std::is_same_v<T, float> && kBytes >= 16) {
+    const auto part = [&](int i) {
+      return _mm_set_ps(x[p[4 * i + 3]], x[p[4 * i + 2]], x[p[4 * i + 1]], x[p[4 * i]]);
+    };
+    if constexpr (kBytes == 16) {
+      return V{part(0)};
+    } else if constexpr (kBytes == 32) {
+      return V{_mm256_insertf128_ps(_mm256_castps128_ps256(part(0)), part(1), 1)};
+    } else {
+#if HWY_TARGET <= HWY_AVX3
+      const __m256 lo = _mm256_insertf128_ps(_mm256_castps128_ps256(part(0)), part(1), 1);
+      const __m256 hi = _mm256_insertf128_ps(_mm256_castps128_ps256(part(2)), part(3), 1);
+      return V{_mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1)};
+#endif
+    }
+  } else if constexpr (std::is_same_v<T, double> && kBytes >= 16) {
+    const auto part = [&](int i) { return _mm_loadh_pd(_mm_load_sd(x + p[2 * i]), x + p[2 * i + 1]); };
+    if constexpr (kBytes == 16) {
+      return V{part(0)};
+    } else if constexpr (kBytes == 32) {
+      return V{_mm256_insertf128_pd(_mm256_castpd128_pd256(part(0)), part(1), 1)};
+    } else {
+#if HWY_TARGET <= HWY_AVX3
+      const __m256d lo = _mm256_insertf128_pd(_mm256_castpd128_pd256(part(0)), part(1), 1);
+      const __m256d hi = _mm256_insertf128_pd(_mm256_castpd128_pd256(part(2)), part(3), 1);
+      return V{_mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1)};
+#endif
+    }
+  }
+#endif
+  return gather(d, x, load_columns(d, p));
+}
+
+// x at one full slot's columns: by scalar loads (kLoads) or by the gather.
+template <bool kLoads, class D, class Col>
+HWY_INLINE auto slot_x(D d, const hn::TFromD<D>* HWY_RESTRICT x, const Col* p) {
+  if constexpr (kLoads) return load_lanes(d, x, p);
+  else return gather(d, x, load_columns(d, p));
+}
+
 // One vector of a slice's lanes: two accumulators (even and odd slots, hiding the fused multiply-add latency
 // of rows of a few slots); x is the slice's base (narrow) or x itself (wide).
-template <class D, class Col, class Stored>
+template <bool kLoads, class D, class Col, class Stored>
 HWY_INLINE auto slice_sum(D d, const Col* cp, const Stored* vp, const hn::TFromD<D>* x, std::int64_t full,
                           std::int64_t width, std::int64_t c) {
   const hn::RebindToSigned<D> di;
   auto a0 = hn::Zero(d), a1 = hn::Zero(d);
   std::int64_t k = 0;
   for (; k + 2 <= full; k += 2) {
-    a0 = hn::MulAdd(load_values(d, vp + k * c), gather(d, x, load_columns(d, cp + k * c)), a0);
-    a1 = hn::MulAdd(load_values(d, vp + (k + 1) * c), gather(d, x, load_columns(d, cp + (k + 1) * c)), a1);
+    a0 = hn::MulAdd(load_values(d, vp + k * c), slot_x<kLoads>(d, x, cp + k * c), a0);
+    a1 = hn::MulAdd(load_values(d, vp + (k + 1) * c), slot_x<kLoads>(d, x, cp + (k + 1) * c), a1);
   }
-  for (; k < full; ++k) a0 = hn::MulAdd(load_values(d, vp + k * c), gather(d, x, load_columns(d, cp + k * c)), a0);
+  for (; k < full; ++k) a0 = hn::MulAdd(load_values(d, vp + k * c), slot_x<kLoads>(d, x, cp + k * c), a0);
   for (; k < width; ++k) {  // some lanes are padding
     const auto idx = load_columns(d, cp + k * c);
     const auto stored = stored_lanes(di, idx, cp);
@@ -142,21 +206,45 @@ HWY_INLINE auto slice_sum(D d, const Col* cp, const Stored* vp, const hn::TFromD
   return hn::Add(a0, a1);
 }
 
+// y[rows[l]] = sums[l] (+ beta * y[rows[l]]) for the first n lanes of `sums`, lane by lane. The empty asm keeps GCC
+// from vectorising these loops into the scatter that the loads form avoids (Zen 4 VM, one thread, f32, a stand-alone
+// copy of the loads form: vscatterdps 0.146 ms against 0.126 lane by lane on luxembourg_osm, cs4 0.044 / 0.041).
+template <class D, class Value, class Index>
+HWY_INLINE void store_lanes(D d, decltype(hn::Zero(D())) v, const Index* rows, std::int64_t n, Value beta, Value* y) {
+  HWY_ALIGN Value sums[hn::MaxLanes(d)];
+  hn::Store(v, d, sums);
+  if (beta == 0) {
+    for (std::int64_t l = 0; l < n; ++l) {
+      Index r = rows[l];
+      asm("" : "+r"(r));
+      y[r] = sums[l];
+    }
+  } else {
+    for (std::int64_t l = 0; l < n; ++l) {
+      Index r = rows[l];
+      asm("" : "+r"(r));
+      y[r] = sums[l] + beta * y[r];
+    }
+  }
+}
+
 // Vector v of slice s: its lanes' sums (slice_sum), written to y with one vector store where the slice's
-// rows are in place, else a scatter through the permutation (a lane-by-lane loop cost as much as the sums on
-// rows of ~6: cti), and lane by lane in the padded last slice.
-template <class D, class Value, class Index, class Stored>
+// rows are in place, else, with gathers, a scatter through the permutation (a lane-by-lane loop cost as much as
+// the sums on rows of ~6: cti, Intel VM), with loads lane by lane, and lane by lane in the padded last slice.
+template <bool kLoads, class D, class Value, class Index, class Stored>
 HWY_INLINE void slice_vector(D d, const SellView<Value, Index, Stored>& m, std::int64_t s, std::int64_t v, Value alpha,
                              const Value* HWY_RESTRICT x, Value beta, Value* HWY_RESTRICT y) {
   const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
   const std::int64_t c = m.c, full = m.full[s], width = m.slice_width[s];
   const Stored* vp = m.val + m.slice_ptr[s] + v;
-  const auto sum = m.narrow[s] ? slice_sum(d, m.col16 + m.col_at[s] + v, vp, x + m.base[s], full, width, c)
-                               : slice_sum(d, m.col + m.col_at[s] + v, vp, x, full, width, c);
+  const auto sum = m.narrow[s] ? slice_sum<kLoads>(d, m.col16 + m.col_at[s] + v, vp, x + m.base[s], full, width, c)
+                               : slice_sum<kLoads>(d, m.col + m.col_at[s] + v, vp, x, full, width, c);
   const std::int64_t p0 = s * c + v;
   const auto scaled = hn::Mul(hn::Set(d, alpha), sum);
   if (m.in_place[s]) {
     hn::StoreU(beta == 0 ? scaled : hn::MulAdd(hn::Set(d, beta), hn::LoadU(d, y + p0), scaled), d, y + p0);
+  } else if (kLoads) {  // lane by lane, the last slice's padding lanes left out
+    store_lanes(d, scaled, m.perm + p0, p0 + lanes <= m.rows ? lanes : m.rows - p0, beta, y);
   } else if (p0 + lanes <= m.rows) {
     const auto rows = load_index(d, m.perm + p0);
     hn::ScatterIndex(beta == 0 ? scaled : hn::MulAdd(hn::Set(d, beta), gather(d, y, rows), scaled), d, y, rows);
@@ -170,26 +258,58 @@ HWY_INLINE void slice_vector(D d, const SellView<Value, Index, Stored>& m, std::
   }
 }
 
+// Slices [s_begin, s_end) of C = one vector of lanes, from their records (SliceDesc): the value pointer runs on from
+// slice to slice; results go to y as slice_vector writes them.
+template <bool kLoads, class Value, class Index, class Stored>
+HWY_INLINE void packed_slices(const SellView<Value, Index, Stored>& m, std::int64_t s_begin, std::int64_t s_end,
+                                Value alpha, const Value* HWY_RESTRICT x, Value beta, Value* HWY_RESTRICT y) {
+  const GatherTag<Value, Index> d;
+  constexpr std::int64_t lanes = static_cast<std::int64_t>(hn::MaxLanes(d));
+  const SliceDesc* HWY_RESTRICT desc = m.desc;
+  const Stored* vp = m.val + m.slice_ptr[s_begin];
+  const std::int64_t whole = m.rows / lanes;  // slices with C rows; the last may hold fewer
+  const auto va = hn::Set(d, alpha);
+  for (std::int64_t s = s_begin; s < s_end; ++s) {
+    const SliceDesc sd = desc[s];
+    const auto sum = sd.narrow ? slice_sum<kLoads>(d, m.col16 + sd.col_at, vp, x + sd.base, sd.full, sd.width, lanes)
+                               : slice_sum<kLoads>(d, m.col + sd.col_at, vp, x, sd.full, sd.width, lanes);
+    vp += sd.width * lanes;
+    const auto scaled = hn::Mul(va, sum);
+    Value* ys = y + s * lanes;
+    const Index* rows = m.perm + s * lanes;
+    if (sd.in_place) {
+      hn::StoreU(beta == 0 ? scaled : hn::MulAdd(hn::Set(d, beta), hn::LoadU(d, ys), scaled), d, ys);
+    } else if (kLoads || s >= whole) {  // lane by lane, the last slice's padding lanes left out
+      store_lanes(d, scaled, rows, s < whole ? lanes : m.rows - s * lanes, beta, y);
+    } else {
+      const auto r = load_index(d, rows);
+      hn::ScatterIndex(beta == 0 ? scaled : hn::MulAdd(hn::Set(d, beta), gather(d, y, r), scaled), d, y, r);
+    }
+  }
+}
+
 // Slices [s_begin, s_end), one vector of lanes at a time.
-template <class Value, class Index, class Stored>
+template <bool kLoads, class Value, class Index, class Stored>
 void slices(const SellView<Value, Index, Stored>& view, std::int64_t s_begin, std::int64_t s_end, Value alpha,
             const Value* x, Value beta, Value* y) {
   const GatherTag<Value, Index> d;
   const SellView<Value, Index, Stored> m = view;  // a local copy: y's stores cannot alias its fields
   const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
-  if (m.c == lanes) {  // the default C
-    for (std::int64_t s = s_begin; s < s_end; ++s) slice_vector(d, m, s, 0, alpha, x, beta, y);
-    return;
-  }
+  if (s_begin >= s_end) return;
+  if (m.c == lanes) return packed_slices<kLoads>(m, s_begin, s_end, alpha, x, beta, y);  // the default C
   for (std::int64_t s = s_begin; s < s_end; ++s)
-    for (std::int64_t v = 0; v < m.c; v += lanes) slice_vector(d, m, s, v, alpha, x, beta, y);
+    for (std::int64_t v = 0; v < m.c; v += lanes) slice_vector<kLoads>(d, m, s, v, alpha, x, beta, y);
 }
 
 // HWY_EXPORT takes plain function names: one per (value, index, stored) combination.
 #define SPMV_SELL_SLICES(V, I, S, suffix)                                                              \
   void slices_##suffix(const SellView<V, I, S>& m, std::int64_t s_begin, std::int64_t s_end, V alpha, \
                        const V* x, V beta, V* y) {                                                    \
-    slices<V, I, S>(m, s_begin, s_end, alpha, x, beta, y);                                            \
+    slices<false, V, I, S>(m, s_begin, s_end, alpha, x, beta, y);                                     \
+  }                                                                                                   \
+  void loads_##suffix(const SellView<V, I, S>& m, std::int64_t s_begin, std::int64_t s_end, V alpha,  \
+                      const V* x, V beta, V* y) {                                                     \
+    slices<true, V, I, S>(m, s_begin, s_end, alpha, x, beta, y);                                      \
   }
 #define SPMV_SELL_ENTRY(V, I, suffix)    \
   SPMV_SELL_SLICES(V, I, V, suffix)      \
@@ -213,15 +333,19 @@ HWY_AFTER_NAMESPACE();
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
+#include "spmv/error.hpp"
 
 namespace spmv::cpu::detail {
 
@@ -237,6 +361,28 @@ constexpr std::int64_t kSellSliceVectors = 1;
 // except luxembourg_osm, whose slices are wide (sorted whole, ct2010 keeps 1% of its slots wide).
 constexpr double kSellMinNarrowShare = 15.0 / 16.0;
 
+// How a SIMD plan reads x in its full slots: Gathers (vgatherdps / vgatherqpd on x86) or Loads (a scalar load
+// a lane, packed by inserts: load_lanes; a permuted slice's results then go to y lane by lane, not by a scatter).
+// Neither wins everywhere. On the 2-core Zen 4 VM (one thread, 2026-11-29, docs/PERFORMANCE.md "SELL's x by scalar
+// loads") loads ran 1.3-1.8x faster on the SuiteSparse files, whose x sits in L1/L2, and 1.3x slower where x
+// spills the 1 MiB L2 (rmat scale 18 f64, 5% of a million rows of 32); gathers are cheap on Intel cores without
+// the gather microcode mitigation. So with the expected-applies hint the plan races the two forms on A
+// (kSellLoadsMargin); without it, it keeps gathers. The two forms give the same bits (the same products and
+// sums, only x's loads differ). SPMV_CPU_SELL_X=gathers|loads names one (tests, benchmarks).
+enum class SellX { Gathers, Loads };
+// Loads replace gathers only when this much faster (the row-kernel race's margin: a tie keeps gathers).
+constexpr double kSellLoadsMargin = 0.95;
+
+// SPMV_CPU_SELL_X resolved: "gathers" or "loads"; unset or empty: none (the plan decides). Throws
+// InvalidArgument for anything else.
+std::optional<SellX> requested_sell_x() {
+  const char* env = std::getenv("SPMV_CPU_SELL_X");
+  if (env == nullptr || *env == 0) return std::nullopt;
+  if (std::string(env) == "gathers") return SellX::Gathers;
+  if (std::string(env) == "loads") return SellX::Loads;
+  throw InvalidArgument(std::string("SPMV_CPU_SELL_X=") + env + ": expected gathers or loads");
+}
+
 HWY_EXPORT(slices_f32_i32);
 HWY_EXPORT(slices_f32_i64);
 HWY_EXPORT(slices_f64_i32);
@@ -249,6 +395,14 @@ HWY_EXPORT(slices_f32_i32_f16);
 HWY_EXPORT(slices_f32_i64_f16);
 HWY_EXPORT(slices_f32_i32_bf16);
 HWY_EXPORT(slices_f32_i64_bf16);
+HWY_EXPORT(loads_f32_i32);
+HWY_EXPORT(loads_f32_i64);
+HWY_EXPORT(loads_f64_i32);
+HWY_EXPORT(loads_f64_i64);
+HWY_EXPORT(loads_f32_i32_f16);
+HWY_EXPORT(loads_f32_i64_f16);
+HWY_EXPORT(loads_f32_i32_bf16);
+HWY_EXPORT(loads_f32_i64_bf16);
 
 namespace {
 
@@ -256,20 +410,23 @@ template <class Value, class Index, class Stored = Value>
 using SlicesFn = void (*)(const SellView<Value, Index, Stored>&, std::int64_t, std::int64_t, Value, const Value*,
                           Value, Value*);
 
-// The dispatched target's kernel and vector length for (Value, Index, Stored).
+// The dispatched target's kernel for (Value, Index, Stored): x by gathers, or by scalar loads (`loads`).
 template <class Value, class Index, class Stored = Value>
-SlicesFn<Value, Index, Stored> simd_slices() {
+SlicesFn<Value, Index, Stored> simd_slices(bool loads) {
   constexpr bool i32 = std::is_same_v<Index, std::int32_t>;
+#define SPMV_SELL_PICK(suffix) \
+  return loads ? &HWY_DYNAMIC_DISPATCH(loads_##suffix) : &HWY_DYNAMIC_DISPATCH(slices_##suffix)
   if constexpr (std::is_same_v<Stored, hwy::float16_t>) {
-    if constexpr (i32) return &HWY_DYNAMIC_DISPATCH(slices_f32_i32_f16);
-    else return &HWY_DYNAMIC_DISPATCH(slices_f32_i64_f16);
+    if constexpr (i32) SPMV_SELL_PICK(f32_i32_f16);
+    else SPMV_SELL_PICK(f32_i64_f16);
   } else if constexpr (std::is_same_v<Stored, hwy::bfloat16_t>) {
-    if constexpr (i32) return &HWY_DYNAMIC_DISPATCH(slices_f32_i32_bf16);
-    else return &HWY_DYNAMIC_DISPATCH(slices_f32_i64_bf16);
-  } else if constexpr (std::is_same_v<Value, float> && i32) return &HWY_DYNAMIC_DISPATCH(slices_f32_i32);
-  else if constexpr (std::is_same_v<Value, float>) return &HWY_DYNAMIC_DISPATCH(slices_f32_i64);
-  else if constexpr (std::is_same_v<Index, std::int32_t>) return &HWY_DYNAMIC_DISPATCH(slices_f64_i32);
-  else return &HWY_DYNAMIC_DISPATCH(slices_f64_i64);
+    if constexpr (i32) SPMV_SELL_PICK(f32_i32_bf16);
+    else SPMV_SELL_PICK(f32_i64_bf16);
+  } else if constexpr (std::is_same_v<Value, float> && i32) SPMV_SELL_PICK(f32_i32);
+  else if constexpr (std::is_same_v<Value, float>) SPMV_SELL_PICK(f32_i64);
+  else if constexpr (std::is_same_v<Index, std::int32_t>) SPMV_SELL_PICK(f64_i32);
+  else SPMV_SELL_PICK(f64_i64);
+#undef SPMV_SELL_PICK
 }
 
 template <class Value, class Index>
@@ -329,10 +486,11 @@ struct SellPlan {
   hwy::AlignedFreeUniquePtr<std::uint16_t[]> col16;
   hwy::AlignedFreeUniquePtr<Index[]> col;
   hwy::AlignedFreeUniquePtr<Stored[]> val;
+  std::vector<SliceDesc> desc;
   SellView<Value, Index, Stored> view() const {
     return {m.rows,        m.c,         m.slice_ptr.data(), m.slice_width.data(), full.data(), m.perm.data(),
             in_place.data(), narrow.data(), base.data(),    col_at.data(),        col16.get(), col.get(),
-            val.get()};
+            val.get(),   desc.data()};
   }
 };
 
@@ -371,6 +529,11 @@ int cpu_sell_c(const Options& options) {
 }
 
 namespace {
+
+// The race of SellX forms: as the row-kernel race (row_kernel_race.cpp), one untimed product each, then
+// rounds of samples of at least this long, alternating, minima.
+constexpr int kSellXRaceRounds = 3;
+constexpr double kSellXRaceSampleSeconds = 0.1e-3;
 
 // The SELL plan of `m` and its kernel: A x parallel over slices (SIMD or the plain loop), or, for A^T x
 // (half values only: the f32 transpose is format_kernels.cpp's), the sequential scatter. Stored is Value,
@@ -427,6 +590,11 @@ CpuKernel<Value, Index> build_sell_kernel(SellMatrix<Value, Index> m, Operation 
     narrow_ptr[s + 1] = narrow_ptr[s] + (narrow ? slots : 0);
     wide_ptr[s + 1] = wide_ptr[s] + (narrow ? 0 : slots);
   }
+  plan->desc.resize(static_cast<std::size_t>(slices));
+  for (std::int64_t s = 0; s < slices; ++s)
+    plan->desc[s] = {plan->col_at[s], static_cast<std::int64_t>(plan->base[s]),
+                     static_cast<std::int64_t>(plan->full[s]), static_cast<std::int64_t>(m.slice_width[s]),
+                     plan->narrow[s], plan->in_place[s]};
   std::vector<std::uint16_t> col16(static_cast<std::size_t>(narrow_ptr.back()));
   std::vector<Index> col_wide(static_cast<std::size_t>(wide_ptr.back()));
   for (std::int64_t s = 0; s < slices; ++s)
@@ -459,7 +627,8 @@ CpuKernel<Value, Index> build_sell_kernel(SellMatrix<Value, Index> m, Operation 
   CpuKernel<Value, Index> kernel;
   kernel.extra_bytes = storage_bytes(m) - m.values.size() * (sizeof(Value) - sizeof(Stored)) -
                        col16.size() * (sizeof(Index) - sizeof(std::uint16_t)) +
-                       plan->full.size() * (2 * sizeof(Index) + sizeof(std::int64_t)) + 2 * plan->in_place.size();
+                       plan->full.size() * (2 * sizeof(Index) + sizeof(std::int64_t)) + 2 * plan->in_place.size() +
+                       plan->desc.size() * sizeof(cpu::detail::SliceDesc);
   kernel.policy = "sell C=" + std::to_string(c) + " sigma=" + std::to_string(m.sigma) +
                   " slices=" + std::to_string(slices) + " slots=" + std::to_string(m.slice_ptr.back()) +
                   " narrow=" + std::to_string(narrow_ptr.back()) + " threads=" + std::to_string(threads) +
@@ -483,20 +652,44 @@ CpuKernel<Value, Index> build_sell_kernel(SellMatrix<Value, Index> m, Operation 
     std::vector<Value>().swap(plan->m.values);
     plan->val = first_touch_copy(narrowed, plan->m.slice_ptr, plan->bounds);
   }
-  const SlicesFn<Value, Index, Stored> run = simd ? cpu::detail::simd_slices<Value, Index, Stored>()
-                                                  : &cpu::detail::slices_plain<Value, Index, Stored>;
-  kernel.run = [plan, run, threads, transpose, cols](Value alpha, const Value* x, Value beta, Value* y) {
-    const std::int64_t n = transpose ? cols : plan->m.rows;
-    if (alpha == 0) {  // y = beta * y without reading A or x; beta == 0 does not read y
-      for (std::int64_t i = 0; i < n; ++i) y[i] = beta == 0 ? Value(0) : beta * y[i];
-      return;
-    }
-    const SellView<Value, Index, Stored> view = plan->view();
-    if (transpose) return cpu::detail::slices_scatter(view, cols, alpha, x, beta, y);
-    if (threads == 1) return run(view, 0, plan->m.num_slices(), alpha, x, beta, y);  // no team to fork
+  // The product with slice kernel `run`.
+  const auto product = [plan, threads, transpose, cols](SlicesFn<Value, Index, Stored> run) {
+    return [plan, run, threads, transpose, cols](Value alpha, const Value* x, Value beta, Value* y) {
+      const std::int64_t n = transpose ? cols : plan->m.rows;
+      if (alpha == 0) {  // y = beta * y without reading A or x; beta == 0 does not read y
+        for (std::int64_t i = 0; i < n; ++i) y[i] = beta == 0 ? Value(0) : beta * y[i];
+        return;
+      }
+      const SellView<Value, Index, Stored> view = plan->view();
+      if (transpose) return cpu::detail::slices_scatter(view, cols, alpha, x, beta, y);
+      if (threads == 1) return run(view, 0, plan->m.num_slices(), alpha, x, beta, y);  // no team to fork
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
-    for (int t = 0; t < threads; ++t) run(view, plan->bounds[t], plan->bounds[t + 1], alpha, x, beta, y);
+      for (int t = 0; t < threads; ++t) run(view, plan->bounds[t], plan->bounds[t + 1], alpha, x, beta, y);
+    };
   };
+  if (!simd) {
+    kernel.run = product(&cpu::detail::slices_plain<Value, Index, Stored>);
+    return kernel;
+  }
+  // x by gathers or by scalar loads (SellX): named, raced with the hint, else gathers.
+  using cpu::detail::SellX;
+  std::optional<SellX> form = cpu::detail::requested_sell_x();
+  std::string raced;
+  if (!form && options.expected_applies >= kRaceMinApplies && cpu_measuring_allowed()) {
+    const std::vector<Value> ones(static_cast<std::size_t>(cols), Value(1));
+    std::vector<Value> out(static_cast<std::size_t>(plan->m.rows));
+    const decltype(kernel.run) forms[] = {product(cpu::detail::simd_slices<Value, Index, Stored>(false)),
+                                          product(cpu::detail::simd_slices<Value, Index, Stored>(true))};
+    const auto best = time_alternately(2, kSellXRaceRounds, kSellXRaceSampleSeconds, false,
+                                       [&](std::size_t f) { forms[f](Value(1), ones.data(), Value(0), out.data()); });
+    form = best[1] < cpu::detail::kSellLoadsMargin * best[0] ? SellX::Loads : SellX::Gathers;
+    char words[80];
+    std::snprintf(words, sizeof words, " (raced: gathers %.3g ms, loads %.3g ms)", best[0] * 1e3, best[1] * 1e3);
+    raced = words;
+  }
+  const bool loads = form == SellX::Loads;
+  kernel.policy += std::string(loads ? " x=loads" : " x=gathers") + raced;
+  kernel.run = product(cpu::detail::simd_slices<Value, Index, Stored>(loads));
   return kernel;
 }
 

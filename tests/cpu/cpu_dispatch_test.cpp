@@ -721,6 +721,70 @@ TEST(CpuSimd, SellNarrowColumnsWhereTheSlicesSpanLessThan16Bits) {
   check_sell_narrow_columns<double, std::int64_t>();
 }
 
+// SELL's SIMD slots read x by gathers or by scalar loads (SPMV_CPU_SELL_X; with the hint the plan races the two):
+// the policy names the form, each matches the reference (alpha/beta grid, NaN in y when beta = 0) on row lengths
+// 0-140 around the vector width (simd_lengths), empty rows, one huge row, and narrow and wide slices (70,000
+// columns), sorted within C rows (y written through the permutation), within the default window and over the
+// whole matrix, on 1 and 3 threads, for both index types; and the two forms give the same bits.
+template <class Value, class Index>
+void check_sell_x_forms() {
+  const std::int64_t c = detail::cpu_sell_c<Value, Index>(Options{});
+  for (const char* name : {"simd_lengths", "empty_rows", "huge_row", "huge_row_slice", "mostly_empty",
+                           "straddle_2p16", "size_65633x1121"}) {
+    const auto a = convert<Value, Index>(zoo_matrix(name));
+    const std::int64_t whole = (std::int64_t{a.rows} + c - 1) / c * c;
+    for (std::int64_t sigma : {c, std::int64_t{0}, whole})
+      for (int threads : {1, 3}) {
+        std::vector<Value> bits[2];
+        for (int form = 0; form < 2; ++form) {
+          ::setenv("SPMV_CPU_SELL_X", form ? "loads" : "gathers", 1);
+          Options options;
+          options.cpu_simd = 1;
+          options.threads = threads;
+          options.sell_sigma = static_cast<int>(sigma);
+          std::unique_ptr<Operator<Value, Index>> oper;
+          try {
+            oper = make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose, options);
+          } catch (const Unsupported&) {  // padding above Options::max_padding (the huge row)
+            continue;
+          }
+          EXPECT_TRUE(contains(oper->policy(), form ? " x=loads" : " x=gathers")) << oper->policy();
+          for (const auto& f : check_operator(*oper, a, 37).failures)
+            ADD_FAILURE() << name << " sigma " << sigma << ": " << oper->policy() << ": " << f;
+          const auto x = random_vector(static_cast<std::size_t>(a.cols), 5);
+          bits[form].assign(static_cast<std::size_t>(a.rows), Value(0.25));
+          oper->apply(Value(1.5), std::vector<Value>(x.begin(), x.end()), Value(-1), bits[form]);
+        }
+        EXPECT_EQ(bits[0], bits[1]) << name << " sigma " << sigma << " threads " << threads;
+      }
+  }
+  ::setenv("SPMV_CPU_SELL_X", "scatter", 1);
+  EXPECT_THROW(make_cpu_operator(convert<Value, Index>(zoo_matrix("simd_lengths")), Algorithm::Sell,
+                                 Operation::NonTranspose),
+               InvalidArgument);
+  ::unsetenv("SPMV_CPU_SELL_X");
+}
+
+TEST(CpuSimd, SellReadsXByGathersOrLoads) {
+  check_sell_x_forms<float, std::int32_t>();
+  check_sell_x_forms<double, std::int32_t>();
+  check_sell_x_forms<float, std::int64_t>();
+  check_sell_x_forms<double, std::int64_t>();
+}
+
+// With the hint, SELL races the two forms on the matrix and says which won; without it, it reads x by gathers.
+TEST(CpuSimd, SellRacesItsXFormsWithTheHint) {
+  if (!detail::cpu_measuring_allowed() || std::getenv("SPMV_CPU_SELL_X")) GTEST_SKIP() << "no race here";
+  const auto a = convert<float, std::int32_t>(zoo_matrix("poisson2d_64"));
+  Options options;
+  options.cpu_simd = 1;
+  EXPECT_TRUE(contains(make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose, options)->policy(),
+                       " x=gathers"));
+  options.expected_applies = 1000;
+  const std::string policy = make_cpu_operator(a, Algorithm::Sell, Operation::NonTranspose, options)->policy();
+  EXPECT_TRUE(contains(policy, "(raced: gathers ")) << policy;
+}
+
 // Left unset, Auto's SELL window widens to the whole matrix where that sort stores more than 10% fewer slots
 // (kSellWholeSortMinGain), or to each thread's share of the rows: rows of 32 in 5% of the rows pad each
 // window of 256 rows; equal rows do not; a window the caller set is kept. Auto's SELL plan then says so and
