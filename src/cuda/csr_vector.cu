@@ -29,15 +29,17 @@
 #include "cuda/common/warp_launch.cuh"
 #include "cuda/common/warp_reduce.cuh"
 #include "cuda/common/warp_row.cuh"
-#include "cuda/csr_vector_width.cuh"
+#include "cuda/csr_vector_policy.cuh"
 #include "cuda/row_statistics.cuh"
 
 namespace spmv::cuda {
 namespace {
 
-using csr_vector_width::kMaxSubwarp;
-using csr_vector_width::kMinSubwarp;
-using csr_vector_width::width_for;
+using csr_vector_policy::kFlatUnroll;
+using csr_vector_policy::kMaxSubwarp;
+using csr_vector_policy::kMinSubwarp;
+using csr_vector_policy::kStreamLoads;
+using csr_vector_policy::width_for;
 
 // Launch policy (tuning as data):
 //  block_size 128: H200 sweep 128/256/512/1024 (% of copy bandwidth, f64 / f32): stencil27 83.2 / 80.0
@@ -53,22 +55,12 @@ struct CsrVectorPolicy {
 };
 constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 4, 2}; }
 
-// The sub-warp width rule (width_for) lives in csr_vector_width.cuh: SemiringPlan's row kernel uses it too.
+// The sub-warp width rule (width_for) lives in csr_vector_policy.cuh: SemiringPlan's row kernel uses it too.
 // Vector loads only for full-warp rows whose mean length gives every lane at least one vector per row;
 // shorter rows would leave lanes idle and pay the alignment head.
 constexpr int kVectorMinVectorsPerLane = 1;
 
-// Narrow sub-warps (W <= kFlatMaxWidth, scalar loads) walk rows with subwarp_row_dot_flat, kFlatUnroll
-// predicated loads per lane per pass (H200: U = 4 beat U = 8 on every matrix of the benchmark, e.g.
-// stencil27 f32 77.5% vs 69.6%: 42 instead of 54 registers, more warps per SM).
-constexpr int kFlatMaxWidth = 8;
-constexpr int kFlatUnroll = 4;
-// Flat walks read col_idx and values with streaming (evict-first) loads for double only. H200,
-// 2026-11-21, % of copy bandwidth streaming / not: stencil27 f64 87.0 / 83.2, f32 76.3 / 79.3;
-// random_uniform f64 39.2 / 38.6, f32 27.6 / 27.2; long_rows f64 45.5 / 45.8; dense_rows f64
-// 49.4 / 49.8 (f32 equal); float rows keep their L1 lines, which the stencil's x reuse hits.
-template <class Value>
-constexpr bool kStreamLoads = sizeof(Value) == 8;
+constexpr int kFlatMaxWidth = 8;  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
 // Long-row split (flat walk only): rows longer than kHeadPasses passes of their sub-warp
 // (kHeadPasses * W * kFlatUnroll nonzeros) are cut into chunks of kChunkNnz nonzeros, one warp
 // each, kChunkUnroll loads per lane per pass. H200, long_rows f64 / f32: unroll 4 45.8% / 37.0%,
@@ -93,18 +85,23 @@ constexpr int kChunkNnz = 2048;
 // 17.4-20.0, but R-MAT scale 17-18 (4-5 thousand chunks) 15.2-23.1 / 20.0-30.0.
 constexpr int kOnePassChunkNnz = 32 * kChunkUnroll;
 constexpr std::int64_t kFewLongChunks = 1024;
+// The chunk length of a split, from the product's nonzeros and its long rows' chunks of kChunkNnz.
+constexpr std::int64_t split_chunk_nnz(std::int64_t nnz, std::int64_t long_chunks) {
+  return nnz < detail::kLaunchBoundNnz || long_chunks < kFewLongChunks ? kOnePassChunkNnz : kChunkNnz;
+}
 // Rows this many times longer than the mean count as long even when the mean asks for a wide sub-warp.
 constexpr double kSplitFactor = 4.0;
-// Uniformly long rows longer than a chunk run a wide sub-warp a row unsplit only when those sub-warps
-// make at least this many warps per multiprocessor: each row is then a chain of passes of one warp, and
-// too few warps leave HBM idle. H200, 2026-11-29, random columns, 16 M nonzeros in R rows, speed-up
-// over the best cuSPARSE f32 / f64, unsplit warp a row against the flat walk's split (W = 8, chunks of
-// 2048): R = 500 (3.8 warps per SM) 0.54 / 0.51 against 1.33 / 1.01; R = 1000 (7.6) 0.99 / 0.93 against
-// 1.06 / 1.02; R = 2000 (15.2) 1.25 / 1.13 against 1.00 / 1.01; R = 4000-32000 unsplit 1.01-1.15 against
-// 0.98-1.02. 11 is the geometric middle of 7.6 and 15.2. Checked on 2 M nonzeros: R = 100 (20,000 a
-// row) 0.33 / 0.20 against 1.08 / 1.00 and R = 400 0.98 / 0.74 against 0.96 / 1.09 split; R = 1600
-// (1,250 a row, within one chunk) 1.10 / 1.15 unsplit against 1.11 / 1.23 (docs/PERFORMANCE.md, "Few
-// uniformly long rows").
+// Uniformly long rows longer than the split's chunk (split_chunk_nnz) run a wide sub-warp a row unsplit
+// only when those sub-warps make at least this many warps per multiprocessor: each row is then a chain
+// of passes of one warp, and too few warps leave HBM idle. H200, 2026-11-29, random columns, 16 M
+// nonzeros in R rows, speed-up over the best cuSPARSE f32 / f64, unsplit warp a row against the split of
+// `--subwarp 8` (the flat walk, rows cut into chunks of 2048): R = 500 (3.8 warps per SM) 0.54 / 0.51
+// against 1.33 / 1.01; R = 1000 (7.6) 0.99 / 0.93 against 1.06 / 1.02; R = 2000 (15.2) 1.25 / 1.13
+// against 1.00 / 1.01; R = 4000-32000 unsplit 0.93-1.15 against 0.98-1.02. 11 is the geometric middle
+// of 7.6 and 15.2. Checked on 2 M nonzeros: R = 100 (20,000 a row, chunks of 128) 0.33 / 0.20 against
+// 1.08 / 1.00 split; R = 400 (5,000 a row) 0.98 / 0.74-0.95 against 0.96 / 1.09 (two processes); R = 1600
+// (1,250 a row, within one chunk of 2048) 1.10 / 1.15 unsplit against 1.11 / 1.23 (docs/PERFORMANCE.md,
+// "Few uniformly long rows").
 constexpr double kWideMinWarpsPerMultiprocessor = 11.0;
 
 template <int W, int E>
@@ -217,7 +214,8 @@ struct SplitRows {
 // One launch for matrices with long rows (rows longer than `head`): its first split.chunk_blocks
 // blocks sum the long rows, one warp per chunk, and the last chunk of a row to arrive (threadfence
 // reduction, CUDA sample threadFenceReduction) writes y[row] = alpha * sum + beta * y[row]; the
-// other blocks run the short rows as csr_vector_kernel does and skip the long ones. One launch lets
+// other blocks run the short rows as csr_vector_kernel does (or 32 rows a warp, group_walk, when Group)
+// and skip the long ones. One launch lets
 // the two kinds of work overlap (two launches left the second kernel's ramp and the first's tail
 // idle). The sum is accumulated with atomics, not bit-reproducible for the long rows, unless
 // split.ordered: then each chunk stores its partial sum in its own slot and the last to arrive adds the
@@ -434,9 +432,9 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   // scattered rows of 28 asked for 16 lanes.) Uniform rows longer than a chunk also need enough rows to
   // fill the GPU (kWideMinWarpsPerMultiprocessor): a few hundred rows of 20,000 are split. Mostly empty
   // rows keep the flat walk (W <= 8) whatever their mean length: only it walks 32 rows a warp (a wide
-  // sub-warp a row idles on every empty one:
-  // 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200 2026-11-29), also where rows longer than
-  // its head are split off (the split kernel's rows then walk in groups too).
+  // sub-warp a row idles on every empty one: 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200
+  // 2026-11-29), also where rows longer than its head are split off (the split kernel's rows then walk
+  // in groups too).
   void choose_width(cudaStream_t stream) {
     if (op_ == Operation::Transpose) {  // the SC'09 rule (atomics bound the transposed kernel)
       width_ = pow2_at_least(double(a_.nnz) / double(a_.rows), kMinSubwarp, kMaxSubwarp);
@@ -447,11 +445,13 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     const double nonempty = double(a_.rows - s.empty_rows);
     const double nonempty_mean = nonempty > 0 ? double(a_.nnz) / nonempty : 0.0;
     group_ = detail::groups_empty_rows(s.empty_rows, a_.rows);
-    local_ = csr_vector_width::local_columns(s.mean_span, double(a_.cols));
+    local_ = csr_vector_policy::local_columns(s.mean_span, double(a_.cols));
     if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * nonempty_mean) {
       const int wide = width_for(weighted, local_);
       const double warps = nonempty * wide / 32.0;
-      if (s.max <= kChunkNnz || warps >= kWideMinWarpsPerMultiprocessor * device_multiprocessors()) {
+      const std::int64_t chunks = std::int64_t(nonempty) * ((s.max + kChunkNnz - 1) / kChunkNnz);  // if split
+      if (s.max <= split_chunk_nnz(a_.nnz, chunks) ||
+          warps >= kWideMinWarpsPerMultiprocessor * device_multiprocessors()) {
         width_ = wide;  // uniformly long rows: a wide sub-warp, no split
         return;
       }
@@ -512,8 +512,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     std::int64_t long_chunks = 0;  // at kChunkNnz
     for (std::size_t i = 0; i < long_rows.rows.size(); ++i)
       long_chunks += (long_rows.bounds[2 * i + 1] - long_rows.bounds[2 * i] + kChunkNnz - 1) / kChunkNnz;
-    const std::int64_t chunk_nnz =
-        a_.nnz < detail::kLaunchBoundNnz || long_chunks < kFewLongChunks ? kOnePassChunkNnz : kChunkNnz;
+    const std::int64_t chunk_nnz = split_chunk_nnz(a_.nnz, long_chunks);
     std::vector<RowChunk<Index>> host_chunks;
     for (std::size_t i = 0; i < long_rows.rows.size(); ++i) {
       const std::int64_t begin = long_rows.bounds[2 * i], end = long_rows.bounds[2 * i + 1];

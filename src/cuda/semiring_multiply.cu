@@ -3,8 +3,8 @@
 // then the semiring's steps; warp_row.cuh), the lanes' partial results combined by a shuffle butterfly
 // with the semiring's add. Widths 2, 4, 8 and 32 (the bounded-variant rule of STYLE.md §6):
 // SemiringPlan takes csr-vector's width rule from its row statistics (semiring_plan.cu);
-// semiring_multiply, which has no plan, and SemiringPlan below 2^20 nonzeros take 4 lanes for short rows
-// and 32 for long ones (plain_rows_width).
+// semiring_multiply, which has no plan, and SemiringPlan below 2^20 nonzeros or on rows more than half
+// empty take 4 lanes for short rows and 32 for long ones (plain_rows_width).
 #include <algorithm>
 #include <string>
 
@@ -14,6 +14,7 @@
 #include "cuda/common/launch.cuh"
 #include "cuda/common/warp_reduce.cuh"
 #include "cuda/common/warp_row.cuh"
+#include "cuda/csr_vector_policy.cuh"
 #include "cuda/semiring_rows.cuh"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/semiring.hpp"
@@ -23,19 +24,17 @@ namespace spmv::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;            // csr-vector's kFlatUnroll: loads in flight per lane and pass
 constexpr double kWideRowsFrom = 12;  // plain_rows_width: mean entries per row from which a row gets a warp
 
 template <int W, class Ops, class Value, class Index>
 __global__ void __launch_bounds__(kThreads)
     semiring_rows_kernel(CsrView<Value, Index> a, const Value* __restrict__ x, Value* __restrict__ y) {
-  constexpr bool kStreaming = sizeof(Value) == 8;  // as csr-vector's flat walk (kStreamLoads)
   const int lane = static_cast<int>(threadIdx.x) & (W - 1);
   const std::int64_t first = (std::int64_t{blockIdx.x} * kThreads + threadIdx.x) / W;
   const std::int64_t stride = std::int64_t{gridDim.x} * kThreads / W;
   // Every lane of a sub-warp has the same row, so the sub-warp stays together for the shuffles.
   for (std::int64_t row = first; row < a.rows; row += stride) {
-    Value acc = subwarp_row_fold_flat<W, kUnroll, kStreaming>(
+    Value acc = subwarp_row_fold_flat<W, csr_vector_policy::kFlatUnroll, csr_vector_policy::kStreamLoads<Value>>(
         a.col_idx, a.values, x, a.row_ptr[row], a.row_ptr[row + 1], lane, Ops::zero(),
         [](Value sum, Value value, Value xv, bool in_row) {
           return in_row ? Ops::add(sum, Ops::mul(value, xv)) : sum;

@@ -1,8 +1,9 @@
 // SemiringPlan (spmv/cuda/semiring.hpp): y = A ⊕.⊗ x with one of two kernels, chosen once here from
 // the row statistics:
 //  - the one-launch row kernel of semiring_multiply.cu (Algorithm::CsrVector: a sub-warp per row, its
-//    width from csr-vector's rule), faster on small matrices (one launch instead of two) and on regular
-//    or irregular rows;
+//    width from csr-vector's rule from 2^20 nonzeros on rows at most half empty, else the plain one:
+//    row_kernel_width), faster on small matrices (one launch instead of two) and on regular or
+//    irregular rows;
 //  - on few huge, power-law and mostly or half empty rows, the merge-based kernel of merge_path.cuh
 //    (Algorithm::MergePath), instantiated per semiring: the tile boundaries are searched once here;
 //    each product runs the tile kernel (finished rows stored, each tile's open row carried out) and
@@ -15,7 +16,7 @@
 #include "core/semiring_ops.hpp"
 #include "core/workspace_order.hpp"
 #include "cpu/instantiate.hpp"
-#include "cuda/csr_vector_width.cuh"
+#include "cuda/csr_vector_policy.cuh"
 #include "cuda/event_driver.cuh"
 #include "cuda/merge_path.cuh"
 #include "cuda/row_statistics.cuh"
@@ -33,7 +34,8 @@ namespace {
 // and the SuiteSparse files (H200, 2026-11-26, min-plus, f32 and f64): each class took the kernel faster
 // in harmonic mean there. On the odd members (96 cases) Auto ran at 0.975 of the faster kernel (hmean)
 // and 1.07x cuSPARSE's plus-times product; the first rule (rows below 2^18 nonzeros or under 12 per
-// regular row) had 0.940 and 1.06x.
+// regular row) had 0.940 and 1.06x. Refitted with the row kernel at csr-vector's widths (H200,
+// 2026-11-29): the same kernel per class, on the odd members 0.997 and 1.18x (docs/SEMIRINGS.md).
 // The bound on non-empty rows the semiring rule was fitted with: the SpMV rule's kEmptyLongLength moved
 // to 40 with segmented-sum (2026-11-29), but the row kernel gives every row, empty ones too, a sub-warp.
 constexpr double kSemiringEmptyLongLength = 20.0;
@@ -49,7 +51,7 @@ bool row_kernel_fits(const detail::RowShape& shape) {
          c != detail::RowClass::HalfEmptyLongRows;
 }
 
-// The row kernel's lanes per row: csr-vector's width rule (csr_vector_width.cuh) on the mean length of
+// The row kernel's lanes per row: csr-vector's width rule (csr_vector_policy.cuh) on the mean length of
 // the non-empty rows, 16 rounded up to 32 (the kernel is compiled for 2, 4, 8 and 32 lanes). The plain
 // rule's widths (plain_rows_width, from the mean over all rows) stay
 //  - below detail::kLaunchBoundNnz, where a product lasts a few microseconds and each row's chain of
@@ -66,8 +68,8 @@ int row_kernel_width(const RowStatistics& s, std::int64_t rows, std::int64_t col
   if (nnz < detail::kLaunchBoundNnz || detail::groups_empty_rows(s.empty_rows, rows))
     return plain_rows_width(rows, nnz);
   const double nonempty = double(rows - s.empty_rows);  // at least half the rows
-  const int w = csr_vector_width::width_for(double(nnz) / nonempty,
-                                            csr_vector_width::local_columns(s.mean_span, double(cols)));
+  const int w = csr_vector_policy::width_for(double(nnz) / nonempty,
+                                            csr_vector_policy::local_columns(s.mean_span, double(cols)));
   return w <= 8 ? w : 32;
 }
 

@@ -57,7 +57,7 @@ inline void check_deterministic_mode(Backend backend) {
   if (backend == Backend::Cuda && !cuda_available()) GTEST_SKIP() << "no CUDA device";
   Options options;
   options.deterministic = true;
-  for (const char* name : {"long_rows", "power_law_rmat12", "empty_rows", "poisson2d_64"}) {
+  for (const char* name : {"long_rows", "power_law_rmat12", "empty_rows", "empty_rows_long_rows", "poisson2d_64"}) {
     const auto a = convert<double, std::int32_t>(zoo_matrix(name));
     for (Operation op : {Operation::NonTranspose, Operation::Transpose})
       for (Algorithm alg : backend_algorithms(backend, op)) {
@@ -84,7 +84,8 @@ inline void check_deterministic_auto(Backend backend, Operation op) {
   if (backend == Backend::Cuda && !cuda_available()) GTEST_SKIP() << "no CUDA device";
   Options options;
   options.deterministic = true;
-  for (const char* name : {"long_rows", "dense_rows", "power_law_rmat12", "mostly_empty", "poisson3d_16"}) {
+  for (const char* name :
+       {"long_rows", "dense_rows", "power_law_rmat12", "mostly_empty", "empty_rows_long_rows", "poisson3d_16"}) {
     check_against_reference<double, std::int32_t>(backend, Algorithm::Auto, op, zoo_matrix(name), name, options);
     const auto a = convert<float, std::int32_t>(zoo_matrix(name));
     auto oper = make_operator(backend, a, Algorithm::Auto, op, options);

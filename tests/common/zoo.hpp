@@ -237,6 +237,20 @@ inline std::vector<ZooEntry> build() {
     return from_rows(900, sorted);
   }, true);
   add("mostly_empty", [] { return mostly_empty(5000, 5000, 0.02, 10, 114); });
+  // Three rows in four empty, the others 12 long, two of 3,000: CUDA csr-vector splits the long rows into
+  // chunks and walks the rest 32 rows a warp in the same launch.
+  add("empty_rows_long_rows", [] {
+    SplitMix64 rng(126);
+    std::vector<std::vector<std::pair<std::int64_t, double>>> rows(4000);
+    for (std::size_t r = 1; r < rows.size(); r += 4) {
+      const std::int64_t len = r == 1001 || r == 3001 ? 3000 : 12;  // sorted, distinct columns
+      const std::int64_t step = 6000 / len;
+      for (std::int64_t k = 0; k < len; ++k)
+        rows[r].emplace_back(k * step + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(step))),
+                             rng.symmetric());
+    }
+    return from_rows(6000, rows);
+  }, true);
   add("dense_rows", [] { return dense_rows(3000, 3, 0.6, 4, 115); });
   add("long_rows", [] { return long_rows(3000, 6000, 10, 3000, 5, 116); });
   // The compressed CSR format's boundaries (columns per 32-row slice, row length, value encodings).

@@ -99,7 +99,8 @@ TEST(CudaSemiringPlan, RowKernelWidthsFromCsrVectorsRule) {
       {"subwarp=32 ", gen::random_uniform(6000, 20000, 200, 3)},
       {"subwarp=4 ", gen::poisson2d(60)},                           // 18 k nonzeros: launch-bound, short rows
       {"subwarp=32 ", gen::random_uniform(5000, 20000, 40, 3)},     // 0.2 M nonzeros, 40 a row
-      {"subwarp=4 ", gen::mostly_empty(400000, 400000, 0.25, 16, 3)}};  // 75% empty: 4 a row overall
+      {"subwarp=4 ", gen::mostly_empty(400000, 400000, 0.25, 16, 3)},   // 75% empty: 4 a row overall
+      {"subwarp=2 ", gen::mostly_empty(400000, 400000, 0.6, 8, 3)}};    // 40% empty rows: the semiring's zero
   for (const auto& [expected, m] : cases) {
     SCOPED_TRACE(expected);
     const auto a = convert<float, std::int32_t>(m);

@@ -22,8 +22,9 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
                        cudaStream_t stream = nullptr);
 
 // The same product planned once for a matrix applied many times (BFS, shortest paths, PageRank).
-// Algorithm::Auto picks from the row statistics (read on `stream`, which the construction synchronises)
-// between Algorithm::CsrVector, the one-launch kernel of semiring_multiply (most matrices), and
+// The construction reads the row statistics on `stream` and synchronises it (unless merge-path is asked
+// for). Algorithm::Auto picks from them between Algorithm::CsrVector, the one-launch kernel of
+// semiring_multiply at csr-vector's lanes per row (most matrices), and
 // Algorithm::MergePath, the merge-based kernel generic over the semiring (equal work per block for any
 // row lengths: a few huge rows, power-law and mostly-empty rows; tile boundaries found here, a small
 // workspace, extra_bytes). Other algorithms are refused. A's arrays must outlive the plan. Merge-path

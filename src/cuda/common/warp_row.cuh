@@ -99,7 +99,8 @@ __device__ __forceinline__ compute_t<Value> subwarp_row_dot(const Index* __restr
 // acc = step(acc, value, x[column], in_row) for each of the lane's U positions per pass; positions past
 // the row's end come with value 0, x 0 and in_row false (a sum may add them, other folds skip them).
 template <int W, int U, bool Streaming = false, class Value, class Index, class Acc, class Step>
-__device__ __forceinline__ Acc subwarp_row_fold_flat(const Index* __restrict__ col_idx, const Value* __restrict__ values,
+__device__ __forceinline__ Acc subwarp_row_fold_flat(const Index* __restrict__ col_idx,
+                                                     const Value* __restrict__ values,
                                                      const compute_t<Value>* __restrict__ x, std::int64_t begin,
                                                      std::int64_t end, int lane, Acc acc, Step&& step) {
   static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "W: a power of two <= 32");

@@ -1,10 +1,11 @@
 #pragma once
-// CSR-vector's sub-warp width rule, measured on the H200 (csr_vector.cu, docs/algorithms/csr_vector.md):
-// lanes per row from a row length and whether the columns are local. SemiringPlan's row kernel
-// (semiring_plan.cu) walks rows the same way and takes the same widths.
+// CSR-vector's measured row-walk policy (csr_vector.cu, docs/algorithms/csr_vector.md): the sub-warp width
+// rule (lanes per row from a row length and whether the columns are local), and the flat walk's loads in
+// flight and streaming loads. SemiringPlan's row kernel (semiring_multiply.cu, semiring_plan.cu) walks
+// rows the same way and takes the same widths.
 #include "cuda/common/warp_launch.cuh"
 
-namespace spmv::cuda::csr_vector_width {
+namespace spmv::cuda::csr_vector_policy {
 
 // Sub-warp width rule (width_for): from L, the nnz-weighted mean length of the rows the row kernel
 // walks, measured on the H200 (% of copy bandwidth, f64 / f32, flat walk, U = 4):
@@ -41,4 +42,15 @@ inline int width_for(double length, bool local) {
 // cols / kLocalSpanDivisor.
 inline bool local_columns(double mean_span, double cols) { return mean_span * kLocalSpanDivisor <= cols; }
 
-}  // namespace spmv::cuda::csr_vector_width
+// Narrow sub-warps (W <= 8, scalar loads) walk rows with subwarp_row_dot_flat, kFlatUnroll
+// predicated loads per lane per pass (H200: U = 4 beat U = 8 on every matrix of the benchmark, e.g.
+// stencil27 f32 77.5% vs 69.6%: 42 instead of 54 registers, more warps per SM).
+constexpr int kFlatUnroll = 4;
+// Flat walks read col_idx and values with streaming (evict-first) loads for double only. H200,
+// 2026-11-21, % of copy bandwidth streaming / not: stencil27 f64 87.0 / 83.2, f32 76.3 / 79.3;
+// random_uniform f64 39.2 / 38.6, f32 27.6 / 27.2; long_rows f64 45.5 / 45.8; dense_rows f64
+// 49.4 / 49.8 (f32 equal); float rows keep their L1 lines, which the stencil's x reuse hits.
+template <class Value>
+constexpr bool kStreamLoads = sizeof(Value) == 8;
+
+}  // namespace spmv::cuda::csr_vector_policy
