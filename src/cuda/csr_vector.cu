@@ -91,18 +91,24 @@ constexpr std::int64_t split_chunk_nnz(std::int64_t nnz, std::int64_t long_chunk
 }
 // Rows this many times longer than the mean count as long even when the mean asks for a wide sub-warp.
 constexpr double kSplitFactor = 4.0;
-// Uniformly long rows longer than the split's chunk (split_chunk_nnz) run a wide sub-warp a row unsplit
-// only when those sub-warps make at least this many warps per multiprocessor: each row is then a chain
-// of passes of one warp, and too few warps leave HBM idle. H200, 2026-11-29, random columns, 16 M
-// nonzeros in R rows, speed-up over the best cuSPARSE f32 / f64, unsplit warp a row against the split of
-// `--subwarp 8` (the flat walk, rows cut into chunks of 2048): R = 500 (3.8 warps per SM) 0.54 / 0.51
-// against 1.33 / 1.01; R = 1000 (7.6) 0.99 / 0.93 against 1.06 / 1.02; R = 2000 (15.2) 1.25 / 1.13
-// against 1.00 / 1.01; R = 4000-32000 unsplit 0.93-1.15 against 0.98-1.02. 11 is the geometric middle
-// of 7.6 and 15.2. Checked on 2 M nonzeros: R = 100 (20,000 a row, chunks of 128) 0.33 / 0.20 against
-// 1.08 / 1.00 split; R = 400 (5,000 a row) 0.98 / 0.74-0.95 against 0.96 / 1.09 (two processes); R = 1600
-// (1,250 a row, within one chunk of 2048) 1.10 / 1.15 unsplit against 1.11 / 1.23 (docs/PERFORMANCE.md,
-// "Few uniformly long rows").
+// Uniformly long rows run a wide sub-warp a row unsplit only when those sub-warps make at least this
+// many warps per multiprocessor (rows longer than a chunk of kChunkNnz), or kWideMinWarpsWithinChunk
+// (rows within one): each row is a chain of passes of one warp, and too few warps leave HBM idle.
+// H200, 2026-11-29, random columns, 16 M nonzeros in R rows, speed-up over the best cuSPARSE f32 / f64,
+// unsplit warp a row against the split of `--subwarp 8` (the flat walk, rows cut into chunks of 2048):
+// R = 500 (3.8 warps per SM) 0.54 / 0.51 against 1.33 / 1.01; R = 1000 (7.6) 0.99 / 0.93 against 1.06
+// / 1.02; R = 2000 (15.2) 1.25 / 1.13 against 1.00 / 1.01; R = 4000-32000 unsplit 0.93-1.15 against
+// 0.98-1.02. 11 is the geometric middle of 7.6 and 15.2. Checked on 2 M nonzeros: R = 100 (20,000 a
+// row, chunks of 128) 0.33 / 0.20 against 1.08 / 1.00 split; R = 400 (5,000 a row) 0.98 / 0.74-0.95
+// against 0.96 / 1.09 (two processes); R = 1600 (1,250 a row, within one chunk of 2048) 1.10 / 1.15
+// unsplit against 1.11 / 1.23 (docs/PERFORMANCE.md, "Few uniformly long rows").
 constexpr double kWideMinWarpsPerMultiprocessor = 11.0;
+// Rows within one chunk are short chains (8-16 passes at 2,000 a row), which one-pass chunks of 128
+// (split_chunk_nnz) beat only when the rows are very few: H200, 2026-11-29, random columns, rows of
+// 2,000, us per product unsplit / split (f32, f64): R = 100 (0.76 warps per SM) 9.5 / 6.0, 10.4 / 6.0;
+// R = 400 (3.0) 10.2 / 10.2, 11.0 / 12.9; R = 600 (4.5) 13.4 / 15.6, 13.6 / 14.9. 1.5 is the geometric
+// middle of 0.76 and 3.0.
+constexpr double kWideMinWarpsWithinChunk = 1.5;
 
 template <int W, int E>
 constexpr bool uses_flat_walk() {
@@ -429,8 +435,8 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   // would inflate L), at most twice, since the head depends on W. (The bound on the longest row was
   // kSplitFactor * L, which a few huge rows holding most nonzeros pass: 64 rows of 300,000 among a
   // million of 9, mean 28, then ran a warp a row unsplit at 0.03-0.06x cuSPARSE, H200 2026-11-29, once
-  // scattered rows of 28 asked for 16 lanes.) Uniform rows longer than a chunk also need enough rows to
-  // fill the GPU (kWideMinWarpsPerMultiprocessor): a few hundred rows of 20,000 are split. Mostly empty
+  // scattered rows of 28 asked for 16 lanes.) Uniform rows also need enough rows to fill the GPU
+  // (kWideMinWarpsPerMultiprocessor, kWideMinWarpsWithinChunk): a few hundred rows of 20,000 are split. Mostly empty
   // rows keep the flat walk (W <= 8) whatever their mean length: only it walks 32 rows a warp (a wide
   // sub-warp a row idles on every empty one: 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200
   // 2026-11-29), also where rows longer than its head are split off (the split kernel's rows then walk
@@ -449,9 +455,9 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * nonempty_mean) {
       const int wide = width_for(weighted, local_);
       const double warps = nonempty * wide / 32.0;
-      const std::int64_t chunks = std::int64_t(nonempty) * ((s.max + kChunkNnz - 1) / kChunkNnz);  // if split
-      if (s.max <= split_chunk_nnz(a_.nnz, chunks) ||
-          warps >= kWideMinWarpsPerMultiprocessor * device_multiprocessors()) {
+      const double min_warps_per_sm =
+          s.max <= kChunkNnz ? kWideMinWarpsWithinChunk : kWideMinWarpsPerMultiprocessor;
+      if (warps >= min_warps_per_sm * device_multiprocessors()) {
         width_ = wide;  // uniformly long rows: a wide sub-warp, no split
         return;
       }

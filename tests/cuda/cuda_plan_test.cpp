@@ -546,16 +546,16 @@ TEST(CudaPlan, CsrVectorWidthForScatteredAndMostlyEmptyRows) {
     }
     empty_long_rows.row_ptr.push_back(empty_long_rows.nnz());
   }
-  // Few uniform rows: too few warps to run a warp a row, so split when longer than the split's chunk
-  // (128 below 2^20 nonzeros or 1,024 chunks, else 2,048).
+  // Few uniform rows: too few warps to run a warp a row (11 per SM for rows longer than a chunk of
+  // 2,048, 1.5 within one), so they are split.
   const Matrix few_long = make(spmv::gen::random_uniform(100, 100000, 10000, 3));
-  const Matrix few_chunk_long = make(spmv::gen::random_uniform(100, 100000, 2000, 3));      // 0.2 M: chunks of 128
-  const Matrix many_chunk_long = make(spmv::gen::random_uniform(1100, 100000, 1000, 3));    // 1.1 M: one chunk each
+  const Matrix few_chunk_long = make(spmv::gen::random_uniform(40, 100000, 2000, 3));
+  const Matrix many_chunk_long = make(spmv::gen::random_uniform(1100, 100000, 1000, 3));
   const Case cases[] = {{"32 a row, scattered", rows32, 0, "subwarp=16 "},
                         {"64 a row, scattered", rows64, 0, "subwarp=32 "},
                         {"64 dense rows", dense, 0, "split_rows=64 "},
                         {"100 rows of 10,000", few_long, 0, "split_rows=100 "},
-                        {"100 rows of 2,000", few_chunk_long, 0, "split_rows=100 "},
+                        {"40 rows of 2,000", few_chunk_long, 0, "split_rows=40 "},
                         {"1,100 rows of 1,000", many_chunk_long, 0, "subwarp=32 "},
                         {"75% empty, 64 a row", empty_rows, 0, "subwarp=8 elements_per_load=1 unroll=4 walk=flat "
                                                                "rows_per_warp=32"},
