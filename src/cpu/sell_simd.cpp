@@ -16,6 +16,12 @@
 // ranges of slices balanced by slots + rows (the merge-path measure of work), fixed at plan time; a row's
 // result does not depend on the thread count.
 //
+// x by gathers or by scalar loads (SellX): the unmasked slots may load x lane by lane and pack the lanes by
+// inserts instead of gathering, and then write a permuted slice's results lane by lane instead of scattering
+// them; faster where x stays in L1/L2 on Zen 4, slower where it spills. A plan built with the expected-applies
+// hint races the two forms on A; without it, it gathers. The sweep reads each slice's fields from one record
+// (SliceDesc). docs/algorithms/cpu_simd.md, "x by scalar loads, one record a slice".
+//
 // SIMD: Google Highway with run-time dispatch as src/cpu/csr_simd.cpp; Options::cpu_simd = 0 or
 // SPMV_CPU_SIMD=0 runs the same slices with a plain loop.
 //
@@ -364,7 +370,7 @@ constexpr double kSellMinNarrowShare = 15.0 / 16.0;
 // How a SIMD plan reads x in its full slots: Gathers (vgatherdps / vgatherqpd on x86) or Loads (a scalar load
 // a lane, packed by inserts: load_lanes; a permuted slice's results then go to y lane by lane, not by a scatter).
 // Neither wins everywhere. On the 2-core Zen 4 VM (one thread, 2026-11-29, docs/PERFORMANCE.md "SELL's x by scalar
-// loads") loads ran 1.3-1.8x faster on the SuiteSparse files, whose x sits in L1/L2, and 1.3x slower where x
+// loads") loads ran 1.4-1.8x faster on the SuiteSparse files, whose x sits in L1/L2, and 1.3x slower where x
 // spills the 1 MiB L2 (rmat scale 18 f64, 5% of a million rows of 32); gathers are cheap on Intel cores without
 // the gather microcode mitigation. So with the expected-applies hint the plan races the two forms on A
 // (kSellLoadsMargin); without it, it keeps gathers. The two forms give the same bits (the same products and

@@ -604,16 +604,21 @@ TEST(FormatKernels, PolicyAndExtraBytes) {
   EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_hyb(a)));
   k = spmv::detail::make_cpu_format_kernel(a, Algorithm::Sell, Operation::NonTranspose, o);
   Options sell = o;  // the CPU converts at C = the SIMD width, keeps 16-bit column offsets in narrow slices
-  using I = std::decay_t<decltype(a.col_idx[0])>;  // and per slice: full, base, col_at, in_place, narrow
+  using I = std::decay_t<decltype(a.col_idx[0])>;  // and per slice: full, base, col_at, in_place, narrow, a record
   sell.sell_c = spmv::detail::cpu_sell_c<double, I>(o);
   const auto converted = spmv::to_sell(a, sell);
   const auto narrow_at = k.policy.find(" narrow=");
   ASSERT_NE(narrow_at, std::string::npos) << k.policy;
   const std::size_t narrow = std::stoull(k.policy.substr(narrow_at + 8));
   EXPECT_EQ(narrow, static_cast<std::size_t>(converted.slice_ptr.back()));  // 400 columns: every slice narrow
+  struct SliceRecord {  // the layout of the sweep's record per slice (SliceDesc, src/cpu/sell_simd.cpp)
+    std::int64_t col_at, base, full, width;
+    std::uint8_t narrow, in_place;
+  };
   EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(converted) - narrow * (sizeof(I) - sizeof(std::uint16_t)) +
                                static_cast<std::size_t>(converted.num_slices()) *
-                                   (2 * sizeof(I) + sizeof(std::int64_t) + 2 * sizeof(std::uint8_t)));
+                                   (2 * sizeof(I) + sizeof(std::int64_t) + 2 * sizeof(std::uint8_t) +
+                                    sizeof(SliceRecord)));
   EXPECT_NE(k.policy.find("sell C=" + std::to_string(sell.sell_c) + " "), std::string::npos) << k.policy;
   k = spmv::detail::make_cpu_format_kernel(a, Algorithm::CompressedCsr, Operation::NonTranspose, o);
   EXPECT_EQ(k.extra_bytes, spmv::storage_bytes(spmv::to_compressed_csr(a)));
