@@ -103,6 +103,14 @@ constexpr double kCpuRuleBand = 1.25;
 // (-1: the rule's). Both add their times to `why`; neither runs with SPMV_CPU_CALIBRATION=0. Below
 // kSampleMinNonzeros a product takes tens of microseconds, and the race's millisecond would weigh.
 constexpr std::int64_t kRaceMinApplies = 100;
+// Every race (the row kernels, the conversions, SELL's x forms in sell_simd.cpp): each candidate runs
+// untimed once, then kRaceRounds rounds of samples of at least kRaceSampleSeconds, alternating, keeping
+// minima (a sample that lost the core to another process is slower, never faster). A challenger replaces
+// the incumbent only when kRaceMargin faster: timing noise must not flip a tie, and a sample of rows must
+// not stand for the whole matrix on a small difference.
+constexpr int kRaceRounds = 3;
+constexpr double kRaceSampleSeconds = 0.1e-3;
+constexpr double kRaceMargin = 0.95;
 constexpr std::int64_t kSampleMinNonzeros = std::int64_t{1} << 16;
 template <class Value, class Index>
 std::optional<CpuKernel<Value, Index>> race_row_kernels(const CsrMatrix<Value, Index>& a, Algorithm algorithm,

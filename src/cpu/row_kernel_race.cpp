@@ -32,13 +32,7 @@ namespace {
 
 using cpu::detail::ShortRows;
 
-// Each candidate runs untimed once, then kRaceRounds rounds of samples of at least kRaceSampleSeconds,
-// alternating, keeping minima (a sample that lost the core to another process is slower, never faster).
-constexpr int kRaceRounds = 3;
-constexpr double kRaceSampleSeconds = 0.1e-3;
-// A challenger replaces the rule's kernel only when this much faster: timing noise must not flip a tie,
-// and a sample of rows must not stand for the whole matrix on a small difference.
-constexpr double kRaceMargin = 0.95;
+// kRaceRounds, kRaceSampleSeconds, kRaceMargin: cpu_operator.hpp. The sampled race's margin:
 constexpr double kSampleMargin = 0.9;
 // The sampled race: nonzeros timed per candidate run, and the largest x (bytes) it is run for (the L2 of
 // one core of the CPUs measured: 1-2 MiB).

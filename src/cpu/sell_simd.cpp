@@ -373,11 +373,9 @@ constexpr double kSellMinNarrowShare = 15.0 / 16.0;
 // loads") loads ran 1.4-1.8x faster on the SuiteSparse files, whose x sits in L1/L2, and 1.3x slower where x
 // spills the 1 MiB L2 (rmat scale 18 f64, 5% of a million rows of 32); gathers are cheap on Intel cores without
 // the gather microcode mitigation. So with the expected-applies hint the plan races the two forms on A
-// (kSellLoadsMargin); without it, it keeps gathers. The two forms give the same bits (the same products and
-// sums, only x's loads differ). SPMV_CPU_SELL_X=gathers|loads names one (tests, benchmarks).
+// (kRaceMargin: a tie keeps gathers); without it, it keeps gathers. The two forms give the same bits (the same
+// products and sums, only x's loads differ). SPMV_CPU_SELL_X=gathers|loads names one (tests, benchmarks).
 enum class SellX { Gathers, Loads };
-// Loads replace gathers only when this much faster (the row-kernel race's margin: a tie keeps gathers).
-constexpr double kSellLoadsMargin = 0.95;
 
 // SPMV_CPU_SELL_X resolved: "gathers" or "loads"; unset or empty: none (the plan decides). Throws
 // InvalidArgument for anything else.
@@ -536,11 +534,6 @@ int cpu_sell_c(const Options& options) {
 
 namespace {
 
-// The race of SellX forms: as the row-kernel race (row_kernel_race.cpp), one untimed product each, then
-// rounds of samples of at least this long, alternating, minima.
-constexpr int kSellXRaceRounds = 3;
-constexpr double kSellXRaceSampleSeconds = 0.1e-3;
-
 // The SELL plan of `m` and its kernel: A x parallel over slices (SIMD or the plain loop), or, for A^T x
 // (half values only: the f32 transpose is format_kernels.cpp's), the sequential scatter. Stored is Value,
 // or the 16-bit type of `storage` (Value float), into which the values are rounded here.
@@ -686,9 +679,9 @@ CpuKernel<Value, Index> build_sell_kernel(SellMatrix<Value, Index> m, Operation 
     std::vector<Value> out(static_cast<std::size_t>(plan->m.rows));
     const decltype(kernel.run) forms[] = {product(cpu::detail::simd_slices<Value, Index, Stored>(false)),
                                           product(cpu::detail::simd_slices<Value, Index, Stored>(true))};
-    const auto best = time_alternately(2, kSellXRaceRounds, kSellXRaceSampleSeconds, false,
+    const auto best = time_alternately(2, kRaceRounds, kRaceSampleSeconds, false,
                                        [&](std::size_t f) { forms[f](Value(1), ones.data(), Value(0), out.data()); });
-    form = best[1] < cpu::detail::kSellLoadsMargin * best[0] ? SellX::Loads : SellX::Gathers;
+    form = best[1] < kRaceMargin * best[0] ? SellX::Loads : SellX::Gathers;
     char words[80];
     std::snprintf(words, sizeof words, " (raced: gathers %.3g ms, loads %.3g ms)", best[0] * 1e3, best[1] * 1e3);
     raced = words;
