@@ -221,11 +221,11 @@ struct SplitRows {
 // blocks sum the long rows, one warp per chunk, and the last chunk of a row to arrive (threadfence
 // reduction, CUDA sample threadFenceReduction) writes y[row] = alpha * sum + beta * y[row]; the
 // other blocks run the short rows as csr_vector_kernel does (or 32 rows a warp, group_walk, when Group)
-// and skip the long ones. One launch lets
-// the two kinds of work overlap (two launches left the second kernel's ramp and the first's tail
-// idle). The sum is accumulated with atomics, not bit-reproducible for the long rows, unless
-// split.ordered: then each chunk stores its partial sum in its own slot and the last to arrive adds the
-// row's slots in chunk order (Options::deterministic: the same bits every run, one extra read per chunk).
+// and skip the long ones. One launch lets the two kinds of work overlap (two launches left the second
+// kernel's ramp and the first's tail idle). The sum is accumulated with atomics, not bit-reproducible
+// for the long rows, unless split.ordered: then each chunk stores its partial sum in its own slot and the
+// last to arrive adds the row's slots in chunk order (Options::deterministic: the same bits every run,
+// one extra read per chunk).
 template <int W, bool Group, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_split_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
@@ -436,9 +436,9 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   // kSplitFactor * L, which a few huge rows holding most nonzeros pass: 64 rows of 300,000 among a
   // million of 9, mean 28, then ran a warp a row unsplit at 0.03-0.06x cuSPARSE, H200 2026-11-29, once
   // scattered rows of 28 asked for 16 lanes.) Uniform rows also need enough rows to fill the GPU
-  // (kWideMinWarpsPerMultiprocessor, kWideMinWarpsWithinChunk): a few hundred rows of 20,000 are split. Mostly empty
-  // rows keep the flat walk (W <= 8) whatever their mean length: only it walks 32 rows a warp (a wide
-  // sub-warp a row idles on every empty one: 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200
+  // (kWideMinWarpsPerMultiprocessor, kWideMinWarpsWithinChunk): a few hundred rows of 20,000 are split.
+  // Mostly empty rows keep the flat walk (W <= 8) whatever their mean length: only it walks 32 rows a warp
+  // (a wide sub-warp a row idles on every empty one: 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200
   // 2026-11-29), also where rows longer than its head are split off (the split kernel's rows then walk
   // in groups too).
   void choose_width(cudaStream_t stream) {
