@@ -48,6 +48,7 @@ PROFILE_METRICS = {
     "global_load_efficiency": "global load efficiency (% of sector bytes used)",
     "l2_hit_rate": "L2 hit rate (% of sectors)",
     "dram_throughput": "DRAM throughput (% of peak)",
+    "l2_throughput": "L2 sector throughput (% of peak)",
 }
 
 

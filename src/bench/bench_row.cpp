@@ -60,6 +60,7 @@ std::vector<std::pair<std::string_view, FieldValue>> row_fields(const BenchRow& 
       {"global_load_efficiency", r.global_load_efficiency},
       {"l2_hit_rate", r.l2_hit_rate},
       {"dram_throughput", r.dram_throughput},
+      {"l2_throughput", r.l2_throughput},
   };
 }
 

@@ -62,6 +62,7 @@ struct BenchRow {
   double global_load_efficiency = kNaN;  // bytes used per 32-byte sector of global loads
   double l2_hit_rate = kNaN;             // lts__t_sector_hit_rate.pct
   double dram_throughput = kNaN;         // dram__throughput.avg.pct_of_peak_sustained_elapsed
+  double l2_throughput = kNaN;           // lts__t_sectors.avg.pct_of_peak_sustained_elapsed
 
   std::string display_name() const;  // "auto=merge-parallel", "csr-vector/bs=128"
 };

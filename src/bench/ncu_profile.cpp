@@ -18,6 +18,9 @@ constexpr std::string_view kThreadsPerInstruction = "smsp__thread_inst_executed_
 constexpr std::string_view kLoadEfficiency = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct";
 constexpr std::string_view kL2Hit = "lts__t_sector_hit_rate.pct";
 constexpr std::string_view kDram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
+// Sectors moved through L2 as a share of what L2 can move in the elapsed time: the x gathers of
+// scattered columns fetch a 32-byte sector each, so this, not DRAM, is where they saturate.
+constexpr std::string_view kL2Sectors = "lts__t_sectors.avg.pct_of_peak_sustained_elapsed";
 
 // One CSV line of quoted fields ("a","b,c",...); ncu doubles embedded quotes.
 std::vector<std::string> split_quoted(std::string_view line) {
@@ -63,8 +66,8 @@ double to_nanoseconds(double v, std::string_view unit) {
 }  // namespace
 
 std::string_view ncu_metric_list() {
-  static const std::string list = fmt::format("{},{},{},{},{},{}", kDuration, kOccupancy, kThreadsPerInstruction,
-                                              kLoadEfficiency, kL2Hit, kDram);
+  static const std::string list = fmt::format("{},{},{},{},{},{},{}", kDuration, kOccupancy, kThreadsPerInstruction,
+                                              kLoadEfficiency, kL2Hit, kDram, kL2Sectors);
   return list;
 }
 
@@ -117,6 +120,7 @@ std::optional<ProfileMetrics> parse_ncu_csv(std::string_view text) {
   m.global_load_efficiency = average(kLoadEfficiency, 1.0);
   m.l2_hit_rate = average(kL2Hit, 1.0);
   m.dram_throughput = average(kDram, 1.0);
+  m.l2_throughput = average(kL2Sectors, 1.0);
   return m;
 }
 
@@ -176,6 +180,7 @@ void apply_profile(const ProfileMetrics& m, BenchRow& row) {
   row.global_load_efficiency = m.global_load_efficiency;
   row.l2_hit_rate = m.l2_hit_rate;
   row.dram_throughput = m.dram_throughput;
+  row.l2_throughput = m.l2_throughput;
 }
 
 }  // namespace spmv::bench

@@ -76,6 +76,7 @@ CsvRecord csv_record(const RunInfo& run, const MatrixInfo& m, const BenchRow& r)
       {"global_load_efficiency", format_number(r.global_load_efficiency, "{:.4g}")},
       {"l2_hit_rate", format_number(r.l2_hit_rate, "{:.4g}")},
       {"dram_throughput", format_number(r.dram_throughput, "{:.4g}")},
+      {"l2_throughput", format_number(r.l2_throughput, "{:.4g}")},
       {"device", run.device},
       {"bandwidth_gbs", format_number(run.bandwidth_gbs, "{:.6g}")},
       {"date", run.date},
