@@ -110,6 +110,12 @@ constexpr std::int64_t kRaceMinApplies = 100;
 // not stand for the whole matrix on a small difference.
 constexpr int kRaceRounds = 3;
 constexpr double kRaceSampleSeconds = 0.1e-3;
+// The race of a conversion against the unconverted plan samples at least this long: on many threads a
+// product takes 0.07-0.6 ms, so 0.1 ms samples were single products, each just after the other plan's, and
+// on the 16-core Intel host 3 of 34 races timed DIA at 0.99-2.7 ms against 0.16-0.23 ms in the next
+// process (2026-11-29), dropping it for merge-parallel (stencil27 and fem2d f64, banded f32: 0.61-0.75x
+// MKL instead of 1.8-2.6x). Several products a sample, and a second race before the rule is overridden.
+constexpr double kConversionRaceSampleSeconds = 1e-3;
 constexpr double kRaceMargin = 0.95;
 constexpr std::int64_t kSampleMinNonzeros = std::int64_t{1} << 16;
 template <class Value, class Index>
