@@ -49,6 +49,7 @@ PROFILE_METRICS = {
     "l2_hit_rate": "L2 hit rate (% of sectors)",
     "dram_throughput": "DRAM throughput (% of peak)",
     "l2_throughput": "L2 sector throughput (% of peak)",
+    "l2_requests": "L2 requests (% of peak)",
 }
 
 

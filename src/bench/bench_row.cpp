@@ -61,6 +61,7 @@ std::vector<std::pair<std::string_view, FieldValue>> row_fields(const BenchRow& 
       {"l2_hit_rate", r.l2_hit_rate},
       {"dram_throughput", r.dram_throughput},
       {"l2_throughput", r.l2_throughput},
+      {"l2_requests", r.l2_requests},
   };
 }
 

@@ -63,6 +63,7 @@ struct BenchRow {
   double l2_hit_rate = kNaN;             // lts__t_sector_hit_rate.pct
   double dram_throughput = kNaN;         // dram__throughput.avg.pct_of_peak_sustained_elapsed
   double l2_throughput = kNaN;           // lts__t_sectors.avg.pct_of_peak_sustained_elapsed
+  double l2_requests = kNaN;             // lts__t_requests.avg.pct_of_peak_sustained_elapsed
 
   std::string display_name() const;  // "auto=merge-parallel", "csr-vector/bs=128"
 };

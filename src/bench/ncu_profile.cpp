@@ -18,9 +18,11 @@ constexpr std::string_view kThreadsPerInstruction = "smsp__thread_inst_executed_
 constexpr std::string_view kLoadEfficiency = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct";
 constexpr std::string_view kL2Hit = "lts__t_sector_hit_rate.pct";
 constexpr std::string_view kDram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
-// Sectors moved through L2 as a share of what L2 can move in the elapsed time: the x gathers of
-// scattered columns fetch a 32-byte sector each, so this, not DRAM, is where they saturate.
+// Sectors moved through L2, and requests (tag lookups) L2 served, as shares of their peaks in the elapsed
+// time. A warp's gather of 32 scattered x entries is 32 requests of one sector each: such products run
+// at 79-95% of the request peak with sectors at 34-38% and DRAM at 37% (H200, docs/PERFORMANCE.md).
 constexpr std::string_view kL2Sectors = "lts__t_sectors.avg.pct_of_peak_sustained_elapsed";
+constexpr std::string_view kL2Requests = "lts__t_requests.avg.pct_of_peak_sustained_elapsed";
 
 // One CSV line of quoted fields ("a","b,c",...); ncu doubles embedded quotes.
 std::vector<std::string> split_quoted(std::string_view line) {
@@ -66,8 +68,8 @@ double to_nanoseconds(double v, std::string_view unit) {
 }  // namespace
 
 std::string_view ncu_metric_list() {
-  static const std::string list = fmt::format("{},{},{},{},{},{},{}", kDuration, kOccupancy, kThreadsPerInstruction,
-                                              kLoadEfficiency, kL2Hit, kDram, kL2Sectors);
+  static const std::string list = fmt::format("{},{},{},{},{},{},{},{}", kDuration, kOccupancy, kThreadsPerInstruction,
+                                              kLoadEfficiency, kL2Hit, kDram, kL2Sectors, kL2Requests);
   return list;
 }
 
@@ -121,6 +123,7 @@ std::optional<ProfileMetrics> parse_ncu_csv(std::string_view text) {
   m.l2_hit_rate = average(kL2Hit, 1.0);
   m.dram_throughput = average(kDram, 1.0);
   m.l2_throughput = average(kL2Sectors, 1.0);
+  m.l2_requests = average(kL2Requests, 1.0);
   return m;
 }
 
@@ -181,6 +184,7 @@ void apply_profile(const ProfileMetrics& m, BenchRow& row) {
   row.l2_hit_rate = m.l2_hit_rate;
   row.dram_throughput = m.dram_throughput;
   row.l2_throughput = m.l2_throughput;
+  row.l2_requests = m.l2_requests;
 }
 
 }  // namespace spmv::bench

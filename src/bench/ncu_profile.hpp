@@ -2,7 +2,7 @@
 // `spmv bench --profile` (issue 13 §5; Hiranandani's study read the same counters with nvprof): each
 // verified CUDA row runs once more as a child `spmv bench` under Nsight Compute (`ncu`), which reads
 // the counters of the kernels of one product (the NVTX range "spmv_product" around the operator's
-// apply; plan setup and conversions are outside it), and the row gains six columns. Where ncu is
+// apply; plan setup and conversions are outside it), and the row gains seven columns. Where ncu is
 // missing or may not read the counters, the rows keep NaN and one clear message says why.
 #include <optional>
 #include <string>
@@ -20,6 +20,7 @@ struct ProfileMetrics {
   double l2_hit_rate = kNaN;
   double dram_throughput = kNaN;
   double l2_throughput = kNaN;
+  double l2_requests = kNaN;
   int kernels = 0;
 };
 

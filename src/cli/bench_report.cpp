@@ -77,6 +77,7 @@ CsvRecord csv_record(const RunInfo& run, const MatrixInfo& m, const BenchRow& r)
       {"l2_hit_rate", format_number(r.l2_hit_rate, "{:.4g}")},
       {"dram_throughput", format_number(r.dram_throughput, "{:.4g}")},
       {"l2_throughput", format_number(r.l2_throughput, "{:.4g}")},
+      {"l2_requests", format_number(r.l2_requests, "{:.4g}")},
       {"device", run.device},
       {"bandwidth_gbs", format_number(run.bandwidth_gbs, "{:.6g}")},
       {"date", run.date},

@@ -155,9 +155,10 @@ void profile_rows(const BenchOptions& o, const Source& source, Precision p, cons
     }
     bench::apply_profile(*outcome.metrics, row);
     fmt::print("  profile {:<28} occupancy {:5.1f}%  warp eff {:5.1f}%  gld eff {:5.1f}%  L2 hit {:5.1f}%  "
-               "DRAM {:5.1f}%  L2 sectors {:5.1f}%  ({} kernels)\n",
+               "DRAM {:5.1f}%  L2 sectors {:5.1f}%  L2 requests {:5.1f}%  ({} kernels)\n",
                row.display_name(), row.achieved_occupancy, row.warp_efficiency, row.global_load_efficiency,
-               row.l2_hit_rate, row.dram_throughput, row.l2_throughput, outcome.metrics->kernels);
+               row.l2_hit_rate, row.dram_throughput, row.l2_throughput, row.l2_requests,
+               outcome.metrics->kernels);
   }
 }
 

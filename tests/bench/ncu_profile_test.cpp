@@ -32,12 +32,14 @@ TEST(NcuProfile, AveragesKernelsWeightedByDuration) {
                            line(0, "lts__t_sector_hit_rate.pct", "%", "40") +
                            line(0, "dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", "90") +
                            line(0, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed", "%", "60") +
+                           line(0, "lts__t_requests.avg.pct_of_peak_sustained_elapsed", "%", "92") +
                            line(1, "gpu__time_duration.sum", "nsecond", "1,000") +
                            line(1, "sm__warps_active.avg.pct_of_peak_sustained_active", "%", "40") +
                            line(1, "smsp__thread_inst_executed_per_inst_executed.ratio", "", "16") +
                            line(1, "lts__t_sector_hit_rate.pct", "%", "80") +
                            line(1, "dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", "10") +
-                           line(1, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed", "%", "20");
+                           line(1, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed", "%", "20") +
+                           line(1, "lts__t_requests.avg.pct_of_peak_sustained_elapsed", "%", "4");
   const auto m = parse_ncu_csv(text);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->kernels, 2);
@@ -46,6 +48,7 @@ TEST(NcuProfile, AveragesKernelsWeightedByDuration) {
   EXPECT_DOUBLE_EQ(m->l2_hit_rate, (3 * 40 + 1 * 80) / 4.0);
   EXPECT_DOUBLE_EQ(m->dram_throughput, (3 * 90 + 1 * 10) / 4.0);
   EXPECT_DOUBLE_EQ(m->l2_throughput, (3 * 60 + 1 * 20) / 4.0);
+  EXPECT_DOUBLE_EQ(m->l2_requests, (3 * 92 + 1 * 4) / 4.0);
   EXPECT_TRUE(std::isnan(m->global_load_efficiency));  // not in the output: not measured, not zero
 }
 
