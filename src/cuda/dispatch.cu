@@ -68,8 +68,8 @@ constexpr std::array kNonTranspose{
     Algorithm::Dia,       Algorithm::Hyb,       Algorithm::Sell,      Algorithm::CompressedCsr,
     Algorithm::CusparseCsrAlg1, Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};
 constexpr std::array kTranspose{Algorithm::Hola,          Algorithm::HolaBuffered,    Algorithm::TransposeAtomic,
-                                Algorithm::CsrVector,     Algorithm::ExplicitTranspose, Algorithm::Symmetric,
-                                Algorithm::CusparseCsrAlg1, Algorithm::CusparseCooAlg1};
+                                Algorithm::CsrVector,     Algorithm::SegmentedSum,   Algorithm::ExplicitTranspose,
+                                Algorithm::Symmetric,     Algorithm::CusparseCsrAlg1, Algorithm::CusparseCooAlg1};
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 //    row: the non-empty rows in order, then the empty ones) maps them to rows; threads beyond the tiles'
 //    warps, in the same launch, write y = alpha * 0 + beta * y on the empty ones (as CSR gives them).
 // Carries meet in atomics: not bit-reproducible for rows that span three or more tiles.
+// A^T x (no copy of A) reads the same tiles in stripes: segmented_sum_transpose_kernel below.
 #include <cub/device/device_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
 
@@ -180,6 +181,44 @@ __global__ void carry_kernel(Tiles<Value, Index> t, Value alpha, Value* __restri
   }
 }
 
+// y += alpha * A^T x after y = beta * y (scale_vector), on the same tiles and bits, without a copy of A.
+// A tile is read in K stripes of 32 consecutive nonzeros, one a lane: the loads are coalesced, and where
+// a row's columns lie close together the warp's atomic adds into y fall on a few lines, where
+// Hola-SpMVT's lanes, each owning a run of consecutive nonzeros, scatter 32 far-apart addresses an
+// instruction (every atomic then a request of its own to L2, the bound of these products; docs/
+// PERFORMANCE.md "What bounds scattered gathers and scatters"). A nonzero's row is the tile's first row
+// plus the row ends before it: the earlier stripes' bits and this stripe's bits below the lane.
+template <int K, class Value, class Index>
+__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+    segmented_sum_transpose_kernel(CsrView<Value, Index> a, Value alpha, const Value* __restrict__ x,
+                                   Value* __restrict__ y, Tiles<Value, Index> t) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const unsigned below = (1u << lane) - 1u;
+  const auto nnz = static_cast<std::int64_t>(a.nnz);
+  for (std::int64_t tile = global_thread() / 32; tile < t.count; tile += grid_threads() / 32) {  // warp-uniform
+    const std::int64_t first = tile * (32 * K) + lane;
+    Value v[K];
+    Index c[K];
+    unsigned bits[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {  // every load of the tile in flight before the first gather
+      const std::int64_t n = first + 32 * k;
+      v[k] = n < nnz ? __ldcs(a.values + n) : Value(0);
+      c[k] = n < nnz ? __ldcs(a.col_idx + n) : Index(0);
+      bits[k] = __ldg(t.ends + tile * K + k);
+    }
+    std::int64_t row = __ldg(t.first_row + tile);  // non-empty rows ended before the stripe
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (first + 32 * k < nnz) {
+        const std::int64_t r = row_at(t.row_of, row + __popc(bits[k] & below));
+        atomicAdd(y + c[k], alpha * v[k] * __ldg(x + r));
+      }
+      row += __popc(bits[k]);
+    }
+  }
+}
+
 // --- plan time ---------------------------------------------------------------------------------------
 
 template <class Index>
@@ -204,13 +243,14 @@ __global__ void count_row_ends_kernel(const unsigned* __restrict__ ends, std::in
 template <int K, class Value, class Index>
 class SegmentedSum final : public CudaAlgorithm<Value, Index> {
  public:
-  SegmentedSum(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
+  SegmentedSum(const CsrView<Value, Index>& a, Operation op, const Options& options, cudaStream_t stream)
       : a_(a),
+        op_(op),
         block_(warp_block_size(options.block_size, kDefaultBlock, "SegmentedSum")),
         count_((std::int64_t(a.nnz) + 32 * K - 1) / (32 * K)),
         ends_(static_cast<std::size_t>(count_ * K)),
         first_row_(static_cast<std::size_t>(count_ + 1)),
-        carries_(static_cast<std::size_t>(count_)) {
+        carries_(static_cast<std::size_t>(op == Operation::NonTranspose ? count_ : 0)) {
     row_of_ = DeviceBuffer<Index>(static_cast<std::size_t>(a.rows));
     nonempty_ = format::partition_rows(a.row_ptr, a.rows, Index(0), row_of_.data(), stream);
     if (nonempty_ == a.rows) row_of_ = DeviceBuffer<Index>();  // no empty row: rows are their own numbers
@@ -233,6 +273,13 @@ class SegmentedSum final : public CudaAlgorithm<Value, Index> {
     const Tiles<Value, Index> t{ends_.data(), first_row_.data(), row_of_.data(), carries_.data(), count_,
                                 nonempty_,    std::int64_t(a_.rows) - nonempty_, aligned_};
     const std::int64_t tile_blocks = std::min<std::int64_t>(grid_for(count_ * 32, block_), INT_MAX / 2);
+    if (op_ == Operation::Transpose) {
+      scale_vector(beta, y, a_.cols, stream);
+      if (count_ == 0) return;
+      segmented_sum_transpose_kernel<K><<<static_cast<unsigned>(tile_blocks), block_, 0, stream>>>(a_, alpha, x, y, t);
+      SPMV_CHECK_LAUNCH("segmented_sum_transpose_kernel");
+      return;
+    }
     const std::int64_t empty_blocks = t.empty > 0 ? std::min<std::int64_t>(grid_for(t.empty, block_), INT_MAX / 2) : 0;
     segmented_sum_kernel<K><<<static_cast<unsigned>(tile_blocks + empty_blocks), block_, 0, stream>>>(
         a_, alpha, x, beta, y, t, tile_blocks * block_);
@@ -246,7 +293,9 @@ class SegmentedSum final : public CudaAlgorithm<Value, Index> {
   std::string policy() const override {
     return "block=" + std::to_string(block_) + " nonzeros_per_lane=" + std::to_string(K) +
            " tiles=" + std::to_string(count_) + " empty_rows=" + std::to_string(std::int64_t(a_.rows) - nonempty_) +
-           " vector_loads=" + (aligned_ ? "on" : "off") + " (carries added with atomics: not bit-reproducible)";
+           (op_ == Operation::Transpose ? std::string(" transpose=stripes (atomic scatter: not bit-reproducible)")
+                                        : " vector_loads=" + std::string(aligned_ ? "on" : "off") +
+                                              " (carries added with atomics: not bit-reproducible)");
   }
   std::size_t extra_bytes() const override {
     return ends_.bytes() + first_row_.bytes() + carries_.bytes() + row_of_.bytes();
@@ -254,6 +303,7 @@ class SegmentedSum final : public CudaAlgorithm<Value, Index> {
 
  private:
   CsrView<Value, Index> a_;
+  Operation op_;
   int block_;
   std::int64_t count_;
   DeviceBuffer<unsigned> ends_;
@@ -269,8 +319,7 @@ class SegmentedSum final : public CudaAlgorithm<Value, Index> {
 template <class Value, class Index>
 AlgorithmPtr<Value, Index> make_segmented_sum(const CsrView<Value, Index>& matrix, Operation op, const Options& options,
                                               cudaStream_t stream) {
-  if (op != Operation::NonTranspose) throw unsupported_operation(Algorithm::SegmentedSum, op);
-  return std::make_unique<SegmentedSum<kLaneItems<Value>, Value, Index>>(matrix, options, stream);
+  return std::make_unique<SegmentedSum<kLaneItems<Value>, Value, Index>>(matrix, op, options, stream);
 }
 
 SPMV_INSTANTIATE_FACTORY(make_segmented_sum)

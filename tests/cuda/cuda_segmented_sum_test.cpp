@@ -2,7 +2,7 @@
 // 16-byte loads (a view into someone else's arrays, offset by one element), power-law rows whose tiles
 // carry into rows spanning many tiles, with empty rows mapped through its row list, block sizes 32 and
 // 1024, an infinite x entry that must stay in its own row, and Auto's power-law and half-empty long-row
-// classes (with and without Options::deterministic). Skips without a device.
+// classes (with and without Options::deterministic), and A^T x read in stripes. Skips without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,16 +26,18 @@ namespace {
 using spmv::Algorithm;
 using spmv::Operation;
 
-// y = alpha A x + beta y through a plan on `view`, checked row by row against the double reference
+// y = alpha op(A) x + beta y through a plan on `view`, checked row by row against the double reference
 // (tests/common/error_bound.hpp); y starts as NaN when beta is 0, which must not leak.
 template <class Value, class Index>
 Algorithm check_view(const spmv::CsrMatrix<Value, Index>& a, const spmv::cuda::CsrView<Value, Index>& view,
                      double alpha, double beta, Algorithm algorithm = Algorithm::SegmentedSum,
-                     const spmv::Options& options = {}, std::vector<Value> x = {}) {
-  spmv::cuda::Plan<Value, Index> plan(view, algorithm, Operation::NonTranspose, options);
-  std::vector<Value> y0(static_cast<std::size_t>(a.rows));
+                     const spmv::Options& options = {}, std::vector<Value> x = {},
+                     Operation op = Operation::NonTranspose) {
+  spmv::cuda::Plan<Value, Index> plan(view, algorithm, op, options);
+  const bool n = op == Operation::NonTranspose;
+  std::vector<Value> y0(static_cast<std::size_t>(n ? a.rows : a.cols));
   if (x.empty()) {
-    x.resize(static_cast<std::size_t>(a.cols));
+    x.resize(static_cast<std::size_t>(n ? a.cols : a.rows));
     for (std::size_t j = 0; j < x.size(); ++j) x[j] = static_cast<Value>(std::ldexp(double(j % 37) - 18.0, -4));
   }
   for (std::size_t i = 0; i < y0.size(); ++i)
@@ -46,9 +48,9 @@ Algorithm check_view(const spmv::CsrMatrix<Value, Index>& a, const spmv::cuda::C
   std::vector<double> xd(x.begin(), x.end()), ref(y0.begin(), y0.end());
   if (beta == 0) std::fill(ref.begin(), ref.end(), 0.0);
   const auto ad = spmv::convert<double, Index>(a);
-  spmv::cpu::reference(ad, Operation::NonTranspose, alpha, std::span<const double>(xd), beta, std::span<double>(ref));
-  const auto magnitude = spmv::cpu::reference_magnitude(ad, Operation::NonTranspose, std::span<const double>(xd));
-  const auto lengths = spmv::test::output_row_lengths(a, Operation::NonTranspose);
+  spmv::cpu::reference(ad, op, alpha, std::span<const double>(xd), beta, std::span<double>(ref));
+  const auto magnitude = spmv::cpu::reference_magnitude(ad, op, std::span<const double>(xd));
+  const auto lengths = spmv::test::output_row_lengths(a, op);
   const auto report = spmv::test::check_error_bound<Value>(y, ref, y0, magnitude, lengths, alpha, beta);
   EXPECT_TRUE(report.passed()) << plan.policy() << ": " << report.describe();
   return plan.algorithm();
@@ -92,6 +94,50 @@ TEST(CudaSegmentedSum, NoEmptyRowsNeedNoRowList) {
   const spmv::cuda::Plan<float, std::int32_t> plan(d_a.view(), Algorithm::SegmentedSum, Operation::NonTranspose);
   EXPECT_NE(plan.policy().find("empty_rows=0"), std::string::npos) << plan.policy();
   check_offset_and_aligned(a);
+}
+
+// A^T x on the same tiles, read in stripes (no copy of A): a nonzero's row comes from the row-end bits,
+// through the row list when rows are empty (R-MAT), directly when none is (the grid), on a rectangular
+// matrix (x of A's rows, y of its columns), at block sizes 32 and 1024, with a view offset by one element.
+template <class Value, class Index>
+void check_transpose(const spmv::CsrMatrix<double, std::int64_t>& m) {
+  const auto a = spmv::convert<Value, Index>(m);
+  const spmv::cuda::DeviceCsr<Value, Index> d_a(a);
+  for (const auto& [alpha, beta] : {std::pair{1.0, 0.0}, {-0.5, 2.0}, {1.0, -1.0}, {2.5, 1.0}})
+    EXPECT_EQ(check_view(a, d_a.view(), alpha, beta, Algorithm::SegmentedSum, {}, {}, Operation::Transpose),
+              Algorithm::SegmentedSum);
+  for (int block : {32, 1024}) {
+    spmv::Options options;
+    options.block_size = block;
+    check_view(a, d_a.view(), 1.0, 0.5, Algorithm::SegmentedSum, options, {}, Operation::Transpose);
+  }
+  std::vector<Index> cols(1, Index(0));
+  std::vector<Value> vals(1, Value(0));
+  cols.insert(cols.end(), a.col_idx.begin(), a.col_idx.end());
+  vals.insert(vals.end(), a.values.begin(), a.values.end());
+  spmv::cuda::DeviceBuffer<Index> d_cols{std::span<const Index>(cols)};
+  spmv::cuda::DeviceBuffer<Value> d_vals{std::span<const Value>(vals)};
+  spmv::cuda::CsrView<Value, Index> offset = d_a.view();
+  offset.col_idx = d_cols.data() + 1;
+  offset.values = d_vals.data() + 1;
+  check_view(a, offset, -1.0, 0.0, Algorithm::SegmentedSum, {}, {}, Operation::Transpose);
+}
+
+TEST(CudaSegmentedSum, TransposeInStripes) {
+  if (!spmv::cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto rmat = spmv::gen::rmat(14, 16, 3);
+  check_transpose<float, std::int32_t>(rmat);
+  check_transpose<double, std::int32_t>(rmat);
+  check_transpose<double, std::int64_t>(rmat);
+  check_transpose<float, std::int32_t>(spmv::gen::poisson2d(100));
+  check_transpose<double, std::int64_t>(spmv::gen::random_uniform(3000, 700, 9, 11));
+  // Under Options::deterministic the scatter (atomics) is refused, as for A x.
+  const auto a = spmv::convert<float, std::int32_t>(rmat);
+  const spmv::cuda::DeviceCsr<float, std::int32_t> d_a(a);
+  spmv::Options deterministic;
+  deterministic.deterministic = true;
+  using Plan = spmv::cuda::Plan<float, std::int32_t>;
+  EXPECT_THROW(Plan(d_a.view(), Algorithm::SegmentedSum, Operation::Transpose, deterministic), spmv::Unsupported);
 }
 
 TEST(CudaSegmentedSum, BlockSizesFrom32To1024) {
