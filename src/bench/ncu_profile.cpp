@@ -20,7 +20,7 @@ constexpr std::string_view kL2Hit = "lts__t_sector_hit_rate.pct";
 constexpr std::string_view kDram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 // Sectors moved through L2, and requests (tag lookups) L2 served, as shares of their peaks in the elapsed
 // time. A warp's gather of 32 scattered x entries is 32 requests of one sector each: such products run
-// at 79-95% of the request peak with sectors at 34-38% and DRAM at 37% (H200, docs/PERFORMANCE.md).
+// at 79-95% of the request peak with sectors at 34-38% and DRAM at 24-28% (f32; H200, docs/PERFORMANCE.md).
 constexpr std::string_view kL2Sectors = "lts__t_sectors.avg.pct_of_peak_sustained_elapsed";
 constexpr std::string_view kL2Requests = "lts__t_requests.avg.pct_of_peak_sustained_elapsed";
 

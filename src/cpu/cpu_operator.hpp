@@ -104,7 +104,8 @@ constexpr double kCpuRuleBand = 1.25;
 // kSampleMinNonzeros a product takes tens of microseconds, and the race's millisecond would weigh.
 constexpr std::int64_t kRaceMinApplies = 100;
 // Every race (the row kernels, the conversions, SELL's x forms in sell_simd.cpp): each candidate runs
-// untimed once, then kRaceRounds rounds of samples of at least kRaceSampleSeconds, alternating, keeping
+// untimed once, then kRaceRounds rounds of samples of at least kRaceSampleSeconds (a conversion's race:
+// kConversionRaceSampleSeconds), alternating, keeping
 // minima (a sample that lost the core to another process is slower, never faster). A challenger replaces
 // the incumbent only when kRaceMargin faster: timing noise must not flip a tie, and a sample of rows must
 // not stand for the whole matrix on a small difference.
@@ -112,9 +113,10 @@ constexpr int kRaceRounds = 3;
 constexpr double kRaceSampleSeconds = 0.1e-3;
 // The race of a conversion against the unconverted plan samples at least this long: on many threads a
 // product takes 0.07-0.6 ms, so 0.1 ms samples were single products, each just after the other plan's, and
-// on the 16-core Intel host 3 of 34 races timed DIA at 0.99-2.7 ms against 0.16-0.23 ms in the next
-// process (2026-11-29), dropping it for merge-parallel (stencil27 and fem2d f64, banded f32: 0.61-0.75x
-// MKL instead of 1.8-2.6x). Several products a sample, and a second race before the rule is overridden.
+// on the 16-core Intel host 3 of 68 races (16 of them DIA's) timed DIA at 0.99-2.7 ms against 0.14-0.23 ms
+// in other processes (2026-11-29), dropping it for merge-parallel (stencil27 f64 0.75x, banded f32 0.61x
+// MKL instead of 1.8-3.3x). Several products a sample, and away from the rule's boundary a second race
+// before the rule is overridden.
 constexpr double kConversionRaceSampleSeconds = 1e-3;
 constexpr double kRaceMargin = 0.95;
 constexpr std::int64_t kSampleMinNonzeros = std::int64_t{1} << 16;
@@ -130,7 +132,8 @@ int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why);
 // SELL sorted whole 0.39-0.51 ms against merge-parallel's 0.24-0.25). With `converted_must_win` (near the
 // rule's boundary, kCpuRuleBand; also on one thread) a tie goes the other way: the converted plan stays
 // only when kRaceMargin faster, so that matrices where the two run alike keep CSR in every process
-// instead of following the timing noise.
+// instead of following the timing noise. Without it the unconverted plan must win two races in a row
+// (the second's times are the ones `why` reports).
 template <class Value, class Index>
 bool unconverted_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Value, Index>& converted,
                            Algorithm plain, const Options& options, std::string& why,
