@@ -94,7 +94,8 @@ if want tests; then
   rc=$?
   grep -E "^\[  FAILED  \]|Failure|error" "$OUT/cuda_tests.log" | head -60
   note "cuda tests (rc=$rc): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \].*tests?, listed' "$OUT/cuda_tests.log" | tr '\n' ' ')"
-  note "cuda tests skipped: $(grep -c '^\[  SKIPPED \]' "$OUT/cuda_tests.log")"
+  # --gtest_brief prints one summary line "[  SKIPPED ] N tests, listed below:" (refusals of the zoo).
+  note "cuda tests skipped: $(grep -oE '^\[  SKIPPED \] [0-9]+' "$OUT/cuda_tests.log" | grep -oE '[0-9]+$' || echo 0)"
 fi
 
 if want sanitize; then
