@@ -56,6 +56,26 @@ Algorithm check_view(const spmv::CsrMatrix<Value, Index>& a, const spmv::cuda::C
   return plan.algorithm();
 }
 
+// A's column indices and values copied one element past a 16-byte boundary, and a view of d_a that reads
+// them there: every lane of a kernel with vector loads takes the element-by-element path.
+template <class Value, class Index>
+struct OffsetArrays {
+  spmv::cuda::DeviceBuffer<Index> cols;
+  spmv::cuda::DeviceBuffer<Value> vals;
+  spmv::cuda::CsrView<Value, Index> view;
+  OffsetArrays(const spmv::CsrMatrix<Value, Index>& a, const spmv::cuda::DeviceCsr<Value, Index>& d_a)
+      : cols(shifted(a.col_idx)), vals(shifted(a.values)), view(d_a.view()) {
+    view.col_idx = cols.data() + 1;
+    view.values = vals.data() + 1;
+  }
+  template <class T>
+  static spmv::cuda::DeviceBuffer<T> shifted(const std::vector<T>& v) {
+    std::vector<T> host(1, T(0));
+    host.insert(host.end(), v.begin(), v.end());
+    return spmv::cuda::DeviceBuffer<T>{std::span<const T>(host)};
+  }
+};
+
 template <class Value, class Index>
 void check_offset_and_aligned(const spmv::CsrMatrix<Value, Index>& a) {
   // Aligned: the device copy's own arrays.
@@ -63,18 +83,10 @@ void check_offset_and_aligned(const spmv::CsrMatrix<Value, Index>& a) {
   check_view(a, d_a.view(), 1.0, 0.0);
   check_view(a, d_a.view(), -0.5, 2.0);
   // Offset by one element: every lane takes the element-by-element path.
-  std::vector<Index> cols(1, Index(0));
-  std::vector<Value> vals(1, Value(0));
-  cols.insert(cols.end(), a.col_idx.begin(), a.col_idx.end());
-  vals.insert(vals.end(), a.values.begin(), a.values.end());
-  spmv::cuda::DeviceBuffer<Index> d_cols{std::span<const Index>(cols)};
-  spmv::cuda::DeviceBuffer<Value> d_vals{std::span<const Value>(vals)};
-  spmv::cuda::CsrView<Value, Index> offset = d_a.view();
-  offset.col_idx = d_cols.data() + 1;
-  offset.values = d_vals.data() + 1;
-  check_view(a, offset, 1.0, 0.0);
-  check_view(a, offset, 1.0, -1.0);
-  check_view(a, offset, -1.0, 1.0);
+  const OffsetArrays<Value, Index> offset(a, d_a);
+  check_view(a, offset.view, 1.0, 0.0);
+  check_view(a, offset.view, 1.0, -1.0);
+  check_view(a, offset.view, -1.0, 1.0);
 }
 
 TEST(CudaSegmentedSum, PowerLawRowsAlignedAndOffset) {
@@ -111,16 +123,8 @@ void check_transpose(const spmv::CsrMatrix<double, std::int64_t>& m) {
     options.block_size = block;
     check_view(a, d_a.view(), 1.0, 0.5, Algorithm::SegmentedSum, options, {}, Operation::Transpose);
   }
-  std::vector<Index> cols(1, Index(0));
-  std::vector<Value> vals(1, Value(0));
-  cols.insert(cols.end(), a.col_idx.begin(), a.col_idx.end());
-  vals.insert(vals.end(), a.values.begin(), a.values.end());
-  spmv::cuda::DeviceBuffer<Index> d_cols{std::span<const Index>(cols)};
-  spmv::cuda::DeviceBuffer<Value> d_vals{std::span<const Value>(vals)};
-  spmv::cuda::CsrView<Value, Index> offset = d_a.view();
-  offset.col_idx = d_cols.data() + 1;
-  offset.values = d_vals.data() + 1;
-  check_view(a, offset, -1.0, 0.0, Algorithm::SegmentedSum, {}, {}, Operation::Transpose);
+  const OffsetArrays<Value, Index> offset(a, d_a);
+  check_view(a, offset.view, -1.0, 0.0, Algorithm::SegmentedSum, {}, {}, Operation::Transpose);
 }
 
 TEST(CudaSegmentedSum, TransposeInStripes) {
