@@ -383,6 +383,13 @@ class Matrix:
         return self @ x
 
     def __matmul__(self, x):
+        # The common case first: a contiguous NumPy vector of the matrix's dtype, on the CPU. The general
+        # path's checks and conversions cost ~2 us a call, a tenth of a 10^4-row product.
+        if (type(x) is np.ndarray and x.ndim == 1 and x.dtype == self.dtype and x.flags.c_contiguous
+                and x.shape[0] == self.shape[1] and self._device in (None, "auto", "cpu")):
+            y = np.empty(self.shape[0], dtype=self.dtype)
+            self._core.apply_host("cpu", 0, self._algorithm, self._transposed, 1.0, x, 0.0, y)
+            return y
         if isinstance(x, Matrix):
             return NotImplemented
         return self._product(x, transpose=False)

@@ -262,3 +262,27 @@ def test_deterministic_option_repeats_bits_and_refuses_tune():
         spmv.Matrix.from_scipy(s, algorithm="tune", options={"deterministic": True}) @ x
     with pytest.raises(TypeError):
         spmv.Matrix.from_scipy(s, options={"deterministic": 1})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("case", ["tall_empty_rows", "wide_empty_cols", "zero_rows"])
+def test_matmul_fast_path_and_general_path_agree(case, dtype):
+    # A @ x takes a short path for a contiguous vector of the matrix's dtype on the CPU; every other x (a
+    # strided view, another dtype, a list) goes through the general path's checks and conversions. Both
+    # must give A x, on A and on the view A.T.
+    a = spmv.Matrix.from_scipy(CASES[case], dtype=dtype)
+    held = stored(a)
+    for view, transpose in ((a, False), (a.T, True)):
+        n_x, n_y = _sizes(a, transpose)
+        x = random_vector(n_x, dtype, 3)
+        wide = np.zeros(2 * n_x, dtype)
+        wide[::2] = x
+        other = x.astype(np.float64 if dtype == np.float32 else np.float32)
+        for operand in (x, wide[::2], list(x)):
+            y = view @ operand
+            assert y.dtype == dtype and y.shape == (n_y,)
+            assert_close(y, held, x, 1.0, 0.0, np.zeros(n_y, dtype), transpose, dtype)
+        y = view @ other  # converted to the matrix's dtype: the product of the rounded x
+        assert_close(y, held, other.astype(dtype), 1.0, 0.0, np.zeros(n_y, dtype), transpose, dtype)
+        with pytest.raises(ValueError):
+            view @ np.ones(n_x + 1, dtype)
