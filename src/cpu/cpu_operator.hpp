@@ -105,10 +105,10 @@ constexpr double kCpuRuleBand = 1.25;
 constexpr std::int64_t kRaceMinApplies = 100;
 // Every race (the row kernels, the conversions, SELL's x forms in sell_simd.cpp): each candidate runs
 // untimed once, then kRaceRounds rounds of samples of at least kRaceSampleSeconds (a conversion's race:
-// kConversionRaceSampleSeconds), alternating, keeping
-// minima (a sample that lost the core to another process is slower, never faster). A challenger replaces
-// the incumbent only when kRaceMargin faster: timing noise must not flip a tie, and a sample of rows must
-// not stand for the whole matrix on a small difference.
+// kConversionRaceSampleSeconds), alternating, keeping minima (a sample that lost the core to another
+// process is slower, never faster). A challenger replaces the incumbent only when kRaceMargin faster:
+// timing noise must not flip a tie, and a sample of rows must not stand for the whole matrix on a small
+// difference.
 constexpr int kRaceRounds = 3;
 constexpr double kRaceSampleSeconds = 0.1e-3;
 // The race of a conversion against the unconverted plan samples at least this long: on many threads a
