@@ -396,11 +396,14 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     SPMV_CHECK_LAUNCH("csr_vector_kernel");
   }
 
-  // Long rows are summed through sums_/arrivals_, which each product uses and resets.
-  bool writes_workspace() const override { return num_chunks_ > 0; }
-  // A^T scatters with atomics; A x is a fixed shuffle tree per row unless long rows were split.
+  // Rows of several chunks are summed through sums_/arrivals_, which each product uses and resets. A row of
+  // one chunk is written by its warp directly: when every split row is one chunk (launch-bound products
+  // whose long rows fit a chunk) no product touches the workspace, and none needs the ordering events,
+  // whose record costs each product host time that products of a few microseconds feel.
+  bool writes_workspace() const override { return shared_chunks_; }
+  // A^T scatters with atomics; A x is a fixed shuffle tree per row unless a row's chunks meet in atomics.
   bool reproducible() const override {
-    return op_ == Operation::NonTranspose && (num_chunks_ == 0 || deterministic_);
+    return op_ == Operation::NonTranspose && (!shared_chunks_ || deterministic_);
   }
   std::string policy() const override {
     std::string s = "block=" + std::to_string(block_) + " subwarp=" + std::to_string(width_) +
@@ -410,8 +413,9 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     if (num_chunks_ > 0)
       s += " split_rows=" + std::to_string(split_rows_) + " head=" + std::to_string(head_) +
            " chunks=" + std::to_string(num_chunks_) + " chunk=" + std::to_string(chunk_nnz_) +
-           (deterministic_ ? " (long rows' chunks added in order: reproducible)"
-                           : " (long rows summed with atomics: not bit-reproducible)");
+           (!shared_chunks_ ? " (each split row one chunk: no partial sums)"
+            : deterministic_ ? " (long rows' chunks added in order: reproducible)"
+                             : " (long rows summed with atomics: not bit-reproducible)");
     if (op_ == Operation::Transpose) s += " transpose=atomic-scatter (not bit-reproducible)";
     return s;
   }
@@ -520,11 +524,13 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       long_chunks += (long_rows.bounds[2 * i + 1] - long_rows.bounds[2 * i] + kChunkNnz - 1) / kChunkNnz;
     const std::int64_t chunk_nnz = split_chunk_nnz(a_.nnz, long_chunks);
     std::vector<RowChunk<Index>> host_chunks;
+    shared_chunks_ = false;
     for (std::size_t i = 0; i < long_rows.rows.size(); ++i) {
       const std::int64_t begin = long_rows.bounds[2 * i], end = long_rows.bounds[2 * i + 1];
       const std::int64_t first = static_cast<std::int64_t>(host_chunks.size());
       const std::int64_t count = (end - begin + chunk_nnz - 1) / chunk_nnz;
       if (count > std::numeric_limits<int>::max()) throw InvalidArgument("CsrVector: row too long to split");
+      shared_chunks_ = shared_chunks_ || count > 1;
       for (std::int64_t b = begin; b < end; b += chunk_nnz)
         host_chunks.push_back({b, std::min<std::int64_t>(b + chunk_nnz, end), first, long_rows.rows[i],
                                static_cast<int>(count)});
@@ -557,6 +563,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)
   std::int64_t chunk_nnz_ = 0;                                     // their chunks' length
   std::int64_t num_chunks_ = 0;
+  bool shared_chunks_ = false;  // some split row has several chunks (they meet in sums_ / arrivals_)
   std::int64_t chunk_blocks_ = 0;
   long long split_rows_ = 0;
   DeviceBuffer<RowChunk<Index>> chunks_;

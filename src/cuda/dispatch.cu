@@ -138,7 +138,10 @@ Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max
     if (nnz < kTransposeVectorMaxNnz && !long_rows) return Algorithm::CsrVector;
     const bool short_regular =
         !long_rows && row_std <= kTransposeIrregularCv * row_mean && row_mean <= kTransposeScalarMaxMean;
-    return short_regular ? Algorithm::TransposeAtomic : Algorithm::Hola;
+    if (short_regular) return Algorithm::TransposeAtomic;
+    // segmented-sum's stripes beat Hola-SpMVT on all twelve suite cases of this class (2^20 nonzeros and
+    // more; docs/PERFORMANCE.md "A^T x without a copy in stripes"); below, launch-bound, Hola stays.
+    return nnz >= kTransposeVectorMaxNnz ? Algorithm::SegmentedSum : Algorithm::Hola;
   }
   detail::RowShape shape;
   shape.rows = rows;

@@ -145,11 +145,11 @@ TEST(CudaAuto, TransposeCopiesOnlyWhenAskedAndItFits) {
   const auto t = Operation::Transpose;
   // poisson-like: mean 5, std 0.3, max 5; power-law: mean 16, std 150, max 40000.
   EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, t), Algorithm::TransposeAtomic);
-  EXPECT_EQ(choose_algorithm(16, 150, 40000, 1 << 20, 16 << 20, t), Algorithm::Hola);
-  EXPECT_EQ(choose_algorithm(26, 2, 27, 1 << 20, 26 << 20, t), Algorithm::Hola);
+  EXPECT_EQ(choose_algorithm(16, 150, 40000, 1 << 20, 16 << 20, t), Algorithm::SegmentedSum);
+  EXPECT_EQ(choose_algorithm(26, 2, 27, 1 << 20, 26 << 20, t), Algorithm::SegmentedSum);
   EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, t, 1000), Algorithm::ExplicitTranspose);
   EXPECT_EQ(choose_algorithm(16, 150, 40000, 1 << 20, 16 << 20, t, 1000, /*transpose_copy_fits=*/false),
-            Algorithm::Hola);
+            Algorithm::SegmentedSum);
   EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, t, 10), Algorithm::TransposeAtomic);  // not repaid
   // Launch-bound products (below 2^20 nonzeros) take CSR-vector's scatter unless a row is long:
   // cage10-like (mean 13, max 24) and adder_dcop_05-like (mean 6, max 1307).
