@@ -326,7 +326,7 @@ using SplitKernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Rea
 
 template <int W, int E, class Value, class Index>
 Kernel<Value, Index> kernel_for(Operation op, bool group) {
-  if constexpr (uses_flat_walk<W, E>()) {
+  if constexpr (E == 1) {  // the group walk is a flat walk at any width
     if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, Value, Index>;
   }
   return op == Operation::NonTranspose ? csr_vector_kernel<W, E, Value, Index>
@@ -364,8 +364,8 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       elements_per_load_ = vector_width;
       unroll_ = policy.vector_unroll;
     } else {
-      flat_ = op == Operation::NonTranspose && width_ <= kFlatMaxWidth;
-      group_ = group_ && flat_;
+      group_ = group_ && op == Operation::NonTranspose;
+      flat_ = op == Operation::NonTranspose && (width_ <= kFlatMaxWidth || group_);
       with_width<kMinSubwarp>(width_, [&](auto w) {
         constexpr int kW = decltype(w)::value;
         kernel_ = kernel_for<kW, 1, Value, Index>(op, group_);

@@ -560,6 +560,10 @@ TEST(CudaPlan, CsrVectorWidthForScatteredAndMostlyEmptyRows) {
                         {"75% empty, 64 a row", empty_rows, 0, "subwarp=8 elements_per_load=1 unroll=4 walk=flat "
                                                                "rows_per_warp=32"},
                         {"75% empty, 64 a row, 8 lanes chosen", empty_rows, 8, "rows_per_warp=32"},
+                        {"75% empty, 64 a row, 16 lanes chosen", empty_rows, 16, "subwarp=16 elements_per_load=1 "
+                                                                                 "unroll=4 walk=flat rows_per_warp=32"},
+                        {"75% empty, 64 a row, 32 lanes chosen", empty_rows, 32, "subwarp=32 elements_per_load=1 "
+                                                                                 "unroll=4 walk=flat rows_per_warp=32"},
                         {"75% empty, ten rows of 1,000", empty_long_rows, 0, "rows_per_warp=32 split_rows=10 "}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
