@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -60,7 +61,8 @@ constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 
 // shorter rows would leave lanes idle and pay the alignment head.
 constexpr int kVectorMinVectorsPerLane = 1;
 
-constexpr int kFlatMaxWidth = 8;  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
+constexpr int kFlatMaxWidth = 8;
+constexpr int kVectorFlatUnroll = 1;  // vector loads: E nonzeros a load, so one a pass keeps rows of W * E in one  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
 // Long-row split (flat walk only): rows longer than kHeadPasses passes of their sub-warp
 // (kHeadPasses * W * kFlatUnroll nonzeros) are cut into chunks of kChunkNnz nonzeros, one warp
 // each, kChunkUnroll loads per lane per pass. H200, long_rows f64 / f32: unroll 4 45.8% / 37.0%,
@@ -115,6 +117,18 @@ constexpr bool uses_flat_walk() {
   return E == 1 && W <= kFlatMaxWidth;
 }
 
+// The flat walk of a short row: scalar loads (E = 1) or vector loads (E > 1, W <= kFlatMaxWidth).
+template <int W, int E, class Value, class Index>
+__device__ __forceinline__ compute_t<Value> short_row_dot(const CsrView<Value, Index>& a,
+                                                          const compute_t<Value>* __restrict__ x, std::int64_t begin,
+                                                          std::int64_t end, int lane) {
+  if constexpr (E == 1)
+    return subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
+  else
+    return subwarp_row_dot_vectors<W, E, kVectorFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end,
+                                                                                a.nnz, lane);
+}
+
 template <int E, class Value>
 constexpr int unroll_for() {
   return E == 1 ? csr_vector_policy(sizeof(Value)).unroll : csr_vector_policy(sizeof(Value)).vector_unroll;
@@ -133,6 +147,9 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     compute_t<Value> sum;
     if constexpr (uses_flat_walk<W, E>()) {
       sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
+    } else if constexpr (W <= kFlatMaxWidth) {
+      sum = subwarp_row_dot_vectors<W, E, kVectorFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end,
+                                                                                 a.nnz, lane);
     } else {
       sum = subwarp_row_dot<W, E, unroll_for<E, Value>()>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
     }
@@ -147,7 +164,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
 // empty then cost no sub-warp, and a warp's row-offset loads are one round trip. Rows longer than
 // `head` are left to the split kernel's chunks. `first` is the warp's first row, `stride` the rows per
 // grid pass (32 per warp).
-template <int W, class Value, class Index>
+template <int W, int E, class Value, class Index>
 __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alpha,
                            const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
                            compute_t<Value>* __restrict__ y, std::int64_t first, std::int64_t stride,
@@ -176,9 +193,7 @@ __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alph
       const std::int64_t row_begin = __shfl_sync(0xffffffffu, begin, src);
       const std::int64_t row_end = __shfl_sync(0xffffffffu, end, src);
       compute_t<Value> sum = 0;
-      if (mine != 0)
-        sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, row_begin, row_end,
-                                                                         sub_lane);
+      if (mine != 0) sum = short_row_dot<W, E>(a, x, row_begin, row_end, sub_lane);
       sum = subwarp_sum<W>(sum);
       if (mine != 0 && sub_lane == 0) y[first + src] = axpby(alpha, sum, beta, y, first + src);
       pending = next;
@@ -186,11 +201,11 @@ __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alph
   }
 }
 
-template <int W, class Value, class Index>
+template <int W, int E, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_group_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
-  group_walk<W>(a, alpha, x, beta, y, (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
+  group_walk<W, E>(a, alpha, x, beta, y, (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
                 std::int64_t(gridDim.x) * blockDim.x, std::numeric_limits<std::int64_t>::max());
 }
 
@@ -226,7 +241,7 @@ struct SplitRows {
 // for the long rows, unless split.ordered: then each chunk stores its partial sum in its own slot and the
 // last to arrive adds the row's slots in chunk order (Options::deterministic: the same bits every run,
 // one extra read per chunk).
-template <int W, bool Group, class Value, class Index>
+template <int W, bool Group, int E, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_split_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y, std::int64_t head,
@@ -263,7 +278,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   }
   const std::int64_t blocks = std::int64_t(gridDim.x) - split.chunk_blocks;
   if constexpr (Group) {  // mostly empty rows: 32 rows a warp, the long ones skipped
-    group_walk<W>(a, alpha, x, beta, y,
+    group_walk<W, E>(a, alpha, x, beta, y,
                   ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
                   blocks * blockDim.x, head);
     return;
@@ -275,8 +290,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     const std::int64_t begin = __ldg(a.row_ptr + row);
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
     if (end - begin > head) continue;  // a long row: the chunk blocks own it (uniform per sub-warp)
-    compute_t<Value> sum =
-        subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
+    compute_t<Value> sum = short_row_dot<W, E>(a, x, begin, end, lane);
     sum = subwarp_sum<W>(sum);
     if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
   }
@@ -326,8 +340,8 @@ using SplitKernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Rea
 
 template <int W, int E, class Value, class Index>
 Kernel<Value, Index> kernel_for(Operation op, bool group) {
-  if constexpr (E == 1) {  // the group walk is a flat walk at any width
-    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, Value, Index>;
+  if constexpr (E == 1 || W <= kFlatMaxWidth) {  // the group walk is a flat walk at any width
+    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, E, Value, Index>;
   }
   return op == Operation::NonTranspose ? csr_vector_kernel<W, E, Value, Index>
                                        : csr_vector_transpose_kernel<W, E, Value, Index>;
@@ -356,7 +370,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       choose_width(stream);
     }
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
-    const bool vector = width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
+    const bool vector = !group_ && width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
                         is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
     if (vector) {
       group_ = false;  // a warp a row: the launch covers rows * 32 threads
@@ -366,14 +380,25 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     } else {
       group_ = group_ && op == Operation::NonTranspose;
       flat_ = op == Operation::NonTranspose && (width_ <= kFlatMaxWidth || group_);
+      // Experiment (session 23): vector loads in the flat walk, SPMV_EXPERIMENT_VECTOR_FLAT=1.
+      const char* env = std::getenv("SPMV_EXPERIMENT_VECTOR_FLAT");
+      const bool vectors = env != nullptr && env[0] == '1' && flat_ && width_ <= kFlatMaxWidth &&
+                           sizeof(Value) >= 4 && is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
       with_width<kMinSubwarp>(width_, [&](auto w) {
         constexpr int kW = decltype(w)::value;
         kernel_ = kernel_for<kW, 1, Value, Index>(op, group_);
         if constexpr (kW <= kFlatMaxWidth)
-          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, Value, Index>
-                                 : csr_vector_split_kernel<kW, false, Value, Index>;
+          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, 1, Value, Index>
+                                 : csr_vector_split_kernel<kW, false, 1, Value, Index>;
+        if constexpr (kW <= kFlatMaxWidth && sizeof(Value) >= 4) {
+          if (vectors) {
+            kernel_ = kernel_for<kW, vector_width, Value, Index>(op, group_);
+            split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, vector_width, Value, Index>
+                                   : csr_vector_split_kernel<kW, false, vector_width, Value, Index>;
+          }
+        }
       });
-      elements_per_load_ = 1;
+      elements_per_load_ = vectors ? vector_width : 1;
       unroll_ = flat_ ? kFlatUnroll : policy.unroll;
     }
   }
@@ -456,6 +481,11 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     const double nonempty_mean = nonempty > 0 ? double(a_.nnz) / nonempty : 0.0;
     group_ = detail::groups_empty_rows(s.empty_rows, a_.rows);
     local_ = csr_vector_policy::local_columns(s.mean_span, double(a_.cols));
+    if (group_ && double(s.max) <= kSplitFactor * nonempty_mean &&
+        double(a_.rows) / 32.0 >= kWideMinWarpsPerMultiprocessor * device_multiprocessors()) {
+      width_ = width_for(nonempty_mean, local_);  // mostly empty rows: 32 rows a warp at any width, no split
+      if (width_ > kFlatMaxWidth) return;
+    }
     if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * nonempty_mean) {
       const int wide = width_for(weighted, local_);
       const double warps = nonempty * wide / 32.0;

@@ -517,6 +517,8 @@ TEST(CudaPlan, CsrVectorWidthForScatteredAndMostlyEmptyRows) {
   using Plan = spmv::cuda::Plan<double, std::int32_t>;
   const auto make = [](const spmv::gen::Matrix& m) { return spmv::convert<double, std::int32_t>(m); };
   const Matrix empty_rows = make(spmv::gen::mostly_empty(40000, 40000, 0.25, 64, 3));
+  // Enough rows for 11 warps per multiprocessor at 32 rows a warp: the walk takes the rows' own width.
+  const Matrix many_empty_rows = make(spmv::gen::mostly_empty(200000, 200000, 0.25, 64, 3));
   struct Case {
     const char* name;
     const Matrix& a;
@@ -559,6 +561,8 @@ TEST(CudaPlan, CsrVectorWidthForScatteredAndMostlyEmptyRows) {
                         {"1,100 rows of 1,000", many_chunk_long, 0, "subwarp=32 "},
                         {"75% empty, 64 a row", empty_rows, 0, "subwarp=8 elements_per_load=1 unroll=4 walk=flat "
                                                                "rows_per_warp=32"},
+                        {"75% empty, 64 a row, 200,000 rows", many_empty_rows, 0,
+                         "subwarp=32 elements_per_load=1 unroll=4 walk=flat rows_per_warp=32"},
                         {"75% empty, 64 a row, 8 lanes chosen", empty_rows, 8, "rows_per_warp=32"},
                         {"75% empty, 64 a row, 16 lanes chosen", empty_rows, 16, "subwarp=16 elements_per_load=1 "
                                                                                  "unroll=4 walk=flat rows_per_warp=32"},

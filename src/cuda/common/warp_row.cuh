@@ -139,4 +139,64 @@ __device__ __forceinline__ compute_t<Value> subwarp_row_dot_flat(const Index* __
                                                 [](Real sum, Real value, Real xv, bool) { return sum + value * xv; });
 }
 
+// The short-row walk with vector loads (E > 1 elements a load, W <= 8): lane l reads the E-aligned
+// vectors at first + E * (l + W * u) of the row (first: the vector holding its first nonzero), U of each
+// array issued before any gather, and masks the elements outside [begin, end). A warp's load instruction
+// then covers its sub-warps' rows once, in whole lines, where the scalar flat walk touches a row's lines
+// again for every position u; on scattered columns, where L2 requests bound the product (one per
+// gathered nonzero), those repeats are the requests left to cut. Requires col_idx and values aligned to
+// E elements (vector_load.cuh); nnz bounds every vector load.
+template <int W, int E, int U, bool Streaming = false, class Value, class Index>
+__device__ __forceinline__ compute_t<Value> subwarp_row_dot_vectors(const Index* __restrict__ col_idx,
+                                                                    const Value* __restrict__ values,
+                                                                    const compute_t<Value>* __restrict__ x,
+                                                                    std::int64_t begin, std::int64_t end,
+                                                                    std::int64_t nnz, int lane) {
+  static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "W: a power of two <= 32");
+  static_assert(E > 1 && (E & (E - 1)) == 0, "E: a power of two above one");
+  using Real = compute_t<Value>;
+  Real sum = 0;
+  const std::int64_t first = begin & ~std::int64_t(E - 1);
+  for (std::int64_t base = first + std::int64_t(lane) * E; base < end; base += std::int64_t(U) * W * E) {
+    Vector<Index, E> cols[U];
+    Vector<Value, E> vals[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t k = base + std::int64_t(u) * W * E;
+      if (k < end && k + E <= nnz) {
+        if constexpr (Streaming) {
+          cols[u] = load_vector_streaming<E>(col_idx + k);
+          vals[u] = load_vector_streaming<E>(values + k);
+        } else {
+          cols[u] = load_vector<E>(col_idx + k);
+          vals[u] = load_vector<E>(values + k);
+        }
+      } else {  // past the row, or the arrays' last partial vector: scalar loads, never past the row's end
+#pragma unroll
+        for (int j = 0; j < E; ++j) {
+          cols[u].item[j] = k + j < end ? __ldg(col_idx + k + j) : Index(0);
+          vals[u].item[j] = k + j < end ? __ldg(values + k + j) : stored_zero<Value>();
+        }
+      }
+    }
+    Real xs[U][E];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int j = 0; j < E; ++j) {
+        const std::int64_t k = base + std::int64_t(u) * W * E + j;
+        xs[u][j] = k >= begin && k < end ? __ldg(x + cols[u].item[j]) : Real(0);
+      }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int j = 0; j < E; ++j) {
+        const std::int64_t k = base + std::int64_t(u) * W * E + j;
+        // Elements outside the row belong to its neighbours (any value, Inf and NaN included): selected out.
+        sum += k >= begin && k < end ? widen(vals[u].item[j]) * xs[u][j] : Real(0);
+      }
+  }
+  return sum;
+}
+
 }  // namespace spmv::cuda
