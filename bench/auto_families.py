@@ -155,17 +155,19 @@ def load(path):
 # before this fit (for the report).
 CURRENT = {
     "constants": {"long_row_factor": 128.0, "few_huge_rows_cv": 18.0, "irregular_cv": 0.5, "scalar_max_mean": 6.0,
-                  "small_nnz": 2 ** 16, "empty_fraction": 0.9, "empty_long_length": 40.0},
+                  "small_nnz": 2 ** 16, "empty_fraction": 0.9, "empty_long_length": 40.0,
+                  "mostly_empty_vector_length": 32.0},
     "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "segmented-sum", "irregular": "csr-vector",
-               "empty": "merge-path", "empty_long": "segmented-sum", "short": "csr-scalar", "long": "csr-vector",
-               "launch_bound_long": "csr-vector"},
+               "empty": "merge-path", "empty_wide": "csr-vector", "empty_long": "segmented-sum", "short": "csr-scalar",
+               "long": "csr-vector", "launch_bound_long": "csr-vector"},
 }
 PREVIOUS = {
     "constants": {"long_row_factor": 128.0, "few_huge_rows_cv": 18.0, "irregular_cv": 0.5, "scalar_max_mean": 6.0,
-                  "small_nnz": 2 ** 16, "empty_fraction": 0.9, "empty_long_length": 20.0},
+                  "small_nnz": 2 ** 16, "empty_fraction": 0.9, "empty_long_length": 40.0,
+                  "mostly_empty_vector_length": math.inf},
     "leaves": {"small": "csr-vector", "few_huge": "csr-vector", "power_law": "segmented-sum", "irregular": "csr-vector",
-               "empty": "merge-path", "empty_long": "merge-path", "short": "csr-scalar", "long": "csr-vector",
-               "launch_bound_long": "csr-vector"},
+               "empty": "merge-path", "empty_wide": "csr-vector", "empty_long": "segmented-sum", "short": "csr-scalar",
+               "long": "csr-vector", "launch_bound_long": "csr-vector"},
 }
 
 
@@ -186,7 +188,9 @@ def classify(s, c):
         return "launch_bound_long" if s["nnz"] < LAUNCH_BOUND_NNZ else "power_law"
     empty = s["empty_rows"]
     if empty > c["empty_fraction"] * s["rows"]:
-        return "empty"
+        # Non-empty rows of kMostlyEmptyVectorLength and more, from 2^20 nonzeros: csr-vector's group walk.
+        wide = s["nnz"] >= c["mostly_empty_vector_length"] * (s["rows"] - empty) and s["nnz"] >= LAUNCH_BOUND_NNZ
+        return "empty_wide" if wide else "empty"
     # Over half the rows empty, csr-vector walks 32 rows per warp: a loss when the others are long.
     if empty > GROUP_EMPTY_FRACTION * s["rows"]:
         # Launch-bound products keep the first fit's bound (kLaunchBoundEmptyLongLength, auto_rule.cpp).
@@ -339,6 +343,7 @@ def fit(data, names):
         "small_nnz": [2 ** 14, 2 ** 16, 2 ** 18, 2 ** 20],
         "empty_fraction": [0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 2.0],
         "empty_long_length": [16, 20, 28, 40, 56, math.inf],
+        "mostly_empty_vector_length": [16, 24, 32, 48, 64, math.inf],
     }
     best_rule, best_score = None, -1
     keys = list(grid)

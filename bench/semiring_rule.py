@@ -25,7 +25,8 @@ import auto_families  # noqa: E402
 
 # The rule in the code: the kernel for each row class of the CUDA SpMV rule (auto_families.classify).
 IN_CODE = {"small": "csr-vector", "few_huge": "merge-path", "power_law": "merge-path",
-           "launch_bound_long": "merge-path", "empty": "merge-path", "empty_long": "merge-path",
+           "launch_bound_long": "merge-path", "empty": "merge-path", "empty_wide": "merge-path",
+           "empty_long": "merge-path",
            "irregular": "csr-vector", "short": "csr-vector", "long": "csr-vector"}
 # The semiring rule keeps the bound on non-empty rows it was fitted with (kSemiringEmptyLongLength in
 # src/cuda/semiring_plan.cu): 20, where the SpMV rule moved to 40 with segmented-sum.

@@ -52,6 +52,19 @@ def test_half_empty_classes_match_the_cpp_rule():
     assert semiring_rule.IN_CODE[auto_families.classify(big32, semiring_rule.CONSTANTS)] == "merge-path"
 
 
+def test_mostly_empty_classes_match_the_cpp_rule():
+    c = auto_families.CURRENT["constants"]
+    # 95% empty (tests/core/auto_rule_test.cpp): rows of 32 from 2^20 nonzeros take csr-vector's group walk
+    # at their own width; rows of 16, or a launch-bound product, merge-path.
+    wide = shape(1_000_000, 50_000 * 32, std=7.0, row_max=32, empty=950_000)
+    short = shape(1_000_000, 50_000 * 16, std=3.5, row_max=16, empty=950_000)
+    small = shape(200_000, 10_000 * 64, std=14.0, row_max=64, empty=190_000)
+    assert auto_families.classify(wide, c) == "empty_wide"
+    assert auto_families.CURRENT["leaves"]["empty_wide"] == "csr-vector"
+    assert auto_families.classify(short, c) == "empty"
+    assert auto_families.classify(small, c) == "empty"
+
+
 def test_dia_needs_two_to_the_twenty_nonzeros():
     small = shape(32_768, 880_000) | {"diagonals": 27, "ell_padding": 1.0}
     big = shape(729_000, 19_000_000) | {"diagonals": 27, "ell_padding": 1.0}

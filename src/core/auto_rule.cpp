@@ -28,8 +28,18 @@ constexpr double kLongRowFactor = 128.0;
 // (docs/PERFORMANCE.md, "Segmented sum for power-law rows"). It was 5, which sent R-MAT's default skew
 // (cv 5-12) to csr-vector at 0.81-0.97x cuSPARSE.
 constexpr double kFewHugeRowsCv = 18.0;
-// More than this share of empty rows: merge-path (its diagonal search skips them at no cost).
+// More than this share of empty rows: merge-path (its diagonal search skips them at no cost) ...
 constexpr double kMostlyEmptyFraction = 0.9;
+// ... unless the non-empty rows hold at least this many nonzeros on average (from kLaunchBoundNnz on):
+// then csr-vector, whose walk of 32 rows a warp takes their own width (up to 32 lanes) since 2026-11-29.
+// Fitted on the even members of bench/auto_families.py's empty family that fall in the class (H200,
+// 2026-11-29; speed-up over the best cuSPARSE f32 / f64, merge-path against csr-vector): 16 a row 0.94 /
+// 0.95 against 0.72 / 0.83 and 0.94 / 0.94 against 0.92 / 1.06; 64 a row 0.96 / 0.92 against 1.01 / 1.06.
+// 32 is the geometric middle of that gap. On the odd members: hmean 0.949 / 0.944 -> 0.997 / 1.031 (the
+// one miss: 24 a row, where csr-vector's 1.04 / 1.16 beat merge-path's 0.93 / 0.94); on a sweep of ten
+// more (2-8 M rows, 2-5% non-empty, 16-256 a row) 0.915 / 0.920 -> 0.951 / 1.026. docs/PERFORMANCE.md,
+// "Mostly empty rows at their own width". Launch-bound products were not measured: merge-path stays.
+constexpr double kMostlyEmptyVectorLength = 32.0;
 // Above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32 rows per warp), non-empty rows
 // holding more than this many nonzeros on average go to segmented-sum (from 2^20 nonzeros; below,
 // kLaunchBoundEmptyLongLength). First fitted at 20 (H100, 2026-11-26: csr-vector's 4 lanes a row of 24-32 lost,
@@ -118,6 +128,7 @@ std::string_view to_string(RowClass c) {
     case RowClass::PowerLaw: return "power-law";
     case RowClass::LaunchBoundLongRows: return "launch-bound-long-rows";
     case RowClass::MostlyEmpty: return "mostly-empty";
+    case RowClass::MostlyEmptyLongRows: return "mostly-empty-long-rows";
     case RowClass::HalfEmptyLongRows: return "half-empty-long-rows";
     case RowClass::Irregular: return "irregular";
     case RowClass::Short: return "short";
@@ -133,7 +144,10 @@ RowClass classify_rows(const RowShape& s) {
     return s.nnz < kLaunchBoundNnz ? RowClass::LaunchBoundLongRows : RowClass::PowerLaw;
   }
   const double empty = double(s.empty_rows);
-  if (empty > kMostlyEmptyFraction * double(s.rows)) return RowClass::MostlyEmpty;
+  if (empty > kMostlyEmptyFraction * double(s.rows)) {
+    const bool long_rows = double(s.nnz) >= kMostlyEmptyVectorLength * (double(s.rows) - empty);
+    return long_rows && s.nnz >= kLaunchBoundNnz ? RowClass::MostlyEmptyLongRows : RowClass::MostlyEmpty;
+  }
   if (groups_empty_rows(s.empty_rows, s.rows)) {  // long non-empty rows: a bound and a class by size
     const bool launch_bound = s.nnz < kLaunchBoundNnz;
     const double long_length = launch_bound ? kLaunchBoundEmptyLongLength : kEmptyLongLength;

@@ -43,6 +43,7 @@ enum class RowClass {
   PowerLaw,
   LaunchBoundLongRows,
   MostlyEmpty,
+  MostlyEmptyLongRows,
   HalfEmptyLongRows,
   Irregular,
   Short,

@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -61,8 +60,7 @@ constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 
 // shorter rows would leave lanes idle and pay the alignment head.
 constexpr int kVectorMinVectorsPerLane = 1;
 
-constexpr int kFlatMaxWidth = 8;
-constexpr int kVectorFlatUnroll = 1;  // vector loads: E nonzeros a load, so one a pass keeps rows of W * E in one  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
+constexpr int kFlatMaxWidth = 8;  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
 // Long-row split (flat walk only): rows longer than kHeadPasses passes of their sub-warp
 // (kHeadPasses * W * kFlatUnroll nonzeros) are cut into chunks of kChunkNnz nonzeros, one warp
 // each, kChunkUnroll loads per lane per pass. H200, long_rows f64 / f32: unroll 4 45.8% / 37.0%,
@@ -117,16 +115,13 @@ constexpr bool uses_flat_walk() {
   return E == 1 && W <= kFlatMaxWidth;
 }
 
-// The flat walk of a short row: scalar loads (E = 1) or vector loads (E > 1, W <= kFlatMaxWidth).
-template <int W, int E, class Value, class Index>
+// The flat walk of a short row (scalar loads: 16-byte loads of the aligned vectors around a row cost
+// requests on local columns and gained 1-2% only on scattered ones, docs/algorithms/csr_vector.md).
+template <int W, class Value, class Index>
 __device__ __forceinline__ compute_t<Value> short_row_dot(const CsrView<Value, Index>& a,
                                                           const compute_t<Value>* __restrict__ x, std::int64_t begin,
                                                           std::int64_t end, int lane) {
-  if constexpr (E == 1)
-    return subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
-  else
-    return subwarp_row_dot_vectors<W, E, kVectorFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end,
-                                                                                a.nnz, lane);
+  return subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
 }
 
 template <int E, class Value>
@@ -147,9 +142,6 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     compute_t<Value> sum;
     if constexpr (uses_flat_walk<W, E>()) {
       sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
-    } else if constexpr (W <= kFlatMaxWidth) {
-      sum = subwarp_row_dot_vectors<W, E, kVectorFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end,
-                                                                                 a.nnz, lane);
     } else {
       sum = subwarp_row_dot<W, E, unroll_for<E, Value>()>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
     }
@@ -164,7 +156,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
 // empty then cost no sub-warp, and a warp's row-offset loads are one round trip. Rows longer than
 // `head` are left to the split kernel's chunks. `first` is the warp's first row, `stride` the rows per
 // grid pass (32 per warp).
-template <int W, int E, class Value, class Index>
+template <int W, class Value, class Index>
 __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alpha,
                            const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
                            compute_t<Value>* __restrict__ y, std::int64_t first, std::int64_t stride,
@@ -193,7 +185,7 @@ __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alph
       const std::int64_t row_begin = __shfl_sync(0xffffffffu, begin, src);
       const std::int64_t row_end = __shfl_sync(0xffffffffu, end, src);
       compute_t<Value> sum = 0;
-      if (mine != 0) sum = short_row_dot<W, E>(a, x, row_begin, row_end, sub_lane);
+      if (mine != 0) sum = short_row_dot<W>(a, x, row_begin, row_end, sub_lane);
       sum = subwarp_sum<W>(sum);
       if (mine != 0 && sub_lane == 0) y[first + src] = axpby(alpha, sum, beta, y, first + src);
       pending = next;
@@ -201,11 +193,11 @@ __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alph
   }
 }
 
-template <int W, int E, class Value, class Index>
+template <int W, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_group_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
-  group_walk<W, E>(a, alpha, x, beta, y, (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
+  group_walk<W>(a, alpha, x, beta, y, (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
                 std::int64_t(gridDim.x) * blockDim.x, std::numeric_limits<std::int64_t>::max());
 }
 
@@ -241,7 +233,7 @@ struct SplitRows {
 // for the long rows, unless split.ordered: then each chunk stores its partial sum in its own slot and the
 // last to arrive adds the row's slots in chunk order (Options::deterministic: the same bits every run,
 // one extra read per chunk).
-template <int W, bool Group, int E, class Value, class Index>
+template <int W, bool Group, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_split_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y, std::int64_t head,
@@ -278,7 +270,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   }
   const std::int64_t blocks = std::int64_t(gridDim.x) - split.chunk_blocks;
   if constexpr (Group) {  // mostly empty rows: 32 rows a warp, the long ones skipped
-    group_walk<W, E>(a, alpha, x, beta, y,
+    group_walk<W>(a, alpha, x, beta, y,
                   ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
                   blocks * blockDim.x, head);
     return;
@@ -290,7 +282,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     const std::int64_t begin = __ldg(a.row_ptr + row);
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
     if (end - begin > head) continue;  // a long row: the chunk blocks own it (uniform per sub-warp)
-    compute_t<Value> sum = short_row_dot<W, E>(a, x, begin, end, lane);
+    compute_t<Value> sum = short_row_dot<W>(a, x, begin, end, lane);
     sum = subwarp_sum<W>(sum);
     if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
   }
@@ -340,8 +332,8 @@ using SplitKernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Rea
 
 template <int W, int E, class Value, class Index>
 Kernel<Value, Index> kernel_for(Operation op, bool group) {
-  if constexpr (E == 1 || W <= kFlatMaxWidth) {  // the group walk is a flat walk at any width
-    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, E, Value, Index>;
+  if constexpr (E == 1) {  // the group walk is a flat walk at any width
+    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, Value, Index>;
   }
   return op == Operation::NonTranspose ? csr_vector_kernel<W, E, Value, Index>
                                        : csr_vector_transpose_kernel<W, E, Value, Index>;
@@ -372,33 +364,21 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
     const bool vector = !group_ && width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
                         is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
-    if (vector) {
-      group_ = false;  // a warp a row: the launch covers rows * 32 threads
+    if (vector) {  // a warp a row: the launch covers rows * 32 threads
       kernel_ = kernel_for<32, vector_width, Value, Index>(op, false);
       elements_per_load_ = vector_width;
       unroll_ = policy.vector_unroll;
     } else {
       group_ = group_ && op == Operation::NonTranspose;
       flat_ = op == Operation::NonTranspose && (width_ <= kFlatMaxWidth || group_);
-      // Experiment (session 23): vector loads in the flat walk, SPMV_EXPERIMENT_VECTOR_FLAT=1.
-      const char* env = std::getenv("SPMV_EXPERIMENT_VECTOR_FLAT");
-      const bool vectors = env != nullptr && env[0] == '1' && flat_ && width_ <= kFlatMaxWidth &&
-                           sizeof(Value) >= 4 && is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
       with_width<kMinSubwarp>(width_, [&](auto w) {
         constexpr int kW = decltype(w)::value;
         kernel_ = kernel_for<kW, 1, Value, Index>(op, group_);
         if constexpr (kW <= kFlatMaxWidth)
-          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, 1, Value, Index>
-                                 : csr_vector_split_kernel<kW, false, 1, Value, Index>;
-        if constexpr (kW <= kFlatMaxWidth && sizeof(Value) >= 4) {
-          if (vectors) {
-            kernel_ = kernel_for<kW, vector_width, Value, Index>(op, group_);
-            split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, vector_width, Value, Index>
-                                   : csr_vector_split_kernel<kW, false, vector_width, Value, Index>;
-          }
-        }
+          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, Value, Index>
+                                 : csr_vector_split_kernel<kW, false, Value, Index>;
       });
-      elements_per_load_ = vectors ? vector_width : 1;
+      elements_per_load_ = 1;
       unroll_ = flat_ ? kFlatUnroll : policy.unroll;
     }
   }
@@ -466,10 +446,13 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   // million of 9, mean 28, then ran a warp a row unsplit at 0.03-0.06x cuSPARSE, H200 2026-11-29, once
   // scattered rows of 28 asked for 16 lanes.) Uniform rows also need enough rows to fill the GPU
   // (kWideMinWarpsPerMultiprocessor, kWideMinWarpsWithinChunk): a few hundred rows of 20,000 are split.
-  // Mostly empty rows keep the flat walk (W <= 8) whatever their mean length: only it walks 32 rows a warp
-  // (a wide sub-warp a row idles on every empty one: 0.09-0.6x cuSPARSE at W = 16 on the empty family, H200
-  // 2026-11-29), also where rows longer than its head are split off (the split kernel's rows then walk
-  // in groups too).
+  // Mostly empty rows always walk 32 rows a warp (a sub-warp a row idles on every empty one: 0.09-0.6x
+  // cuSPARSE at W = 16 on the empty family, H200 2026-11-29), at the width of their non-empty rows when no
+  // row is longer than kSplitFactor times those and the groups make kWideMinWarpsPerMultiprocessor warps
+  // per SM (H200, 2026-11-29, suite's mostly_empty, 5% of 64 a row: 8 lanes 0.91 / 1.01x the best
+  // cuSPARSE f32 / f64, 16 lanes 1.05 / 1.14x, 32 lanes 1.06 / 1.13x; docs/PERFORMANCE.md "Mostly empty
+  // rows at their own width"); otherwise at most 8 lanes, rows longer than the head split off (the split
+  // kernel's rows then walk in groups too).
   void choose_width(cudaStream_t stream) {
     if (op_ == Operation::Transpose) {  // the SC'09 rule (atomics bound the transposed kernel)
       width_ = pow2_at_least(double(a_.nnz) / double(a_.rows), kMinSubwarp, kMaxSubwarp);

@@ -48,6 +48,7 @@ bool row_kernel_fits(const detail::RowShape& shape) {
   const detail::RowClass c = detail::classify_rows(shape);
   return c != detail::RowClass::FewHugeRows && c != detail::RowClass::PowerLaw &&
          c != detail::RowClass::LaunchBoundLongRows && c != detail::RowClass::MostlyEmpty &&
+         c != detail::RowClass::MostlyEmptyLongRows &&
          c != detail::RowClass::HalfEmptyLongRows;
 }
 

@@ -21,6 +21,12 @@ TEST(AutoRule, ClassesOfGeneratedMatrices) {
   EXPECT_EQ(classify_rows(shape_of(gen::poisson2d(300))), RowClass::Short);
   EXPECT_EQ(classify_rows(shape_of(gen::stencil27(30))), RowClass::Long);
   EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(400000, 400000, 0.05, 16, 1))), RowClass::MostlyEmpty);
+  // Over 90% empty with non-empty rows of 32 and more (from 2^20 nonzeros): csr-vector's walk of 32 rows a
+  // warp at their own width; in launch-bound products merge-path still.
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(1000000, 1000000, 0.05, 32, 1))), RowClass::MostlyEmptyLongRows);
+  EXPECT_EQ(csr_kernel_for(RowClass::MostlyEmptyLongRows), Algorithm::CsrVector);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(1000000, 1000000, 0.05, 16, 1))), RowClass::MostlyEmpty);
+  EXPECT_EQ(classify_rows(shape_of(gen::mostly_empty(200000, 200000, 0.05, 64, 1))), RowClass::MostlyEmpty);
   EXPECT_EQ(classify_rows(shape_of(gen::long_rows(100000, 100000, 4, 50000, 4, 1))), RowClass::FewHugeRows);
   // R-MAT's default skew (a = 0.57) gives a coefficient of variation of 5-12: power law (segmented-sum),
   // not the few huge rows of long_rows (cv 30 and more, csr-vector's split).
@@ -49,7 +55,7 @@ TEST(AutoRule, ClassesOfGeneratedMatrices) {
 
 TEST(AutoRule, EveryClassHasACsrKernel) {
   for (RowClass c : {RowClass::Small, RowClass::FewHugeRows, RowClass::PowerLaw, RowClass::LaunchBoundLongRows,
-                     RowClass::MostlyEmpty, RowClass::HalfEmptyLongRows, RowClass::Irregular, RowClass::Short,
+                     RowClass::MostlyEmpty, RowClass::MostlyEmptyLongRows, RowClass::HalfEmptyLongRows, RowClass::Irregular, RowClass::Short,
                      RowClass::Long}) {
     const Algorithm a = csr_kernel_for(c);
     EXPECT_TRUE(a == Algorithm::CsrScalar || a == Algorithm::CsrVector || a == Algorithm::MergePath ||
