@@ -36,8 +36,8 @@ constexpr double kMostlyEmptyFraction = 0.9;
 // 2026-11-29; speed-up over the best cuSPARSE f32 / f64, merge-path against csr-vector): 16 a row 0.94 /
 // 0.95 against 0.72 / 0.83 and 0.94 / 0.94 against 0.92 / 1.06; 64 a row 0.96 / 0.92 against 1.01 / 1.06.
 // 32 is the geometric middle of that gap. On the odd members: hmean 0.949 / 0.944 -> 0.997 / 1.031 (the
-// one miss: 24 a row, where csr-vector's 1.04 / 1.16 beat merge-path's 0.93 / 0.94); on a sweep of ten
-// more (2-8 M rows, 2-5% non-empty, 16-256 a row) 0.915 / 0.920 -> 0.951 / 1.026. docs/PERFORMANCE.md,
+// one miss: 24 a row, where csr-vector's 1.04 / 1.16 beat merge-path's 0.93 / 0.94); on six more in the
+// class (2-8 M rows, 2-5% non-empty, 16-256 a row) 0.915 / 0.920 -> 0.951 / 1.026. docs/PERFORMANCE.md,
 // "Mostly empty rows at their own width". Launch-bound products were not measured: merge-path stays.
 constexpr double kMostlyEmptyVectorLength = 32.0;
 // Above csr-vector's kCsrVectorGroupEmptyFraction of empty rows (0.5, where it walks 32 rows per warp), non-empty rows

@@ -115,8 +115,8 @@ constexpr bool uses_flat_walk() {
   return E == 1 && W <= kFlatMaxWidth;
 }
 
-// The flat walk of a short row (scalar loads: 16-byte loads of the aligned vectors around a row cost
-// requests on local columns and gained 1-2% only on scattered ones, docs/algorithms/csr_vector.md).
+// The flat walk of a short row (scalar loads: 16-byte loads of the aligned vectors around a row gained
+// 1-2% on random columns and lost up to 36% elsewhere, docs/algorithms/csr_vector.md).
 template <int W, class Value, class Index>
 __device__ __forceinline__ compute_t<Value> short_row_dot(const CsrView<Value, Index>& a,
                                                           const compute_t<Value>* __restrict__ x, std::int64_t begin,
