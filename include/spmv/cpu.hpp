@@ -88,9 +88,11 @@ void column_chunked(const CsrMatrix<Value, Index>& a, Operation op, Value alpha,
 // ---- Merge-path parallel --------------------------------------------------------------------------
 
 // Merrill & Garland (2016), §4: the merge path of (row end offsets, nonzero indices) has rows + nnz
-// steps; each of `threads` segments takes an equal share, so a thread gets as much work whatever
-// the row lengths. A row split between segments is finished by the segment that reaches its end;
-// the earlier segments' partial sums (carry-outs) are added afterwards in segment order.
+// steps; each segment takes an equal share, so a thread gets as much work whatever the row lengths.
+// N: a few segments a thread, taken in turn (a thread the OS or a hypervisor holds back leaves its
+// later segments to the others); T: one a thread. A row split between segments is finished by the
+// segment that reaches its end; the earlier segments' partial sums (carry-outs) are added afterwards in
+// segment order.
 // T: each segment scatters into a private y of op(A).rows entries and the private vectors are summed
 // in segment order (chosen over an explicit transpose: no second copy of A, and the merge-path
 // balance of nonzeros per thread carries over unchanged; workspace threads * cols values).
@@ -110,6 +112,7 @@ class MergeParallelPlan {
  private:
   CsrMatrix<Value, Index> a_;
   Operation op_;
+  int threads_;
   int segments_;
   bool simd_;       // the SIMD row kernels are on and can take A
   bool long_rows_ = false;  // and some row is long enough to use them (else the short-row loop runs)

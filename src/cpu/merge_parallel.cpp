@@ -16,6 +16,15 @@
 #include "spmv/error.hpp"
 
 namespace spmv::cpu {
+namespace {
+
+// A product's segments a thread (N), each at least kMinSegmentItems merge-path steps: threads take them
+// in turn, so one that is held back (a busy core of a shared VM) hands its later segments to the others
+// instead of making them wait at the end of the region.
+constexpr int kSegmentsPerThread = 4;
+constexpr std::int64_t kMinSegmentItems = 8192;
+
+}  // namespace
 
 template <class Value, class Index>
 MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads,
@@ -29,7 +38,13 @@ MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>
     long_rows_ = k.long_rows;
     short_rows_ = static_cast<int>(k.short_rows);
   }
-  segments_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
+  threads_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
+  segments_ = threads_;
+  if (op_ == Operation::NonTranspose) {
+    const std::int64_t items = static_cast<std::int64_t>(a_.rows) + a_.nnz();
+    const std::int64_t per_thread = std::clamp<std::int64_t>(items / kMinSegmentItems / threads_, 1, kSegmentsPerThread);
+    segments_ = threads_ * static_cast<int>(per_thread);
+  }
   detail::merge_path_split(a_.row_ptr.data(), a_.rows, a_.nnz(), segments_, start_row_, start_nz_);
   if (op_ == Operation::NonTranspose) {
     carry_row_.resize(static_cast<std::size_t>(segments_));
@@ -46,7 +61,7 @@ void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
   Value* yp = y.data();
   if (alpha == 0) {
     const auto n = static_cast<std::int64_t>(y.size());
-#pragma omp parallel for schedule(static) num_threads(segments)
+#pragma omp parallel for schedule(static) num_threads(threads_)
     for (std::int64_t i = 0; i < n; ++i) yp[i] = beta == 0 ? Value(0) : beta * yp[i];
     return;
   }
@@ -59,7 +74,7 @@ void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
   if (op_ == Operation::NonTranspose) {
     // Each segment writes y only for rows whose end it consumes (exactly one segment per row); the
     // partial sum of the row it stops inside is its carry-out, added after the parallel region.
-#pragma omp parallel for schedule(static, 1) num_threads(segments)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
     for (int s = 0; s < segments; ++s) {
       Index r = start_row_[s], k = start_nz_[s];
       const Index r_end = start_row_[s + 1], k_end = start_nz_[s + 1];
@@ -137,7 +152,7 @@ void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
 template <class Value, class Index>
 std::string MergeParallelPlan<Value, Index>::policy() const {
   const std::int64_t total = static_cast<std::int64_t>(a_.rows) + a_.nnz();
-  return "threads=" + std::to_string(segments_) + " items_per_thread=" +
+  return "threads=" + std::to_string(threads_) + " segments=" + std::to_string(segments_) + " items_per_segment=" +
          std::to_string((total + segments_ - 1) / segments_) +
          (op_ == Operation::Transpose ? " private-y-per-thread" : " carry-out-fixup") +
          " " + detail::simd_policy<Value, Index>(simd_, {long_rows_, static_cast<detail::ShortRows>(short_rows_)});

@@ -222,6 +222,24 @@ TEST(MergeParallelExact, AnyThreadCount) {
   }
 }
 
+// Products of at least 4 * 8192 merge-path steps a thread are cut into four segments a thread, which the
+// threads take in turn (a held-back thread leaves its later ones to the others); the sums stay exact and
+// the fix-up in segment order makes the result independent of which thread ran which segment.
+TEST(MergeParallelExact, FourSegmentsAThreadTakenInTurn) {
+  const auto a = integer_valued<float, std::int32_t>(gen::random_uniform(20000, 20000, 8, 3), 1);
+  for (int threads : {1, 2, 3}) {
+    cpu::MergeParallelPlan<float, std::int32_t> plan(a, Operation::NonTranspose, threads, 1);
+    EXPECT_NE(plan.policy().find("threads=" + std::to_string(threads) + " segments=" + std::to_string(4 * threads)),
+              std::string::npos)
+        << plan.policy();
+    expect_exact(a, Operation::NonTranspose, [&](auto alpha, auto x, auto beta, auto y) { plan.apply(alpha, x, beta, y); },
+                 "merge-parallel threads=" + std::to_string(threads));
+  }
+  // A^T keeps one segment (one private y) a thread.
+  cpu::MergeParallelPlan<float, std::int32_t> transposed(a, Operation::Transpose, 2, 1);
+  EXPECT_NE(transposed.policy().find("threads=2 segments=2 "), std::string::npos) << transposed.policy();
+}
+
 // Spans relative to the column count keep the number of chunks (and so the run time) bounded while
 // still cutting every row into several pieces; span 1 is covered on the hand examples.
 TEST(ColumnChunkedExact, AnySpanAndThreadCount) {

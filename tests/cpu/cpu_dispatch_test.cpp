@@ -115,7 +115,7 @@ TEST(CpuDispatch, AutoTakesThreadsFromTheMatrixSizeWithinTheAllowedTeam) {
     auto set_op = make_cpu_operator(tiny, Algorithm::Auto, op, options);
     EXPECT_EQ(set_op->algorithm(), Algorithm::MergeParallel);
     EXPECT_TRUE(contains(set_op->policy(), "threads=3 as set")) << set_op->policy();
-    EXPECT_TRUE(contains(set_op->policy(), "threads=3 items_per_thread")) << set_op->policy();
+    EXPECT_TRUE(contains(set_op->policy(), "threads=3 segments=")) << set_op->policy();
   }
 }
 
