@@ -79,7 +79,11 @@ void MergeParallelPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
       Index r = start_row_[s], k = start_nz_[s];
       const Index r_end = start_row_[s + 1], k_end = start_nz_[s + 1];
       const auto short_rows = static_cast<detail::ShortRows>(short_rows_);
-      if (long_rows_ || short_rows != detail::ShortRows::Plain) {
+      // f32's plain loop too goes to the row kernels (csr_rows_scalar, compiled without GCC's vectoriser):
+      // this file's own loop got the vectoriser's SLP form of an f32 row sum, 1.33-1.69x slower on 2D
+      // Poisson, where f64's 2-wide form ran 1.09-1.16x faster than the kernel's loop on one thread (2-core
+      // Zen 4 VM, 2026-11-29, docs/PERFORMANCE.md "Merge-parallel's f32 rows and segments").
+      if (long_rows_ || short_rows != detail::ShortRows::Plain || sizeof(Value) == 4) {
         // The dispatched kernels: the row the segment starts inside (or at its first nonzero) and the
         // carry-out are pieces of rows (a dot product); the whole rows between go to the row kernel.
         const auto piece = [&](std::int64_t begin, std::int64_t end) {
