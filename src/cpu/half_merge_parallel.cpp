@@ -36,7 +36,9 @@ template <class Index>
 class HalfMergePlan {
  public:
   HalfMergePlan(const CsrMatrix<float, Index>& a, Operation op, ValueStorage storage, int threads, int simd)
-      : m_(a, storage), op_(op), segments_(threads > 0 ? threads : std::max(1, omp_get_max_threads())),
+      : m_(a, storage), op_(op), threads_(threads > 0 ? threads : std::max(1, omp_get_max_threads())),
+        segments_(cpu::detail::merge_path_segments(op == Operation::Transpose, threads_,
+                                                   std::int64_t(a.rows) + std::int64_t(a.nnz()))),
         simd_(cpu::detail::simd_enabled(simd)), widen_(widen_block_for(storage, simd_)) {
     cpu::detail::merge_path_split(m_.row_ptr.data(), m_.rows, a.nnz(), segments_, start_row_, start_nz_);
     if (op_ == Operation::NonTranspose) carry_value_.resize(static_cast<std::size_t>(segments_));
@@ -47,12 +49,12 @@ class HalfMergePlan {
     const int segments = segments_;
     if (alpha == 0) {  // BLAS: neither A nor x is read; beta == 0 never reads y
       const std::int64_t ny = op_ == Operation::NonTranspose ? m_.rows : m_.cols;
-#pragma omp parallel for schedule(static) num_threads(segments)
+#pragma omp parallel for schedule(static) num_threads(threads_)
       for (std::int64_t i = 0; i < ny; ++i) y[i] = beta == 0 ? 0.0f : beta * y[i];
       return;
     }
     if (op_ == Operation::NonTranspose) {
-#pragma omp parallel for schedule(static, 1) num_threads(segments)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
       for (int s = 0; s < segments; ++s) carry_value_[s] = segment_rows(s, alpha, x, beta, y);
       // Fix-up in segment order: deterministic, and race-free since the region above has ended.
       for (int s = 0; s < segments; ++s)
@@ -61,7 +63,7 @@ class HalfMergePlan {
     }
     float* priv = private_y_.data();
     const std::int64_t cols = m_.cols;
-#pragma omp parallel num_threads(segments)
+#pragma omp parallel num_threads(threads_)
     {
 #pragma omp for schedule(static, 1)
       for (int s = 0; s < segments; ++s) segment_scatter(s, x, priv + static_cast<std::size_t>(s) * cols);
@@ -76,7 +78,7 @@ class HalfMergePlan {
 
   std::string policy() const {
     const std::int64_t total = std::int64_t(m_.rows) + std::int64_t(m_.col.size());
-    return "threads=" + std::to_string(segments_) + " items_per_thread=" +
+    return "threads=" + std::to_string(threads_) + " segments=" + std::to_string(segments_) + " items_per_segment=" +
            std::to_string((total + segments_ - 1) / segments_) + " values=" + std::string(to_string(m_.storage)) +
            (op_ == Operation::NonTranspose ? " carry-out-fixup" : " private-y-per-thread") +
            (m_.storage == ValueStorage::Bf16 && op_ == Operation::NonTranspose ? std::string(" widen=in-loop")
@@ -150,7 +152,8 @@ class HalfMergePlan {
 
   HalfCsr<Index> m_;
   Operation op_;
-  int segments_;
+  int threads_;
+  int segments_;  // cpu::detail::merge_path_segments: the f32 plan's split, so that both sum in one order
   bool simd_;
   WidenBlockFn widen_;
   std::vector<Index> start_row_, start_nz_;  // segments_ + 1 merge-path coordinates (row, nonzero)

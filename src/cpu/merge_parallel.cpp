@@ -16,15 +16,6 @@
 #include "spmv/error.hpp"
 
 namespace spmv::cpu {
-namespace {
-
-// A product's segments a thread (N), each at least kMinSegmentItems merge-path steps: threads take them
-// in turn, so one that is held back (a busy core of a shared VM) hands its later segments to the others
-// instead of making them wait at the end of the region.
-constexpr int kSegmentsPerThread = 4;
-constexpr std::int64_t kMinSegmentItems = 8192;
-
-}  // namespace
 
 template <class Value, class Index>
 MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads,
@@ -39,12 +30,8 @@ MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>
     short_rows_ = static_cast<int>(k.short_rows);
   }
   threads_ = threads > 0 ? threads : std::max(1, omp_get_max_threads());
-  segments_ = threads_;
-  if (op_ == Operation::NonTranspose) {
-    const std::int64_t items = static_cast<std::int64_t>(a_.rows) + a_.nnz();
-    const std::int64_t per_thread = std::clamp<std::int64_t>(items / kMinSegmentItems / threads_, 1, kSegmentsPerThread);
-    segments_ = threads_ * static_cast<int>(per_thread);
-  }
+  segments_ = detail::merge_path_segments(op_ == Operation::Transpose, threads_,
+                                          static_cast<std::int64_t>(a_.rows) + a_.nnz());
   detail::merge_path_split(a_.row_ptr.data(), a_.rows, a_.nnz(), segments_, start_row_, start_nz_);
   if (op_ == Operation::NonTranspose) {
     carry_row_.resize(static_cast<std::size_t>(segments_));

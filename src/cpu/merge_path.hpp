@@ -9,6 +9,18 @@
 
 namespace spmv::cpu::detail {
 
+// A x's segments for `threads` threads over `items` = rows + nnz merge steps: four a thread, each at least
+// kMinSegmentItems steps, which the threads take in turn (schedule(dynamic, 1)), so that a thread held
+// back by a busy core leaves its later segments to the others instead of making them wait at the end
+// (docs/PERFORMANCE.md "Merge-parallel's f32 rows and segments"). A^T x keeps one a thread (one private y
+// each). Both merge-parallel plans take their split from here, so that they sum in the same order.
+inline constexpr int kSegmentsPerThread = 4;
+inline constexpr std::int64_t kMinSegmentItems = 8192;
+inline int merge_path_segments(bool transpose, int threads, std::int64_t items) {
+  if (transpose) return threads;
+  return threads * static_cast<int>(std::clamp<std::int64_t>(items / kMinSegmentItems / threads, 1, kSegmentsPerThread));
+}
+
 // Merrill & Garland, Algorithm 3 (MergePathSearch): the (row, nonzero) coordinate where `diagonal`
 // crosses the merge path of A = row_ptr[1..rows] and B = 0..nnz-1. A row end e comes before the
 // nonzero index e, so empty rows are consumed before the next nonzero.
