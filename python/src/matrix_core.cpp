@@ -15,6 +15,7 @@
 
 #include "cuda_support.hpp"
 #include "spmv/error.hpp"
+#include "spmv/host_memory.hpp"
 #include "spmv/spmm.hpp"
 #include "spmv/value_storage.hpp"
 
@@ -587,7 +588,9 @@ class TypedMatrix final : public MatrixCore {
 template <class To>
 std::vector<To> copy_indices(const ConstHostVector& a, const char* name, std::int64_t rows, std::int64_t cols) {
   const std::size_t n = a.shape(0);
-  std::vector<To> out(n);
+  std::vector<To> out;
+  reserve_huge_pages(out, n);  // the products stream it: 2 MiB pages (spmv/host_memory.hpp)
+  out.resize(n);
   const auto narrow = [&](const auto* p) {
     for (std::size_t k = 0; k < n; ++k) {
       const auto v = p[k];
@@ -610,7 +613,9 @@ std::vector<To> copy_indices(const ConstHostVector& a, const char* name, std::in
 template <class To>
 std::vector<To> copy_values(const ConstHostVector& a) {
   const std::size_t n = a.shape(0);
-  std::vector<To> out(n);
+  std::vector<To> out;
+  reserve_huge_pages(out, n);  // the products stream it: 2 MiB pages (spmv/host_memory.hpp)
+  out.resize(n);
   if (a.dtype() == nb::dtype<double>()) {
     const auto* p = static_cast<const double*>(a.data());
     std::transform(p, p + n, out.begin(), [](double v) { return static_cast<To>(v); });

@@ -11,6 +11,7 @@
 
 #include "core/symmetry_violation.hpp"
 #include "spmv/error.hpp"
+#include "spmv/host_memory.hpp"
 
 namespace spmv {
 namespace {
@@ -208,6 +209,9 @@ CsrMatrix<ToValue, ToIndex> to_csr(const CooMatrix<Value, Index>& coo, Duplicate
   CsrMatrix<ToValue, ToIndex> a;
   a.rows = static_cast<ToIndex>(coo.rows);
   a.cols = static_cast<ToIndex>(coo.cols);
+  reserve_huge_pages(a.row_ptr, static_cast<std::size_t>(a.rows) + 1);  // before the first write
+  reserve_huge_pages(a.col_idx, static_cast<std::size_t>(nnz));
+  reserve_huge_pages(a.values, static_cast<std::size_t>(nnz));
   a.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
   for (auto r : coo.row_idx) ++a.row_ptr[r + 1];
   std::partial_sum(a.row_ptr.begin(), a.row_ptr.end(), a.row_ptr.begin());
@@ -238,6 +242,9 @@ CsrMatrix<ToValue, ToIndex> convert(const CsrMatrix<Value, Index>& a) {
   CsrMatrix<ToValue, ToIndex> b;
   b.rows = static_cast<ToIndex>(a.rows);
   b.cols = static_cast<ToIndex>(a.cols);
+  reserve_huge_pages(b.row_ptr, a.row_ptr.size());
+  reserve_huge_pages(b.col_idx, a.col_idx.size());
+  reserve_huge_pages(b.values, a.values.size());
   b.row_ptr.assign(a.row_ptr.begin(), a.row_ptr.end());
   b.col_idx.assign(a.col_idx.begin(), a.col_idx.end());
   b.values.assign(a.values.begin(), a.values.end());
@@ -249,6 +256,9 @@ CsrMatrix<Value, Index> transpose(const CsrMatrix<Value, Index>& a) {
   CsrMatrix<Value, Index> t;
   t.rows = a.cols;
   t.cols = a.rows;
+  reserve_huge_pages(t.row_ptr, static_cast<std::size_t>(t.rows) + 1);
+  reserve_huge_pages(t.col_idx, a.col_idx.size());
+  reserve_huge_pages(t.values, a.values.size());
   t.row_ptr.assign(static_cast<std::size_t>(t.rows) + 1, 0);
   for (auto c : a.col_idx) ++t.row_ptr[c + 1];
   std::partial_sum(t.row_ptr.begin(), t.row_ptr.end(), t.row_ptr.begin());

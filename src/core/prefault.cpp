@@ -1,10 +1,14 @@
 #include "core/prefault.hpp"
 
+#include "spmv/host_memory.hpp"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -42,3 +46,26 @@ void prefault(void* p, std::size_t bytes, int threads) {
 }
 
 }  // namespace spmv::detail
+
+namespace spmv {
+
+void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
+#ifdef MADV_HUGEPAGE
+  // SPMV_HUGE_PAGES=0 turns the advice off (a machine where the kernel's compaction for huge pages stalls)
+  static const bool enabled = [] {
+    const char* v = std::getenv("SPMV_HUGE_PAGES");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  if (!enabled || p == nullptr || bytes < kHugePageMinBytes) return;
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
+  // advice only: EINVAL (no THP in this kernel) leaves the pages as they would have been
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+}  // namespace spmv

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "spmv/host_memory.hpp"
+
 namespace spmv::detail {
 
 // Maps the pages of [p, p + bytes) writable, by `threads` OpenMP threads (0: the OpenMP default),
@@ -19,11 +21,12 @@ void prefault(void* p, std::size_t bytes, int threads);
 // Below this the serial page faults cost under a few milliseconds: not worth a parallel region.
 constexpr std::size_t kPrefaultBytes = std::size_t{64} << 20;
 
-// v.reserve(n) with its new pages faulted in by OpenMP threads; call before v.resize(n) / v.assign(n, x).
+// v.reserve(n) with its new pages advised for huge pages (spmv/host_memory.hpp) and faulted in by OpenMP
+// threads; call before v.resize(n) / v.assign(n, x).
 template <class T>
 void reserve_prefaulted(std::vector<T>& v, std::size_t n, int threads) {
   if (n <= v.capacity()) return;
-  v.reserve(n);
+  reserve_huge_pages(v, n);
   prefault(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T), threads);
 }
 

@@ -50,7 +50,7 @@ void scale(Value beta, Value* y, std::int64_t n) {
 template <class Value, class Index>
 ColumnChunkedPlan<Value, Index>::ColumnChunkedPlan(const CsrMatrix<Value, Index>& a, Operation op,
                                                    std::int64_t span, int threads)
-    : a_(a), op_(op) {
+    : a_(convert<Value, Index>(a)), op_(op) {  // convert: the copy on huge pages (spmv/host_memory.hpp)
   validate(a_);
   // Sorted columns are needed for T (an entry seen after its span was reduced would be lost) and
   // give N its cache reuse; sorting a copy keeps the caller's matrix as it was.

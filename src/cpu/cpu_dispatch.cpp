@@ -245,7 +245,8 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
       if constexpr (std::is_same_v<Value, float>)
         if (options.values != ValueStorage::Native)  // check_half_storage has run: RowLoop here
           return make_half_rows_kernel(a, op, options.values, options.threads);
-      auto m = std::make_shared<const CsrMatrix<Value, Index>>(a);
+      // convert: the plan's copy on huge pages (spmv/host_memory.hpp)
+      auto m = std::make_shared<const CsrMatrix<Value, Index>>(convert<Value, Index>(a));
       // RowLoop's N product runs the dispatched row kernels when enabled (T scatters: scalar): the SIMD
       // one where some row is long enough for it, else the chosen short-row loop on every row.
       const bool enabled = algorithm == Algorithm::RowLoop && op == Operation::NonTranspose &&

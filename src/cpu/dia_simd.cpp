@@ -139,6 +139,7 @@ HWY_AFTER_NAMESPACE();
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
+#include "spmv/host_memory.hpp"
 
 namespace spmv::detail {
 
@@ -230,6 +231,8 @@ void place_values(DiaRuns<Value, Index>& r, const std::vector<ValueBits<Value>>&
   const bool codes = !table_bits.empty();
   if (codes) r.codes.reset(new std::uint8_t[r.m.values.size()]);
   else r.values.reset(new Value[r.m.values.size()]);
+  if (codes) advise_huge_pages(r.codes.get(), r.m.values.size());  // before the first touch below
+  else advise_huge_pages(r.values.get(), r.m.values.size() * sizeof(Value));
   const Value* src = r.m.values.data();
   Value* dst = r.values.get();
   std::uint8_t* code = r.codes.get();

@@ -20,7 +20,7 @@ namespace spmv::cpu {
 template <class Value, class Index>
 MergeParallelPlan<Value, Index>::MergeParallelPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads,
                                                    int simd, int rows)
-    : a_(a), op_(op) {
+    : a_(convert<Value, Index>(a)), op_(op) {  // convert: the copy on huge pages (spmv/host_memory.hpp)
   validate(a_);
   // The SIMD kernels serve the N product; T scatters into y, where lanes would conflict.
   simd_ = op_ == Operation::NonTranspose && detail::simd_enabled(simd) && detail::simd_fits<Value, Index>(a_.cols);

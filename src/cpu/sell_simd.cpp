@@ -352,6 +352,7 @@ HWY_AFTER_NAMESPACE();
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
 #include "spmv/error.hpp"
+#include "spmv/host_memory.hpp"
 
 namespace spmv::cpu::detail {
 
@@ -508,6 +509,7 @@ template <class T>
 hwy::AlignedFreeUniquePtr<T[]> first_touch_copy(std::vector<T>& source, const std::vector<std::int64_t>& slice_ptr,
                                                 const std::vector<std::int64_t>& bounds) {
   auto placed = hwy::AllocateAligned<T>(std::max<std::size_t>(source.size(), 1));  // not written here
+  advise_huge_pages(placed.get(), source.size() * sizeof(T));  // before the copy's first touch
   const int threads = static_cast<int>(bounds.size()) - 1;
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
   for (int t = 0; t < threads; ++t)
