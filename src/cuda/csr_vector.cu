@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
     compute_t<Value> sum;
     if constexpr (uses_flat_walk<W, E>()) {
-      sum = subwarp_row_dot_flat<W, kFlatUnroll, kStreamLoads<Value>>(a.col_idx, a.values, x, begin, end, lane);
+      sum = short_row_dot<W>(a, x, begin, end, lane);
     } else {
       sum = subwarp_row_dot<W, E, unroll_for<E, Value>()>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
     }
@@ -466,8 +466,11 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     local_ = csr_vector_policy::local_columns(s.mean_span, double(a_.cols));
     if (group_ && double(s.max) <= kSplitFactor * nonempty_mean &&
         double(a_.rows) / 32.0 >= kWideMinWarpsPerMultiprocessor * device_multiprocessors()) {
-      width_ = width_for(nonempty_mean, local_);  // mostly empty rows: 32 rows a warp at any width, no split
-      if (width_ > kFlatMaxWidth) return;
+      const int own = width_for(nonempty_mean, local_);  // mostly empty rows: 32 rows a warp at any width
+      if (own > kFlatMaxWidth) {  // no split (the narrower widths below split, as before)
+        width_ = own;
+        return;
+      }
     }
     if (!group_ && width_for(nonempty_mean, local_) > kFlatMaxWidth && double(s.max) <= kSplitFactor * nonempty_mean) {
       const int wide = width_for(weighted, local_);
