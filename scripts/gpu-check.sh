@@ -15,7 +15,8 @@
 #   backend (2 ranks and one per GPU) and the strong-scaling bench on 2 and on every GPU (DIST_PARTS,
 #   DIST_GENS, DIST_PRECISION, DIST_RANKS, DIST_EXTRA bench arguments, DIST_TAG in the log names,
 #   DIST_FILTER; DIST_PARTS with "solve": distributed CG per iteration on 1, 2 and every GPU,
-#   DIST_SOLVE_GENS, DIST_SOLVE_MAXIT, DIST_SOLVE_VARIANTS "cg pipelined"); tune-study, Algorithm::Tune
+#   DIST_SOLVE_GENS, DIST_SOLVE_MAXIT, DIST_SOLVE_VARIANTS "cg pipelined graph pipelined-graph");
+#   tune-study, Algorithm::Tune
 #   against an exhaustive sweep;
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
@@ -442,14 +443,16 @@ if want distributed; then
   for g in $([[ $parts == *solve* ]] && echo "${DIST_SOLVE_GENS:-poisson3d:n=300}"); do
     solve_args=(solve --gen "$g" --precision "${DIST_PRECISION:-f64}" --tol 0 --maxit "${DIST_SOLVE_MAXIT:-300}")
     for variant in ${DIST_SOLVE_VARIANTS:-cg}; do
-      flags=(); [ "$variant" = pipelined ] && flags=(--pipelined) || flags=(--unfused)
+      flags=(); [[ $variant == pipelined* ]] && flags=(--pipelined) || flags=(--unfused)
+      [[ $variant == *graph ]] && flags+=(--graph)
       timeout 200 $build/src/cli/spmv "${solve_args[@]}" --backend cuda "${flags[@]}" \
         > "$OUT/dist_solve_one_$variant.log" 2>&1
       note "solve $g one GPU, ${flags[*]}: $(grep -E 'ms/iteration|time' "$OUT/dist_solve_one_$variant.log" | head -1)"
     done
     for np in $(printf "%s\n" 1 2 "$gpus" | sort -un); do
       for variant in ${DIST_SOLVE_VARIANTS:-cg}; do
-        flags=(); [ "$variant" = pipelined ] && flags=(--pipelined)
+        flags=(); [[ $variant == pipelined* ]] && flags=(--pipelined)
+        [[ $variant == *graph ]] && flags+=(--graph)
         OMP_NUM_THREADS=2 timeout 300 "${mpi[@]}" -np "$np" $build/src/cli/spmv "${solve_args[@]}" --distributed \
           --backend cuda "${flags[@]}" > "$OUT/dist_solve_np${np}_$variant.log" 2>&1
         note "solve $g np $np $variant (rc=$?): $(grep -E 'ms/iteration' "$OUT/dist_solve_np${np}_$variant.log" | head -1)"

@@ -81,9 +81,10 @@ struct SolverOptions {
   // GMRES have one implementation each and ignore it.
   bool fused = true;
   // CUDA, CG only: capture one iteration in a CUDA graph on its first call and launch the graph for
-  // every iteration (fewer launch gaps). The operator's apply must be capturable (a Plan or the LMA
-  // operator; not a TunedPlan, which tunes on its first applies); a capture that fails throws
-  // Unsupported. The applies are then not timed separately: apply_share is -1. Other methods and the
+  // every iteration (fewer launch gaps). The operator's apply must be capturable (a Plan, the LMA
+  // operator, or a distributed matrix on the CUDA backend, whose halo exchange and all-reduces are NCCL
+  // calls on forked streams; not a TunedPlan, which tunes on its first applies); a capture that fails
+  // throws Unsupported. The applies are then not timed separately: apply_share is -1. Other methods and the
   // CPU path reject it (InvalidArgument).
   bool graph = false;
   // CG, both backends: the pipelined recurrence of Ghysels & Vanroose (src/solvers/cg.cpp,
@@ -105,7 +106,8 @@ struct SolverOptions {
   // waiting (DistributedMatrix::all_reduce_sum: ncclAllReduce). Every reduction's per-block partial sums
   // are first summed on the device, then passed here, and the scalar kernels read the result, so the
   // scalars and decisions stay on the device and equal on every process. It needs the unfused CG
-  // (fused = false: the fused kernels finish their sums inside the sweep) and no graph capture.
+  // (fused = false: the fused kernels finish their sums inside the sweep); with graph, the all-reduces
+  // are captured with the rest of the iteration.
   std::function<void(double* values, int count, CUstream_st* stream)> device_global_sum;
 };
 

@@ -65,9 +65,6 @@ SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a,
     if (static_cast<std::int64_t>(b.size()) != yp.count(rank) || static_cast<std::int64_t>(x.size()) != yp.count(rank))
       throw InvalidArgument(method + ": this rank owns " + std::to_string(yp.count(rank)) + " rows; b has " +
                             std::to_string(b.size()) + " entries and x " + std::to_string(x.size()));
-    if (options.graph)
-      throw InvalidArgument(method + ": graph capture is not available in distributed solves (the products join "
-                                     "the halo exchange's stream and the all-reduces through events)");
     if (const auto i = solvers::cpu::first_non_finite(b); i >= 0) throw InvalidArgument(method + ": b holds NaN or Inf at " + here(i));
     if (const auto i = solvers::cpu::first_non_finite<Value>(x); i >= 0)
       throw InvalidArgument(method + ": the initial guess x0 holds NaN or Inf at " + here(i));

@@ -95,8 +95,13 @@ for m in bicgstab gmres; do
   test "$(grep -c 'converged after' s.txt)" = 1
 done
 # Options without a distributed meaning are refused on every rank.
-if "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --graph 2> err.txt; then echo "expected a failure"; exit 1; fi
-grep -q -- '--graph is not available with --distributed' err.txt
+if "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --lma 2> err.txt; then echo "expected a failure"; exit 1; fi
+grep -q -- '--lma is not available with --distributed' err.txt
+# --graph is a CUDA option (tests/distributed/distributed_solver_test.cpp runs it on GPUs): refused on the CPU.
+if "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --backend cpu --graph 2> err.txt; then
+  echo "expected a failure"; exit 1
+fi
+grep -q 'graph capture is a CUDA option' err.txt
 # bench --distributed --json: one verified record per matrix and precision, a line per rank whose rows
 # add up to the matrix's; --csv the same as a line per matrix, precision and rank, appended (one header).
 "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --precision both --reps 7 --json b.json \

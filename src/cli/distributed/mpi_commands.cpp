@@ -462,6 +462,7 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
   }
   SolverOptions so = solver_options(a.method, a.precond, a.tol, a.maxit, a.restart, a.progress, a.unfused, rank == 0);
   so.pipelined = a.pipelined;
+  so.graph = a.graph;
   so.gmres_basis = *parse_gmres_basis(a.gmres_basis);
   const auto diagonal = so.preconditioner == Preconditioner::Jacobi ? dist::local_diagonal(comm, rows)
                                                                       : std::vector<Value>{};
@@ -485,9 +486,9 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
                r.iterations, r.breakdown.empty() ? "" : ": " + r.breakdown);
     fmt::print("  true residual |b - Ax|/|b|  {:.3e}   (recurrence {:.3e})\n", r.residual, r.recurrence_residual);
     if (known_solution) fmt::print("  max error |x - 1|_inf       {:.3e}   (b = A*1)\n", err);
-    fmt::print("  time {:.4f} ms/iteration (slowest rank), {} applies; halo {} entries per product (largest rank "
-               "{}); rank 0 blocks: local {}, remote {}\n",
-               ms_max, r.applies, halo_total, halo_max, info.local_algorithm, info.remote_algorithm);
+    fmt::print("  time {:.4f} ms/iteration (slowest rank; {}), {} applies; halo {} entries per product (largest "
+               "rank {}); rank 0 blocks: local {}, remote {}\n",
+               ms_max, r.variant, r.applies, halo_total, halo_max, info.local_algorithm, info.remote_algorithm);
   }
   if (!a.output.empty()) {  // the same on every rank: the gather is collective
     const auto gathered = dist::gather<Value>(comm, m.x_partition(), x);
@@ -597,6 +598,8 @@ int run_distributed_multiply(const DistributedMultiply& a) {
 
 int run_distributed_solve(const DistributedSolve& a) {
   if (a.file.empty() == a.gen.empty()) throw UsageError("give a matrix: FILE or --gen KIND:k=v,... (not both)");
+  if (a.graph && a.algo == "tune")  // (as one process: a tuned block changes its plan during the first applies)
+    throw UsageError("--graph needs a fixed plan; --algo tune changes its plan during the first applies");
   dist::Environment mpi(nullptr, nullptr);
   const Communicator comm;
   return a.precision == "f32" ? solve_in<float>(comm, a) : solve_in<double>(comm, a);

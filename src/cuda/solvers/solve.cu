@@ -202,7 +202,7 @@ void DeviceRun<Value>::harvest_apply_events(bool wait) {
 template <class Value>
 int DeviceRun<Value>::global_rows(double* first_row, int rows) {
   if (!options_.device_global_sum) return blocks_;
-  sum_rows(first_row, rows, stream_);
+  sum_rows(first_row, rows, current_stream());
   return 1;
 }
 
@@ -224,7 +224,7 @@ int DeviceRun<Value>::start_global_rows(double* first_row, int rows) {
     SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&sum_ready_, cudaEventDisableTiming));
     SPMV_CUDA_CHECK(cudaEventCreateWithFlags(&sum_done_, cudaEventDisableTiming));
   }
-  SPMV_CUDA_CHECK(cudaEventRecord(sum_ready_, stream_));
+  SPMV_CUDA_CHECK(cudaEventRecord(sum_ready_, current_stream()));
   SPMV_CUDA_CHECK(cudaStreamWaitEvent(sum_stream_, sum_ready_, 0));
   sum_rows(first_row, rows, sum_stream_);
   SPMV_CUDA_CHECK(cudaEventRecord(sum_done_, sum_stream_));
@@ -233,7 +233,7 @@ int DeviceRun<Value>::start_global_rows(double* first_row, int rows) {
 
 template <class Value>
 void DeviceRun<Value>::join_global_rows() {
-  if (options_.device_global_sum) SPMV_CUDA_CHECK(cudaStreamWaitEvent(stream_, sum_done_, 0));
+  if (options_.device_global_sum) SPMV_CUDA_CHECK(cudaStreamWaitEvent(current_stream(), sum_done_, 0));
 }
 
 template <class Value>
@@ -337,9 +337,6 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
   if (options.global_sum)
     throw InvalidArgument("solve: the CUDA solvers sum across processes on the device (SolverOptions::"
                           "device_global_sum); global_sum is the CPU solvers' hook");
-  if (options.device_global_sum && options.graph)
-    throw InvalidArgument(std::string(to_string(options.method)) +
-                          ": a distributed solve (device_global_sum) cannot be captured in a CUDA graph");
   if (options.device_global_sum && options.method == SolverMethod::Cg && options.fused && !options.pipelined)
     throw InvalidArgument("cg: a distributed solve (device_global_sum) needs the unfused kernels (fused = false): the "
                           "fused ones finish their sums inside the sweep, before they could be summed across processes");

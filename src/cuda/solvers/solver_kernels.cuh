@@ -236,8 +236,8 @@ class DeviceRun {
   int global_rows(double* first_row, int rows);
   // The same, with the sums on a second stream, so that what the caller enqueues on the solver's stream
   // until join_global_rows() runs while the all-reduce is in flight (pipelined CG's product n = A m).
-  // Enqueues nothing for one process (returns blocks()); not inside a graph capture (distributed solves
-  // refuse graph).
+  // Enqueues nothing for one process (returns blocks()). Inside a graph capture the second stream forks
+  // from the capturing one and joins it again, so the graph holds the overlap too.
   int start_global_rows(double* first_row, int rows);
   void join_global_rows();
   bool distributed() const { return static_cast<bool>(options_.device_global_sum); }
@@ -263,6 +263,8 @@ class DeviceRun {
   int max_iterations() const { return options_.max_iterations; }
   std::int64_t n() const { return n_; }
   cudaStream_t stream() const { return stream_; }
+  // Where the iteration's work goes now: the capturing stream while a graph capture is open.
+  cudaStream_t current_stream() const { return capture_stream_ ? capture_stream_ : stream_; }
 
  private:
   void inspect(const SolverState& snapshot);
