@@ -80,12 +80,12 @@ struct SolverOptions {
   // that tests and benchmarks can compare. Both give the same iterates up to rounding. BiCGStab and
   // GMRES have one implementation each and ignore it.
   bool fused = true;
-  // CUDA, CG only: capture one iteration in a CUDA graph on its first call and launch the graph for
-  // every iteration (fewer launch gaps). The operator's apply must be capturable (a Plan, the LMA
+  // CUDA, CG and BiCGStab: capture one iteration in a CUDA graph on its first call and launch the graph
+  // for every iteration (fewer launch gaps). The operator's apply must be capturable (a Plan, the LMA
   // operator, or a distributed matrix on the CUDA backend, whose halo exchange and all-reduces are NCCL
   // calls on forked streams; not a TunedPlan, which tunes on its first applies); a capture that fails
-  // throws Unsupported. The applies are then not timed separately: apply_share is -1. Other methods and the
-  // CPU path reject it (InvalidArgument).
+  // throws Unsupported. The applies are then not timed separately: apply_share is -1. GMRES (whose
+  // Arnoldi step differs with its index) and the CPU path reject it (InvalidArgument).
   bool graph = false;
   // CG, both backends: the pipelined recurrence of Ghysels & Vanroose (src/solvers/cg.cpp,
   // src/cuda/solvers/cg_pipelined.cu), one global reduction per iteration instead of two, hidden behind

@@ -167,10 +167,11 @@ def cg(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, backend
 
 
 def bicgstab(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, backend=None, callback=None,
-             callback_every=1, history=False, check_every=1):
-    """BiCGStab (right Jacobi preconditioning with M='jacobi'); two products per iteration."""
+             callback_every=1, history=False, check_every=1, graph=False):
+    """BiCGStab (right Jacobi preconditioning with M='jacobi'); two products per iteration. ``graph=True``
+    (CUDA) captures one iteration in a CUDA graph, as for :func:`cg`."""
     return _solve("bicgstab", A, b, x0, tol, maxiter, M, algorithm, backend, 30, callback, callback_every, history,
-                  check_every)
+                  check_every, graph=graph)
 
 
 def gmres(A, b, x0=None, *, tol=1e-8, restart=30, maxiter=1000, M=None, algorithm=None, backend=None, callback=None,

@@ -36,7 +36,7 @@ def cg(A: Matrix | Any, b: Any, x0: Any | None = None, *, tol: float = 1e-8, max
 def bicgstab(A: Matrix | Any, b: Any, x0: Any | None = None, *, tol: float = 1e-8, maxiter: int = 1000,
              M: Literal["jacobi", "none"] | None = None, algorithm: str | None = None, backend: str | None = None,
              callback: Callable[[int, float], Any] | None = None, callback_every: int = 1, history: bool = False,
-             check_every: int = 1) -> tuple[Any, SolveInfo]: ...
+             check_every: int = 1, graph: bool = False) -> tuple[Any, SolveInfo]: ...
 def gmres(A: Matrix | Any, b: Any, x0: Any | None = None, *, tol: float = 1e-8, restart: int = 30,
           maxiter: int = 1000, M: Literal["jacobi", "none"] | None = None, algorithm: str | None = None,
           backend: str | None = None, callback: Callable[[int, float], Any] | None = None, callback_every: int = 1,

@@ -59,3 +59,10 @@ def test_cupy_cg_graph_and_unfused(jacobi):
     assert info_g.apply_share == -1 and "graph" in info_g.variant
     assert abs(info_u.iterations - info_s.iterations) <= 3 + info_s.iterations // 20
     assert info_s.floor_bytes > 0
+    # BiCGStab's graph replays its stream path's kernels too
+    x_bs, info_bs = spmv.bicgstab(A, b, tol=1e-9, maxiter=3000, M=M)
+    x_bg, info_bg = spmv.bicgstab(A, b, tol=1e-9, maxiter=3000, M=M, graph=True)
+    assert info_bs.converged and info_bg.converged
+    assert info_bg.iterations == info_bs.iterations
+    assert cupy.array_equal(x_bg, x_bs)
+    assert info_bg.apply_share == -1 and "graph" in info_bg.variant

@@ -302,7 +302,7 @@ Command add_solve_command(CLI::App& parent) {
                 "CG: run issue 9's unfused kernels instead of the fused iteration (to compare; same iterates up to "
                 "rounding)");
   sub->add_flag("--graph", o->graph,
-                "CUDA, CG: capture one iteration in a CUDA graph and launch it per iteration (not with --algo tune)");
+                "CUDA, CG and BiCGStab: capture one iteration in a CUDA graph and launch it per iteration (not with --algo tune)");
   sub->add_option("--check-every", o->check_every,
                   "CUDA: read the device's stopping state every K iterations (asynchronously, one read behind)")
       ->check(CLI::PositiveNumber)

@@ -114,8 +114,8 @@ void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std
     throw InvalidArgument(method + ": progress_every must be >= 0, got " + std::to_string(o.progress_every));
   if (o.check_every < 1)
     throw InvalidArgument(method + ": check_every must be >= 1, got " + std::to_string(o.check_every));
-  if (o.graph && o.method != SolverMethod::Cg)
-    throw InvalidArgument(method + ": graph capture of the iteration is implemented for cg only");
+  if (o.graph && o.method == SolverMethod::Gmres)
+    throw InvalidArgument(method + ": graph capture of the iteration is implemented for cg and bicgstab only");
   if (o.pipelined && o.method != SolverMethod::Cg)
     throw InvalidArgument(method + ": the pipelined recurrence is implemented for cg only");
   if (o.gmres_basis != GmresBasis::Working && o.method != SolverMethod::Gmres)

@@ -140,9 +140,10 @@ void check_pipelined(Backend backend) {
 
 TEST(DistributedSolvers, PipelinedCg) { check_pipelined(Backend::Cpu); }
 
-// CG with its iteration captured in a CUDA graph across processes: the halo exchange (NCCL send/recv on
-// the matrix's stream, forked from the capturing one) and the all-reduces (ncclAllReduce; pipelined CG's
-// on its second stream) are captured with the kernels, and the graph is launched once per iteration. It
+// CG (plain and pipelined) and BiCGStab with the iteration captured in a CUDA graph across processes: the
+// halo exchange (NCCL send/recv on the matrix's stream, forked from the capturing one) and the all-reduces
+// (ncclAllReduce; pipelined CG's on its second stream) are captured with the kernels, and the graph is
+// launched once per iteration. It
 // runs the same kernels on the same data as the solve without the graph, so it must stop at the same
 // iteration (one either way allowed: the solve's own slack for a reduction summed in another order)
 // with a true residual within the same bound, on every rank alike.
@@ -150,13 +151,14 @@ TEST_F(DistributedCudaSolvers, GraphCapturedIteration) {
   const Communicator comm;
   const SolverMatrix a = test::solver_problem_matrix("poisson3d");
   const auto b = test::random_rhs(a.rows, 11);
-  for (bool pipelined : {false, true})
+  for (const std::string variant : {"cg", "pipelined", "bicgstab"})
     for (bool jacobi : {false, true}) {
-      SCOPED_TRACE(std::string(pipelined ? "pipelined" : "unfused") + (jacobi ? ", jacobi" : ""));
+      SCOPED_TRACE(variant + (jacobi ? ", jacobi" : ""));
       SolverOptions o;
       o.tolerance = 1e-10;
       o.max_iterations = 2000;
-      o.pipelined = pipelined;
+      o.method = variant == "bicgstab" ? SolverMethod::BiCgStab : SolverMethod::Cg;
+      o.pipelined = variant == "pipelined";
       o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
       const DistributedSolve plain = solve_distributed<double>(comm, a, b, o, nullptr, Backend::Cuda);
       o.graph = true;

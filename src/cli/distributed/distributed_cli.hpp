@@ -66,7 +66,7 @@ struct DistributedSolve {
   int maxit = 1000, restart = 30, progress = 0;
   bool unfused = false;
   bool pipelined = false;            // CG: one global reduction per iteration
-  bool graph = false;                // CUDA, CG: one iteration captured in a CUDA graph
+  bool graph = false;                // CUDA, CG and BiCGStab: one iteration captured in a CUDA graph
   std::string gmres_basis = "working";  // GMRES: working, f32 or f16
   int threads = 0;                   // per rank, 0: OpenMP default
   std::int64_t expected_applies = 0;  // Options::expected_applies of both blocks

@@ -156,35 +156,39 @@ void bicgstab_device(DeviceRun<Value>& run, const Value* b, Value* x) {
   SPMV_CHECK_LAUNCH(bicgstab_start_kernel);
   run.start_loop();
   if (run.after_iteration(0)) return;
-  for (int k = 1;; ++k) {
-    bicgstab_direction_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dinv, r.data(),
+  // One iteration, enqueued on `stream` (the solver's stream, or the capturing one with SolverOptions::graph).
+  const auto iteration = [&](cudaStream_t stream) {
+    bicgstab_direction_kernel<Value><<<blocks, kSolverThreads, 0, stream>>>(run.state(), scalars.data(), dinv, r.data(),
                                                                         v.data(), p.data(), p_hat.data(), n);
     SPMV_CHECK_LAUNCH(bicgstab_direction_kernel);
     run.apply(Value(1), p_hat.data(), Value(0), v.data());
-    dot_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), shadow.data(), v.data(), n, row(0));
+    dot_kernel<Value><<<blocks, kSolverThreads, 0, stream>>>(run.state(), shadow.data(), v.data(), n, row(0));
     SPMV_CHECK_LAUNCH(dot_kernel);
     const int alpha_count = run.global_rows(row(0), 1);
-    bicgstab_alpha_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, alpha_count);
+    bicgstab_alpha_kernel<<<1, kSolverThreads, 0, stream>>>(run.state(), scalars.data(), part, alpha_count);
     SPMV_CHECK_LAUNCH(bicgstab_alpha_kernel);
-    bicgstab_s_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), dinv, r.data(), v.data(),
+    bicgstab_s_kernel<Value><<<blocks, kSolverThreads, 0, stream>>>(run.state(), scalars.data(), dinv, r.data(), v.data(),
                                                                 s.data(), s_hat.data(), n, row(1));
     SPMV_CHECK_LAUNCH(bicgstab_s_kernel);
     run.global_rows(row(1), 1);  // s.s, read with t.s and t.t by the omega kernel
     // The second apply runs even when ||s|| already met the tolerance (the device decides that in
     // the omega kernel; skipping it would need the host to know): one wasted apply on the last iteration.
     run.apply(Value(1), s_hat.data(), Value(0), t.data());
-    bicgstab_ts_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), t.data(), s.data(), n, row(2));
+    bicgstab_ts_kernel<Value><<<blocks, kSolverThreads, 0, stream>>>(run.state(), t.data(), s.data(), n, row(2));
     SPMV_CHECK_LAUNCH(bicgstab_ts_kernel);
     const int omega_count = run.global_rows(row(2), 2);
-    bicgstab_omega_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, omega_count);
+    bicgstab_omega_kernel<<<1, kSolverThreads, 0, stream>>>(run.state(), scalars.data(), part, omega_count);
     SPMV_CHECK_LAUNCH(bicgstab_omega_kernel);
-    bicgstab_update_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), x, r.data(),
+    bicgstab_update_kernel<Value><<<blocks, kSolverThreads, 0, stream>>>(run.state(), scalars.data(), x, r.data(),
                                                                      shadow.data(), p_hat.data(), s.data(),
                                                                      s_hat.data(), t.data(), n, part);
     SPMV_CHECK_LAUNCH(bicgstab_update_kernel);
     const int end_count = run.global_rows(row(0), 2);
-    bicgstab_end_kernel<<<1, kSolverThreads, 0, st>>>(run.state(), scalars.data(), part, end_count, run.history());
+    bicgstab_end_kernel<<<1, kSolverThreads, 0, stream>>>(run.state(), scalars.data(), part, end_count, run.history());
     SPMV_CHECK_LAUNCH(bicgstab_end_kernel);
+  };
+  for (int k = 1;; ++k) {
+    run.iterate(iteration);
     if (run.after_iteration(k)) return;
   }
 }
