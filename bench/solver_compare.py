@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 15: Krylov solvers per iteration, in one process, on the same systems and tolerance.
 
-spmv's CG (fused, unfused, in a CUDA graph), BiCGStab and GMRES (also with a float32 basis in f64, fp16 in f32) against
+spmv's CG (fused, unfused, in a CUDA graph), BiCGStab (also in a graph) and GMRES (also with a float32 basis in f64, fp16 in f32) against
 ``cupyx.scipy.sparse.linalg`` (CUDA, when CuPy is importable) and ``scipy.sparse.linalg`` (CPU):
 iterations to the tolerance, time per
 iteration, the memory floor of spmv's iteration (docs/SOLVERS.md "The floor": the CSR byte model of
@@ -160,15 +160,17 @@ def main():
                             "backend": backend}
                     # "hint": Auto told how many products to expect (maxit), so it may convert the matrix to
                     # a format that reads fewer bytes than CSR (DIA on stencils); the floor stays CSR's.
-                    # CG also with its iteration captured in a CUDA graph; GMRES also with a compressed basis
-                    # (f32 in f64 solves, fp16 in f32 ones: its own floor).
+                    # CG and BiCGStab also with the iteration captured in a CUDA graph; GMRES also with a
+                    # compressed basis (f32 in f64 solves, fp16 in f32 ones: its own floor).
                     graph = [("spmv fused, graph", {"fused": True, "graph": True})] if backend == "cuda" else []
+                    bicg_graph = [("spmv, graph", {"graph": True})] if backend == "cuda" else []
                     basis = "f32" if prec == "f64" else "f16"
                     compressed = [(f"spmv, {basis} basis", {"basis": basis}),
                                   (f"spmv, {basis} basis, hint", {"basis": basis})]
                     variants = [("spmv fused", {"fused": True}), ("spmv unfused", {"fused": False}), *graph,
                                 ("spmv fused, hint", {"fused": True})] \
-                        if method == "cg" else [("spmv", {}), *compressed] if method == "gmres" else [("spmv", {})]
+                        if method == "cg" else [("spmv", {}), *compressed] if method == "gmres" \
+                        else [("spmv", {}), *bicg_graph]
                     unfused_floor = None
                     for name, extra in variants:
                         hinted = name.endswith("hint")
