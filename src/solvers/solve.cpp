@@ -146,7 +146,7 @@ double vector_words_per_iteration(const SolverOptions& o, double basis_word) {
 
 void describe_iteration(const SolverOptions& o, std::int64_t n, std::size_t value_size, SolverResult& result) {
   result.variant = o.method == SolverMethod::Cg ? (o.pipelined ? "pipelined" : o.fused ? "fused" : "unfused") : "";
-  if (o.graph) result.variant += ", graph";
+  if (o.graph) result.variant += result.variant.empty() ? "graph" : ", graph";
   result.applies_per_iteration = o.method == SolverMethod::BiCgStab ? 2 : 1;
   const double basis_word =
       o.method == SolverMethod::Gmres ? static_cast<double>(gmres_basis_size(o, value_size)) / value_size : 1.0;
