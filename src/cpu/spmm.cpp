@@ -175,7 +175,7 @@ template <class Value, class Index>
 SpmmPlan<Value, Index>::SpmmPlan(const CsrMatrix<Value, Index>& a, Operation op, int threads)
     : op_(op), threads_(threads > 0 ? threads : omp_get_max_threads()), isa_(static_cast<int>(detect_isa())) {
   validate(a);
-  a_ = op == Operation::NonTranspose ? a : transpose(a);
+  a_ = op == Operation::NonTranspose ? convert<Value, Index>(a) : transpose(a);  // both on huge pages
   // Block b starts at the first row r with r + row_ptr[r] >= b * (rows + nnz) / blocks (the merge
   // path's diagonal, rounded to whole rows).
   const std::int64_t rows = a_.rows;
