@@ -334,13 +334,14 @@ std::vector<Value> local_diagonal(const Communicator& comm, const LocalRows<Valu
 // every dot product and norm summed over the ranks (MPI_Allreduce): each iteration costs one halo
 // exchange per product and, for CG, two all-reduces. Every rank gets the same SolverResult counts and
 // residuals; bad input on any rank (sizes, NaN in b or x0, a zero diagonal with Jacobi) is an
-// InvalidArgument on every rank; options.graph is refused.
+// InvalidArgument on every rank; options.graph is refused on the CPU backend (a CUDA option).
 // A matrix on the CUDA backend solves on its GPUs: b, x0 (and the diagonal) are uploaded once, the
 // CUDA solvers of spmv/cuda/solvers.hpp run with the scalars on the device, each reduction summed over
 // the ranks by ncclAllReduce on the solver's stream (SolverOptions::device_global_sum, set here), and x
 // is downloaded at the end. CG runs its unfused kernels there (the fused ones finish their sums inside
 // the sweep); pipelined CG (options.pipelined) sums its one reduction per iteration on a second stream
-// while the next product runs (src/cuda/solvers/cg_pipelined.cu).
+// while the next product runs (src/cuda/solvers/cg_pipelined.cu); options.graph captures a CG or
+// BiCGStab iteration, its NCCL calls included, in a CUDA graph on every rank.
 template <class Value, class Index>
 SolverResult solve(const Communicator& comm, DistributedMatrix<Value, Index>& a, std::span<const Value> b,
                    std::span<Value> x, const SolverOptions& options = {}, std::span<const Value> diagonal = {});
