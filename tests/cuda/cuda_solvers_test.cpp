@@ -3,6 +3,7 @@
 // sums dots in a different order, so counts may drift by a few iterations), the true residual bound,
 // several SpMV algorithms, the device API with a PlanOperator, bad input, breakdowns, and that the
 // host's check interval changes nothing but the number of wasted kernels. Skipped without a device.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -251,6 +253,75 @@ TEST(CudaSolversDevice, DeviceGlobalSumHookKeepsTheSolve) {
   SolverOptions host;
   host.global_sum = [](std::span<double>) {};
   EXPECT_THROW(cuda::solve<double>(op, db.data(), dx.data(), host), InvalidArgument);
+}
+
+// A capture that fails is an error on every process of a distributed solve, never a wait in a collective:
+// the processes agree on the outcome by one device_global_sum right after the capture (DeviceRun::
+// end_capture). One process plays both sides here: an operator that synchronises inside the capture (a
+// failure of its own: its exception reaches the caller after the agreement), and a hook that adds another
+// process's failure to the agreement (Unsupported, naming it).
+TEST(CudaSolversDevice, FailedCaptureIsAgreedAcrossProcesses) {
+  SKIP_WITHOUT_CUDA();
+  const auto a = convert<double, std::int32_t>(gen::poisson2d(20));
+  cuda::DeviceCsr<double, std::int32_t> csr(a);
+  cuda::Plan<double, std::int32_t> plan(csr.view());
+  cuda::PlanOperator<double, std::int32_t> good(plan);
+  struct Synchronising final : cuda::LinearOperator<double> {
+    explicit Synchronising(cuda::LinearOperator<double>& inner) : inner(inner) {}
+    std::int64_t rows() const override { return inner.rows(); }
+    std::int64_t cols() const override { return inner.cols(); }
+    void apply(double alpha, const double* x, double beta, double* y, cudaStream_t stream) override {
+      inner.apply(alpha, x, beta, y, stream);
+      if (cudaStreamSynchronize(stream) != cudaSuccess) {  // not allowed while the stream is captured
+        cudaGetLastError();
+        threw = true;
+        throw std::runtime_error("synchronised inside a capture");
+      }
+    }
+    cuda::LinearOperator<double>& inner;
+    bool threw = false;
+  } synchronising(good);
+  const auto b = random_rhs(a.rows, 4);
+  cuda::DeviceBuffer<double> db{std::span<const double>(b)};
+  for (bool pipelined : {false, true}) {
+    SCOPED_TRACE(pipelined ? "pipelined" : "unfused");
+    SolverOptions o;
+    o.fused = false;
+    o.pipelined = pipelined;
+    o.graph = true;
+    int calls_after_capture = 0;
+    bool saw_capture = false, peer_failed = false;
+    o.device_global_sum = [&](double* values, int, CUstream_st* stream) {
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      EXPECT_EQ(cudaStreamIsCapturing(stream, &status), cudaSuccess);
+      if (status == cudaStreamCaptureStatusActive) {
+        saw_capture = true;
+        return;
+      }
+      if (!saw_capture && !synchronising.threw) return;
+      ++calls_after_capture;
+      if (peer_failed) {  // the agreement: another process's capture failed
+        static const double one = 1.0;
+        EXPECT_EQ(cudaMemcpyAsync(values, &one, sizeof one, cudaMemcpyHostToDevice, stream), cudaSuccess);
+      }
+    };
+    cuda::DeviceBuffer<double> dx{std::span<const double>(std::vector<double>(a.rows, 0.0))};
+    EXPECT_THROW(cuda::solve<double>(synchronising, db.data(), dx.data(), o), std::runtime_error);
+    EXPECT_TRUE(synchronising.threw);
+    EXPECT_EQ(calls_after_capture, 1);  // the agreement ran before the operator's exception left
+    synchronising.threw = saw_capture = false, peer_failed = true, calls_after_capture = 0;
+    try {
+      cuda::solve<double>(good, db.data(), dx.data(), o);
+      ADD_FAILURE() << "a capture that failed on another process was not reported";
+    } catch (const Unsupported& e) {
+      EXPECT_NE(std::string(e.what()).find("another process"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(calls_after_capture, 1);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    peer_failed = false, saw_capture = false;  // and a good capture still solves
+    const SolverResult r = cuda::solve<double>(good, db.data(), dx.data(), o);
+    EXPECT_TRUE(r.converged) << r.breakdown;
+  }
 }
 
 TEST(CudaSolversDevice, BreakdownsAreReported) {

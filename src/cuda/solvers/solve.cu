@@ -98,22 +98,32 @@ void DeviceRun<Value>::begin_capture() {
 }
 
 template <class Value>
-void DeviceRun<Value>::end_capture(bool keep) {
+void DeviceRun<Value>::end_capture(std::exception_ptr failed) {
   cudaGraph_t graph = nullptr;
   const cudaError_t captured = cudaStreamEndCapture(capture_stream_, &graph);
   cudaStreamDestroy(capture_stream_);
   capture_stream_ = nullptr;
   cudaError_t made = captured;
-  if (captured == cudaSuccess && keep) made = cudaGraphInstantiate(&graph_, graph, 0);
+  if (captured == cudaSuccess && !failed) made = cudaGraphInstantiate(&graph_, graph, 0);
   if (graph) cudaGraphDestroy(graph);
-  if (!keep) return;
-  if (made != cudaSuccess) {
-    cudaGetLastError();  // the capture error is not sticky: clear it so that later checks do not report it
-    throw Unsupported(std::string(to_string(options_.method)) +
-                      ": capturing the iteration in a CUDA graph failed (" + cudaGetErrorString(made) +
+  if (made != cudaSuccess) cudaGetLastError();  // the capture error is not sticky: clear it for later checks
+  const std::string method(to_string(options_.method));
+  if (options_.device_global_sum) {
+    // A rank whose capture failed throws here; the others would wait for it in their next all-reduce.
+    double failures = failed || made != cudaSuccess ? 1.0 : 0.0;
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(global_sums_.data(), &failures, sizeof failures, cudaMemcpyHostToDevice, stream_));
+    options_.device_global_sum(global_sums_.data(), 1, stream_);
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(&failures, global_sums_.data(), sizeof failures, cudaMemcpyDeviceToHost, stream_));
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (failures > 0 && !failed && made == cudaSuccess)
+      throw Unsupported(method + ": capturing the iteration in a CUDA graph failed on another process: solve "
+                                 "without graph");
+  }
+  if (failed) std::rethrow_exception(failed);
+  if (made != cudaSuccess)
+    throw Unsupported(method + ": capturing the iteration in a CUDA graph failed (" + cudaGetErrorString(made) +
                       "); the operator's apply must not synchronise or allocate (a TunedPlan tunes on its first "
                       "applies): solve without graph");
-  }
 }
 
 template <class Value>

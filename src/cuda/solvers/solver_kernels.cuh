@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -217,13 +218,13 @@ class DeviceRun {
     if (!options_.graph) return body(stream_);
     if (!graph_) {
       begin_capture();
+      std::exception_ptr failed;
       try {
         body(capture_stream_);
       } catch (...) {
-        end_capture(false);
-        throw;
+        failed = std::current_exception();
       }
-      end_capture(true);
+      end_capture(failed);
     }
     launch_graph();
   }
@@ -270,7 +271,10 @@ class DeviceRun {
   void inspect(const SolverState& snapshot);
   void begin_capture();
   void launch_graph();
-  void end_capture(bool keep);  // throws Unsupported when the capture failed
+  // Ends the capture and instantiates the graph unless `failed` (the body's exception). Rethrows that, or
+  // throws Unsupported when the capture failed; in a distributed solve every process first learns
+  // whether any failed (one all-reduce), so that all throw together and none waits in a collective.
+  void end_capture(std::exception_ptr failed);
   void harvest_apply_events(bool wait);
   void sum_rows(double* first_row, int rows, cudaStream_t stream);  // global_rows' work, on `stream`
 
