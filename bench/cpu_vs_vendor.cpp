@@ -62,11 +62,9 @@ template <class Value>
 void run(const std::string& label, const Matrix& m, const std::vector<std::string>& algos, std::int64_t applies,
          int rounds, std::FILE* csv) {
   const auto a = spmv::convert<Value, std::int32_t>(m);
-  std::vector<Value> x, y;  // on huge pages from 4 MiB, as numpy's arrays (spmv/host_memory.hpp)
-  spmv::reserve_huge_pages(x, static_cast<std::size_t>(a.cols));
-  spmv::reserve_huge_pages(y, static_cast<std::size_t>(a.rows));
-  x.resize(static_cast<std::size_t>(a.cols));
-  y.resize(static_cast<std::size_t>(a.rows));
+  // on huge pages from 4 MiB, as numpy's arrays (spmv/host_memory.hpp)
+  auto x = spmv::vector_on_huge_pages<Value>(static_cast<std::size_t>(a.cols));
+  auto y = spmv::vector_on_huge_pages<Value>(static_cast<std::size_t>(a.rows));
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = Value(1) + Value(i % 7) / Value(8);
   std::vector<Entry<Value>> entries(algos.size());
   for (std::size_t e = 0; e < algos.size(); ++e) {

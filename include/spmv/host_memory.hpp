@@ -30,4 +30,13 @@ void reserve_huge_pages(std::vector<T>& v, std::size_t n) {
   advise_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T));
 }
 
+// std::vector<T>(n) (value-initialised) on storage advised as above.
+template <class T>
+std::vector<T> vector_on_huge_pages(std::size_t n) {
+  std::vector<T> v;
+  reserve_huge_pages(v, n);
+  v.resize(n);
+  return v;
+}
+
 }  // namespace spmv

@@ -588,9 +588,7 @@ class TypedMatrix final : public MatrixCore {
 template <class To>
 std::vector<To> copy_indices(const ConstHostVector& a, const char* name, std::int64_t rows, std::int64_t cols) {
   const std::size_t n = a.shape(0);
-  std::vector<To> out;
-  reserve_huge_pages(out, n);  // the products stream it: 2 MiB pages (spmv/host_memory.hpp)
-  out.resize(n);
+  auto out = vector_on_huge_pages<To>(n);  // the products stream it: 2 MiB pages (spmv/host_memory.hpp)
   const auto narrow = [&](const auto* p) {
     for (std::size_t k = 0; k < n; ++k) {
       const auto v = p[k];
@@ -613,9 +611,7 @@ std::vector<To> copy_indices(const ConstHostVector& a, const char* name, std::in
 template <class To>
 std::vector<To> copy_values(const ConstHostVector& a) {
   const std::size_t n = a.shape(0);
-  std::vector<To> out;
-  reserve_huge_pages(out, n);  // the products stream it: 2 MiB pages (spmv/host_memory.hpp)
-  out.resize(n);
+  auto out = vector_on_huge_pages<To>(n);  // the products stream it: 2 MiB pages (spmv/host_memory.hpp)
   if (a.dtype() == nb::dtype<double>()) {
     const auto* p = static_cast<const double*>(a.data());
     std::transform(p, p + n, out.begin(), [](double v) { return static_cast<To>(v); });

@@ -229,10 +229,13 @@ void place_values(DiaRuns<Value, Index>& r, const std::vector<ValueBits<Value>>&
   const std::int64_t rows = r.m.rows, blocks = (rows + kBlockRows - 1) / kBlockRows;
   const auto ndiag = static_cast<std::int64_t>(r.m.offsets.size());
   const bool codes = !table_bits.empty();
-  if (codes) r.codes.reset(new std::uint8_t[r.m.values.size()]);
-  else r.values.reset(new Value[r.m.values.size()]);
-  if (codes) advise_huge_pages(r.codes.get(), r.m.values.size());  // before the first touch below
-  else advise_huge_pages(r.values.get(), r.m.values.size() * sizeof(Value));
+  if (codes) {  // advised before the first touch below
+    r.codes.reset(new std::uint8_t[r.m.values.size()]);
+    advise_huge_pages(r.codes.get(), r.m.values.size());
+  } else {
+    r.values.reset(new Value[r.m.values.size()]);
+    advise_huge_pages(r.values.get(), r.m.values.size() * sizeof(Value));
+  }
   const Value* src = r.m.values.data();
   Value* dst = r.values.get();
   std::uint8_t* code = r.codes.get();

@@ -4,6 +4,7 @@
 // is tested; the speed it buys is measured in docs/PERFORMANCE.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -52,6 +53,10 @@ TEST(HostMemory, ReserveMarksLargeStorage) {
   spmv::reserve_huge_pages(v, (std::size_t{16} << 20) / sizeof(float));
   SKIP_UNLESS_VISIBLE(v.data());
   EXPECT_TRUE(*advised(v.data() + v.capacity() / 2));
+  const auto w = spmv::vector_on_huge_pages<double>((std::size_t{16} << 20) / sizeof(double));
+  EXPECT_EQ(w.size(), (std::size_t{16} << 20) / sizeof(double));
+  EXPECT_TRUE(std::all_of(w.begin(), w.end(), [](double d) { return d == 0.0; }));
+  EXPECT_TRUE(*advised(w.data() + w.size() / 2));
 }
 
 // A fresh mapping of its own: memory from malloc may sit in a range an earlier allocation advised (glibc
