@@ -10,7 +10,9 @@
 //    in launch-bound products), one warp each,
 //    in the same launch as the short rows (Daga & Greathouse's CSR-VectorL, HiPC'15, at warp grain);
 //    a row's chunks meet in an atomic sum (not bit-reproducible for those rows);
-//  * matrices with mostly empty rows run one warp per 32 rows, empty rows written at once.
+//  * matrices with mostly empty rows run one warp per 32 rows, empty rows written at once;
+//  * `subwarp` 1 (the stream walk): a warp reads 32 short rows' nonzeros as one coalesced span into
+//    shared memory, then each lane adds its own row (Greathouse & Daga's CSR-stream at warp grain).
 // op = Transpose: y = beta*y first, then each sub-warp reads x[row] once and atomically adds
 // alpha*a_ij*x[row] into y[col]; the order of the atomics varies, so results are not bit-reproducible.
 #include <cub/device/device_select.cuh>
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -60,7 +63,10 @@ constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 
 // shorter rows would leave lanes idle and pay the alignment head.
 constexpr int kVectorMinVectorsPerLane = 1;
 
-constexpr int kFlatMaxWidth = 8;  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
+constexpr int kFlatMaxWidth = 8;
+// The stream walk's sub-warps for the groups it leaves (spans past its tile, rows longer than the head of
+// this width, which are split off): one width keeps its compiled variants to two kernels per type.
+constexpr int kStreamFallbackWidth = 4;  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
 // Long-row split (flat walk only): rows longer than kHeadPasses passes of their sub-warp
 // (kHeadPasses * W * kFlatUnroll nonzeros) are cut into chunks of kChunkNnz nonzeros, one warp
 // each, kChunkUnroll loads per lane per pass. H200, long_rows f64 / f32: unroll 4 45.8% / 37.0%,
@@ -110,6 +116,17 @@ constexpr double kWideMinWarpsPerMultiprocessor = 11.0;
 // middle of 0.76 and 3.0.
 constexpr double kWideMinWarpsWithinChunk = 1.5;
 
+// A^T x of at most this many nonzeros runs in one block of kOneBlockTransposeThreads, one launch (y's
+// scaling, a barrier, the scatter), where two launches (scale_vector, then the grid's scatter) cost 7-10 us
+// on the smallest files against cuSPARSE's 5.5-8 (H200, 2026-11-29).
+constexpr std::int64_t kOneBlockTransposeMaxNnz = std::int64_t(1) << 15;
+constexpr int kOneBlockTransposeThreads = 1024;
+// SESSION EXPERIMENT (removed before the session ends): SPMV_EXPERIMENT_ONE_BLOCK_MAX_NNZ overrides it.
+inline std::int64_t one_block_transpose_max_nnz() {
+  const char* v = std::getenv("SPMV_EXPERIMENT_ONE_BLOCK_MAX_NNZ");
+  return v != nullptr ? std::atoll(v) : kOneBlockTransposeMaxNnz;
+}
+
 template <int W, int E>
 constexpr bool uses_flat_walk() {
   return E == 1 && W <= kFlatMaxWidth;
@@ -150,17 +167,74 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   }
 }
 
+// The stream walk's span per warp: 4 KiB of products in shared memory (1024 floats, 512 doubles), 32
+// rows averaging up to 32 / 16 nonzeros; its loads in flight per lane per pass: 32 bytes of values.
+template <class Real>
+constexpr int kStreamTile = 4096 / int(sizeof(Real));
+template <class Value>
+constexpr int kStreamUnroll = 32 / int(sizeof(Value)) < 4 ? 4 : 32 / int(sizeof(Value));
+
+// The stream walk of 32 consecutive rows [first, first + 32) (lane l holds row r = first + l and its
+// bounds): when their nonzeros fit the warp's tile and none is longer than `head` (those are the split
+// kernel's), the warp reads the whole span [s0, s1) with coalesced loads, a lane a position, writes each
+// product to tile[k - s0], and each lane then adds its own row's products in order and writes y. Narrow
+// sub-warps load a short row's lines once per position and lane (rows of 12 at 4 lanes: three requests
+// for a row's indices and three for its values); the span costs one request per 128-byte line. Returns
+// false (nothing done) for groups the sub-warps walk instead.
+template <class Value, class Index>
+__device__ __forceinline__ bool stream_group(const CsrView<Value, Index>& a, const compute_t<Value>* __restrict__ x,
+                                             compute_t<Value> alpha, compute_t<Value> beta,
+                                             compute_t<Value>* __restrict__ y, std::int64_t first, std::int64_t r,
+                                             std::int64_t begin, std::int64_t end, std::int64_t head, int lane,
+                                             compute_t<Value>* tile) {
+  using Real = compute_t<Value>;
+  constexpr int kU = kStreamUnroll<Value>;
+  const int last = static_cast<int>(std::min<std::int64_t>(31, a.rows - 1 - first));
+  const std::int64_t s0 = __shfl_sync(0xffffffffu, begin, 0);
+  const std::int64_t s1 = __shfl_sync(0xffffffffu, end, last);
+  if (s1 - s0 > kStreamTile<Real> || __any_sync(0xffffffffu, end - begin > head)) return false;  // warp-uniform
+  for (std::int64_t base = s0 + lane; base < s1; base += std::int64_t(kU) * 32) {
+    Index cols[kU];
+    Value vals[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const std::int64_t k = base + std::int64_t(u) * 32;
+      if constexpr (kStreamLoads<Value>) {
+        cols[u] = k < s1 ? __ldcs(a.col_idx + k) : Index(0);
+        vals[u] = k < s1 ? __ldcs(a.values + k) : stored_zero<Value>();
+      } else {
+        cols[u] = k < s1 ? __ldg(a.col_idx + k) : Index(0);
+        vals[u] = k < s1 ? __ldg(a.values + k) : stored_zero<Value>();
+      }
+    }
+    Real xs[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) xs[u] = base + std::int64_t(u) * 32 < s1 ? __ldg(x + cols[u]) : Real(0);
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (base + std::int64_t(u) * 32 < s1) tile[base + std::int64_t(u) * 32 - s0] = widen(vals[u]) * xs[u];
+  }
+  __syncwarp();
+  if (end > begin) {
+    Real sum = 0;
+    for (std::int64_t k = begin - s0; k < end - s0; ++k) sum += tile[k];
+    y[r] = axpby(alpha, sum, beta, y, r);
+  }
+  __syncwarp();  // the tile is read before the next group writes it
+  return true;
+}
+
 // Flat walk with one warp per 32 consecutive rows: lane l loads row l's offsets (two coalesced loads
 // for the whole group instead of two per sub-warp), empty rows are written at once, and the non-empty
 // ones (found with a ballot) are dealt to the 32 / W sub-warps round by round. Rows that are mostly
 // empty then cost no sub-warp, and a warp's row-offset loads are one round trip. Rows longer than
 // `head` are left to the split kernel's chunks. `first` is the warp's first row, `stride` the rows per
 // grid pass (32 per warp).
-template <int W, class Value, class Index>
+template <int W, bool Stream, class Value, class Index>
 __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alpha,
                            const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
                            compute_t<Value>* __restrict__ y, std::int64_t first, std::int64_t stride,
-                           std::int64_t head) {
+                           std::int64_t head, compute_t<Value>* tile) {
   constexpr int kSubs = 32 / W;
   const int lane = threadIdx.x & 31;
   const int sub = lane / W;
@@ -172,6 +246,9 @@ __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alph
       begin = __ldg(a.row_ptr + r);
       end = __ldg(a.row_ptr + r + 1);
       if (end == begin) y[r] = axpby(alpha, compute_t<Value>(0), beta, y, r);
+    }
+    if constexpr (Stream) {
+      if (stream_group(a, x, alpha, beta, y, first, r, begin, end, head, lane, tile)) continue;
     }
     unsigned pending = __ballot_sync(0xffffffffu, end > begin && end - begin <= head);
     while (pending != 0) {  // warp-uniform
@@ -193,12 +270,25 @@ __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alph
   }
 }
 
-template <int W, class Value, class Index>
+// The stream walk's tiles: dynamic shared memory, kStreamTile values per warp of the block.
+template <bool Stream, class Real>
+__device__ __forceinline__ Real* warp_tile() {
+  if constexpr (Stream) {
+    extern __shared__ __align__(16) unsigned char csr_vector_tiles[];
+    return reinterpret_cast<Real*>(csr_vector_tiles) + (threadIdx.x / 32) * kStreamTile<Real>;
+  } else {
+    return nullptr;
+  }
+}
+
+template <int W, bool Stream, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_group_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
-  group_walk<W>(a, alpha, x, beta, y, (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
-                std::int64_t(gridDim.x) * blockDim.x, std::numeric_limits<std::int64_t>::max());
+  group_walk<W, Stream>(a, alpha, x, beta, y,
+                        (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
+                        std::int64_t(gridDim.x) * blockDim.x, std::numeric_limits<std::int64_t>::max(),
+                        warp_tile<Stream, compute_t<Value>>());
 }
 
 // A piece of a long row, [begin, end) with end - begin <= kChunkNnz. The row's chunks are
@@ -233,7 +323,7 @@ struct SplitRows {
 // for the long rows, unless split.ordered: then each chunk stores its partial sum in its own slot and the
 // last to arrive adds the row's slots in chunk order (Options::deterministic: the same bits every run,
 // one extra read per chunk).
-template <int W, bool Group, class Value, class Index>
+template <int W, bool Group, bool Stream, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_split_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y, std::int64_t head,
@@ -269,10 +359,11 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     return;
   }
   const std::int64_t blocks = std::int64_t(gridDim.x) - split.chunk_blocks;
-  if constexpr (Group) {  // mostly empty rows: 32 rows a warp, the long ones skipped
-    group_walk<W>(a, alpha, x, beta, y,
-                  ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
-                  blocks * blockDim.x, head);
+  if constexpr (Group) {  // mostly empty rows or the stream walk: 32 rows a warp, the long ones skipped
+    group_walk<W, Stream>(a, alpha, x, beta, y,
+                          ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) &
+                              ~std::int64_t(31),
+                          blocks * blockDim.x, head, warp_tile<Stream, compute_t<Value>>());
     return;
   }
   const int lane = threadIdx.x & (W - 1);
@@ -288,14 +379,14 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   }
 }
 
-// y += alpha * A^T x after y = beta * y (scale_vector): sub-warp per row of A, scattered with atomics.
+// y += alpha * A^T x: sub-warp per row of A, scattered with atomics; `thread` counts from 0 to `threads`.
 template <int W, int E, class Value, class Index>
-__global__ void __launch_bounds__(kMaxWarpKernelBlock)
-    csr_vector_transpose_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
-                                compute_t<Value> /*beta*/, compute_t<Value>* __restrict__ y) {
+__device__ __forceinline__ void transpose_scatter(const CsrView<Value, Index>& a, compute_t<Value> alpha,
+                                                  const compute_t<Value>* __restrict__ x,
+                                                  compute_t<Value>* __restrict__ y, std::int64_t thread,
+                                                  std::int64_t threads) {
   const int lane = threadIdx.x & (W - 1);
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x / W;
-  for (std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / W; row < a.rows; row += stride) {
+  for (std::int64_t row = thread / W; row < a.rows; row += threads / W) {
     const std::int64_t begin = __ldg(a.row_ptr + row);
     const std::int64_t end = __ldg(a.row_ptr + row + 1);
     const compute_t<Value> scaled_x = alpha * __ldg(x + row);
@@ -304,6 +395,29 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
                                                      atomicAdd(y + column, value * scaled_x);
                                                    });
   }
+}
+
+// y += alpha * A^T x after y = beta * y (scale_vector, a launch of its own).
+template <int W, int E, class Value, class Index>
+__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+    csr_vector_transpose_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
+                                compute_t<Value> /*beta*/, compute_t<Value>* __restrict__ y) {
+  transpose_scatter<W, E>(a, alpha, x, y, std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                          std::int64_t(gridDim.x) * blockDim.x);
+}
+
+// The whole A^T x in one block and one launch, for launch-bound products: y = beta * y, a barrier (the
+// block's own writes are then visible to its atomics), the scatter.
+template <int W, class Value, class Index>
+__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+    csr_vector_transpose_block_kernel(CsrView<Value, Index> a, compute_t<Value> alpha,
+                                      const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
+                                      compute_t<Value>* __restrict__ y) {
+  using Real = compute_t<Value>;
+  if (beta != Real(1))
+    for (std::int64_t c = threadIdx.x; c < a.cols; c += blockDim.x) y[c] = beta == Real(0) ? Real(0) : beta * y[c];
+  __syncthreads();
+  transpose_scatter<W, 1>(a, alpha, x, y, threadIdx.x, blockDim.x);
 }
 
 // Rows longer than `head` (split rows).
@@ -333,7 +447,7 @@ using SplitKernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Rea
 template <int W, int E, class Value, class Index>
 Kernel<Value, Index> kernel_for(Operation op, bool group) {
   if constexpr (E == 1) {  // the group walk is a flat walk at any width
-    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, Value, Index>;
+    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, false, Value, Index>;
   }
   return op == Operation::NonTranspose ? csr_vector_kernel<W, E, Value, Index>
                                        : csr_vector_transpose_kernel<W, E, Value, Index>;
@@ -350,8 +464,14 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     constexpr int vector_width = kVectorWidth<Value, Index>;
     const double mean = double(a.nnz) / double(a.rows);
     block_ = warp_block_size(options.block_size, policy.block_size, "CsrVector");
-    if (options.subwarp > 0) {
-      width_ = checked_width(options.subwarp, 0, kMinSubwarp, "CsrVector: subwarp");
+    if (options.subwarp == 1 && op == Operation::NonTranspose) {  // the stream walk, 32 rows a warp
+      stream_ = group_ = true;
+      const RowStatistics s = row_statistics(a_, stream);
+      local_ = csr_vector_policy::local_columns(s.mean_span, double(a_.cols));
+      width_ = kStreamFallbackWidth;
+      build_chunks(find_long_rows(head_for(width_), stream), stream);
+    } else if (options.subwarp > 0) {
+      width_ = checked_width(options.subwarp, 0, kMinSubwarp, "CsrVector: subwarp (1, the stream walk, for A x only)");
       if (op == Operation::NonTranspose) {  // a chosen flat width keeps the walk of mostly empty rows
         const RowStatistics s = row_statistics(a_, stream);
         group_ = detail::groups_empty_rows(s.empty_rows, a_.rows);
@@ -361,8 +481,9 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     } else {
       choose_width(stream);
     }
+    one_block_ = op == Operation::Transpose && std::int64_t(a.nnz) <= one_block_transpose_max_nnz();
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
-    const bool vector = !group_ && width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
+    const bool vector = !group_ && !one_block_ && width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
                         is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
     if (vector) {  // a warp a row: the launch covers rows * 32 threads
       kernel_ = kernel_for<32, vector_width, Value, Index>(op, false);
@@ -373,17 +494,35 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       flat_ = op == Operation::NonTranspose && (width_ <= kFlatMaxWidth || group_);
       with_width<kMinSubwarp>(width_, [&](auto w) {
         constexpr int kW = decltype(w)::value;
-        kernel_ = kernel_for<kW, 1, Value, Index>(op, group_);
+        kernel_ = one_block_ ? csr_vector_transpose_block_kernel<kW, Value, Index> : kernel_for<kW, 1, Value, Index>(op, group_);
         if constexpr (kW <= kFlatMaxWidth)
-          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, Value, Index>
-                                 : csr_vector_split_kernel<kW, false, Value, Index>;
+          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, false, Value, Index>
+                                 : csr_vector_split_kernel<kW, false, false, Value, Index>;
+        if constexpr (kW == kStreamFallbackWidth) {
+          if (stream_) {
+            kernel_ = csr_vector_group_kernel<kW, true, Value, Index>;
+            split_kernel_ = csr_vector_split_kernel<kW, true, true, Value, Index>;
+          }
+        }
       });
+      if (stream_) {  // beyond 48 KiB a kernel must opt in (1024-thread blocks of doubles: 128 KiB)
+        tile_bytes_ = std::size_t(block_ / 32) * kStreamTile<Real> * sizeof(Real);
+        SPMV_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(tile_bytes_)));
+        SPMV_CUDA_CHECK(cudaFuncSetAttribute(split_kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(tile_bytes_)));
+      }
       elements_per_load_ = 1;
       unroll_ = flat_ ? kFlatUnroll : policy.unroll;
     }
   }
 
   void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
+    if (one_block_) {
+      kernel_<<<1, kOneBlockTransposeThreads, 0, stream>>>(a_, alpha, x, beta, y);
+      SPMV_CHECK_LAUNCH("csr_vector_transpose_block_kernel");
+      return;
+    }
     if (op_ == Operation::Transpose) scale_vector(beta, y, a_.cols, stream);
     if (num_chunks_ > 0) {
       const SplitRows<Real, Index> split{chunks_.data(), num_chunks_,    chunk_blocks_,
@@ -391,13 +530,13 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       const std::int64_t row_blocks =
           std::min<std::int64_t>(grid_for(std::int64_t(a_.rows) * (group_ ? 1 : width_), block_),
                                  INT_MAX - chunk_blocks_);
-      split_kernel_<<<static_cast<unsigned>(chunk_blocks_ + row_blocks), block_, 0, stream>>>(a_, alpha, x, beta, y,
-                                                                                             head_, split);
+      split_kernel_<<<static_cast<unsigned>(chunk_blocks_ + row_blocks), block_, tile_bytes_, stream>>>(
+          a_, alpha, x, beta, y, head_, split);
       SPMV_CHECK_LAUNCH("csr_vector_split_kernel");
       return;
     }
     const std::int64_t threads = std::int64_t(a_.rows) * (group_ ? 1 : width_);
-    kernel_<<<grid_for(threads, block_), block_, 0, stream>>>(a_, alpha, x, beta, y);
+    kernel_<<<grid_for(threads, block_), block_, tile_bytes_, stream>>>(a_, alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("csr_vector_kernel");
   }
 
@@ -413,7 +552,10 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   std::string policy() const override {
     std::string s = "block=" + std::to_string(block_) + " subwarp=" + std::to_string(width_) +
                     " elements_per_load=" + std::to_string(elements_per_load_) + " unroll=" + std::to_string(unroll_);
-    if (flat_) s += group_ ? " walk=flat rows_per_warp=32" : " walk=flat";
+    if (stream_)
+      s += " walk=stream rows_per_warp=32 tile=" + std::to_string(kStreamTile<Real>) + " (wider spans: flat)";
+    else if (flat_)
+      s += group_ ? " walk=flat rows_per_warp=32" : " walk=flat";
     if (local_) s += " columns=local";
     if (num_chunks_ > 0)
       s += " split_rows=" + std::to_string(split_rows_) + " head=" + std::to_string(head_) +
@@ -421,7 +563,10 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
            (!shared_chunks_ ? " (each split row one chunk: no partial sums)"
             : deterministic_ ? " (long rows' chunks added in order: reproducible)"
                              : " (long rows summed with atomics: not bit-reproducible)");
-    if (op_ == Operation::Transpose) s += " transpose=atomic-scatter (not bit-reproducible)";
+    if (op_ == Operation::Transpose)
+      s += one_block_ ? " transpose=atomic-scatter one_block=" + std::to_string(kOneBlockTransposeThreads) +
+                            " (not bit-reproducible)"
+                      : " transpose=atomic-scatter (not bit-reproducible)";
     return s;
   }
   std::size_t extra_bytes() const override { return chunks_.bytes() + sums_.bytes() + arrivals_.bytes(); }
@@ -574,6 +719,9 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   int unroll_ = 1;
   bool flat_ = false;
   bool group_ = false;  // group_walk: 32 rows per warp (csr_vector_group_kernel, or the split kernel's rows)
+  bool one_block_ = false;  // A^T x in one block (csr_vector_transpose_block_kernel)
+  bool stream_ = false;  // group_walk's stream walk (subwarp 1), with tile_bytes_ of shared memory a block
+  std::size_t tile_bytes_ = 0;
   bool local_ = false;  // local columns (width_for)
   bool deterministic_ = false;
   std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)
