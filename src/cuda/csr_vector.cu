@@ -10,11 +10,10 @@
 //    in launch-bound products), one warp each,
 //    in the same launch as the short rows (Daga & Greathouse's CSR-VectorL, HiPC'15, at warp grain);
 //    a row's chunks meet in an atomic sum (not bit-reproducible for those rows);
-//  * matrices with mostly empty rows run one warp per 32 rows, empty rows written at once;
-//  * `subwarp` 1 (the stream walk): a warp reads 32 short rows' nonzeros as one coalesced span into
-//    shared memory, then each lane adds its own row (Greathouse & Daga's CSR-stream at warp grain).
+//  * matrices with mostly empty rows run one warp per 32 rows, empty rows written at once.
 // op = Transpose: y = beta*y first, then each sub-warp reads x[row] once and atomically adds
 // alpha*a_ij*x[row] into y[col]; the order of the atomics varies, so results are not bit-reproducible.
+// Tiny matrices do both in one block and one launch.
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -63,10 +62,7 @@ constexpr CsrVectorPolicy csr_vector_policy(int /*value_bytes*/) { return {128, 
 // shorter rows would leave lanes idle and pay the alignment head.
 constexpr int kVectorMinVectorsPerLane = 1;
 
-constexpr int kFlatMaxWidth = 8;
-// The stream walk's sub-warps for the groups it leaves (spans past its tile, rows longer than the head of
-// this width, which are split off): one width keeps its compiled variants to two kernels per type.
-constexpr int kStreamFallbackWidth = 4;  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
+constexpr int kFlatMaxWidth = 8;  // the flat walk (kFlatUnroll, kStreamLoads: csr_vector_policy.cuh) up to here
 // Long-row split (flat walk only): rows longer than kHeadPasses passes of their sub-warp
 // (kHeadPasses * W * kFlatUnroll nonzeros) are cut into chunks of kChunkNnz nonzeros, one warp
 // each, kChunkUnroll loads per lane per pass. H200, long_rows f64 / f32: unroll 4 45.8% / 37.0%,
@@ -116,10 +112,13 @@ constexpr double kWideMinWarpsPerMultiprocessor = 11.0;
 // middle of 0.76 and 3.0.
 constexpr double kWideMinWarpsWithinChunk = 1.5;
 
-// A^T x of at most this many nonzeros runs in one block of kOneBlockTransposeThreads, one launch (y's
-// scaling, a barrier, the scatter), where two launches (scale_vector, then the grid's scatter) cost 7-10 us
-// on the smallest files against cuSPARSE's 5.5-8 (H200, 2026-11-29).
-constexpr std::int64_t kOneBlockTransposeMaxNnz = std::int64_t(1) << 15;
+// A^T x of at most this many nonzeros runs in one block of kOneBlockTransposeThreads and one launch (y's
+// scaling, a barrier, the scatter) instead of two (scale_vector, then the grid's scatter). H200,
+// 2026-11-29, us per product two launches / one block (f64): lp_afiro (102 nonzeros) 8.0 / 4.6, west0067
+// (294) 7.4 / 4.8, cage8 (11,003) 8.6 / 13.1, 2048 x 2048 random, 8 a row (16,384) 7.3 / 16.1: one block
+// walks its rows in a chain of passes. 2^11 lies between the two groups (docs/PERFORMANCE.md, "A^T x of
+// tiny matrices in one launch").
+constexpr std::int64_t kOneBlockTransposeMaxNnz = std::int64_t(1) << 11;
 constexpr int kOneBlockTransposeThreads = 1024;
 // SESSION EXPERIMENT (removed before the session ends): SPMV_EXPERIMENT_ONE_BLOCK_MAX_NNZ overrides it.
 inline std::int64_t one_block_transpose_max_nnz() {
@@ -167,74 +166,17 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   }
 }
 
-// The stream walk's span per warp: 4 KiB of products in shared memory (1024 floats, 512 doubles), 32
-// rows averaging up to 32 / 16 nonzeros; its loads in flight per lane per pass: 32 bytes of values.
-template <class Real>
-constexpr int kStreamTile = 4096 / int(sizeof(Real));
-template <class Value>
-constexpr int kStreamUnroll = 32 / int(sizeof(Value)) < 4 ? 4 : 32 / int(sizeof(Value));
-
-// The stream walk of 32 consecutive rows [first, first + 32) (lane l holds row r = first + l and its
-// bounds): when their nonzeros fit the warp's tile and none is longer than `head` (those are the split
-// kernel's), the warp reads the whole span [s0, s1) with coalesced loads, a lane a position, writes each
-// product to tile[k - s0], and each lane then adds its own row's products in order and writes y. Narrow
-// sub-warps load a short row's lines once per position and lane (rows of 12 at 4 lanes: three requests
-// for a row's indices and three for its values); the span costs one request per 128-byte line. Returns
-// false (nothing done) for groups the sub-warps walk instead.
-template <class Value, class Index>
-__device__ __forceinline__ bool stream_group(const CsrView<Value, Index>& a, const compute_t<Value>* __restrict__ x,
-                                             compute_t<Value> alpha, compute_t<Value> beta,
-                                             compute_t<Value>* __restrict__ y, std::int64_t first, std::int64_t r,
-                                             std::int64_t begin, std::int64_t end, std::int64_t head, int lane,
-                                             compute_t<Value>* tile) {
-  using Real = compute_t<Value>;
-  constexpr int kU = kStreamUnroll<Value>;
-  const int last = static_cast<int>(std::min<std::int64_t>(31, a.rows - 1 - first));
-  const std::int64_t s0 = __shfl_sync(0xffffffffu, begin, 0);
-  const std::int64_t s1 = __shfl_sync(0xffffffffu, end, last);
-  if (s1 - s0 > kStreamTile<Real> || __any_sync(0xffffffffu, end - begin > head)) return false;  // warp-uniform
-  for (std::int64_t base = s0 + lane; base < s1; base += std::int64_t(kU) * 32) {
-    Index cols[kU];
-    Value vals[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const std::int64_t k = base + std::int64_t(u) * 32;
-      if constexpr (kStreamLoads<Value>) {
-        cols[u] = k < s1 ? __ldcs(a.col_idx + k) : Index(0);
-        vals[u] = k < s1 ? __ldcs(a.values + k) : stored_zero<Value>();
-      } else {
-        cols[u] = k < s1 ? __ldg(a.col_idx + k) : Index(0);
-        vals[u] = k < s1 ? __ldg(a.values + k) : stored_zero<Value>();
-      }
-    }
-    Real xs[kU];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) xs[u] = base + std::int64_t(u) * 32 < s1 ? __ldg(x + cols[u]) : Real(0);
-#pragma unroll
-    for (int u = 0; u < kU; ++u)
-      if (base + std::int64_t(u) * 32 < s1) tile[base + std::int64_t(u) * 32 - s0] = widen(vals[u]) * xs[u];
-  }
-  __syncwarp();
-  if (end > begin) {
-    Real sum = 0;
-    for (std::int64_t k = begin - s0; k < end - s0; ++k) sum += tile[k];
-    y[r] = axpby(alpha, sum, beta, y, r);
-  }
-  __syncwarp();  // the tile is read before the next group writes it
-  return true;
-}
-
 // Flat walk with one warp per 32 consecutive rows: lane l loads row l's offsets (two coalesced loads
 // for the whole group instead of two per sub-warp), empty rows are written at once, and the non-empty
 // ones (found with a ballot) are dealt to the 32 / W sub-warps round by round. Rows that are mostly
 // empty then cost no sub-warp, and a warp's row-offset loads are one round trip. Rows longer than
 // `head` are left to the split kernel's chunks. `first` is the warp's first row, `stride` the rows per
 // grid pass (32 per warp).
-template <int W, bool Stream, class Value, class Index>
+template <int W, class Value, class Index>
 __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alpha,
                            const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
                            compute_t<Value>* __restrict__ y, std::int64_t first, std::int64_t stride,
-                           std::int64_t head, compute_t<Value>* tile) {
+                           std::int64_t head) {
   constexpr int kSubs = 32 / W;
   const int lane = threadIdx.x & 31;
   const int sub = lane / W;
@@ -246,9 +188,6 @@ __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alph
       begin = __ldg(a.row_ptr + r);
       end = __ldg(a.row_ptr + r + 1);
       if (end == begin) y[r] = axpby(alpha, compute_t<Value>(0), beta, y, r);
-    }
-    if constexpr (Stream) {
-      if (stream_group(a, x, alpha, beta, y, first, r, begin, end, head, lane, tile)) continue;
     }
     unsigned pending = __ballot_sync(0xffffffffu, end > begin && end - begin <= head);
     while (pending != 0) {  // warp-uniform
@@ -270,25 +209,12 @@ __device__ void group_walk(const CsrView<Value, Index>& a, compute_t<Value> alph
   }
 }
 
-// The stream walk's tiles: dynamic shared memory, kStreamTile values per warp of the block.
-template <bool Stream, class Real>
-__device__ __forceinline__ Real* warp_tile() {
-  if constexpr (Stream) {
-    extern __shared__ __align__(16) unsigned char csr_vector_tiles[];
-    return reinterpret_cast<Real*>(csr_vector_tiles) + (threadIdx.x / 32) * kStreamTile<Real>;
-  } else {
-    return nullptr;
-  }
-}
-
-template <int W, bool Stream, class Value, class Index>
+template <int W, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_group_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
-  group_walk<W, Stream>(a, alpha, x, beta, y,
-                        (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
-                        std::int64_t(gridDim.x) * blockDim.x, std::numeric_limits<std::int64_t>::max(),
-                        warp_tile<Stream, compute_t<Value>>());
+  group_walk<W>(a, alpha, x, beta, y, (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
+                std::int64_t(gridDim.x) * blockDim.x, std::numeric_limits<std::int64_t>::max());
 }
 
 // A piece of a long row, [begin, end) with end - begin <= kChunkNnz. The row's chunks are
@@ -323,7 +249,7 @@ struct SplitRows {
 // for the long rows, unless split.ordered: then each chunk stores its partial sum in its own slot and the
 // last to arrive adds the row's slots in chunk order (Options::deterministic: the same bits every run,
 // one extra read per chunk).
-template <int W, bool Group, bool Stream, class Value, class Index>
+template <int W, bool Group, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_split_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                             compute_t<Value> beta, compute_t<Value>* __restrict__ y, std::int64_t head,
@@ -359,11 +285,10 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     return;
   }
   const std::int64_t blocks = std::int64_t(gridDim.x) - split.chunk_blocks;
-  if constexpr (Group) {  // mostly empty rows or the stream walk: 32 rows a warp, the long ones skipped
-    group_walk<W, Stream>(a, alpha, x, beta, y,
-                          ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) &
-                              ~std::int64_t(31),
-                          blocks * blockDim.x, head, warp_tile<Stream, compute_t<Value>>());
+  if constexpr (Group) {  // mostly empty rows: 32 rows a warp, the long ones skipped
+    group_walk<W>(a, alpha, x, beta, y,
+                  ((std::int64_t(blockIdx.x) - split.chunk_blocks) * blockDim.x + threadIdx.x) & ~std::int64_t(31),
+                  blocks * blockDim.x, head);
     return;
   }
   const int lane = threadIdx.x & (W - 1);
@@ -406,8 +331,8 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
                           std::int64_t(gridDim.x) * blockDim.x);
 }
 
-// The whole A^T x in one block and one launch, for launch-bound products: y = beta * y, a barrier (the
-// block's own writes are then visible to its atomics), the scatter.
+// The whole A^T x of a tiny matrix in one block and one launch: y = beta * y, a barrier (the block's own
+// writes are then visible to its atomics), the scatter.
 template <int W, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_vector_transpose_block_kernel(CsrView<Value, Index> a, compute_t<Value> alpha,
@@ -447,7 +372,7 @@ using SplitKernel = void (*)(CsrView<Value, Index>, Real, const Real*, Real, Rea
 template <int W, int E, class Value, class Index>
 Kernel<Value, Index> kernel_for(Operation op, bool group) {
   if constexpr (E == 1) {  // the group walk is a flat walk at any width
-    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, false, Value, Index>;
+    if (op == Operation::NonTranspose && group) return csr_vector_group_kernel<W, Value, Index>;
   }
   return op == Operation::NonTranspose ? csr_vector_kernel<W, E, Value, Index>
                                        : csr_vector_transpose_kernel<W, E, Value, Index>;
@@ -464,14 +389,8 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     constexpr int vector_width = kVectorWidth<Value, Index>;
     const double mean = double(a.nnz) / double(a.rows);
     block_ = warp_block_size(options.block_size, policy.block_size, "CsrVector");
-    if (options.subwarp == 1 && op == Operation::NonTranspose) {  // the stream walk, 32 rows a warp
-      stream_ = group_ = true;
-      const RowStatistics s = row_statistics(a_, stream);
-      local_ = csr_vector_policy::local_columns(s.mean_span, double(a_.cols));
-      width_ = kStreamFallbackWidth;
-      build_chunks(find_long_rows(head_for(width_), stream), stream);
-    } else if (options.subwarp > 0) {
-      width_ = checked_width(options.subwarp, 0, kMinSubwarp, "CsrVector: subwarp (1, the stream walk, for A x only)");
+    if (options.subwarp > 0) {
+      width_ = checked_width(options.subwarp, 0, kMinSubwarp, "CsrVector: subwarp");
       if (op == Operation::NonTranspose) {  // a chosen flat width keeps the walk of mostly empty rows
         const RowStatistics s = row_statistics(a_, stream);
         group_ = detail::groups_empty_rows(s.empty_rows, a_.rows);
@@ -494,24 +413,12 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       flat_ = op == Operation::NonTranspose && (width_ <= kFlatMaxWidth || group_);
       with_width<kMinSubwarp>(width_, [&](auto w) {
         constexpr int kW = decltype(w)::value;
-        kernel_ = one_block_ ? csr_vector_transpose_block_kernel<kW, Value, Index> : kernel_for<kW, 1, Value, Index>(op, group_);
+        kernel_ = one_block_ ? csr_vector_transpose_block_kernel<kW, Value, Index>
+                             : kernel_for<kW, 1, Value, Index>(op, group_);
         if constexpr (kW <= kFlatMaxWidth)
-          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, false, Value, Index>
-                                 : csr_vector_split_kernel<kW, false, false, Value, Index>;
-        if constexpr (kW == kStreamFallbackWidth) {
-          if (stream_) {
-            kernel_ = csr_vector_group_kernel<kW, true, Value, Index>;
-            split_kernel_ = csr_vector_split_kernel<kW, true, true, Value, Index>;
-          }
-        }
+          split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, Value, Index>
+                                 : csr_vector_split_kernel<kW, false, Value, Index>;
       });
-      if (stream_) {  // beyond 48 KiB a kernel must opt in (1024-thread blocks of doubles: 128 KiB)
-        tile_bytes_ = std::size_t(block_ / 32) * kStreamTile<Real> * sizeof(Real);
-        SPMV_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(tile_bytes_)));
-        SPMV_CUDA_CHECK(cudaFuncSetAttribute(split_kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(tile_bytes_)));
-      }
       elements_per_load_ = 1;
       unroll_ = flat_ ? kFlatUnroll : policy.unroll;
     }
@@ -530,13 +437,13 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       const std::int64_t row_blocks =
           std::min<std::int64_t>(grid_for(std::int64_t(a_.rows) * (group_ ? 1 : width_), block_),
                                  INT_MAX - chunk_blocks_);
-      split_kernel_<<<static_cast<unsigned>(chunk_blocks_ + row_blocks), block_, tile_bytes_, stream>>>(
-          a_, alpha, x, beta, y, head_, split);
+      split_kernel_<<<static_cast<unsigned>(chunk_blocks_ + row_blocks), block_, 0, stream>>>(a_, alpha, x, beta, y,
+                                                                                             head_, split);
       SPMV_CHECK_LAUNCH("csr_vector_split_kernel");
       return;
     }
     const std::int64_t threads = std::int64_t(a_.rows) * (group_ ? 1 : width_);
-    kernel_<<<grid_for(threads, block_), block_, tile_bytes_, stream>>>(a_, alpha, x, beta, y);
+    kernel_<<<grid_for(threads, block_), block_, 0, stream>>>(a_, alpha, x, beta, y);
     SPMV_CHECK_LAUNCH("csr_vector_kernel");
   }
 
@@ -552,10 +459,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   std::string policy() const override {
     std::string s = "block=" + std::to_string(block_) + " subwarp=" + std::to_string(width_) +
                     " elements_per_load=" + std::to_string(elements_per_load_) + " unroll=" + std::to_string(unroll_);
-    if (stream_)
-      s += " walk=stream rows_per_warp=32 tile=" + std::to_string(kStreamTile<Real>) + " (wider spans: flat)";
-    else if (flat_)
-      s += group_ ? " walk=flat rows_per_warp=32" : " walk=flat";
+    if (flat_) s += group_ ? " walk=flat rows_per_warp=32" : " walk=flat";
     if (local_) s += " columns=local";
     if (num_chunks_ > 0)
       s += " split_rows=" + std::to_string(split_rows_) + " head=" + std::to_string(head_) +
@@ -564,9 +468,9 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
             : deterministic_ ? " (long rows' chunks added in order: reproducible)"
                              : " (long rows summed with atomics: not bit-reproducible)");
     if (op_ == Operation::Transpose)
-      s += one_block_ ? " transpose=atomic-scatter one_block=" + std::to_string(kOneBlockTransposeThreads) +
-                            " (not bit-reproducible)"
-                      : " transpose=atomic-scatter (not bit-reproducible)";
+      s += std::string(" transpose=atomic-scatter") +
+           (one_block_ ? " one_block=" + std::to_string(kOneBlockTransposeThreads) : std::string()) +
+           " (not bit-reproducible)";
     return s;
   }
   std::size_t extra_bytes() const override { return chunks_.bytes() + sums_.bytes() + arrivals_.bytes(); }
@@ -720,8 +624,6 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   bool flat_ = false;
   bool group_ = false;  // group_walk: 32 rows per warp (csr_vector_group_kernel, or the split kernel's rows)
   bool one_block_ = false;  // A^T x in one block (csr_vector_transpose_block_kernel)
-  bool stream_ = false;  // group_walk's stream walk (subwarp 1), with tile_bytes_ of shared memory a block
-  std::size_t tile_bytes_ = 0;
   bool local_ = false;  // local columns (width_for)
   bool deterministic_ = false;
   std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)
