@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -114,17 +113,13 @@ constexpr double kWideMinWarpsWithinChunk = 1.5;
 
 // A^T x of at most this many nonzeros runs in one block of kOneBlockTransposeThreads and one launch (y's
 // scaling, a barrier, the scatter) instead of two (scale_vector, then the grid's scatter). H200,
-// 2026-11-29, us per product two launches / one block (f64): lp_afiro (102 nonzeros) 8.0 / 4.6, west0067
-// (294) 7.4 / 4.8, cage8 (11,003) 8.6 / 13.1, 2048 x 2048 random, 8 a row (16,384) 7.3 / 16.1: one block
-// walks its rows in a chain of passes. 2^11 lies between the two groups (docs/PERFORMANCE.md, "A^T x of
-// tiny matrices in one launch").
-constexpr std::int64_t kOneBlockTransposeMaxNnz = std::int64_t(1) << 11;
+// 2026-11-29, us per product two launches / one block, f64 / f32, two runs each: random columns, 8 a row,
+// 256 to 2,048 nonzeros 7.5-10.0 / 3.8-4.9; 4,096 9.4-9.6 / 5.5-5.8; poisson2d n=30 (4,380) 9.1-9.8 /
+// 5.9-6.2; 8,192 9.3-9.4 / 9.2-10.0; poisson2d n=45 (9,945) 9.3-9.7 / 10.6-11.5; cage8 (11,003) 8.6 / 13.1:
+// one block walks its rows in a chain of passes. 6,000 is the geometric middle of 4,380 and 8,192
+// (docs/PERFORMANCE.md, "A^T x of tiny matrices in one launch").
+constexpr std::int64_t kOneBlockTransposeMaxNnz = 6000;
 constexpr int kOneBlockTransposeThreads = 1024;
-// SESSION EXPERIMENT (removed before the session ends): SPMV_EXPERIMENT_ONE_BLOCK_MAX_NNZ overrides it.
-inline std::int64_t one_block_transpose_max_nnz() {
-  const char* v = std::getenv("SPMV_EXPERIMENT_ONE_BLOCK_MAX_NNZ");
-  return v != nullptr ? std::atoll(v) : kOneBlockTransposeMaxNnz;
-}
 
 template <int W, int E>
 constexpr bool uses_flat_walk() {
@@ -400,7 +395,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     } else {
       choose_width(stream);
     }
-    one_block_ = op == Operation::Transpose && std::int64_t(a.nnz) <= one_block_transpose_max_nnz();
+    one_block_ = op == Operation::Transpose && std::int64_t(a.nnz) <= kOneBlockTransposeMaxNnz;
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
     const bool vector = !group_ && !one_block_ && width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
                         is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
