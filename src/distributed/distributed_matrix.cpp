@@ -15,6 +15,7 @@
 #include "distributed/halo_exchange.hpp"
 #include "distributed/mpi_util.hpp"
 #include "spmv/distributed.hpp"
+#include "spmv/host_memory.hpp"
 
 namespace spmv::dist {
 namespace {
@@ -71,18 +72,27 @@ double now_ms() { return MPI_Wtime() * 1e3; }
 constexpr std::int64_t kProgressMinMessageBytes = 4096;
 // ... into one chunk per this many nonzeros per thread, at most kProgressMaxChunks: a chunk then takes
 // about 0.1 ms or more (one thread streams 1-2 nonzeros per ns from memory), against an OpenMP fork and
-// join of a few microseconds, and an MPI_Testall of well under one.
+// join of a few microseconds, and an MPI_Testall of well under one ...
 constexpr std::int64_t kProgressNonzerosPerThread = std::int64_t{1} << 17;
 constexpr int kProgressMaxChunks = 8;
+// ... and never so small that a chunk's column indices or values fall below kHugePageMinBytes, where its
+// plan's copy leaves huge pages: 8 chunks of poisson3d n=100's 3.46 M-nonzero block (1.7 MB of indices
+// each) ran the local block in 4.6-5.3 ms against 3.6-4.2 whole, as slow as the whole block with
+// SPMV_HUGE_PAGES=0 (one thread per rank, the 2-core VM, 2026-11-29); 2 chunks ran as fast as whole.
+template <class Value, class Index>
+constexpr std::int64_t kProgressMinChunkNonzeros =
+    static_cast<std::int64_t>(kHugePageMinBytes / std::min(sizeof(Value), sizeof(Index)));
 
 // The local block's chunks (1: not split) for the options and this rank's largest message.
+template <class Value, class Index>
 int progress_chunks(const DistributedOptions& o, Operation op, std::int64_t largest_bytes, std::int64_t nnz,
                     std::int64_t rows) {
   if (op != Operation::NonTranspose || o.progress_chunks == 1 || largest_bytes == 0 || rows < 2) return 1;
   if (o.progress_chunks >= 2) return static_cast<int>(std::min<std::int64_t>(o.progress_chunks, rows));
   if (largest_bytes < kProgressMinMessageBytes) return 1;
   const std::int64_t threads = o.options.threads > 0 ? o.options.threads : std::max(1, omp_get_max_threads());
-  return static_cast<int>(std::clamp<std::int64_t>(nnz / (kProgressNonzerosPerThread * threads), 1, kProgressMaxChunks));
+  const std::int64_t per_chunk = std::max(kProgressNonzerosPerThread * threads, kProgressMinChunkNonzeros<Value, Index>);
+  return static_cast<int>(std::clamp<std::int64_t>(nnz / per_chunk, 1, kProgressMaxChunks));
 }
 
 // Whether a row chunk's plan sums each row as the whole block's plan does, given the row kernel pinned
@@ -233,7 +243,7 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
     m.remote_part.resize(m.remote_rows.size());
     const std::int64_t largest = static_cast<std::int64_t>(sizeof(Value)) * plan.largest_message();
     m.halo = std::make_unique<detail::HaloExchange<Value>>(m.comm, std::move(plan));
-    const int chunks = progress_chunks(options, op, largest, blocks.local.nnz(), blocks.local.rows);
+    const int chunks = progress_chunks<Value, Index>(options, op, largest, blocks.local.nnz(), blocks.local.rows);
     if (chunks > 1) split_local_block(m, blocks.local, chunks, options);
   }
   m.nx = op == Operation::NonTranspose ? a.cols.count(rank) : a.rows.count(rank);

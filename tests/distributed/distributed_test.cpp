@@ -232,11 +232,11 @@ TEST(Distributed, ProgressChunksMatchReference) {
 }
 
 // Each rank's y part after one product with `chunks` progress chunks.
-template <class Value>
+template <class Value, class Index = std::int32_t>
 std::vector<Value> product_part(const Communicator& comm, const LocalRows<Value>& rows, DistributedOptions options,
                                 int chunks, int* split = nullptr) {
   options.progress_chunks = chunks;
-  DistributedMatrix<Value, std::int32_t> m(comm, rows, Operation::NonTranspose, options);
+  DistributedMatrix<Value, Index> m(comm, rows, Operation::NonTranspose, options);
   if (split) *split = m.info().local_chunks;
   const int r = comm.rank();
   std::vector<Value> x(static_cast<std::size_t>(m.x_partition().count(r)));
@@ -252,8 +252,9 @@ std::vector<Value> product_part(const Communicator& comm, const LocalRows<Value>
 // Chunks of the row loop sum every row as the whole block's plan does: the same bits, also with
 // Options::deterministic, where merge-parallel keeps its block whole. stencil27 n=50 takes the rule's
 // unrolled loop, which a chunk's own rule would refuse (its rows lie off the chunk's diagonal): the pinned
-// kernel keeps it. The rule splits when a rank's largest message reaches 4 KiB (poisson2d n=520: 4160
-// bytes) and not below (n=500).
+// kernel keeps it. The rule splits when a rank's largest message reaches 4 KiB and its block holds two
+// chunks of 4 MiB of column indices (64-bit: 0.5 M nonzeros; poisson2d n=1100: 8800 bytes, 2-3 M
+// nonzeros a rank), not below 4 KiB (n=500: 4000 bytes).
 TEST(Distributed, ProgressChunksKeepRowSums) {
   const Communicator comm;
   for (bool deterministic : {false, true})
@@ -277,10 +278,10 @@ TEST(Distributed, ProgressChunksKeepRowSums) {
   o.options.threads = 1;
   o.options.deterministic = true;  // Auto's row kernel not measured: the same in the whole block and the chunks
   int split = 0;
-  for (const auto& [n, expect_split] : {std::pair{520, true}, std::pair{500, false}}) {
+  for (const auto& [n, expect_split] : {std::pair{1100, true}, std::pair{500, false}}) {
     const auto rows = generate<double>(comm, "poisson2d", {{"n", n}});
-    const auto whole = product_part(comm, rows, o, 1);
-    const auto ruled = product_part(comm, rows, o, 0, &split);
+    const auto whole = product_part<double, std::int64_t>(comm, rows, o, 1);
+    const auto ruled = product_part<double, std::int64_t>(comm, rows, o, 0, &split);
     EXPECT_EQ(split > 1, expect_split) << "n=" << n;
     EXPECT_EQ(whole, ruled) << "n=" << n;
   }
