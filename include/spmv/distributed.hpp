@@ -216,6 +216,12 @@ struct DistributedOptions {
   // Backend::Cuda: this rank's CUDA device; -1: the rank's index among the ranks of its node modulo the
   // node's devices (one GPU per rank when a node runs as many ranks as it has GPUs).
   int device = -1;
+  // Backend::Cpu, A x: the local block runs in this many row chunks, with MPI_Testall on the halo's
+  // requests between them, so that messages too large for MPI's eager protocol move while it runs
+  // (docs/DISTRIBUTED.md "Threads, progress and overlap"). 0: the rule (chunks when this rank's largest
+  // halo message exceeds the shared-memory eager limit and the block is large enough); 1: never;
+  // n >= 2: n chunks (fewer when the block has fewer rows) whenever this rank exchanges anything.
+  int progress_chunks = 0;
 };
 
 // What one rank holds and sends, for reports.
@@ -229,7 +235,8 @@ struct DistributedInfo {
   std::int64_t send_entries = 0;    // x entries this rank sends per product (N)
   int neighbors = 0;                // ranks it receives from or sends to
   std::int64_t bytes_sent = 0;      // per product: send_entries (N) / halo_entries (T) values
-  std::string local_algorithm;      // "merge-parallel <policy>"; empty block: "-"
+  std::string local_algorithm;      // "merge-parallel <policy>"; empty block: "-"; "...; 4 row chunks" when split
+  int local_chunks = 1;             // row chunks the local block runs in (DistributedOptions::progress_chunks)
   std::string remote_algorithm;
 };
 

@@ -69,8 +69,42 @@ Blocks<Value, Index> split_blocks(const CsrMatrix<Value, std::int64_t>& a, std::
   return b;
 }
 
-#define SPMV_INSTANTIATE(V, I) \
-  template Blocks<V, I> split_blocks<V, I>(const CsrMatrix<V, std::int64_t>&, std::int64_t, std::int64_t);
+template <class Value, class Index>
+std::vector<Index> chunk_boundaries(const CsrMatrix<Value, Index>& a, int chunks) {
+  const std::int64_t rows = a.rows, total = rows + a.nnz();
+  std::vector<Index> bounds{0};
+  for (int k = 1; k < chunks; ++k) {
+    // The first row r with r + row_ptr[r] >= k * total / chunks (increasing in r: a binary search).
+    const std::int64_t target = k * total / chunks;
+    std::int64_t lo = 0, hi = rows;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (mid + static_cast<std::int64_t>(a.row_ptr[mid]) < target) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > bounds.back() && lo < rows) bounds.push_back(static_cast<Index>(lo));
+  }
+  if (rows > 0) bounds.push_back(a.rows);
+  return bounds;
+}
+
+template <class Value, class Index>
+CsrMatrix<Value, Index> row_range(const CsrMatrix<Value, Index>& a, Index begin, Index end) {
+  CsrMatrix<Value, Index> m;
+  m.rows = end - begin;
+  m.cols = a.cols;
+  const Index first = a.row_ptr[begin];
+  m.row_ptr.resize(static_cast<std::size_t>(m.rows) + 1);
+  for (Index r = 0; r <= m.rows; ++r) m.row_ptr[r] = a.row_ptr[begin + r] - first;
+  m.col_idx.assign(a.col_idx.begin() + first, a.col_idx.begin() + a.row_ptr[end]);
+  m.values.assign(a.values.begin() + first, a.values.begin() + a.row_ptr[end]);
+  return m;
+}
+
+#define SPMV_INSTANTIATE(V, I)                                                                              \
+  template Blocks<V, I> split_blocks<V, I>(const CsrMatrix<V, std::int64_t>&, std::int64_t, std::int64_t); \
+  template std::vector<I> chunk_boundaries<V, I>(const CsrMatrix<V, I>&, int);                              \
+  template CsrMatrix<V, I> row_range<V, I>(const CsrMatrix<V, I>&, I, I);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 

@@ -25,4 +25,13 @@ template <class Value, class Index>
 Blocks<Value, Index> split_blocks(const CsrMatrix<Value, std::int64_t>& rows, std::int64_t col_begin,
                                   std::int64_t col_end);
 
+// The row boundaries (increasing, from 0 to a.rows, no empty chunk) of at most `chunks` chunks of
+// about equal rows + nonzeros (partition_nonzeros' weight), and the rows [begin, end) of `a` as a matrix
+// of their own (all of a's columns). The local block's progress chunks (docs/DISTRIBUTED.md "Threads,
+// progress and overlap").
+template <class Value, class Index>
+std::vector<Index> chunk_boundaries(const CsrMatrix<Value, Index>& a, int chunks);
+template <class Value, class Index>
+CsrMatrix<Value, Index> row_range(const CsrMatrix<Value, Index>& a, Index begin, Index end);
+
 }  // namespace spmv::dist::detail

@@ -1,11 +1,13 @@
 // DistributedMatrix: validation and setup (collective), then the product with the halo exchange
 // overlapping the local block (docs/DISTRIBUTED.md).
 #include <mpi.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
 #include <limits>
 
+#include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
 #include "distributed/block_split.hpp"
 #include "distributed/collective.hpp"
@@ -13,6 +15,7 @@
 #include "distributed/halo_exchange.hpp"
 #include "distributed/mpi_util.hpp"
 #include "spmv/distributed.hpp"
+#include "spmv/host_memory.hpp"
 
 namespace spmv::dist {
 namespace {
@@ -60,6 +63,68 @@ void check_partition(const RowPartition& p, std::int64_t size, int ranks, const 
 
 double now_ms() { return MPI_Wtime() * 1e3; }
 
+// MPI progress during the local block (docs/DISTRIBUTED.md "Threads, progress and overlap"). OpenMPI's
+// shared-memory transport sends a message of up to btl_vader_eager_limit bytes, its header included, at
+// once (4096 in OpenMPI 4.1.4: `ompi_info --param btl vader --level 9`); a larger one is a rendezvous
+// whose data moves only inside MPI calls, so without a progress thread it waits for the MPI_Waitall after
+// the local block. The rule splits the local block when this rank's largest message (sent or received)
+// carries at least this many bytes:
+constexpr std::int64_t kProgressMinMessageBytes = 4096;
+// ... into one chunk per this many nonzeros per thread, at most kProgressMaxChunks: a chunk then takes
+// about 0.1 ms or more (one thread streams 1-2 nonzeros per ns from memory), against an OpenMP fork and
+// join of a few microseconds, and an MPI_Testall of well under one ...
+constexpr std::int64_t kProgressNonzerosPerThread = std::int64_t{1} << 17;
+constexpr int kProgressMaxChunks = 8;
+// ... and never so small that a chunk's column indices or values fall below kHugePageMinBytes, where its
+// plan's copy leaves huge pages: 8 chunks of poisson3d n=100's 3.46 M-nonzero block (1.7 MB of indices
+// each) ran the local block in 4.6-5.3 ms against 3.6-4.2 whole, as slow as the whole block with
+// SPMV_HUGE_PAGES=0 (one thread per rank, the 2-core VM, 2026-11-29); 2 chunks ran as fast as whole.
+template <class Value, class Index>
+constexpr std::int64_t kProgressMinChunkNonzeros =
+    static_cast<std::int64_t>(kHugePageMinBytes / std::min(sizeof(Value), sizeof(Index)));
+
+// The local block's chunks (1: not split) for the options and this rank's largest message.
+template <class Value, class Index>
+int progress_chunks(const DistributedOptions& o, Operation op, std::int64_t largest_bytes, std::int64_t nnz,
+                    std::int64_t rows) {
+  if (op != Operation::NonTranspose || o.progress_chunks == 1 || largest_bytes == 0 || rows < 2) return 1;
+  if (o.progress_chunks >= 2) return static_cast<int>(std::min<std::int64_t>(o.progress_chunks, rows));
+  if (largest_bytes < kProgressMinMessageBytes) return 1;
+  const std::int64_t threads = o.options.threads > 0 ? o.options.threads : std::max(1, omp_get_max_threads());
+  const std::int64_t per_chunk = std::max(kProgressNonzerosPerThread * threads, kProgressMinChunkNonzeros<Value, Index>);
+  return static_cast<int>(std::clamp<std::int64_t>(nnz / per_chunk, 1, kProgressMaxChunks));
+}
+
+// Whether a row chunk's plan sums each row as the whole block's plan does, given the row kernel pinned
+// by chunk_options: the row loop's and the reference's rows are summed alone, in their stored order.
+// Merge-parallel sums a row cut by a segment boundary in two pieces, and the cuts move with the chunks.
+// The one exception of the row loop: the rule's unrolled loop takes every row, also those of
+// simd_row_threshold nonzeros or more, which a named kernel leaves to the vector dot product.
+template <class Value, class Index>
+bool chunks_keep_row_sums(const CsrMatrix<Value, Index>& block, Algorithm resolved, const Options& chunk) {
+  if (resolved == Algorithm::Reference) return true;
+  if (resolved != Algorithm::RowLoop) return false;
+  if (chunk.cpu_rows != static_cast<int>(cpu::detail::ShortRows::Unrolled)) return true;
+  for (Index r = 0; r < block.rows; ++r)
+    if (block.row_length(r) >= cpu::detail::simd_row_threshold<Value, Index>()) return false;
+  return true;
+}
+
+// The chunks' plans get the whole block's resolved algorithm and the caller's options, with the row
+// kernel that the whole block's rule chooses pinned (Options::cpu_rows): a chunk's own statistics may
+// choose another (the unrolled loop's locality test reads a row's distance from the diagonal of the
+// matrix it is given, which a chunk shifts), which would change both the speed and the sums.
+template <class Value, class Index>
+Options chunk_options(const CsrMatrix<Value, Index>& block, Algorithm resolved, Options o) {
+  if ((resolved == Algorithm::RowLoop || resolved == Algorithm::MergeParallel) &&
+      cpu::detail::simd_enabled(o.cpu_simd) && cpu::detail::simd_fits<Value, Index>(block.cols))
+    o.cpu_rows = static_cast<int>(cpu::detail::row_kernels<Value, Index>(o.cpu_rows, block.row_ptr.data(),
+                                                                          block.col_idx.data(), block.rows,
+                                                                          block.cols)
+                                      .short_rows);
+  return o;
+}
+
 }  // namespace
 
 template <class Value, class Index>
@@ -72,6 +137,10 @@ struct DistributedMatrix<Value, Index>::Impl {
   std::vector<Index> remote_rows;                        // the remote block's rows in this rank's rows
   std::vector<Value> remote_part;                        // its x (A^T) or product (A), one per remote row
   std::unique_ptr<detail::HaloExchange<Value>> halo;
+  // A x with progress chunks: the local block's rows [chunk_rows[k], chunk_rows[k + 1]) and their plans,
+  // which then replace `local`; MPI_Testall runs between them.
+  std::vector<Index> chunk_rows;
+  std::vector<std::unique_ptr<Operator<Value, Index>>> chunks;
   std::unique_ptr<detail::DevicePart<Value, Index>> device;
   DistributedInfo info;
   ApplyProfile profile;
@@ -84,6 +153,41 @@ struct DistributedMatrix<Value, Index>::Impl {
     if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
   }
 };
+
+namespace {
+
+// Replaces the local block's plan by plans of its row chunks (progress_chunks), or says in
+// info.local_algorithm why it is kept whole. Local to this rank: the messages are the same either way.
+template <class Value, class Index, class Impl>
+void split_local_block(Impl& m, const CsrMatrix<Value, Index>& block, int chunks, const DistributedOptions& options) {
+  const Algorithm resolved = m.local->algorithm();
+  const Options o = chunk_options(block, resolved, options.options);
+  std::string kept;
+  if (options.options.reorder != Reorder::None) kept = "a reordered plan";
+  else if (options.algorithm == Algorithm::Tune) kept = "the tuner's knobs are not carried to chunks";
+  else if (o.deterministic && !chunks_keep_row_sums(block, resolved, o))
+    kept = "deterministic, and chunks of " + std::string(to_string(resolved)) + " could sum a row otherwise";
+  if (kept.empty()) {
+    try {
+      const auto bounds = detail::chunk_boundaries(block, chunks);
+      std::vector<std::unique_ptr<Operator<Value, Index>>> plans;
+      for (std::size_t k = 0; k + 1 < bounds.size(); ++k)
+        plans.push_back(make_operator(options.backend, detail::row_range(block, bounds[k], bounds[k + 1]), resolved,
+                                      Operation::NonTranspose, o));
+      m.chunk_rows = bounds;
+      m.chunks = std::move(plans);
+    } catch (const Error& e) {  // e.g. a padded format refusing a chunk: the whole block's plan stays (this
+                                // rank only: its messages are the same either way, so no rank waits)
+      kept = e.what();
+    }
+  }
+  m.info.local_chunks = m.chunks.empty() ? 1 : static_cast<int>(m.chunks.size());
+  m.info.local_algorithm += m.chunks.empty() ? "; kept whole (" + kept + ")"
+                                             : "; " + std::to_string(m.chunks.size()) + " row chunks, MPI_Testall between";
+  if (!m.chunks.empty()) m.local.reset();  // the chunks hold the block now
+}
+
+}  // namespace
 
 template <class Value, class Index>
 DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, const LocalRows<Value>& a,
@@ -99,6 +203,9 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
   detail::collectively(own, [&] {
     check_partition(a.rows, a.global_rows, own.size(), "row");
     check_partition(a.cols, a.global_cols, own.size(), "column");
+    if (options.progress_chunks < 0)
+      throw InvalidArgument("DistributedMatrix: progress_chunks is " + std::to_string(options.progress_chunks) +
+                            ", not 0 (the rule), 1 (never split) or a chunk count");
     if (a.matrix.rows != a.rows.count(rank) || a.matrix.cols != a.global_cols)
       throw InvalidArgument("DistributedMatrix: this rank's rows are " + std::to_string(a.matrix.rows) + " x " +
                             std::to_string(a.matrix.cols) + ", the partition gives it " +
@@ -134,7 +241,10 @@ DistributedMatrix<Value, Index>::DistributedMatrix(const Communicator& comm, con
     i.remote_algorithm = detail::describe(m.remote.get());
     m.remote_rows = std::move(blocks.remote_rows);
     m.remote_part.resize(m.remote_rows.size());
+    const std::int64_t largest = static_cast<std::int64_t>(sizeof(Value)) * plan.largest_message();
     m.halo = std::make_unique<detail::HaloExchange<Value>>(m.comm, std::move(plan));
+    const int chunks = progress_chunks<Value, Index>(options, op, largest, blocks.local.nnz(), blocks.local.rows);
+    if (chunks > 1) split_local_block(m, blocks.local, chunks, options);
   }
   m.nx = op == Operation::NonTranspose ? a.cols.count(rank) : a.rows.count(rank);
   m.ny = op == Operation::NonTranspose ? a.rows.count(rank) : a.cols.count(rank);
@@ -167,7 +277,16 @@ void DistributedMatrix<Value, Index>::apply(Value alpha, std::span<const Value> 
   // The local block runs while the exchange is in flight; then the wait for the halo and the check.
   const auto local_then_wait = [&] {
     const double t0 = now_ms();
-    if (!bad) m.local->apply(alpha, x, beta, y);
+    if (m.chunks.empty()) {
+      if (!bad) m.local->apply(alpha, x, beta, y);
+    } else {  // between the chunks, on this (MPI's) thread outside any parallel region: MPI_Testall
+      bool arrived = false;
+      for (std::size_t k = 0; k < m.chunks.size(); ++k) {
+        const Index begin = m.chunk_rows[k];
+        if (!bad) m.chunks[k]->apply(alpha, x, beta, y.subspan(begin, m.chunk_rows[k + 1] - begin));
+        if (!arrived && k + 1 < m.chunks.size()) arrived = halo.test();
+      }
+    }
     const double t1 = now_ms();
     halo.finish();
     detail::check_mpi(MPI_Wait(&check, MPI_STATUS_IGNORE), "MPI_Wait");

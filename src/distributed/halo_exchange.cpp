@@ -25,6 +25,13 @@ int HaloPlan::neighbors() const {
   return static_cast<int>(all.size());
 }
 
+std::int64_t HaloPlan::largest_message() const {
+  std::int64_t largest = 0;
+  for (const auto* offsets : {&recv_offsets, &send_offsets})
+    for (std::size_t i = 1; i < offsets->size(); ++i) largest = std::max(largest, (*offsets)[i] - (*offsets)[i - 1]);
+  return largest;
+}
+
 HaloPlan build_halo_plan(MPI_Comm comm, const RowPartition& owners, std::span<const std::int64_t> ghost_cols) {
   int size = 0, rank = 0;
   MPI_Comm_size(comm, &size);
@@ -112,6 +119,14 @@ void HaloExchange<Value>::start_forward(std::span<const Value> owned) {
 template <class Value>
 void HaloExchange<Value>::start_reverse() {
   post(packed_, plan_.send_ranks, plan_.send_offsets, ghost_, plan_.recv_ranks, plan_.recv_offsets, kTagReverse);
+}
+
+template <class Value>
+bool HaloExchange<Value>::test() {
+  int done = 0;
+  check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
+            "MPI_Testall");
+  return done != 0;
 }
 
 template <class Value>

@@ -25,6 +25,7 @@ struct HaloPlan {
   std::int64_t ghosts() const { return recv_offsets.back(); }
   std::int64_t sends() const { return send_offsets.back(); }
   int neighbors() const;  // distinct ranks sent to or received from
+  std::int64_t largest_message() const;  // entries of this rank's largest message, sent or received (0: none)
 };
 
 // Collective over `comm`: each rank names the global indices it needs (`ghost_cols`, increasing, none
@@ -46,6 +47,9 @@ class HaloExchange {
   void start_forward(std::span<const Value> owned);
   // Posts the ghost vector's contents to their owners and the receives of this rank's own entries.
   void start_reverse();
+  // MPI_Testall on the posted messages: lets MPI move them (a message above the eager limit moves only
+  // inside MPI calls) and returns whether all have arrived, after which finish() returns at once.
+  bool test();
   void finish();
   // After a finished reverse exchange: owned[send_index[k]] += received[k], in neighbour order.
   void add_received(std::span<Value> owned) const;

@@ -6,6 +6,7 @@
 // vector reductions) and collective errors. Run by ctest under mpirun -np 2 and -np 3.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -73,7 +74,7 @@ LocalRows<Value> distribute(const Communicator& comm, const CsrMatrix<Value, std
 
 template <class Value, class Index>
 void check_distributed(const test::ZooMatrix& matrix, const std::string& name, Operation op, Scheme scheme,
-                       Algorithm algorithm = Algorithm::Auto, Backend backend = Backend::Cpu) {
+                       Algorithm algorithm = Algorithm::Auto, Backend backend = Backend::Cpu, int progress_chunks = 0) {
   const Communicator comm;
   if (backend == Backend::Cuda && !test::cuda_on_every_rank(comm)) GTEST_SKIP() << "a rank has no GPU or no NCCL";
   CsrMatrix<Value, Index> a;
@@ -83,7 +84,13 @@ void check_distributed(const test::ZooMatrix& matrix, const std::string& name, O
     GTEST_SKIP() << "does not fit the index type: " << e.what();  // the same on every rank
   }
   const auto rows = distribute<Value>(comm, convert<Value, std::int64_t>(a), scheme);
-  DistributedMatrix<Value, Index> m(comm, rows, op, {backend, algorithm, {}});
+  DistributedOptions options{backend, algorithm, {}};
+  options.progress_chunks = progress_chunks;
+  DistributedMatrix<Value, Index> m(comm, rows, op, options);
+  // Forced chunks split the local block of every rank that exchanges anything and holds 2+ rows (A x).
+  if (progress_chunks > 1 && op == Operation::NonTranspose && m.info().local_algorithm.find("kept whole") == std::string::npos)
+    EXPECT_EQ(m.info().local_chunks > 1,
+              m.info().rows >= 2 && m.info().halo_entries + m.info().send_entries > 0) << m.info().local_algorithm;
   GatheredOperator<Value, Index> gathered(comm, m);
   const auto check = test::check_operator<Value, Index>(gathered, a, test::hash_name(name));
   EXPECT_EQ(check.pairs, 20);
@@ -186,10 +193,107 @@ TEST(Distributed, RanksWithoutHalo) {
     EXPECT_EQ(b.info().neighbors, 0);
     EXPECT_EQ(b.info().remote_algorithm, "-");
   }
+  // With forced progress chunks: rank 0 receives nothing but sends (polled), the last rank only
+  // receives; the block-diagonal matrix exchanges nothing, so no rank splits.
+  for (int chunks : {1, 3}) {
+    check_distributed<double, std::int32_t>(bidiagonal, "bidiagonal", Operation::NonTranspose, Scheme::Rows,
+                                            Algorithm::Auto, Backend::Cpu, chunks);
+    DistributedOptions o;
+    o.progress_chunks = chunks;
+    const DistributedMatrix<double, std::int32_t> b(comm, scatter_rows(comm, block_diagonal, p, p),
+                                                    Operation::NonTranspose, o);
+    EXPECT_EQ(b.info().local_chunks, 1);
+  }
   check_distributed<double, std::int32_t>(bidiagonal, "bidiagonal", Operation::NonTranspose, Scheme::Rows);
   check_distributed<double, std::int32_t>(bidiagonal, "bidiagonal", Operation::Transpose, Scheme::Rows);
   check_distributed<double, std::int32_t>(block_diagonal, "block_diagonal", Operation::NonTranspose, Scheme::Rows);
   check_distributed<double, std::int32_t>(block_diagonal, "block_diagonal", Operation::Transpose, Scheme::Rows);
+}
+
+// The local block in row chunks with MPI_Testall between them (DistributedOptions::progress_chunks,
+// forced here on matrices whose messages stay below the rule's 4 KiB): the differential body (16 alpha,
+// beta pairs, NaN-poisoned y, NaN and Inf in x with alpha = 0) under the nonzero partition and the
+// skewed one (a rank with no rows, one with no columns), the algorithms whose chunks sum rows alike and
+// merge-parallel, whose chunks may cut rows elsewhere (within the bound).
+TEST(Distributed, ProgressChunksMatchReference) {
+  for (const char* name : {"poisson2d_64", "empty_rows", "huge_row", "unsorted_columns", "stencil27_10", "unroll_lengths"})
+    for (Scheme scheme : {Scheme::Nonzeros, Scheme::Skewed})
+      for (Algorithm algorithm : {Algorithm::Auto, Algorithm::MergeParallel, Algorithm::Sell}) {
+        SCOPED_TRACE(std::string(name) + " " + to_string(scheme) + " " + std::string(spmv::to_string(algorithm)));
+        try {
+          check_distributed<double, std::int32_t>(zoo_matrix(name), name, Operation::NonTranspose, scheme, algorithm,
+                                                  Backend::Cpu, 3);
+          if (algorithm == Algorithm::Auto)
+            check_distributed<float, std::int32_t>(zoo_matrix(name), name, Operation::NonTranspose, scheme, algorithm,
+                                                   Backend::Cpu, 3);
+        } catch (const Unsupported&) {  // SELL's padding refusing a whole block: refused on every rank
+        }
+      }
+}
+
+// Each rank's y part after one product with `chunks` progress chunks.
+template <class Value, class Index = std::int32_t>
+std::vector<Value> product_part(const Communicator& comm, const LocalRows<Value>& rows, DistributedOptions options,
+                                int chunks, int* split = nullptr) {
+  options.progress_chunks = chunks;
+  DistributedMatrix<Value, Index> m(comm, rows, Operation::NonTranspose, options);
+  if (split) *split = m.info().local_chunks;
+  const int r = comm.rank();
+  std::vector<Value> x(static_cast<std::size_t>(m.x_partition().count(r)));
+  std::vector<Value> y(static_cast<std::size_t>(m.y_partition().count(r)));
+  const auto x0 = static_cast<double>(m.x_partition().begin(r)), y0 = static_cast<double>(m.y_partition().begin(r));
+  // Full mantissas, so that another summation order would show in the bits.
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<Value>(1.7 * std::sin(0.37 * (x0 + double(i))));
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = static_cast<Value>(std::cos(0.11 * (y0 + double(i))));
+  m.apply(Value(0.7), x, Value(-1.3), y);
+  return y;
+}
+
+// Chunks of the row loop sum every row as the whole block's plan does: the same bits, also with
+// Options::deterministic, where merge-parallel keeps its block whole. stencil27 n=50 takes the rule's
+// unrolled loop, which a chunk's own rule would refuse (its rows lie off the chunk's diagonal): the pinned
+// kernel keeps it. The rule splits when a rank's largest message reaches 4 KiB and its block holds two
+// chunks of 4 MiB of column indices (64-bit: 0.5 M nonzeros; poisson2d n=1100: 8800 bytes, 2-3 M
+// nonzeros a rank), not below 4 KiB (n=500: 4000 bytes).
+TEST(Distributed, ProgressChunksKeepRowSums) {
+  const Communicator comm;
+  for (bool deterministic : {false, true})
+    for (const char* kind : {"poisson2d", "stencil27"}) {
+      SCOPED_TRACE(std::string(kind) + (deterministic ? " deterministic" : ""));
+      const auto rows = generate<double>(comm, kind, {{"n", std::string(kind) == "poisson2d" ? 120 : 50}});
+      DistributedOptions o{Backend::Cpu, Algorithm::RowLoop, {}};
+      o.options.threads = 1;
+      o.options.deterministic = deterministic;
+      int split = 0;
+      const auto whole = product_part(comm, rows, o, 1);
+      const auto chunked = product_part(comm, rows, o, 4, &split);
+      EXPECT_EQ(split, rows.matrix.rows >= 2 ? 4 : 1);
+      ASSERT_EQ(whole.size(), chunked.size());
+      for (std::size_t i = 0; i < whole.size(); ++i) ASSERT_EQ(whole[i], chunked[i]) << "row " << i;  // bitwise
+      o.algorithm = Algorithm::MergeParallel;
+      product_part(comm, rows, o, 4, &split);
+      EXPECT_EQ(split, deterministic ? 1 : 4);
+    }
+  DistributedOptions o;
+  o.options.threads = 1;
+  o.options.deterministic = true;  // Auto's row kernel not measured: the same in the whole block and the chunks
+  int split = 0;
+  for (const auto& [n, expect_split] : {std::pair{1100, true}, std::pair{500, false}}) {
+    const auto rows = generate<double>(comm, "poisson2d", {{"n", n}});
+    const auto whole = product_part<double, std::int64_t>(comm, rows, o, 1);
+    const auto ruled = product_part<double, std::int64_t>(comm, rows, o, 0, &split);
+    EXPECT_EQ(split > 1, expect_split) << "n=" << n;
+    EXPECT_EQ(whole, ruled) << "n=" << n;
+  }
+  // A x only: the transpose's local block stays whole.
+  o.progress_chunks = 4;
+  const DistributedMatrix<double, std::int32_t> t(comm, generate<double>(comm, "poisson2d", {{"n", 40}}),
+                                                  Operation::Transpose, o);
+  EXPECT_EQ(t.info().local_chunks, 1);
+  o.progress_chunks = -1;
+  EXPECT_THROW((DistributedMatrix<double, std::int32_t>(comm, generate<double>(comm, "poisson2d", {{"n", 40}}),
+                                                        Operation::NonTranspose, o)),
+               InvalidArgument);
 }
 
 TEST(Distributed, NonzeroPartitionSameFromRowPointersAndDistributedLengths) {

@@ -22,6 +22,7 @@ struct DistributedFlags {
   bool enabled = false;
   std::string partition = "nonzeros";  // nonzeros | rows | graph
   std::string read_mode = "auto";      // auto | ranges | root: dist::ReadMode of a Matrix Market file
+  int progress_chunks = 0;             // dist::DistributedOptions::progress_chunks
 };
 
 // Adds --distributed, --partition and --read-mode to a subcommand.

@@ -27,6 +27,13 @@ void add_distributed_options(CLI::App& sub, DistributedFlags& flags) {
       ->check(CLI::IsMember({"auto", "ranges", "root"}))
       ->capture_default_str()
       ->group("Distributed");
+  sub.add_option("--progress-chunks", flags.progress_chunks,
+                 "--distributed, CPU backend, A x: run the local block in this many row chunks with MPI_Testall "
+                 "between them, so that halo messages above MPI's eager limit move meanwhile; 0: the rule (when "
+                 "a rank's largest message reaches 4 KiB), 1: never")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Distributed");
 }
 
 void refuse_with_distributed(std::initializer_list<std::pair<bool, const char*>> options) {

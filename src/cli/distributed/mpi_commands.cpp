@@ -96,6 +96,14 @@ Options block_options(const Args& a) {
   return o;
 }
 
+// The matrix's options from the command line.
+template <class Args>
+dist::DistributedOptions matrix_options(const Args& a, Backend backend, Algorithm algorithm) {
+  dist::DistributedOptions o{backend, algorithm, block_options(a)};
+  o.progress_chunks = a.flags.progress_chunks;
+  return o;
+}
+
 // 32-bit block indices when every rank's rows, columns and nonzeros fit them.
 template <class Value>
 bool fits32_everywhere(const Communicator& comm, const dist::LocalRows<Value>& r) {
@@ -111,7 +119,7 @@ std::vector<double> multiply_on(const Communicator& comm, const dist::LocalRows<
                                 const DistributedMultiply& a, Backend backend, const std::vector<double>& x,
                                 const std::vector<double>& y0) {
   const Operation op = a.transpose ? Operation::Transpose : Operation::NonTranspose;
-  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {backend, parse_algorithm_name(a.algo), block_options(a)});
+  dist::DistributedMatrix<Value, Index> m(comm, rows, op, matrix_options(a, backend, parse_algorithm_name(a.algo)));
   const std::vector<Value> xw(x.begin(), x.end()), yw(y0.begin(), y0.end());
   const auto xp = dist::scatter<Value>(comm, m.x_partition(), xw);
   auto yp = dist::scatter<Value>(comm, m.y_partition(), yw);
@@ -302,7 +310,7 @@ bool bench_on(const Communicator& comm, const dist::LocalRows<Value>& rows, cons
   const Algorithm algorithm = parse_algorithm_name(a.algo.empty() ? "auto" : a.algo);
   MPI_Barrier(comm.get());
   const double start = MPI_Wtime();
-  dist::DistributedMatrix<Value, Index> m(comm, rows, op, {backend, algorithm, block_options(a)});
+  dist::DistributedMatrix<Value, Index> m(comm, rows, op, matrix_options(a, backend, algorithm));
   const double setup_ms = max_over_ranks(comm, (MPI_Wtime() - start) * 1e3);
   const auto alpha = static_cast<Value>(a.alpha), beta = static_cast<Value>(a.beta);
   const auto x = draw_part<Value>(m.x_partition(), rank, 1);
@@ -433,7 +441,7 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
     throw UsageError(fmt::format("{} is {} x {}: spmv solve needs a square matrix", label, rows.global_rows,
                                  rows.global_cols));
   dist::DistributedMatrix<Value, Index> m(comm, rows, Operation::NonTranspose,
-                                          {backend, parse_algorithm_name(a.algo), block_options(a)});
+                                          matrix_options(a, backend, parse_algorithm_name(a.algo)));
   const dist::RowPartition& part = m.y_partition();
   const int rank = comm.rank();
   // b: this rank's part of --rhs (read on the root), or of A * 1 (row sums of the local rows, in double).
