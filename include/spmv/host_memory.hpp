@@ -3,8 +3,7 @@
 // x: on 4 KiB pages a walk over tens of megabytes takes a TLB entry every 64 cache lines, and on Linux in
 // THP's "madvise" mode (the default of many distributions) memory gets 2 MiB pages only where asked.
 // The arrays spmv allocates itself (to_csr, transpose, convert, the generators, the Python bindings'
-// copies, the row-loop / merge-parallel / column-chunked plans' copies, SELL's and DIA's storage) are
-// advised; a caller who builds a CsrMatrix by hand can do the same
+// copies, the other formats' conversions, and the CPU plans' copies and storage) are advised; a caller who builds a CsrMatrix by hand can do the same
 // before filling its vectors. One thread on the 2-core Zen 4 VM, 2D Poisson of 10^6 rows in f32: the
 // plain row loop ran 4.54-4.66 ms on advised arrays against 4.92-5.28 ms (docs/PERFORMANCE.md).
 #include <cstddef>
@@ -36,6 +35,15 @@ std::vector<T> vector_on_huge_pages(std::size_t n) {
   std::vector<T> v;
   reserve_huge_pages(v, n);
   v.resize(n);
+  return v;
+}
+
+// A copy of `source` on storage advised as above.
+template <class T>
+std::vector<T> copy_on_huge_pages(const std::vector<T>& source) {
+  std::vector<T> v;
+  reserve_huge_pages(v, source.size());
+  v.assign(source.begin(), source.end());
   return v;
 }
 

@@ -229,8 +229,8 @@ CsrMatrix<ToValue, ToIndex> to_csr(const CooMatrix<Value, Index>& coo, Duplicate
 
 template <class Value, class Index>
 CooMatrix<Value, Index> to_coo(const CsrMatrix<Value, Index>& a) {
-  CooMatrix<Value, Index> coo{a.rows, a.cols, {}, a.col_idx, a.values};
-  coo.row_idx.resize(a.col_idx.size());
+  CooMatrix<Value, Index> coo{a.rows, a.cols, {}, copy_on_huge_pages(a.col_idx), copy_on_huge_pages(a.values)};
+  coo.row_idx = vector_on_huge_pages<Index>(a.col_idx.size());
   for (Index r = 0; r < a.rows; ++r)
     std::fill(coo.row_idx.begin() + a.row_ptr[r], coo.row_idx.begin() + a.row_ptr[r + 1], r);
   return coo;

@@ -14,6 +14,7 @@
 
 #include "core/value_bits.hpp"
 #include "spmv/error.hpp"
+#include "spmv/host_memory.hpp"
 
 namespace spmv {
 namespace {
@@ -68,6 +69,8 @@ EllMatrix<Value, Index> fill_ell(const CsrMatrix<Value, Index>& a, std::int64_t 
   m.width = static_cast<Index>(width);
   const auto rows = static_cast<std::size_t>(a.rows);
   const auto slots = rows * static_cast<std::size_t>(width);
+  reserve_huge_pages(m.col_idx, slots);
+  reserve_huge_pages(m.values, slots);
   m.col_idx.assign(slots, Index{-1});
   m.values.assign(slots, Value{0});
   for (std::size_t r = 0; r < rows; ++r) {
@@ -214,7 +217,7 @@ EllRMatrix<Value, Index> to_ellr(const CsrMatrix<Value, Index>& a, const Options
   check_padding("ELL-R", static_cast<long double>(a.rows) * width, a.nnz(), options, "csr-vector or hyb");
   EllRMatrix<Value, Index> m;
   m.ell = fill_ell(a, width);
-  m.row_length.resize(static_cast<std::size_t>(a.rows));
+  m.row_length = vector_on_huge_pages<Index>(static_cast<std::size_t>(a.rows));
   for (Index r = 0; r < a.rows; ++r) m.row_length[r] = a.row_ptr[r + 1] - a.row_ptr[r];
   return m;
 }
@@ -351,9 +354,9 @@ HybMatrix<Value, Index> to_hyb(const CsrMatrix<Value, Index>& a, const Options& 
   for (Index r = 0; r < a.rows; ++r) overflow += std::max<std::int64_t>(0, a.row_ptr[r + 1] - a.row_ptr[r] - width);
   m.coo.rows = a.rows;
   m.coo.cols = a.cols;
-  m.coo.row_idx.reserve(overflow);
-  m.coo.col_idx.reserve(overflow);
-  m.coo.values.reserve(overflow);
+  reserve_huge_pages(m.coo.row_idx, static_cast<std::size_t>(overflow));
+  reserve_huge_pages(m.coo.col_idx, static_cast<std::size_t>(overflow));
+  reserve_huge_pages(m.coo.values, static_cast<std::size_t>(overflow));
   for (Index r = 0; r < a.rows; ++r)
     for (std::int64_t k = a.row_ptr[r] + width; k < a.row_ptr[r + 1]; ++k) {
       m.coo.row_idx.push_back(r);
@@ -576,15 +579,15 @@ CompressedCsrMatrix<Value, Index> to_compressed_csr(const CsrMatrix<Value, Index
     m.col_start[s] = cursor;
     cursor += slots;
   }
-  m.col16.assign(static_cast<std::size_t>(narrow_slots), 0);
-  m.col32.assign(static_cast<std::size_t>(wide_slots), 0);
+  m.col16 = vector_on_huge_pages<std::uint16_t>(static_cast<std::size_t>(narrow_slots));
+  m.col32 = vector_on_huge_pages<std::uint32_t>(static_cast<std::size_t>(wide_slots));
 
   std::unordered_map<ValueBits<Value>, std::uint32_t> code_of;
   m.value_mode = choose_value_mode(a, m.table, code_of);
   const auto total = static_cast<std::size_t>(m.slots());
-  if (m.value_mode == CompressedValues::Code8) m.code8.assign(total, 0);
-  if (m.value_mode == CompressedValues::Code16) m.code16.assign(total, 0);
-  if (m.value_mode == CompressedValues::Raw) m.values.assign(total, Value{0});
+  if (m.value_mode == CompressedValues::Code8) m.code8 = vector_on_huge_pages<std::uint8_t>(total);
+  if (m.value_mode == CompressedValues::Code16) m.code16 = vector_on_huge_pages<std::uint16_t>(total);
+  if (m.value_mode == CompressedValues::Raw) m.values = vector_on_huge_pages<Value>(total);
 
   m.row_length.resize(static_cast<std::size_t>(rows));
   for (std::int64_t r = 0; r < rows; ++r) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spmv/csr.hpp"
+#include "spmv/host_memory.hpp"
 
 #include "spmv/value_storage.hpp"
 
@@ -73,7 +74,12 @@ inline std::uint16_t (*narrow_for(ValueStorage storage))(float) {
 template <class Index>
 struct HalfCsr {
   HalfCsr(const CsrMatrix<float, Index>& a, ValueStorage s)
-      : rows(a.rows), cols(a.cols), storage(s), row_ptr(a.row_ptr), col(a.col_idx), values(a.values.size()) {
+      : rows(a.rows),
+        cols(a.cols),
+        storage(s),
+        row_ptr(copy_on_huge_pages(a.row_ptr)),
+        col(copy_on_huge_pages(a.col_idx)),
+        values(vector_on_huge_pages<std::uint16_t>(a.values.size())) {
     const auto narrow = narrow_for(s);
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = narrow(a.values[i]);
   }

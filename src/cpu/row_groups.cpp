@@ -143,6 +143,7 @@ HWY_AFTER_NAMESPACE();
 #include "cpu/cpu_operator.hpp"
 #include "cpu/csr_simd.hpp"
 #include "cpu/instantiate.hpp"
+#include "spmv/host_memory.hpp"
 
 namespace spmv::cpu::detail {
 
@@ -246,7 +247,7 @@ CpuKernel<Value, Index> make_row_groups_kernel(const CsrMatrix<Value, Index>& a,
   plan->first_row.push_back(0);
   plan->run_at.push_back(0);
   plan->value_at.push_back(0);
-  plan->val.reserve(static_cast<std::size_t>(a.nnz() + lanes));
+  reserve_huge_pages(plan->val, static_cast<std::size_t>(a.nnz() + lanes));
   for (std::int64_t r = 0; r < a.rows;) {
     std::int64_t n = 1;
     while (r + n < a.rows && n < kGroupMaxRows && cpu::detail::same_columns(a, r, r + n)) ++n;

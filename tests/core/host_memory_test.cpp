@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "spmv/csr.hpp"
+#include "spmv/formats.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/host_memory.hpp"
 
@@ -100,10 +101,34 @@ TEST(HostMemory, LibraryMatricesAreMarked) {
   const auto t = spmv::transpose(a);
   EXPECT_TRUE(*advised(middle(t.values)));
   EXPECT_TRUE(*advised(middle(t.col_idx)));
-  const auto b = spmv::to_csr<double, std::int64_t>(spmv::to_coo(a));
+  const auto coo = spmv::to_coo(a);
+  EXPECT_TRUE(*advised(middle(coo.row_idx)));
+  EXPECT_TRUE(*advised(middle(coo.col_idx)));
+  EXPECT_TRUE(*advised(middle(coo.values)));
+  const auto b = spmv::to_csr<double, std::int64_t>(coo);
   EXPECT_TRUE(*advised(middle(b.values)));
   EXPECT_TRUE(*advised(middle(b.col_idx)));
   EXPECT_EQ(b.row_ptr.back(), a.row_ptr.back());
+}
+
+// The other formats' conversions: ELL (5 slots a row), ELL-R, HYB, compressed-csr (16-bit column offsets,
+// 8-bit value codes: 10 MB and 5 MB).
+TEST(HostMemory, FormatConversionsAreMarked) {
+  const auto a = spmv::gen::generate<float, std::int32_t>("poisson2d", {{"n", 1000}});
+  SKIP_UNLESS_VISIBLE(a.values.data());
+  const auto middle = [](const auto& array) { return array.data() + array.size() / 2; };
+  const auto ell = spmv::to_ell(a);
+  EXPECT_TRUE(*advised(middle(ell.values)));
+  EXPECT_TRUE(*advised(middle(ell.col_idx)));
+  const auto ellr = spmv::to_ellr(a);
+  EXPECT_TRUE(*advised(middle(ellr.ell.values)));
+  const auto hyb = spmv::to_hyb(a);
+  EXPECT_TRUE(*advised(middle(hyb.ell.col_idx)));
+  const auto compressed = spmv::to_compressed_csr(a);
+  ASSERT_FALSE(compressed.col16.empty());
+  ASSERT_FALSE(compressed.code8.empty());
+  EXPECT_TRUE(*advised(middle(compressed.col16)));
+  EXPECT_TRUE(*advised(middle(compressed.code8)));
 }
 
 }  // namespace
