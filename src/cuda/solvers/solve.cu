@@ -108,7 +108,7 @@ void DeviceRun<Value>::end_capture(std::exception_ptr failed) {
   if (graph) cudaGraphDestroy(graph);
   if (made != cudaSuccess) cudaGetLastError();  // the capture error is not sticky: clear it for later checks
   const std::string method(to_string(options_.method));
-  if (options_.device_global_sum) {
+  if (distributed()) {
     // A rank whose capture failed throws here; the others would wait for it in their next all-reduce.
     double failures = failed || made != cudaSuccess ? 1.0 : 0.0;
     SPMV_CUDA_CHECK(cudaMemcpyAsync(global_sums_.data(), &failures, sizeof failures, cudaMemcpyHostToDevice, stream_));
