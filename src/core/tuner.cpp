@@ -75,19 +75,9 @@ std::vector<Axis> axes_of(Algorithm a, const TuningInputs& in) {
       // the mean: 8, 16 and 32 tried, best 4; H100, 2026-11-26). On irregular rows the typical row is
       // shorter than the mean (a few long rows carry it): mean / cv (rmat scale 20: best width 2 at
       // mean 15, cv ~3; H200, issue 9).
-      // On irregular rows the jump is the width of the row an average nonzero lives in, L = mean +
-      // std^2 / mean, at csr-vector's 3 gathers a lane for scattered rows (width_for): PGPgiantcompo (mean
-      // 4.6, std 8.1) is seeded at 2 lanes and jumps to 8, from where its best, 16, is a neighbour (from 2
-      // it lay three steps away, beyond the ten products; H200, 2026-11-29, docs/PERFORMANCE.md).
       if (u.subwarp == 0) {
-        const bool irregular_rows = in.row_std > mean && mean > 0;
-        const double typical = irregular_rows ? mean * mean / in.row_std : mean;
-        Axis width = axis(Knob::Subwarp, kWidths, typical / 4.0);
-        if (irregular_rows) {
-          const int jump = index_of_nearest(kWidths, (mean + in.row_std * in.row_std / mean) / 3.0);
-          if (jump != width.seed) width.jump = jump;
-        }
-        axes.push_back(width);
+        const double typical = in.row_std > mean && mean > 0 ? mean * mean / in.row_std : mean;
+        axes.push_back(axis(Knob::Subwarp, kWidths, typical / 4.0));
       }
       if (u.block_size == 0) axes.push_back(axis(Knob::BlockSize, kBlockSizes, 128));
       break;
@@ -317,7 +307,7 @@ void Tuner::queue_neighbours(int c) {
   for (std::size_t i = 0; i < f.axes.size(); ++i) {
     const Axis& ax = f.axes[i];
     const int p = cand.position[i];
-    const std::vector<int> steps = p < 0 ? std::vector<int>{ax.seed, ax.jump, ax.seed - 1, ax.seed + 1}
+    const std::vector<int> steps = p < 0 ? std::vector<int>{ax.seed, ax.seed - 1, ax.seed + 1}
                                          : std::vector<int>{p - 1, p + 1};
     for (int q : steps) {
       if (q < 0 || q >= static_cast<int>(ax.values.size())) continue;

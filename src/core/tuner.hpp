@@ -65,8 +65,6 @@ struct Axis {
   // Where the policy's choice is expected to sit (a search seed from row statistics, not the policy
   // itself): the neighbours of the policy point on this axis are values[seed-1 .. seed+1].
   int seed = 0;
-  // A second estimate from other row statistics, tried with those neighbours when it differs (-1: none).
-  int jump = -1;
 };
 
 struct Family {

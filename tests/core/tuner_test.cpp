@@ -35,8 +35,6 @@ struct Outcome {
 // Policy point: coop 2, block 128 (the seeds of coop_space()).
 int coop_of(const Options& o) { return o.coop ? o.coop : 2; }
 int block_of(const Options& o) { return o.block_size ? o.block_size : 128; }
-// csr-vector's width: 0 is the policy's (not resolved here, so a width equal to it costs a sample).
-int width_of(const Options& o) { return o.subwarp; }
 
 // Drives the tuner with `time`; `lag` products run before their time is known (0: at once). Like the
 // backends, a point that resolves to the plan of an earlier one (same algorithm, same effective
@@ -48,7 +46,7 @@ Outcome drive(Tuner& tuner, const TimeFn& time, int lag = 0, int max_products = 
   auto resolved = [&](int c) {
     const Options o = tuner.options(c, {});
     return std::string(to_string(tuner.algorithm(c))) + "/" + std::to_string(coop_of(o)) + "/" +
-           std::to_string(block_of(o)) + "/" + std::to_string(width_of(o));
+           std::to_string(block_of(o));
   };
   for (int product = 0; product < max_products; ++product) {
     Tuner::Next n = tuner.next();
@@ -373,45 +371,6 @@ TEST(TuningSpace, CsrVectorWidthSeededAtTheTypicalRowOnIrregularRows) {
   };
   EXPECT_EQ(width_seed(build_tuning_space(regular)), 4);
   EXPECT_EQ(width_seed(build_tuning_space(irregular)), 2);
-  // The jump: on irregular rows, L = mean + std^2 / mean over 3 gathers a lane (272 / 3: 32 lanes); none
-  // on regular rows.
-  auto width_jump = [](const TuningSpace& s) {
-    for (const Axis& a : s.families[0].axes)
-      if (a.knob == Knob::Subwarp) return a.jump < 0 ? -1 : a.values[a.jump];
-    return -1;
-  };
-  EXPECT_EQ(width_jump(build_tuning_space(regular)), -1);
-  EXPECT_EQ(width_jump(build_tuning_space(irregular)), 32);
-}
-
-// A landscape like PGPgiantcompo's (power-law rows, mean 4.6, std 8.1, longest 205; microseconds):
-// Auto's csr-vector at 2 lanes, the best at 16 (4.56 us in its H200 sweep), three doublings away, and 4
-// lanes within the tuner's 3% of 2 (both split the rows past their head). Seeded at 2, the search stops
-// at its neighbours; the jump to 8 (L / 3 = 6.3) puts 16 among the next ones.
-TEST(Tuner, IrregularRowsReachAWideWidthThroughTheJump) {
-  TuningInputs in = cuda_inputs(4.6, 8.1, 205);
-  in.rows = 10680;
-  in.cols = 10680;
-  in.nnz = 48632;
-  in.auto_choice = Algorithm::CsrVector;
-  const TimeFn time = [](Algorithm a, const Options& o) {
-    if (a != Algorithm::CsrVector) return 6.5;
-    const std::map<int, double> by_width{{0, 5.6}, {2, 5.6}, {4, 5.5}, {8, 4.9}, {16, 4.56}, {32, 4.8}};
-    return by_width.at(width_of(o)) + 0.05 * std::abs(std::log2(block_of(o) / 128.0));
-  };
-  Tuner tuner(build_tuning_space(in));
-  const Outcome out = drive(tuner, time);
-  ASSERT_TRUE(out.settled);
-  EXPECT_LE(out.samples, kMaxTuningSamples);
-  EXPECT_EQ(tuner.algorithm(out.best), Algorithm::CsrVector);
-  EXPECT_EQ(width_of(tuner.options(out.best, {})), 16) << out.best_label;
-
-  // Without the jump the same search stops short of 16.
-  TuningSpace no_jump = build_tuning_space(in);
-  for (Axis& a : no_jump.families[0].axes) a.jump = -1;
-  Tuner plain(no_jump);
-  const Outcome before = drive(plain, time);
-  EXPECT_NE(width_of(plain.options(before.best, {})), 16) << before.best_label;
 }
 
 TEST(TuningSpace, KnobsTheUserSetAreNotVaried) {
