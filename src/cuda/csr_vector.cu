@@ -120,6 +120,10 @@ constexpr double kWideMinWarpsWithinChunk = 1.5;
 // (docs/PERFORMANCE.md, "A^T x of tiny matrices in one launch").
 constexpr std::int64_t kOneBlockTransposeMaxNnz = 6000;
 constexpr int kOneBlockTransposeThreads = 1024;
+// ... and at most this many columns: the block scales all of y itself, 8 stores a thread here (the
+// measured matrices had up to 3,000 columns); a few nonzeros among millions of columns keep
+// scale_vector's grid.
+constexpr std::int64_t kOneBlockTransposeMaxCols = 8 * kOneBlockTransposeThreads;
 
 template <int W, int E>
 constexpr bool uses_flat_walk() {
@@ -395,7 +399,8 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     } else {
       choose_width(stream);
     }
-    one_block_ = op == Operation::Transpose && std::int64_t(a.nnz) <= kOneBlockTransposeMaxNnz;
+    one_block_ = op == Operation::Transpose && std::int64_t(a.nnz) <= kOneBlockTransposeMaxNnz &&
+                 std::int64_t(a.cols) <= kOneBlockTransposeMaxCols;
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
     const bool vector = !group_ && !one_block_ && width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
                         is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);

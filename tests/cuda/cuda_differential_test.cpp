@@ -67,6 +67,13 @@ TEST(CudaCsrVectorTranspose, OneBlockUpToItsBound) {
     check_against_reference<double, std::int64_t>(Backend::Cuda, Algorithm::CsrVector, Operation::Transpose,
                                                   convert<double, std::int64_t>(d), "random 300 rows", {});
   }
+  // Few nonzeros among many columns: y's scaling keeps its own grid.
+  const auto wide = convert<float, std::int32_t>(gen::random_uniform(10, 100000, 20, 5));
+  const cuda::DeviceCsr<float, std::int32_t> d_wide(wide);
+  cuda::Plan<float, std::int32_t> plan(d_wide.view(), Algorithm::CsrVector, Operation::Transpose, {});
+  EXPECT_EQ(plan.policy().find("one_block"), std::string::npos) << plan.policy();
+  check_against_reference<float, std::int32_t>(Backend::Cuda, Algorithm::CsrVector, Operation::Transpose,
+                                               convert<double, std::int64_t>(wide), "10 x 100000", {});
 }
 
 }  // namespace
