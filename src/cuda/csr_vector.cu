@@ -115,14 +115,14 @@ constexpr double kWideMinWarpsWithinChunk = 1.5;
 // scaling, a barrier, the scatter) instead of two (scale_vector, then the grid's scatter). H200,
 // 2026-11-29, us per product two launches / one block, f64 / f32, two runs each: random columns, 8 a row,
 // 256 to 2,048 nonzeros 7.5-10.0 / 3.8-4.9; 4,096 9.4-9.6 / 5.5-5.8; poisson2d n=30 (4,380) 9.1-9.8 /
-// 5.9-6.2; 8,192 9.3-9.4 / 9.2-10.0; poisson2d n=45 (9,945) 9.3-9.7 / 10.6-11.5; cage8 (11,003) 8.6 / 13.1:
-// one block walks its rows in a chain of passes. 6,000 is the geometric middle of 4,380 and 8,192
+// 5.9-6.2; 8,192 9.3-9.4 / 9.2-10.0; poisson2d n=45 (9,945) 9.3-9.7 / 10.6-11.5; cage8 (11,003, one f64 run)
+// 8.6 / 13.1: one block walks its rows in a chain of passes. 6,000 is the geometric middle of 4,380 and 8,192
 // (docs/PERFORMANCE.md, "A^T x of tiny matrices in one launch").
 constexpr std::int64_t kOneBlockTransposeMaxNnz = 6000;
 constexpr int kOneBlockTransposeThreads = 1024;
-// ... and at most this many columns: the block scales all of y itself, 8 stores a thread here (the
-// measured matrices had up to 3,000 columns); a few nonzeros among millions of columns keep
-// scale_vector's grid.
+// ... and at most this many columns: the block scales all of y itself, 8 stores a thread here (the A/B's
+// one-block wins had up to 900 columns; an unbounded first trial ran luxembourg_osm's 114,599 columns in one
+// block at 277 us); a few nonzeros among millions of columns keep scale_vector's grid.
 constexpr std::int64_t kOneBlockTransposeMaxCols = 8 * kOneBlockTransposeThreads;
 
 template <int W, int E>
