@@ -60,6 +60,10 @@ struct InputStream::State {
   // after the skipped bytes.
   bool line_range = false;
   std::int64_t skip = 0, first_line = 0, last_line = 0, line = 0;
+  // A BGZF share: `skip` as above, then the rest of a line to drop, and the lines starting at or before
+  // `text_end`; `text_at` is the uncompressed offset of the next inflated byte.
+  bool bgzf_share = false, drop_line = false, share_done = false;
+  std::int64_t text_at = 0, text_end = 0;
   std::int64_t delivered = 0;
 
   ~State() {
@@ -196,6 +200,41 @@ struct InputStream::State {
     }
     return 0;
   }
+
+  // As read_lines: the text is inflated into `dst` and what lies outside the share is dropped there.
+  std::size_t read_share(char* dst, std::size_t n) {
+    while (!share_done) {
+      const std::size_t got = read_gzip(dst, n);
+      if (got == 0) break;
+      const char* const stop = dst + got;
+      const std::int64_t at = text_at;  // the offset of dst[0]
+      text_at += static_cast<std::int64_t>(got);
+      const char* p = dst + std::min(skip, static_cast<std::int64_t>(got));
+      skip -= p - dst;
+      if (drop_line && p < stop) {
+        const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(stop - p));
+        drop_line = nl == nullptr;
+        p = nl ? static_cast<const char*>(nl) + 1 : stop;
+        if (!drop_line && at + (p - dst) > text_end) break;  // the next line starts past the share
+      }
+      // Every byte before text_end, then on to the first '\n' at or after it (the line that starts at or
+      // crosses text_end).
+      const char* end = stop;
+      if (text_end - at < static_cast<std::int64_t>(got)) {
+        const char* from = std::max<const char*>(p, dst + std::max<std::int64_t>(text_end - at, 0));
+        if (const void* nl = std::memchr(from, '\n', static_cast<std::size_t>(stop - from))) {
+          end = static_cast<const char*>(nl) + 1;
+          share_done = true;
+        }
+      }
+      if (end > p) {
+        std::memmove(dst, p, static_cast<std::size_t>(end - p));
+        return static_cast<std::size_t>(end - p);
+      }
+    }
+    share_done = true;
+    return 0;
+  }
 };
 
 InputStream::InputStream(const std::string& path) : state_(std::make_unique<State>()) {
@@ -243,11 +282,35 @@ InputStream::InputStream(const std::string& path, std::int64_t skip, std::int64_
   s.last_line = last;
 }
 
+InputStream::InputStream(const std::string& path, const BgzfShare& share) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.name = display_name(path);
+  s.bgzf_share = true;
+  const std::int64_t from = std::max(share.text_begin, share.data_offset);
+  s.drop_line = share.text_begin >= share.data_offset;
+  // Nothing to deliver: a share inside the preamble, or one whose dropped line reaches its end.
+  s.share_done = from > share.text_end || (s.drop_line && from >= share.text_end);
+  if (s.share_done) return;
+  s.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (s.fd < 0) throw Error("cannot open '" + s.name + "': " + os_reason());
+  s.owns_fd = true;
+  if (::lseek(s.fd, static_cast<off_t>(share.member), SEEK_SET) != static_cast<off_t>(share.member))
+    throw Error("cannot read '" + s.name + "' from byte " + std::to_string(share.member) + ": " + os_reason());
+  s.start();
+  s.share_done = s.raw.empty();  // a share that starts at the end of the file (past the last member)
+  if (!s.gzip && !s.share_done)
+    s.fail("no gzip member at compressed offset " + std::to_string(share.member) + " (corrupt BGZF file?)");
+  s.raw_consumed = static_cast<std::uint64_t>(share.member);
+  s.skip = from - share.text_begin;
+  s.text_at = share.text_begin;
+  s.text_end = share.text_end;
+}
+
 InputStream::~InputStream() = default;
 
 std::size_t InputStream::read(char* dst, std::size_t n) {
   State& s = *state_;
-  const std::size_t got = s.line_range ? s.read_lines(dst, n) : s.read_text(dst, n);
+  const std::size_t got = s.bgzf_share ? s.read_share(dst, n) : s.line_range ? s.read_lines(dst, n) : s.read_text(dst, n);
   s.delivered += static_cast<std::int64_t>(got);
   return got;
 }
@@ -310,6 +373,130 @@ std::int64_t line_start_at_or_after(const std::string& path, std::int64_t offset
   }
   ::close(fd);
   return std::max(at, offset);  // no '\n' after offset: the file's size
+}
+
+namespace {
+
+// BGZF (SAM format specification §4.1): a member is at most 64 KiB compressed and inflates to at most
+// 64 KiB; its header is the gzip header (RFC 1952 §2.3) with FEXTRA, holding the subfield 'B','C' of 2
+// bytes: BSIZE, the member's size - 1.
+constexpr std::int64_t kBgzfMaxMember = std::int64_t{1} << 16;
+constexpr std::uint8_t kFlagExtra = 0x04, kFlagReserved = 0xe0;
+// Members a candidate header's chain is followed for before it counts as a member start: a false match
+// inside compressed data needs the gzip magic, a valid BC subfield and then that many more headers at
+// the offsets its sizes give (or the exact end of the file).
+constexpr int kBgzfChainCheck = 4;
+
+std::uint32_t le(const unsigned char* p, int bytes) {
+  std::uint32_t x = 0;
+  for (int k = bytes - 1; k >= 0; --k) x = (x << 8) | p[k];
+  return x;
+}
+
+// A file opened for pread, closed on every path.
+class ReadOnlyFile {
+ public:
+  explicit ReadOnlyFile(const std::string& path) : name_(display_name(path)) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0) fail();
+    size_ = st.st_size;
+  }
+  ~ReadOnlyFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+  // Up to `n` bytes at `offset`: fewer only at the end of the file.
+  std::size_t read_at(unsigned char* dst, std::size_t n, std::int64_t offset) const {
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t k = ::pread(fd_, dst + got, n - got, static_cast<off_t>(offset) + static_cast<off_t>(got));
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0) fail();
+      if (k == 0) break;
+      got += static_cast<std::size_t>(k);
+    }
+    return got;
+  }
+  std::int64_t size() const { return size_; }
+  const std::string& name() const { return name_; }
+  // The size of the BGZF member at `offset` (BSIZE + 1), or -1 when there is none: no gzip header with
+  // FEXTRA and a BC subfield, or a size too small for its header and trailer or past the file's end.
+  std::int64_t bgzf_member_at(std::int64_t offset) const {
+    unsigned char head[12];
+    if (offset < 0 || read_at(head, sizeof head, offset) != sizeof head) return -1;
+    if (head[0] != 0x1f || head[1] != 0x8b || head[2] != 8 || !(head[3] & kFlagExtra) || (head[3] & kFlagReserved))
+      return -1;
+    const std::uint32_t xlen = le(head + 10, 2);
+    std::vector<unsigned char> extra(xlen);
+    if (read_at(extra.data(), xlen, offset + 12) != xlen) return -1;
+    for (std::size_t k = 0; k + 4 <= xlen; k += 4 + le(&extra[k + 2], 2)) {
+      const std::uint32_t slen = le(&extra[k + 2], 2);
+      if (extra[k] == 'B' && extra[k + 1] == 'C' && slen == 2 && k + 6 <= xlen) {
+        const std::int64_t member = std::int64_t{le(&extra[k + 4], 2)} + 1;
+        const bool fits = member >= 12 + std::int64_t{xlen} + 8 && offset + member <= size_;
+        return fits ? member : -1;
+      }
+    }
+    return -1;
+  }
+  [[noreturn]] void bad_member(std::int64_t offset, const std::string& why) const {
+    throw ParseError(name_ + ": bad BGZF member at compressed offset " + std::to_string(offset) + ": " + why +
+                     " (corrupt or truncated BGZF file?)");
+  }
+
+ private:
+  [[noreturn]] void fail() const { throw Error("cannot read '" + name_ + "': " + os_reason()); }
+
+  std::string name_;
+  int fd_ = -1;
+  std::int64_t size_ = 0;
+};
+
+}  // namespace
+
+bool is_bgzf(const std::string& path) { return ReadOnlyFile(path).bgzf_member_at(0) > 0; }
+
+std::int64_t bgzf_member_at_or_after(const std::string& path, std::int64_t offset) {
+  const ReadOnlyFile file(path);
+  if (offset <= 0) return 0;
+  const auto starts_chain = [&](std::int64_t at) {
+    for (int k = 0; k < kBgzfChainCheck && at < file.size(); ++k) {
+      const std::int64_t member = file.bgzf_member_at(at);
+      if (member < 0) return false;
+      at += member;
+    }
+    return true;
+  };
+  // A member starts within any kBgzfMaxMember bytes of a valid file; 2 more for the magic's tail.
+  std::vector<unsigned char> buf(static_cast<std::size_t>(kBgzfMaxMember) + 2);
+  const std::size_t n = file.read_at(buf.data(), buf.size(), offset);
+  for (std::size_t k = 0; k + 2 < n && k < static_cast<std::size_t>(kBgzfMaxMember); ++k)
+    if (buf[k] == 0x1f && buf[k + 1] == 0x8b && buf[k + 2] == 8 && starts_chain(offset + static_cast<std::int64_t>(k)))
+      return offset + static_cast<std::int64_t>(k);
+  return file.size();
+}
+
+std::int64_t bgzf_text_size(const std::string& path, std::int64_t begin, std::int64_t end) {
+  const ReadOnlyFile file(path);
+  std::int64_t text = 0;
+  for (std::int64_t at = begin, previous = -1; at < end;) {
+    const std::int64_t member = file.bgzf_member_at(at);
+    if (member < 0 && previous >= 0)
+      file.bad_member(previous, "its size leads to offset " + std::to_string(at) + ", where no BGZF member starts");
+    if (member < 0) file.bad_member(at, "no BGZF header, or a size past the end of the file");
+    if (at + member > end)
+      file.bad_member(at, "its " + std::to_string(member) + " bytes run past the next member, at " + std::to_string(end));
+    unsigned char isize[4];
+    file.read_at(isize, 4, at + member - 4);
+    if (le(isize, 4) > static_cast<std::uint32_t>(kBgzfMaxMember))
+      file.bad_member(at, "its text size " + std::to_string(le(isize, 4)) + " exceeds 64 KiB");
+    text += le(isize, 4);
+    previous = at;
+    at += member;
+  }
+  return text;
 }
 
 std::string read_text(const std::string& path) {

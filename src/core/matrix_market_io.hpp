@@ -18,6 +18,17 @@ std::string display_name(const std::string& path);
 // reader never holds more than its own buffer: a stream that starts with the gzip magic is inflated
 // as it is read (one or more members). Corrupt gzip data is a ParseError naming the file, a failed
 // read an Error naming the path and the OS reason.
+// One rank's share of a BGZF file's text (dist::read_matrix_market): the share's members start at
+// compressed offset `member`, whose text starts at uncompressed offset `text_begin` (U_r), and the next
+// share's at `text_end` (U_{r+1}; INT64_MAX for the last share). `data_offset` (D > 0) is where the entry
+// section starts in the text.
+struct BgzfShare {
+  std::int64_t member = 0;
+  std::int64_t text_begin = 0;
+  std::int64_t text_end = 0;
+  std::int64_t data_offset = 0;
+};
+
 class InputStream {
  public:
   explicit InputStream(const std::string& path);
@@ -32,6 +43,14 @@ class InputStream {
   // is past it): one rank's share of a gzip file's entry section, whose text has no byte offsets, so
   // that the rank never holds its share of the text (dist::read_matrix_market). known_size() is -1.
   InputStream(const std::string& path, std::int64_t skip, std::int64_t first, std::int64_t last);
+  // The lines of a BGZF share's text, by Hadoop LineRecordReader's rule so that every line of the entry
+  // section is delivered by exactly one share, without looking back: from s = max(text_begin,
+  // data_offset); when text_begin >= data_offset the line that holds s is dropped first (up to and
+  // including the first '\n' at or after s: it belongs to the previous share); then every line whose
+  // first byte p satisfies p <= text_end, each whole (the last one is finished in the next members).
+  // Inflates from `member` (the members after it inflate as one stream) and stops after its last line.
+  // known_size() is -1.
+  InputStream(const std::string& path, const BgzfShare& share);
   ~InputStream();
   InputStream(const InputStream&) = delete;
   InputStream& operator=(const InputStream&) = delete;
@@ -56,6 +75,21 @@ class InputStream {
 // follows a '\n', else the byte after the next '\n' (the file's size when no '\n' follows). Reads only
 // from offset - 1 to that '\n'.
 std::int64_t line_start_at_or_after(const std::string& path, std::int64_t offset);
+
+// BGZF (bgzip's blocked gzip; SAM format specification §4.1): gzip members of at most 64 KiB, each
+// with the extra subfield 'B','C' holding BSIZE (its compressed size - 1) and ending in ISIZE (its text's
+// size). Errors name the file and the compressed offset (ParseError), or the OS reason (Error).
+// Whether the regular file `path` starts with a BGZF member (a gzip member whose header carries BC).
+bool is_bgzf(const std::string& path);
+// The compressed offset of the first BGZF member at or after `offset` of `path` (0 for 0), validated by
+// the chain of members that follows it (each member's BSIZE leads to another BGZF header, or exactly to
+// the end of the file); the file's size when there is none within a member's maximal size (64 KiB) of
+// `offset`, as past a corrupt stretch (the share before it then meets the corruption).
+std::int64_t bgzf_member_at_or_after(const std::string& path, std::int64_t offset);
+// The text size of the members in [begin, end) of `path` (the sum of their ISIZE), reading only their
+// headers and trailers; a member that is not a BGZF member or runs past `end` is a ParseError naming
+// the file and its compressed offset.
+std::int64_t bgzf_text_size(const std::string& path, std::int64_t begin, std::int64_t end);
 
 // Whole contents of `path` ("-": standard input), gunzipped when they start with the gzip magic.
 std::string read_text(const std::string& path);

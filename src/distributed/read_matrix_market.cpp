@@ -51,17 +51,18 @@ std::string refusal_text(int refusal) {
 }
 
 // Every rank opens the file and reads its preamble. Returns the refusal bits (0: the ranges can run) and
-// fills `layout`, `size` (of the file as stored) and `compressed` (a gzip file: its text has no byte
-// offsets, so the ranks split its lines instead); `failure` keeps this rank's own error for
-// ReadMode::ByteRanges.
+// fills `layout`, `size` (of the file as stored), `compressed` (a gzip file: its text has no byte
+// offsets, so the ranks split its lines instead) and `bgzf` (a gzip file in BGZF members: the ranks
+// split its members instead); `failure` keeps this rank's own error for ReadMode::ByteRanges.
 int probe(const Communicator& comm, const std::string& path, MatrixMarketLayout& layout, std::int64_t& size,
-          bool& compressed, std::exception_ptr& failure) {
+          bool& compressed, bool& bgzf, std::exception_ptr& failure) {
   int refusal = 0;
   try {
     spmv::detail::InputStream in(path);
     size = in.known_size();
     compressed = size < 0 && std::filesystem::is_regular_file(path);  // regular, size unknown: gzip
     if (compressed) size = static_cast<std::int64_t>(std::filesystem::file_size(path));
+    bgzf = compressed && spmv::detail::is_bgzf(path);
     if (size < 0) {
       refusal |= kNotPlain;
     } else {
@@ -79,11 +80,11 @@ int probe(const Communicator& comm, const std::string& path, MatrixMarketLayout&
   // banner's words by a hash: the ranks run one binary).
   const auto& h = layout.header;
   const auto banner = static_cast<std::int64_t>(std::hash<std::string>{}(h.format + ' ' + h.field + ' ' + h.symmetry));
-  std::int64_t low[7] = {size, layout.data_offset, layout.rows, layout.cols, layout.entries, banner, compressed};
-  std::int64_t high[7];
+  std::int64_t low[8] = {size, layout.data_offset, layout.rows, layout.cols, layout.entries, banner, compressed, bgzf};
+  std::int64_t high[8];
   std::copy(std::begin(low), std::end(low), high);
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, low, 7, MPI_INT64_T, MPI_MIN, c), "MPI_Allreduce");
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, high, 7, MPI_INT64_T, MPI_MAX, c), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, low, 8, MPI_INT64_T, MPI_MIN, c), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, high, 8, MPI_INT64_T, MPI_MAX, c), "MPI_Allreduce");
   return std::equal(std::begin(low), std::end(low), std::begin(high)) ? 0 : kDifferentFiles;
 }
 
@@ -183,16 +184,43 @@ CsrMatrix<Value, std::int64_t> move_rows(const Communicator& comm, const CsrMatr
   return b;
 }
 
+// A BGZF file's share of this rank (docs/DISTRIBUTED.md "Reading a file in parallel"): the members from
+// the first one at or after byte size r / P (B_r) to the next rank's first one, whose text starts at
+// U_r, the sum of the text sizes of the members before it (their ISIZE trailers: no rank inflates
+// anything here). A bad member is an error on every rank naming the file and its offset.
+spmv::detail::BgzfShare bgzf_share(const Communicator& comm, const std::string& path, std::int64_t size,
+                                   std::int64_t data_offset, std::int64_t& text_size) {
+  const int rank = comm.rank(), ranks = comm.size();
+  const MPI_Comm c = comm.get();
+  std::int64_t start = 0;
+  collectively(comm, [&] {
+    start = spmv::detail::bgzf_member_at_or_after(path, static_cast<std::int64_t>(static_cast<__int128>(size) * rank / ranks));
+  });
+  std::vector<std::int64_t> starts(static_cast<std::size_t>(ranks) + 1, size);
+  check_mpi(MPI_Allgather(&start, 1, MPI_INT64_T, starts.data(), 1, MPI_INT64_T, c), "MPI_Allgather");
+  const auto r = static_cast<std::size_t>(rank);
+  std::int64_t text = 0, before = 0;
+  collectively(comm, [&] { text = spmv::detail::bgzf_text_size(path, starts[r], starts[r + 1]); });
+  check_mpi(MPI_Exscan(&text, &before, 1, MPI_INT64_T, MPI_SUM, c), "MPI_Exscan");
+  if (rank == 0) before = 0;  // MPI_Exscan leaves rank 0's result undefined
+  text_size = text;
+  const std::int64_t next = rank + 1 == ranks ? std::numeric_limits<std::int64_t>::max() : before + text;
+  return {starts[r], before, next, data_offset};
+}
+
 // Every rank parses the lines that start in its share of the entry section's bytes (a line belongs to
 // the rank whose share holds its first byte), then the entries move to their rows' owners. A gzip file
 // (`compressed`) is split by lines instead: rank r parses the entry section's lines [E r / P,
 // E (r + 1) / P) for the declared entry count E, the last rank on to the end, each rank inflating the
 // text up to its share's end and streaming its lines into the parser (so no rank holds its share of the
-// text, only its share of the entries).
+// text, only its share of the entries). A BGZF file (`bgzf`, compressed too) is split by its members:
+// rank r parses the lines of the entry section that start in the text of its members (bgzf_share; the
+// line that crosses its end included, the one that crosses its start left to the rank before), each
+// rank inflating only its members and the rest of its last line.
 template <class Value, class Index>
 LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& path, PartitionKind kind,
                                   const ReadOptions& options, const MatrixMarketLayout& layout, std::int64_t size,
-                                  bool compressed, std::int64_t round_bytes) {
+                                  bool compressed, bool bgzf, std::int64_t round_bytes) {
   const int rank = comm.rank(), ranks = comm.size();
   const MPI_Comm c = comm.get();
   const std::string name = spmv::detail::display_name(path);
@@ -207,7 +235,15 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
   // Plain: this rank's bytes [begin, end). Gzip: its lines [first, last) of the entry section, counted
   // in the memory check as `share_lines` (its text's size is unknown), and `end` the bytes they held.
   std::int64_t begin = 0, end = 0, first = 0, last = 0, share_lines = -1;
-  if (compressed) {
+  spmv::detail::BgzfShare share;
+  if (bgzf) {
+    std::int64_t text = 0;
+    share = bgzf_share(comm, path, size, data, text);
+    // The budget counts the entry lines that can start in [s, U_{r+1}], one every 4 bytes at most
+    // ("1 1\n", read_csr's shortest coordinate line), its text's size being unknown before the read.
+    const std::int64_t from = std::max(share.text_begin, data), to = share.text_begin + text;
+    share_lines = from > to ? 0 : (to - from) / 4 + 1;
+  } else if (compressed) {
     const auto line_share = [&](int r) {
       return static_cast<std::int64_t>(static_cast<__int128>(layout.entries) * r / ranks);
     };
@@ -216,8 +252,9 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
     share_lines = line_share(rank + 1) - first;
   }
   const auto open_range = [&] {
-    return compressed ? std::make_unique<spmv::detail::InputStream>(path, data, first, last)
-                      : std::make_unique<spmv::detail::InputStream>(path, begin, end - begin);
+    return bgzf         ? std::make_unique<spmv::detail::InputStream>(path, share)
+           : compressed ? std::make_unique<spmv::detail::InputStream>(path, data, first, last)
+                        : std::make_unique<spmv::detail::InputStream>(path, begin, end - begin);
   };
   RangeEntries<Value, Index> entries;
   RangeOutcome outcome;
@@ -230,7 +267,9 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
     outcome = spmv::detail::parse_coordinate_lines(*in, layout, kToTheEnd, share_lines, options, entries);
     if (compressed) end = in->delivered();
   });
-  const bool at_file_end = compressed ? rank + 1 == ranks : end == size;  // this rank's text ends the file's
+  // This rank's text ends the file's. BGZF: the last rank's share may be empty, but only the share that
+  // ends the text can end inside a line (the others end at the '\n' of their last line).
+  const bool at_file_end = bgzf || (compressed ? rank + 1 == ranks : end == size);
 
   // Entry lines and newlines before this rank's range. They are exact up to the first rank with a
   // problem; the ranks after it may be wrong, but their errors never win (the lowest rank's does).
@@ -299,25 +338,28 @@ LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string&
     std::string reason;
     MatrixMarketLayout layout;
     std::int64_t size = -1;
-    bool compressed = false;
+    bool compressed = false, bgzf = false;
     std::exception_ptr failure;
     if (kind == PartitionKind::Graph)
       reason = "the graph partition needs the whole graph";
     else if (path == "-")
       reason = "standard input has no byte ranges";
-    else if ((refusal = probe(comm, path, layout, size, compressed, failure)) != 0)
+    else if ((refusal = probe(comm, path, layout, size, compressed, bgzf, failure)) != 0)
       reason = refusal_text(refusal);
     if (reason.empty()) {
       if (spmv::detail::debug_log_enabled() && comm.rank() == 0)
         std::fprintf(stderr, "[spmv] read_matrix_market %s: every rank parses its %s (%d ranges)\n", path.c_str(),
-                     compressed ? "lines of the inflated text" : "byte range", comm.size());
+                     bgzf         ? "BGZF members' lines"
+                     : compressed ? "lines of the inflated text"
+                                  : "byte range",
+                     comm.size());
       // 32-bit indices for the parsed and exchanged entries whenever the sizes allow (16 bytes an
       // entry in f64 instead of 24), as read_csr stores its entries.
       return fits_index<std::int32_t>(layout.rows, layout.cols, 0)
                  ? read_byte_ranges<Value, std::int32_t>(comm, path, kind, options, layout, size, compressed,
-                                                         round_bytes)
+                                                         bgzf, round_bytes)
                  : read_byte_ranges<Value, std::int64_t>(comm, path, kind, options, layout, size, compressed,
-                                                         round_bytes);
+                                                         bgzf, round_bytes);
     }
     if (mode == ReadMode::ByteRanges)
       collectively(comm, [&] {  // the ranks' own failures (a missing file, a bad header) when there are any

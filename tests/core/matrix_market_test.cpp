@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/bgzf.hpp"
 #include "common/paths.hpp"
 #include "core/matrix_market_io.hpp"
 #include "spmv/error.hpp"
@@ -787,6 +788,96 @@ TEST_F(MatrixMarketFiles, LineRangeStreamDeliversItsLinesOnly) {
   EXPECT_EQ(read_line_range(path("deflate.mtx.gz"), 0, 1, 3, 4096), lines_of(text, 0, 1, 3));
   put(path("short.mtx.gz"), gzip_member(kGeneral));
   EXPECT_EQ(read_line_range(path("short.mtx.gz"), static_cast<std::int64_t>(kGeneral.size()) + 5, 0, kEnd, 64), "");
+}
+
+// The BGZF pieces behind dist::read_matrix_market's BGZF shares. Members found from any offset are the
+// first ones at or after it; their ISIZE sums give the text's size; and for every way of cutting the
+// members into shares (empty ones, ones inside the preamble, with CRLF, comments, a last line without
+// '\n', members starting at line starts), the shares' streams deliver the entry section exactly once,
+// in order (Hadoop LineRecordReader's rule), read in large and in 7-byte blocks.
+TEST_F(MatrixMarketFiles, BgzfSharesDeliverEachLineOnce) {
+  const std::string preamble = kGeneral + "% a comment longer than a member: " + std::string(150, 'c') + "\r\n9 9 40\n";
+  std::string body;
+  for (int k = 0; k < 40; ++k)
+    body += std::to_string(1 + k % 9) + " " + std::to_string(1 + k * 7 % 9) + " " + std::to_string(k * 0.37) +
+            (k % 5 == 0 ? "\r\n" : k % 7 == 0 ? "\n% c\n\n" : "\n");
+  body += "9 9 1";  // no final '\n'
+  const std::string text = preamble + body;
+  const auto data = static_cast<std::int64_t>(preamble.size());
+  std::vector<std::size_t> line_starts;
+  for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) line_starts.push_back(at + 1);
+  for (const auto& cuts : {std::vector<std::size_t>{}, line_starts, [&] {
+                             std::vector<std::size_t> every_37;
+                             for (std::size_t at = 37; at < text.size(); at += 37) every_37.push_back(at);
+                             return every_37;
+                           }()}) {
+    const std::string bytes = test::bgzf_cut_at(text, cuts);
+    put(path("t.mtx.gz"), bytes);
+    const std::string file = path("t.mtx.gz");
+    ASSERT_TRUE(detail::is_bgzf(file));
+    // The members: compressed offsets and the text offsets they start at (the EOF member last, empty).
+    std::vector<std::int64_t> member{0}, text_at{0};
+    for (std::size_t at = 0; at < bytes.size();) {
+      at += 1 + static_cast<unsigned char>(bytes[at + 16]) + 256 * static_cast<std::size_t>(static_cast<unsigned char>(bytes[at + 17]));
+      member.push_back(static_cast<std::int64_t>(at));
+      text_at.push_back(text_at.back() + detail::bgzf_text_size(file, member[member.size() - 2], member.back()));
+    }
+    EXPECT_EQ(text_at.back(), static_cast<std::int64_t>(text.size()));
+    EXPECT_EQ(detail::bgzf_text_size(file, 0, member.back()), static_cast<std::int64_t>(text.size()));
+    for (std::int64_t offset = 0, m = 0; offset <= member.back(); ++offset) {
+      while (member[static_cast<std::size_t>(m)] < offset) ++m;
+      ASSERT_EQ(detail::bgzf_member_at_or_after(file, offset), member[static_cast<std::size_t>(m)]) << offset;
+    }
+    // Shares of members: every split of the member list into up to 4 shares at chosen member indices.
+    const auto members = static_cast<int>(member.size());
+    const auto share_text = [&](int from, int to, bool last, std::size_t block) {
+      const detail::BgzfShare share{member[static_cast<std::size_t>(from)], text_at[static_cast<std::size_t>(from)],
+                                    last ? std::numeric_limits<std::int64_t>::max() : text_at[static_cast<std::size_t>(to)],
+                                    data};
+      detail::InputStream in(file, share);
+      EXPECT_EQ(in.known_size(), -1);
+      std::string out, buf(block, '\0');
+      for (std::size_t n; (n = in.read(buf.data(), block)) > 0;) out.append(buf.data(), n);
+      return out;
+    };
+    for (int a = 0; a < members; ++a)
+      for (int b = a; b < members; b += 1 + (b % 3)) {
+        SCOPED_TRACE("cuts " + std::to_string(cuts.size()) + ", shares at members 0 " + std::to_string(a) + " " +
+                     std::to_string(b));
+        const std::string got = share_text(0, a, false, 1 << 16) + share_text(a, b, false, 1 << 16) +
+                                share_text(b, members - 1, true, 1 << 16);
+        ASSERT_EQ(got, body);
+        if (a % 4 == 0) ASSERT_EQ(share_text(0, a, false, 7) + share_text(a, b, false, 7) + share_text(b, 0, true, 7), body);
+      }
+  }
+  // A member cut short, and one whose size leads nowhere: ParseErrors naming the file and the member.
+  const std::string bytes = test::bgzf(text, 100);
+  put(path("cut.mtx.gz"), bytes.substr(0, bytes.size() - 40));
+  const std::int64_t second = 1 + static_cast<unsigned char>(bytes[16]) + 256 * static_cast<unsigned char>(bytes[17]);
+  const auto error_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of([&] { detail::bgzf_text_size(path("cut.mtx.gz"), 0, static_cast<std::int64_t>(bytes.size()) - 40); })
+                .find("cut.mtx.gz: bad BGZF member at compressed offset"),
+            std::string::npos);
+  std::string wrong = bytes;
+  wrong[16] = static_cast<char>(wrong[16] - 1);
+  put(path("wrong.mtx.gz"), wrong);
+  EXPECT_NE(error_of([&] { detail::bgzf_text_size(path("wrong.mtx.gz"), 0, static_cast<std::int64_t>(wrong.size())); })
+                .find("wrong.mtx.gz: bad BGZF member at compressed offset 0: its size leads to offset " +
+                      std::to_string(second - 1)),
+            std::string::npos);
+  EXPECT_EQ(detail::bgzf_member_at_or_after(path("wrong.mtx.gz"), 1), second);  // past the bad chain
+  // Not BGZF: a plain gzip file, plain text.
+  put(path("plain.mtx.gz"), gzip_member(text));
+  put(path("plain.mtx"), text);
+  EXPECT_FALSE(detail::is_bgzf(path("plain.mtx.gz")));
+  EXPECT_FALSE(detail::is_bgzf(path("plain.mtx")));
 }
 
 // Runs f with standard input (fd 0) read from `file`.

@@ -2,7 +2,7 @@
 file(GLOB SPMV_DISTRIBUTED_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
 add_executable(spmv_distributed_tests ${SPMV_DISTRIBUTED_TESTS})
 target_include_directories(spmv_distributed_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(spmv_distributed_tests PRIVATE spmv_distributed GTest::gtest)
+target_link_libraries(spmv_distributed_tests PRIVATE spmv_distributed GTest::gtest ZLIB::ZLIB)  # zlib: common/bgzf.hpp
 target_compile_definitions(spmv_distributed_tests PRIVATE
   SPMV_SHARED_MATRICES="${PROJECT_SOURCE_DIR}/../shared/matrices")
 

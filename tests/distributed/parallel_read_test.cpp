@@ -13,8 +13,10 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "common/bgzf.hpp"
 #include "core/matrix_market_io.hpp"
 #include "distributed/mpi_util.hpp"
 #include "distributed/read_matrix_market.hpp"
@@ -26,6 +28,8 @@ namespace spmv::dist {
 namespace {
 
 namespace fs = std::filesystem;
+using spmv::test::bgzf;
+using spmv::test::bgzf_cut_at;
 
 // A folder of this run's files, the same on every rank (rank 0's pid), removed at the end.
 class Scratch {
@@ -240,6 +244,106 @@ TEST(ParallelRead, GzipBudgetCountsEachRanksShare) {
   options.max_memory -= 1;
   EXPECT_THROW(read_matrix_market<double>(comm, gz, PartitionKind::Nonzeros, options, ReadMode::ByteRanges),
                MemoryLimitExceeded);
+}
+
+// A BGZF file is split by its members: each rank parses the lines that start in its members' text. The
+// same rows as the root read (read_csr of the same file) and as the root read of the plain text, with
+// members of a few dozen to a few hundred bytes so that members, lines and rank shares interleave: lines
+// across members, members that start exactly at line starts, more ranks than members (empty shares),
+// shares inside the header (a long comment), CRLF, comments and blank lines, symmetric and pattern files;
+// the same errors, file and line; a gzip file without BC keeps the line split.
+TEST(ParallelRead, BgzfFilesSplitByMembers) {
+  const Communicator comm;
+  const Scratch scratch(comm);
+  const std::string head = std::string(kBanner) + "real general\n";
+  std::string wide = head + "7 300 400\n";
+  for (int k = 0; k < 400; ++k) wide += std::to_string(1 + k % 7) + " " + std::to_string(1 + (k * 37) % 300) + " 1.5\n";
+  std::string long_header = std::string(kBanner) + "pattern symmetric\n%" + std::string(3000, 'h') + "\n%\n30 30 50\n";
+  for (int k = 0; k < 50; ++k) long_header += std::to_string(1 + (k * 7) % 30) + " " + std::to_string(1 + k % 7) + "\n";
+  const std::pair<const char*, std::string> texts[] = {
+      {"wide", wide},
+      {"long_header", long_header},
+      {"crlf", std::string(kBanner) + "real general\r\n%c\r\n3 3 4\r\n1 1 1\r\n3 2 2\r\n\r\n2 3 3\r\n1 1 4\r\n"},
+      {"comments", std::string(kBanner) + "real symmetric\n% c\n4 4 5\n% c\n\n3 1 1.5\n1 1 2\n  \n2 1 -0.25\n3 1 "
+                                          "0.125\n% e\n4 4 0\n"},
+      {"pattern", std::string(kBanner) + "pattern general\n4 4 6\n3 1\n1 1\n\n2 1\n3 1\n% c\n4 4\n2 3\n"},
+      {"unterminated", head + "3 3 2\n1 1 1\n3 3 2"},
+      {"one_entry", head + "1000 7 1\n999 3 -2.5\n"},
+      {"empty", head + "5 3 0\n%\n\n% nothing\n"},
+      {"size_line_last", head + "4 4 0"},
+  };
+  for (const auto& [name, text] : texts) {
+    const std::string plain = scratch.write(std::string(name) + ".mtx", text);
+    const auto want = read_matrix_market<double>(comm, plain, PartitionKind::Rows, {}, ReadMode::Root);
+    for (const std::size_t piece : {std::size_t{23}, std::size_t{200}, std::size_t{1000}, std::size_t{65536}}) {
+      const std::string path = scratch.write(std::string(name) + "_" + std::to_string(piece) + ".mtx.gz", bgzf(text, piece));
+      EXPECT_TRUE(spmv::detail::is_bgzf(path));
+      expect_same_read(comm, path);
+      expect_same_rows(read_matrix_market<double>(comm, path, PartitionKind::Rows, {}, ReadMode::ByteRanges), want);
+    }
+    // Every member starting at a line start, and every one starting a byte after one.
+    std::vector<std::size_t> line_starts, after_line_starts;
+    for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) {
+      line_starts.push_back(at + 1);
+      if (at + 2 < text.size()) after_line_starts.push_back(at + 2);
+    }
+    for (const auto& cuts : {line_starts, after_line_starts}) {
+      const std::string path = scratch.write(std::string(name) + "_lines.mtx.gz", bgzf_cut_at(text, cuts));
+      expect_same_read(comm, path);
+      expect_same_rows(read_matrix_market<double>(comm, path, PartitionKind::Rows, {}, ReadMode::ByteRanges), want);
+    }
+  }
+  // A text of many members (of 4 KiB) and many lines.
+  std::string big = head + "2000 2000 20000\n";
+  for (std::int64_t k = 0; k < 20000; ++k)
+    big += std::to_string(1 + (k * 7919) % 2000) + " " + std::to_string(1 + (k * 104729) % 2000) + " " +
+           std::to_string(0.001 * static_cast<double>(k)) + "\n";
+  expect_same_read(comm, scratch.write("big.mtx.gz", bgzf(big, 4096)));
+  expect_same_read<float>(comm, scratch.write("big_f32.mtx.gz", bgzf(big, 333)));
+  // Errors: a bad line on the first, a middle and the last rank (in a middle member); too many entries;
+  // too few.
+  expect_entry_errors(comm, [&](const std::string& name, const std::string& text) {
+    return scratch.write(name + ".mtx.gz", bgzf(text, 97));
+  });
+  // A gzip file without BC is not BGZF: its ranks split its lines (GzipFilesSplitByLines).
+  EXPECT_FALSE(spmv::detail::is_bgzf(scratch.write_gz("plain_gzip.mtx.gz", wide)));
+  EXPECT_FALSE(spmv::detail::is_bgzf(scratch.write("plain.mtx", wide)));
+}
+
+// A BGZF file whose members' sizes are wrong, or cut short, is an error on every rank naming the file and
+// the member's compressed offset (never a hang or a crash).
+TEST(ParallelRead, CorruptBgzfFilesFailOnEveryRank) {
+  const Communicator comm;
+  const Scratch scratch(comm);
+  std::string text = std::string(kBanner) + "real general\n9 7 600\n";
+  for (int k = 0; k < 600; ++k) text += std::to_string(1 + k % 9) + " " + std::to_string(1 + k % 7) + " 1.25\n";
+  const std::string good = bgzf(text, 300);
+  const auto member_starts = [&] {
+    std::vector<std::size_t> starts;
+    for (std::size_t at = 0; at < good.size(); at += 1 + static_cast<unsigned char>(good[at + 16]) +
+                                                       256 * static_cast<std::size_t>(static_cast<unsigned char>(good[at + 17])))
+      starts.push_back(at);
+    return starts;
+  }();
+  ASSERT_GT(member_starts.size(), 10u);
+  std::string wrong_size = good;
+  const std::size_t middle = member_starts[member_starts.size() / 2];
+  wrong_size[middle + 16] = static_cast<char>(wrong_size[middle + 16] + 5);  // BSIZE 5 bytes too large
+  const std::string truncated = good.substr(0, member_starts[member_starts.size() - 2] + 20);
+  // The truncated file is small enough that every rank's preamble read inflates all of it and meets its
+  // end first (a larger one meets bgzf_text_size's check: MatrixMarketFiles.BgzfSharesDeliverEachLineOnce).
+  for (const auto& [name, bytes, message] :
+       {std::tuple<std::string, std::string, std::string>{
+            "wrong_size.mtx.gz", wrong_size,
+            "bad BGZF member at compressed offset " + std::to_string(middle) + ": "},  // why: where its share ends
+        {"truncated.mtx.gz", truncated, "truncated gzip data"}}) {
+    const std::string path = scratch.write(name, bytes);
+    for (PartitionKind kind : {PartitionKind::Nonzeros, PartitionKind::Rows}) {
+      const std::string error =
+          error_of([&] { read_matrix_market<double>(comm, path, kind, {}, ReadMode::ByteRanges); });
+      EXPECT_EQ(error.rfind("ParseError: " + path + ": " + message, 0), 0u) << error;
+    }
+  }
 }
 
 TEST(ParallelRead, EveryStorageKind) {
