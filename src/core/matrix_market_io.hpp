@@ -14,10 +14,6 @@ namespace spmv::detail {
 // The name used in messages: "<stdin>" for "-", else the path as given.
 std::string display_name(const std::string& path);
 
-// The text of a file ("-": standard input) or of bytes in memory, delivered in pieces so that a
-// reader never holds more than its own buffer: a stream that starts with the gzip magic is inflated
-// as it is read (one or more members). Corrupt gzip data is a ParseError naming the file, a failed
-// read an Error naming the path and the OS reason.
 // One rank's share of a BGZF file's text (dist::read_matrix_market): the share's members start at
 // compressed offset `member`, whose text starts at uncompressed offset `text_begin` (U_r), and the next
 // share's at `text_end` (U_{r+1}; INT64_MAX for the last share). `data_offset` (D > 0) is where the entry
@@ -29,6 +25,10 @@ struct BgzfShare {
   std::int64_t data_offset = 0;
 };
 
+// The text of a file ("-": standard input) or of bytes in memory, delivered in pieces so that a
+// reader never holds more than its own buffer: a stream that starts with the gzip magic is inflated
+// as it is read (one or more members). Corrupt gzip data is a ParseError naming the file, a failed
+// read an Error naming the path and the OS reason.
 class InputStream {
  public:
   explicit InputStream(const std::string& path);
