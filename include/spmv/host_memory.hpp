@@ -3,8 +3,8 @@
 // x: on 4 KiB pages a walk over tens of megabytes takes a TLB entry every 64 cache lines, and on Linux in
 // THP's "madvise" mode (the default of many distributions) memory gets 2 MiB pages only where asked.
 // The arrays spmv allocates itself (to_csr, transpose, convert, the generators, the Python bindings'
-// copies, the other formats' conversions, and the CPU plans' copies and storage) are advised; a caller who builds a CsrMatrix by hand can do the same
-// before filling its vectors. One thread on the 2-core Zen 4 VM, 2D Poisson of 10^6 rows in f32: the
+// copies, the other formats' conversions, and the CPU plans' copies and storage) are advised; a caller
+// who builds a CsrMatrix by hand can do the same before filling its vectors. One thread on the 2-core Zen 4 VM, 2D Poisson of 10^6 rows in f32: the
 // plain row loop ran 4.54-4.66 ms on advised arrays against 4.92-5.28 ms (docs/PERFORMANCE.md).
 #include <cstddef>
 #include <vector>

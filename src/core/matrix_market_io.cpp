@@ -350,31 +350,6 @@ std::string gunzip(std::string_view data, std::string_view name) {
   return read_all(in);
 }
 
-std::int64_t line_start_at_or_after(const std::string& path, std::int64_t offset) {
-  if (offset <= 0) return 0;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open '" + display_name(path) + "': " + os_reason());
-  std::vector<char> buf(std::size_t{1} << 16);
-  std::int64_t at = offset - 1;  // the byte before: a '\n' there makes `offset` a line start
-  while (true) {
-    const ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(at));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string reason = os_reason();
-      ::close(fd);
-      throw Error("cannot read '" + display_name(path) + "': " + reason);
-    }
-    if (n == 0) break;  // the end of the file
-    if (const void* nl = std::memchr(buf.data(), '\n', static_cast<std::size_t>(n))) {
-      ::close(fd);
-      return at + (static_cast<const char*>(nl) - buf.data()) + 1;
-    }
-    at += n;
-  }
-  ::close(fd);
-  return std::max(at, offset);  // no '\n' after offset: the file's size
-}
-
 namespace {
 
 // BGZF (SAM format specification §4.1): a member is at most 64 KiB compressed and inflates to at most
@@ -393,13 +368,14 @@ std::uint32_t le(const unsigned char* p, int bytes) {
   return x;
 }
 
-// A file opened for pread, closed on every path.
+// A file opened for pread, closed on every path (line_start_at_or_after and the BGZF member walks).
 class ReadOnlyFile {
  public:
   explicit ReadOnlyFile(const std::string& path) : name_(display_name(path)) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error("cannot open '" + name_ + "': " + os_reason());
     struct stat st {};
-    if (fd_ < 0 || ::fstat(fd_, &st) != 0) fail();
+    if (::fstat(fd_, &st) != 0) fail();
     size_ = st.st_size;
   }
   ~ReadOnlyFile() {
@@ -455,6 +431,22 @@ class ReadOnlyFile {
 };
 
 }  // namespace
+
+std::int64_t line_start_at_or_after(const std::string& path, std::int64_t offset) {
+  if (offset <= 0) return 0;
+  const ReadOnlyFile file(path);
+  std::vector<unsigned char> buf(std::size_t{1} << 16);
+  std::int64_t at = offset - 1;  // the byte before: a '\n' there makes `offset` a line start
+  while (true) {
+    const std::size_t n = file.read_at(buf.data(), buf.size(), at);
+    if (n == 0) break;  // the end of the file
+    if (const void* nl = std::memchr(buf.data(), '\n', n))
+      return at + (static_cast<const unsigned char*>(nl) - buf.data()) + 1;
+    at += static_cast<std::int64_t>(n);
+  }
+  return std::max(at, offset);  // no '\n' after offset: the file's size
+}
+
 
 bool is_bgzf(const std::string& path) { return ReadOnlyFile(path).bgzf_member_at(0) > 0; }
 
