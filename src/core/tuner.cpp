@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "core/auto_rule.hpp"
 #include "core/debug_log.hpp"
 #include "spmv/error.hpp"
 
@@ -46,6 +47,18 @@ Axis axis(Knob knob, std::vector<int> values, double seed_value) {
   return a;
 }
 
+// csr-vector splits rows only at widths up to 8 lanes (kFlatMaxWidth, src/cuda/csr_vector.cu).
+constexpr int kUnsplitWidth = 16;
+
+// The index in kWidths of the widest sub-warp width at which every row's sub-warp is resident at once
+// (rows * width / 32 warps within TuningInputs::resident_warps); -1 when unknown or none fits.
+int one_wave_width(const TuningInputs& in) {
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(kWidths.size()); ++i)
+    if (in.resident_warps > 0 && double(in.rows) * kWidths[i] / 32.0 <= double(in.resident_warps)) best = i;
+  return best;
+}
+
 bool contains(const std::vector<Algorithm>& list, Algorithm a) {
   return std::find(list.begin(), list.end(), a) != list.end();
 }
@@ -75,9 +88,21 @@ std::vector<Axis> axes_of(Algorithm a, const TuningInputs& in) {
       // the mean: 8, 16 and 32 tried, best 4; H100, 2026-11-26). On irregular rows the typical row is
       // shorter than the mean (a few long rows carry it): mean / cv (rmat scale 20: best width 2 at
       // mean 15, cv ~3; H200, issue 9).
+      // In a launch-bound product of irregular rows the width axis also jumps to the widest width whose
+      // sub-warps all fit in one wave of the device (one_wave_width): there csr-vector splits no row
+      // (it splits long rows at 8 lanes and fewer, atomics and a workspace), and lanes idle on short rows
+      // cost nothing while the long rows' chains shrink. PGPgiantcompo (10,680 rows, mean 4.6, longest
+      // 205) is seeded at 2 lanes and its best, 16, lay three steps away (H200, 2026-11-29: 81.5% of
+      // the exhaustive best after ten products; docs/PERFORMANCE.md).
       if (u.subwarp == 0) {
-        const double typical = in.row_std > mean && mean > 0 ? mean * mean / in.row_std : mean;
-        axes.push_back(axis(Knob::Subwarp, kWidths, typical / 4.0));
+        const bool irregular_rows = in.row_std > mean && mean > 0;
+        const double typical = irregular_rows ? mean * mean / in.row_std : mean;
+        Axis width = axis(Knob::Subwarp, kWidths, typical / 4.0);
+        if (irregular_rows && in.nnz < kLaunchBoundNnz) {
+          const int jump = one_wave_width(in);
+          if (jump > width.seed && kWidths[jump] >= kUnsplitWidth) width.jump = jump;
+        }
+        axes.push_back(width);
       }
       if (u.block_size == 0) axes.push_back(axis(Knob::BlockSize, kBlockSizes, 128));
       break;
@@ -307,7 +332,7 @@ void Tuner::queue_neighbours(int c) {
   for (std::size_t i = 0; i < f.axes.size(); ++i) {
     const Axis& ax = f.axes[i];
     const int p = cand.position[i];
-    const std::vector<int> steps = p < 0 ? std::vector<int>{ax.seed, ax.seed - 1, ax.seed + 1}
+    const std::vector<int> steps = p < 0 ? std::vector<int>{ax.seed, ax.jump, ax.seed - 1, ax.seed + 1}
                                          : std::vector<int>{p - 1, p + 1};
     for (int q : steps) {
       if (q < 0 || q >= static_cast<int>(ax.values.size())) continue;

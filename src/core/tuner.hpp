@@ -65,6 +65,8 @@ struct Axis {
   // Where the policy's choice is expected to sit (a search seed from row statistics, not the policy
   // itself): the neighbours of the policy point on this axis are values[seed-1 .. seed+1].
   int seed = 0;
+  // A second estimate from other row statistics, tried with those neighbours when it differs (-1: none).
+  int jump = -1;
 };
 
 struct Family {
@@ -91,6 +93,7 @@ struct TuningInputs {
   Options user;                             // knobs set here are not varied
   int max_threads = 1;                      // CPU: the OpenMP team
   int auto_threads = 1;                     // CPU: the threads Auto uses (seed of the threads axis)
+  std::int64_t resident_warps = 0;          // CUDA: warps the device holds at once (0: unknown)
 };
 
 // Minimum expected products for a converted format to enter the space: the fewest products after

@@ -15,6 +15,7 @@
 #include "core/debug_log.hpp"
 #include "core/tuner.hpp"
 #include "cuda/algorithms.cuh"
+#include "cuda/common/launch.cuh"
 #include "cuda/row_statistics.cuh"
 #include "spmv/cuda/tuned_plan.hpp"
 
@@ -278,6 +279,13 @@ TunedPlan<Value, Index>::TunedPlan(CsrView<Value, Index> matrix, Operation op, c
   in.value_bytes = sizeof(Value);
   in.auto_choice = auto_choice;
   in.user = options;
+  {
+    int device = 0, threads_per_multiprocessor = 0;
+    SPMV_CUDA_CHECK(cudaGetDevice(&device));
+    SPMV_CUDA_CHECK(
+        cudaDeviceGetAttribute(&threads_per_multiprocessor, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    in.resident_warps = std::int64_t(device_multiprocessors()) * (threads_per_multiprocessor / 32);
+  }
   const auto offered = detail::cuda_algorithms(op);
   for (Algorithm a : offered)
     if (!is_vendor(a)) in.offered.push_back(a);  // the baselines are for comparison, never chosen

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/auto_rule.hpp"
 #include "core/tuner.hpp"
 #include "spmv/error.hpp"
 
@@ -35,6 +36,8 @@ struct Outcome {
 // Policy point: coop 2, block 128 (the seeds of coop_space()).
 int coop_of(const Options& o) { return o.coop ? o.coop : 2; }
 int block_of(const Options& o) { return o.block_size ? o.block_size : 128; }
+// csr-vector's width: 0 is the policy's (not resolved here, so a width equal to it costs a sample).
+int width_of(const Options& o) { return o.subwarp; }
 
 // Drives the tuner with `time`; `lag` products run before their time is known (0: at once). Like the
 // backends, a point that resolves to the plan of an earlier one (same algorithm, same effective
@@ -46,7 +49,7 @@ Outcome drive(Tuner& tuner, const TimeFn& time, int lag = 0, int max_products = 
   auto resolved = [&](int c) {
     const Options o = tuner.options(c, {});
     return std::string(to_string(tuner.algorithm(c))) + "/" + std::to_string(coop_of(o)) + "/" +
-           std::to_string(block_of(o));
+           std::to_string(block_of(o)) + "/" + std::to_string(width_of(o));
   };
   for (int product = 0; product < max_products; ++product) {
     Tuner::Next n = tuner.next();
@@ -371,6 +374,68 @@ TEST(TuningSpace, CsrVectorWidthSeededAtTheTypicalRowOnIrregularRows) {
   };
   EXPECT_EQ(width_seed(build_tuning_space(regular)), 4);
   EXPECT_EQ(width_seed(build_tuning_space(irregular)), 2);
+}
+
+// The one-wave jump: only for launch-bound products of irregular rows on a device whose resident warps are
+// known, to the widest width whose sub-warps all fit at once, and only when that width splits no row.
+TEST(TuningSpace, CsrVectorWidthJumpsToOneWaveOnSmallIrregularMatrices) {
+  auto width_jump = [](const TuningSpace& s) {
+    for (const Axis& a : s.families[0].axes)
+      if (a.knob == Knob::Subwarp) return a.jump < 0 ? -1 : a.values[a.jump];
+    return -2;
+  };
+  auto small = [](double mean, double stddev, std::int64_t rows) {
+    TuningInputs in = cuda_inputs(mean, stddev, 200);
+    in.rows = in.cols = rows;
+    in.nnz = static_cast<std::int64_t>(mean * double(rows));
+    in.auto_choice = Algorithm::CsrVector;
+    in.resident_warps = 132 * 64;  // an H200
+    return in;
+  };
+  EXPECT_EQ(width_jump(build_tuning_space(small(4.6, 8.1, 10680))), 16);  // 10680 * 16 / 32 <= 8448 < * 32
+  EXPECT_EQ(width_jump(build_tuning_space(small(4.6, 8.1, 5000))), 32);
+  EXPECT_EQ(width_jump(build_tuning_space(small(4.6, 2.0, 10680))), -1);   // regular rows: no split to avoid
+  EXPECT_EQ(width_jump(build_tuning_space(small(4.6, 8.1, 40000))), -1);   // one wave only at 4 lanes (splits)
+  TuningInputs unknown = small(4.6, 8.1, 10680);
+  unknown.resident_warps = 0;
+  EXPECT_EQ(width_jump(build_tuning_space(unknown)), -1);
+  TuningInputs large = small(4.6, 8.1, 10680);
+  large.nnz = kLaunchBoundNnz;  // not launch-bound
+  EXPECT_EQ(width_jump(build_tuning_space(large)), -1);
+  TuningInputs set = small(4.6, 8.1, 10680);
+  set.user.subwarp = 4;  // a width the user set is not varied
+  EXPECT_EQ(width_jump(build_tuning_space(set)), -2);
+}
+
+// A landscape like PGPgiantcompo's (power-law rows, mean 4.6, std 8.1, longest 205; microseconds, from
+// its H200 sweeps): Auto's csr-vector at 2 lanes, the best at 16 (4.56 us), three doublings away, 4 lanes
+// within the tuner's 3% of 2 and 8 slower (all three split the rows past their head). Seeded at 2, the
+// search stops at its neighbours; the one-wave jump tries 16 in the first neighbour round.
+TEST(Tuner, IrregularRowsReachAWideWidthThroughTheJump) {
+  TuningInputs in = cuda_inputs(4.6, 8.1, 205);
+  in.rows = 10680;
+  in.cols = 10680;
+  in.nnz = 48632;
+  in.auto_choice = Algorithm::CsrVector;
+  in.resident_warps = 132 * 64;
+  const TimeFn time = [](Algorithm a, const Options& o) {
+    if (a != Algorithm::CsrVector) return 6.5;
+    const std::map<int, double> by_width{{0, 5.44}, {2, 5.44}, {4, 5.41}, {8, 5.63}, {16, 4.99}, {32, 5.2}};
+    return by_width.at(width_of(o)) + 0.05 * std::abs(std::log2(block_of(o) / 128.0));
+  };
+  Tuner tuner(build_tuning_space(in));
+  const Outcome out = drive(tuner, time);
+  ASSERT_TRUE(out.settled);
+  EXPECT_LE(out.samples, kMaxTuningSamples);
+  EXPECT_EQ(tuner.algorithm(out.best), Algorithm::CsrVector);
+  EXPECT_EQ(width_of(tuner.options(out.best, {})), 16) << out.best_label;
+
+  // Without the jump the same search stops short of 16.
+  TuningSpace no_jump = build_tuning_space(in);
+  for (Axis& a : no_jump.families[0].axes) a.jump = -1;
+  Tuner plain(no_jump);
+  const Outcome before = drive(plain, time);
+  EXPECT_NE(width_of(plain.options(before.best, {})), 16) << before.best_label;
 }
 
 TEST(TuningSpace, KnobsTheUserSetAreNotVaried) {
