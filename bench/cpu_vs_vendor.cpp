@@ -12,7 +12,8 @@
 // Options::expected_applies = --applies, default 1000: the count MKL's mv hint is given) and auto-scalar
 // (Auto with Options::cpu_simd = 0: the plain scalar loops, the forced fallback), auto-lanes and
 // auto-vector (Auto without the hint, its CSR plan with the row kernel Options::cpu_rows forced to rows
-// in lanes or a vector per row); NAME@C sets Options::sell_c (sell@16: SELL with slices of 16 rows). Each sample
+// in lanes or a vector per row), mkl (MKL given the same --applies hint: mkl_sparse_set_mv_hint and
+// mkl_sparse_optimize) and mkl-plain (MKL without a hint, as Auto without one); NAME@C sets Options::sell_c (sell@16: SELL with slices of 16 rows). Each sample
 // runs ~20 ms of products y = A x (f32 and f64 values, int32 indices). Matrix statistics are printed first.
 #include <time.h>
 
@@ -73,7 +74,8 @@ void run(const std::string& label, const Matrix& m, const std::vector<std::strin
     spmv::Options options;
     const bool hint = algos[e] == "auto-hint", scalar = algos[e] == "auto-scalar";
     const bool lanes = algos[e] == "auto-lanes", vector = algos[e] == "auto-vector";
-    if (hint) options.expected_applies = applies;
+    const bool mkl_plain = algos[e] == "mkl-plain";
+    if (hint || algos[e] == "mkl") options.expected_applies = applies;
     if (scalar) options.cpu_simd = 0;
     if (lanes || vector) options.cpu_rows = lanes ? 2 : 3;
     std::string name = algos[e];
@@ -82,7 +84,8 @@ void run(const std::string& label, const Matrix& m, const std::vector<std::strin
       name.resize(at);
     }
     const auto algo = hint || scalar || lanes || vector ? std::optional(spmv::Algorithm::Auto)
-                                                        : spmv::parse_algorithm(name);
+                      : mkl_plain                        ? std::optional(spmv::Algorithm::Mkl)
+                                                         : spmv::parse_algorithm(name);
     if (!algo) {
       entry.refused = "unknown algorithm";
       continue;

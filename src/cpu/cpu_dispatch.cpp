@@ -326,7 +326,7 @@ CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm
 #endif
 #ifdef SPMV_HAS_MKL
     case Algorithm::Mkl:
-      return make_mkl_kernel(a, op);
+      return make_mkl_kernel(a, op, options.expected_applies);
 #endif
     default:  // the format-backed algorithms (offered() has been checked)
       return make_cpu_format_kernel(a, algorithm, op, options);

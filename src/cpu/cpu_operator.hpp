@@ -233,7 +233,7 @@ std::unique_ptr<Operator<Value, Index>> make_reordered_cpu_operator(const CsrMat
 #ifdef SPMV_HAS_MKL
 // Implemented in src/cpu/mkl_baseline.cpp (compiled only with SPMV_WITH_MKL): the MKL baseline.
 template <class Value, class Index>
-CpuKernel<Value, Index> make_mkl_kernel(const CsrMatrix<Value, Index>& a, Operation op);
+CpuKernel<Value, Index> make_mkl_kernel(const CsrMatrix<Value, Index>& a, Operation op, std::int64_t expected_applies);
 #endif
 
 #ifdef SPMV_HAS_EIGEN

@@ -1,7 +1,8 @@
 // Vendor baseline: Intel MKL's inspector-executor SpMV (issue 17: the CPU library users would otherwise
-// call). At plan time the CSR arrays are copied into an MKL handle (mkl_sparse_?_create_csr), told how
-// many products to expect (mkl_sparse_set_mv_hint) and optimised (mkl_sparse_optimize, where MKL may
-// convert to its own layout); apply calls mkl_sparse_?_mv. Offered for comparison only (never chosen by
+// call). At plan time the CSR arrays are copied into an MKL handle (mkl_sparse_?_create_csr); with the
+// caller's Options::expected_applies MKL is told how many products to expect (mkl_sparse_set_mv_hint)
+// and optimised (mkl_sparse_optimize, where MKL may convert to its own layout), as Auto may convert only
+// with that hint; without it MKL runs on the CSR arrays as given. apply calls mkl_sparse_?_mv. Offered for comparison only (never chosen by
 // Auto); compiled with SPMV_WITH_MKL (LP64 interface, GNU OpenMP threading, so OpenMP's team size and
 // Options::threads apply to it as to the other kernels).
 #ifdef SPMV_HAS_MKL
@@ -24,10 +25,6 @@
 namespace spmv::detail {
 namespace {
 
-// Products MKL is told to expect: enough for mkl_sparse_optimize to choose its fastest layout
-// (the benchmark's own use; a plan is built to be applied many times).
-constexpr MKL_INT kExpectedProducts = 1000;
-
 void check(sparse_status_t status, const char* what) {
   if (status != SPARSE_STATUS_SUCCESS)
     throw Error(std::string("spmv mkl: ") + what + " failed with sparse_status_t " + std::to_string(status));
@@ -47,7 +44,7 @@ struct MklMatrix {
 }  // namespace
 
 template <class Value, class Index>
-CpuKernel<Value, Index> make_mkl_kernel(const CsrMatrix<Value, Index>& a, Operation op) {
+CpuKernel<Value, Index> make_mkl_kernel(const CsrMatrix<Value, Index>& a, Operation op, std::int64_t expected_applies) {
   // LP64: MKL_INT is 32-bit. 64-bit matrices are copied when they fit and refused otherwise.
   if (a.rows > std::numeric_limits<MKL_INT>::max() || a.cols > std::numeric_limits<MKL_INT>::max() ||
       a.nnz() > std::numeric_limits<MKL_INT>::max())
@@ -71,8 +68,11 @@ CpuKernel<Value, Index> make_mkl_kernel(const CsrMatrix<Value, Index>& a, Operat
       check(mkl_sparse_d_create_csr(&m->handle, SPARSE_INDEX_BASE_ZERO, rows, cols, m->row_ptr.data(),
                                     m->row_ptr.data() + 1, m->col_idx.data(), m->values.data()),
             "mkl_sparse_d_create_csr");
-    check(mkl_sparse_set_mv_hint(m->handle, mkl_op, descr, kExpectedProducts), "mkl_sparse_set_mv_hint");
-    check(mkl_sparse_optimize(m->handle), "mkl_sparse_optimize");
+    if (expected_applies > 0) {
+      const auto hint = static_cast<MKL_INT>(std::min<std::int64_t>(expected_applies, std::numeric_limits<MKL_INT>::max()));
+      check(mkl_sparse_set_mv_hint(m->handle, mkl_op, descr, hint), "mkl_sparse_set_mv_hint");
+      check(mkl_sparse_optimize(m->handle), "mkl_sparse_optimize");
+    }
   }
   const std::int64_t y_size = op == Operation::NonTranspose ? a.rows : a.cols;
 
@@ -93,12 +93,15 @@ CpuKernel<Value, Index> make_mkl_kernel(const CsrMatrix<Value, Index>& a, Operat
   MKLVersion version;
   mkl_get_version(&version);
   kernel.policy = "MKL " + std::to_string(version.MajorVersion) + "." + std::to_string(version.UpdateVersion) +
-                  " inspector-executor, mv_hint=" + std::to_string(kExpectedProducts) + (degenerate ? " (empty)" : "");
+                  " inspector-executor, " +
+                  (expected_applies > 0 ? "mv_hint=" + std::to_string(expected_applies) + ", optimized" : "no hint") +
+                  (degenerate ? " (empty)" : "");
   kernel.extra_bytes = 0;  // MKL's optimised copy is not visible; the CSR copy replaces the input
   return kernel;
 }
 
-#define SPMV_INSTANTIATE(V, I) template CpuKernel<V, I> make_mkl_kernel(const CsrMatrix<V, I>&, Operation);
+#define SPMV_INSTANTIATE(V, I) \
+  template CpuKernel<V, I> make_mkl_kernel(const CsrMatrix<V, I>&, Operation, std::int64_t);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
