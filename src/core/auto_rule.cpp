@@ -291,4 +291,21 @@ Algorithm cpu_format_for(const RowShape& s, const CpuFormatSlots& slots, int val
   return best;
 }
 
+CpuFormatBand cpu_format_band(const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
+                              std::int64_t expected_applies, int threads, const CpuFormatScales& scales, double band) {
+  CpuFormatBand out;
+  out.format = cpu_format_for(s, slots, value_bytes, expected_applies, threads, scales);
+  const auto scaled = [&](double f) {
+    return CpuFormatScales{scales.dia * f, scales.sell * f, scales.length_change / f};
+  };
+  const Algorithm cheaper = cpu_format_for(s, slots, value_bytes, expected_applies, threads, scaled(1 / band));
+  const Algorithm dearer = cpu_format_for(s, slots, value_bytes, expected_applies, threads, scaled(band));
+  if (cheaper != dearer && cheaper != Algorithm::Auto) {
+    out.near_boundary = true;
+    out.format = cheaper;
+    if (dearer != Algorithm::Auto) out.rival = dearer;
+  }
+  return out;
+}
+
 }  // namespace spmv::detail

@@ -112,5 +112,16 @@ bool cpu_conversion_may_repay(const RowShape& s, int value_bytes, std::int64_t e
 // conversion costs (the larger net saving wins); Auto when neither does, or without the hint.
 Algorithm cpu_format_for(const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
                          std::int64_t expected_applies, int threads, const CpuFormatScales& scales = {});
+// The same choice asked with the formats' scales `band` times cheaper and dearer. Where the two answers
+// differ the choice is near the rule's boundary: `format` is the cheaper end's answer (to be raced against
+// the unconverted plan), and where both ends convert, to different formats, `rival` is the other format
+// (both are built and raced); otherwise `format` is cpu_format_for's answer and `rival` Auto.
+struct CpuFormatBand {
+  Algorithm format = Algorithm::Auto;
+  bool near_boundary = false;
+  Algorithm rival = Algorithm::Auto;
+};
+CpuFormatBand cpu_format_band(const RowShape& s, const CpuFormatSlots& slots, int value_bytes,
+                              std::int64_t expected_applies, int threads, const CpuFormatScales& scales, double band);
 
 }  // namespace spmv::detail

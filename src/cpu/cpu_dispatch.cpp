@@ -404,25 +404,22 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
       // last percent of the scales flipped between processes (docs/PERFORMANCE.md, "A steady CPU
       // calibration").
       bool near_boundary = false;
+      Algorithm rival = Algorithm::Auto;  // DIA against SELL near the boundary: both built and raced
       if (counted && !options.deterministic && options.expected_applies >= detail::kRaceMinApplies &&
           detail::cpu_measuring_allowed()) {
-        const auto scaled = [&](double f) {
-          return detail::CpuFormatScales{scales.dia * f, scales.sell * f, scales.length_change / f};
-        };
-        const Algorithm cheaper = detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies,
-                                                         chosen.threads, scaled(1 / detail::kCpuRuleBand));
-        const Algorithm dearer = detail::cpu_format_for(shape, slots, sizeof(Value), options.expected_applies,
-                                                        chosen.threads, scaled(detail::kCpuRuleBand));
-        if (cheaper != dearer && cheaper != Algorithm::Auto) {
+        const detail::CpuFormatBand band = detail::cpu_format_band(
+            shape, slots, sizeof(Value), options.expected_applies, chosen.threads, scales, detail::kCpuRuleBand);
+        if (band.near_boundary) {
           near_boundary = true;
-          format = cheaper;
+          format = band.format;
+          if (!half) rival = band.rival;
         }
       }
       why += " applies=" + std::to_string(options.expected_applies) + " dia_slots=" + std::to_string(slots.dia) +
              " sell_slots=" + std::to_string(slots.sell) + " length_changes=" + std::to_string(slots.length_changes) +
              (counted ? " " + detail::cpu_scales_policy(scales) : "");
       if (near_boundary) why += " near the rule's boundary";
-      if (format == Algorithm::Sell && sell_sigma > 0) {
+      if ((format == Algorithm::Sell || rival == Algorithm::Sell) && sell_sigma > 0) {
         chosen.sell_sigma = sell_sigma;
         why += " sell sorted by " + std::to_string(sell_sigma) + " rows";
       }
@@ -432,7 +429,17 @@ std::unique_ptr<Operator<Value, Index>> make_cpu_operator(const CsrMatrix<Value,
         try {
           converted = detail::build_kernel(a, format, op, chosen);
           resolved = format;
-          why += " converts to " + std::string(to_string(format));
+          if (rival != Algorithm::Auto) {
+            try {
+              auto other = detail::build_kernel(a, rival, op, chosen);
+              if (detail::second_format_is_faster(a, *converted, format, other, rival, why)) {
+                converted = std::move(other);
+                resolved = rival;
+              }
+            } catch (const Unsupported&) {  // the rival refused (padding): the rule's choice stands
+            }
+          }
+          why += " converts to " + std::string(to_string(resolved));
         } catch (const Unsupported& e) {  // e.g. padding above Options::max_padding: logged, CSR instead
           why += " " + std::string(to_string(format)) + " refused (" + e.what() + ")";
         }

@@ -134,6 +134,14 @@ int sample_row_kernels(const CsrMatrix<Value, Index>& a, std::string& why);
 // only when kRaceMargin faster, so that matrices where the two run alike keep CSR in every process
 // instead of following the timing noise. Without it the unconverted plan must win two races in a row
 // (the second's times are the ones `why` reports).
+// Near the rule's boundary between its two formats (the choice flips between DIA and SELL within
+// kCpuRuleBand of the scales): whether the `second` converted plan runs whole products faster than the
+// `first`; adds both times to `why`. The rule prices DIA by its raw values, so a DIA that keeps 8-bit value
+// codes reads a quarter of the bytes it counts (the 16-core Intel host, stencil27 n=120 f32: SELL 3.30 ms
+// where DIA with codes ran f64 in 1.21; docs/PERFORMANCE.md).
+template <class Value, class Index>
+bool second_format_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Value, Index>& first, Algorithm first_name,
+                             const CpuKernel<Value, Index>& second, Algorithm second_name, std::string& why);
 template <class Value, class Index>
 bool unconverted_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Value, Index>& converted,
                            Algorithm plain, const Options& options, std::string& why,

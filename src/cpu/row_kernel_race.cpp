@@ -197,7 +197,22 @@ bool unconverted_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Val
   return faster;
 }
 
+template <class Value, class Index>
+bool second_format_is_faster(const CsrMatrix<Value, Index>& a, const CpuKernel<Value, Index>& first, Algorithm first_name,
+                             const CpuKernel<Value, Index>& second, Algorithm second_name, std::string& why) {
+  if (!cpu_measuring_allowed()) return false;
+  const auto best = time_plans(a, {&first, &second}, kConversionRaceSampleSeconds);
+  const bool faster = best[1] < best[0];
+  char words[112];
+  std::snprintf(words, sizeof words, " formats raced: %s %.3g ms, %s %.3g ms;", std::string(to_string(first_name)).c_str(),
+                best[0] * 1e3, std::string(to_string(second_name)).c_str(), best[1] * 1e3);
+  why += words;
+  return faster;
+}
+
 #define SPMV_INSTANTIATE(V, I)                                                                                \
+  template bool second_format_is_faster(const CsrMatrix<V, I>&, const CpuKernel<V, I>&, Algorithm,           \
+                                        const CpuKernel<V, I>&, Algorithm, std::string&);                     \
   template bool unconverted_is_faster(const CsrMatrix<V, I>&, const CpuKernel<V, I>&, Algorithm, const Options&, \
                                       std::string&, bool);                                                    \
   template std::optional<CpuKernel<V, I>> race_row_groups(const CsrMatrix<V, I>&, const CpuKernel<V, I>&,     \

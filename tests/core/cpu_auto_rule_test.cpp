@@ -96,5 +96,34 @@ TEST(CpuAutoRule, MonotoneInProductsAndThreadsNeedMore) {
   }
 }
 
+// The band: the choice asked with the formats 1.25 times cheaper and dearer. stencil27 n=120 in f32 on the
+// 16-core Intel host (its measured scales: DIA 0.40, SELL 0.40, length change 0.25; 16 threads, 1000
+// products; 2026-11-29): the cheaper end takes SELL, the dearer DIA, so both formats are built and raced
+// (before, SELL was taken unraced against DIA: 3.30 ms where DIA ran the f64 matrix in 1.21).
+TEST(CpuAutoRule, BandNamesTheRivalFormatNearTheBoundaryBetweenFormats) {
+  RowShape stencil27 = shape(1728000, 45882712);
+  const CpuFormatSlots slots{46656000, 46151904, 29042};
+  const CpuFormatScales host{0.40, 0.40, 0.25};
+  const CpuFormatBand band = cpu_format_band(stencil27, slots, 4, 1000, 16, host, 1.25);
+  EXPECT_TRUE(band.near_boundary);
+  EXPECT_EQ(band.format, Algorithm::Sell);
+  EXPECT_EQ(band.rival, Algorithm::Dia);
+  // Away from any boundary (the 2D Poisson stencil in f32, fitted costs: DIA at either end): the plain
+  // choice, no rival.
+  const CpuFormatBand far = cpu_format_band(kStencil, kStencilSlots, 4, 1000, 1, CpuFormatScales{}, 1.25);
+  EXPECT_FALSE(far.near_boundary);
+  EXPECT_EQ(far.format, Algorithm::Dia);
+  EXPECT_EQ(far.rival, Algorithm::Auto);
+  // Near the boundary between converting and not (few products): no rival format.
+  for (std::int64_t applies = 1; applies <= (1 << 20); applies *= 2) {
+    const CpuFormatBand b = cpu_format_band(kIrregular, kIrregularSlots, 8, applies, 1, CpuFormatScales{}, 1.25);
+    if (b.near_boundary && b.rival == Algorithm::Auto) {
+      EXPECT_NE(b.format, Algorithm::Auto) << applies;
+      return;
+    }
+  }
+  ADD_FAILURE() << "no product count put the irregular matrix's SELL near the boundary";
+}
+
 }  // namespace
 }  // namespace spmv::detail

@@ -913,6 +913,36 @@ TEST(CpuDispatch, ConversionOnSeveralThreadsIsRacedAgainstTheUnconvertedPlan) {
                         "conversion raced"));
 }
 
+// Near the boundary between DIA and SELL both are built and raced (detail::second_format_is_faster): the
+// policy names both times; either plan answers. Not with SPMV_CPU_CALIBRATION=0 (no measuring).
+TEST(CpuDispatch, FormatsNearTheirBoundaryAreRaced) {
+  const auto stencil = convert<float, std::int32_t>(gen::poisson2d(200));
+  Options options;
+  options.threads = 2;
+  const auto dia = detail::build_kernel(stencil, Algorithm::Dia, Operation::NonTranspose, options);
+  const auto sell = detail::build_kernel(stencil, Algorithm::Sell, Operation::NonTranspose, options);
+  std::string why;
+  const bool sell_faster = detail::second_format_is_faster(stencil, dia, Algorithm::Dia, sell, Algorithm::Sell, why);
+  if (!detail::cpu_measuring_allowed()) {
+    EXPECT_FALSE(sell_faster);
+    EXPECT_TRUE(why.empty()) << why;
+    return;
+  }
+  EXPECT_TRUE(contains(why, " formats raced: dia ")) << why;
+  EXPECT_TRUE(contains(why, " ms, sell ")) << why;
+  // Whichever won computes A x: both kernels against the reference.
+  const std::vector<float> x(static_cast<std::size_t>(stencil.cols), 1.0f);
+  for (const auto* k : {&dia, &sell}) {
+    std::vector<float> y(static_cast<std::size_t>(stencil.rows), std::numeric_limits<float>::quiet_NaN());
+    k->run(1.0f, x.data(), 0.0f, y.data());
+    for (std::int64_t r = 0; r < stencil.rows; ++r) {
+      float sum = 0;
+      for (auto k2 = stencil.row_ptr[r]; k2 < stencil.row_ptr[r + 1]; ++k2) sum += stencil.values[k2];
+      ASSERT_NEAR(y[r], sum, 1e-5f * 8) << r;  // 5 terms of magnitude <= 4: a few ulps of 4
+    }
+  }
+}
+
 // Without the deterministic option the rule's costs are scaled by this CPU's measurement (src/cpu/
 // cpu_calibration.cpp): measured once, within the clamp, named in the policy; whatever it then picks
 // for the stencil and the irregular rows matches the reference.
