@@ -13,13 +13,16 @@
 //  * matrices with mostly empty rows run one warp per 32 rows, empty rows written at once.
 // op = Transpose: y = beta*y first, then each sub-warp reads x[row] once and atomically adds
 // alpha*a_ij*x[row] into y[col]; the order of the atomics varies, so results are not bit-reproducible.
-// Tiny matrices do both in one block and one launch.
+// Tiny matrices do both in one block and one launch, small ones in one cooperative launch (a grid barrier
+// between the two).
+#include <cooperative_groups.h>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -124,6 +127,16 @@ constexpr int kOneBlockTransposeThreads = 1024;
 // one-block wins had up to 900 columns; an unbounded first trial ran luxembourg_osm's 114,599 columns in one
 // block at 277 us); a few nonzeros among millions of columns keep scale_vector's grid.
 constexpr std::int64_t kOneBlockTransposeMaxCols = 8 * kOneBlockTransposeThreads;
+
+// A^T x of at most this many nonzeros (and more than kOneBlockTransposeMaxNnz) runs in one cooperative
+// launch: y's scaling, a grid-wide barrier, the scatter, where the two launches (scale_vector, then the
+// scatter) cost two launch latencies. SPMV_EXPERIMENT_GRID_TRANSPOSE_MAX_NNZ overrides it for the
+// session's A/B (to be fixed from the measurement and the knob removed).
+constexpr std::int64_t kGridTransposeMaxNnz = std::int64_t(1) << 18;
+inline std::int64_t grid_transpose_max_nnz() {
+  const char* knob = std::getenv("SPMV_EXPERIMENT_GRID_TRANSPOSE_MAX_NNZ");
+  return knob ? std::atoll(knob) : kGridTransposeMaxNnz;
+}
 
 template <int W, int E>
 constexpr bool uses_flat_walk() {
@@ -344,6 +357,23 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   transpose_scatter<W, 1>(a, alpha, x, y, threadIdx.x, blockDim.x);
 }
 
+// The same in one cooperative launch of several blocks (cudaLaunchCooperativeKernel: every block resident),
+// with a grid-wide barrier between y's scaling and the scatter (the barrier orders the blocks' stores
+// before the other blocks' atomics).
+template <int W, class Value, class Index>
+__global__ void __launch_bounds__(kMaxWarpKernelBlock)
+    csr_vector_transpose_grid_kernel(CsrView<Value, Index> a, compute_t<Value> alpha,
+                                     const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
+                                     compute_t<Value>* __restrict__ y) {
+  using Real = compute_t<Value>;
+  const std::int64_t thread = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
+  if (beta != Real(1))
+    for (std::int64_t c = thread; c < a.cols; c += threads) y[c] = beta == Real(0) ? Real(0) : beta * y[c];
+  cooperative_groups::this_grid().sync();
+  transpose_scatter<W, 1>(a, alpha, x, y, thread, threads);
+}
+
 // Rows longer than `head` (split rows).
 template <class Index>
 struct IsLongRow {
@@ -402,8 +432,10 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     one_block_ = op == Operation::Transpose && std::int64_t(a.nnz) <= kOneBlockTransposeMaxNnz &&
                  std::int64_t(a.cols) <= kOneBlockTransposeMaxCols;
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
-    const bool vector = !group_ && !one_block_ && width_ == 32 && mean >= double(32 * vector_width * kVectorMinVectorsPerLane) &&
-                        is_aligned(a.col_idx, 16) && is_aligned(a.values, 16);
+    grid_ = op == Operation::Transpose && !one_block_ && std::int64_t(a.nnz) <= grid_transpose_max_nnz();
+    const bool vector = !group_ && !one_block_ && !grid_ && width_ == 32 &&
+                        mean >= double(32 * vector_width * kVectorMinVectorsPerLane) && is_aligned(a.col_idx, 16) &&
+                        is_aligned(a.values, 16);
     if (vector) {  // a warp a row: the launch covers rows * 32 threads
       kernel_ = kernel_for<32, vector_width, Value, Index>(op, false);
       elements_per_load_ = vector_width;
@@ -414,6 +446,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       with_width<kMinSubwarp>(width_, [&](auto w) {
         constexpr int kW = decltype(w)::value;
         kernel_ = one_block_ ? csr_vector_transpose_block_kernel<kW, Value, Index>
+                  : grid_    ? csr_vector_transpose_grid_kernel<kW, Value, Index>
                              : kernel_for<kW, 1, Value, Index>(op, group_);
         if constexpr (kW <= kFlatMaxWidth)
           split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, Value, Index>
@@ -422,12 +455,26 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
       elements_per_load_ = 1;
       unroll_ = flat_ ? kFlatUnroll : policy.unroll;
     }
+    if (grid_) {  // every block resident at once: at most the occupancy the device allows
+      int per_multiprocessor = 0;
+      SPMV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel_, block_, 0));
+      const std::int64_t resident = std::int64_t(per_multiprocessor) * device_multiprocessors();
+      grid_blocks_ = static_cast<unsigned>(
+          std::max<std::int64_t>(1, std::min<std::int64_t>(grid_for(std::int64_t(a.rows) * width_, block_), resident)));
+    }
   }
 
   void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     if (one_block_) {
       kernel_<<<1, kOneBlockTransposeThreads, 0, stream>>>(a_, alpha, x, beta, y);
       SPMV_CHECK_LAUNCH("csr_vector_transpose_block_kernel");
+      return;
+    }
+    if (grid_) {
+      CsrView<Value, Index> a = a_;
+      void* args[] = {&a, &alpha, &x, &beta, &y};
+      SPMV_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_), grid_blocks_, block_, args,
+                                                  0, stream));
       return;
     }
     if (op_ == Operation::Transpose) scale_vector(beta, y, a_.cols, stream);
@@ -470,6 +517,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     if (op_ == Operation::Transpose)
       s += std::string(" transpose=atomic-scatter") +
            (one_block_ ? " one_block=" + std::to_string(kOneBlockTransposeThreads) : std::string()) +
+           (grid_ ? " one_launch=cooperative blocks=" + std::to_string(grid_blocks_) : std::string()) +
            " (not bit-reproducible)";
     return s;
   }
@@ -624,6 +672,8 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   bool flat_ = false;
   bool group_ = false;  // group_walk: 32 rows per warp (csr_vector_group_kernel, or the split kernel's rows)
   bool one_block_ = false;  // A^T x in one block (csr_vector_transpose_block_kernel)
+  bool grid_ = false;       // A^T x in one cooperative launch (csr_vector_transpose_grid_kernel)
+  unsigned grid_blocks_ = 0;
   bool local_ = false;  // local columns (width_for)
   bool deterministic_ = false;
   std::int64_t head_ = std::numeric_limits<std::int64_t>::max();  // longer rows are split (chunks only)
