@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -129,14 +128,15 @@ constexpr int kOneBlockTransposeThreads = 1024;
 constexpr std::int64_t kOneBlockTransposeMaxCols = 8 * kOneBlockTransposeThreads;
 
 // A^T x of at most this many nonzeros (and more than kOneBlockTransposeMaxNnz) runs in one cooperative
-// launch: y's scaling, a grid-wide barrier, the scatter, where the two launches (scale_vector, then the
-// scatter) cost two launch latencies. SPMV_EXPERIMENT_GRID_TRANSPOSE_MAX_NNZ overrides it for the
-// session's A/B (to be fixed from the measurement and the knob removed).
-constexpr std::int64_t kGridTransposeMaxNnz = std::int64_t(1) << 18;
-inline std::int64_t grid_transpose_max_nnz() {
-  const char* knob = std::getenv("SPMV_EXPERIMENT_GRID_TRANSPOSE_MAX_NNZ");
-  return knob ? std::atoll(knob) : kGridTransposeMaxNnz;
-}
+// launch: y's scaling, a grid-wide barrier, the scatter, where two launches (scale_vector, then the
+// scatter) cost two launch latencies. H200, 2026-11-29, us per product two launches / one cooperative
+// launch, two processes each, f64 and f32 (docs/PERFORMANCE.md, "A^T x of small matrices in one
+// cooperative launch"): the 22 files and random 8 a row up to 65,536 nonzeros 6.8-10.4 / 3.7-6.3 (cage8
+// f32 7.1-9.6 / 4.5-4.7); 131,072 7.0-9.6 / 6.2-6.7; cage10 (150,645) 7.2-9.5 / 7.2-7.6; poisson2d n=200
+// (199,200) f32 7.0-9.3 / 9.5-9.6, nh2010 (234,550) f32 7.2-9.1 / 10.6-10.7, luxembourg_osm (239,332) f32
+// 7.1-9.9 / 9.1, random 262,144 f32 8.0-9.2 / 10.9-11.1. 2^17, the largest size measured to win in both
+// precisions.
+constexpr std::int64_t kGridTransposeMaxNnz = std::int64_t(1) << 17;
 
 template <int W, int E>
 constexpr bool uses_flat_walk() {
@@ -432,7 +432,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     one_block_ = op == Operation::Transpose && std::int64_t(a.nnz) <= kOneBlockTransposeMaxNnz &&
                  std::int64_t(a.cols) <= kOneBlockTransposeMaxCols;
     // Vector loads need 16-byte aligned arrays; a view of someone else's arrays may be offset.
-    grid_ = op == Operation::Transpose && !one_block_ && std::int64_t(a.nnz) <= grid_transpose_max_nnz();
+    grid_ = op == Operation::Transpose && !one_block_ && std::int64_t(a.nnz) <= kGridTransposeMaxNnz;
     const bool vector = !group_ && !one_block_ && !grid_ && width_ == 32 &&
                         mean >= double(32 * vector_width * kVectorMinVectorsPerLane) && is_aligned(a.col_idx, 16) &&
                         is_aligned(a.values, 16);
