@@ -448,6 +448,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
         kernel_ = one_block_ ? csr_vector_transpose_block_kernel<kW, Value, Index>
                   : grid_    ? csr_vector_transpose_grid_kernel<kW, Value, Index>
                              : kernel_for<kW, 1, Value, Index>(op, group_);
+        if (grid_) scatter_kernel_ = kernel_for<kW, 1, Value, Index>(op, false);
         if constexpr (kW <= kFlatMaxWidth)
           split_kernel_ = group_ ? csr_vector_split_kernel<kW, true, Value, Index>
                                  : csr_vector_split_kernel<kW, false, Value, Index>;
@@ -473,8 +474,17 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
     if (grid_) {
       CsrView<Value, Index> a = a_;
       void* args[] = {&a, &alpha, &x, &beta, &y};
-      SPMV_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_), grid_blocks_, block_, args,
-                                                  0, stream));
+      const cudaError_t launched =
+          cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel_), grid_blocks_, block_, args, 0, stream);
+      if (launched != cudaErrorCooperativeLaunchTooLarge) {
+        SPMV_CUDA_CHECK(launched);
+        return;
+      }
+      // Fewer multiprocessors than the plan counted (an MPS share of the device): the two launches instead.
+      (void)cudaGetLastError();
+      scale_vector(beta, y, a_.cols, stream);
+      scatter_kernel_<<<grid_for(std::int64_t(a_.rows) * width_, block_), block_, 0, stream>>>(a_, alpha, x, beta, y);
+      SPMV_CHECK_LAUNCH("csr_vector_transpose_kernel");
       return;
     }
     if (op_ == Operation::Transpose) scale_vector(beta, y, a_.cols, stream);
@@ -686,6 +696,7 @@ class CsrVector final : public CudaAlgorithm<compute_t<Value>, Index> {
   DeviceBuffer<Real> sums_;          // per long row (at its first chunk), zero between products
   DeviceBuffer<unsigned> arrivals_;  // likewise
   Kernel<Value, Index> kernel_ = nullptr;
+  Kernel<Value, Index> scatter_kernel_ = nullptr;  // the cooperative A^T x's two-launch fallback
   SplitKernel<Value, Index> split_kernel_ = nullptr;
 };
 
