@@ -1,55 +1,68 @@
-// The CPU product over a semiring (spmv/semiring.hpp): one pass over each row's entries, rows spread
-// over OpenMP threads.
+// The CPU product over a semiring (spmv/semiring.hpp): checks the arguments, then runs the row loop
+// (semiring_rows.cpp) or the nnz-balanced merge-path kernel (semiring_merge.cpp), the one asked for or
+// the one the row statistics below choose.
 #include <omp.h>
+
+#include <algorithm>
+#include <string>
 
 #include "core/semiring_ops.hpp"
 #include "cpu/instantiate.hpp"
+#include "cpu/semiring_kernels.hpp"
+#include "spmv/error.hpp"
 
 namespace spmv {
+namespace {
 
-// Row length from which the order-free semirings split a row into four chains. One thread on the 2-core
-// Zen 4 VM (docs/SEMIRINGS.md): four chains took R-MAT scale 16 min-plus from 2.77 to 1.72 ms, and
-// slowed 5-entry Poisson rows from 0.53 to 0.70 ms, so short rows keep one chain.
-constexpr std::int64_t kFourChainsFrom = 16;
+// The merge-path kernel when the heaviest chunk of kSemiringRowChunk rows holds more than this share
+// of one thread's work (rows + nonzeros over the threads): the row loop's threads cannot finish before
+// the one holding that chunk, whatever the dynamic schedule does with the rest.
+// Measured on the 2-core Zen 4 VM (docs/SEMIRINGS.md, "The CPU kernels on power-law rows").
+constexpr double kMergeFromChunkShare = 0.5;
+
+int resolve_threads(int threads) { return threads > 0 ? threads : std::max(1, omp_get_max_threads()); }
+
+template <class Value, class Index>
+Algorithm choose(const CsrMatrix<Value, Index>& a, int team) {
+  const std::int64_t rows = a.rows;
+  if (team == 1 || rows == 0) return Algorithm::RowLoop;  // one thread: nothing to balance
+  const Index* row_ptr = a.row_ptr.data();
+  std::int64_t heaviest = 0;  // rows / kSemiringRowChunk reads of row_ptr: negligible next to the product
+  for (std::int64_t begin = 0; begin < rows; begin += cpu::detail::kSemiringRowChunk) {
+    const std::int64_t end = std::min(begin + cpu::detail::kSemiringRowChunk, rows);
+    heaviest = std::max<std::int64_t>(heaviest, static_cast<std::int64_t>(row_ptr[end] - row_ptr[begin]) + (end - begin));
+  }
+  const double per_thread = static_cast<double>(rows + a.nnz()) / team;
+  return static_cast<double>(heaviest) > kMergeFromChunkShare * per_thread ? Algorithm::MergeParallel
+                                                                           : Algorithm::RowLoop;
+}
+
+}  // namespace
+
+template <class Value, class Index>
+Algorithm semiring_cpu_algorithm(const CsrMatrix<Value, Index>& a, int threads) {
+  return choose(a, resolve_threads(threads));
+}
 
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
-                       int threads) {
+                       int threads, Algorithm algorithm) {
   semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());
-  const std::int64_t rows = a.rows;
-  const int team = threads > 0 ? threads : omp_get_max_threads();
-  const Index* row_ptr = a.row_ptr.data();
-  const Index* cols = a.col_idx.data();
-  const Value* values = a.values.data();
-  semiring_ops::with_semiring<Value>(s, [&](auto ops) {
-    using Ops = decltype(ops);
-    // Rows in chunks handed out on demand: power-law rows make a static split uneven.
-#pragma omp parallel for schedule(dynamic, 512) num_threads(team)
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const Index end = row_ptr[i + 1];
-      Index k = row_ptr[i];
-      Value acc = Ops::zero();
-      if constexpr (Ops::kOrderFree) if (end - k >= kFourChainsFrom) {
-        // min, max and or give the same value in any order (a zero's sign aside: max(+0, -0) keeps its
-        // first operand; tests/cpu/edge_probe_test.cpp): four independent chains on long rows, so
-        // that the compare-and-select latency of one term does not serialise the row.
-        Value part[3] = {Ops::zero(), Ops::zero(), Ops::zero()};
-        for (; k + 4 <= end; k += 4) {
-          acc = Ops::add(acc, Ops::mul(values[k], x[cols[k]]));
-          part[0] = Ops::add(part[0], Ops::mul(values[k + 1], x[cols[k + 1]]));
-          part[1] = Ops::add(part[1], Ops::mul(values[k + 2], x[cols[k + 2]]));
-          part[2] = Ops::add(part[2], Ops::mul(values[k + 3], x[cols[k + 3]]));
-        }
-        acc = Ops::add(Ops::add(acc, part[0]), Ops::add(part[1], part[2]));
-      }
-      for (; k < end; ++k) acc = Ops::add(acc, Ops::mul(values[k], x[cols[k]]));
-      y[static_cast<std::size_t>(i)] = acc;
-    }
-  });
+  const int team = resolve_threads(threads);
+  if (algorithm == Algorithm::Auto) algorithm = choose(a, team);
+  switch (algorithm) {
+    case Algorithm::RowLoop: return cpu::detail::semiring_rows(s, a, x.data(), y.data(), team);
+    case Algorithm::MergeParallel: return cpu::detail::semiring_merge(s, a, x.data(), y.data(), team);
+    default:
+      throw Unsupported("semiring_multiply: algorithm " + std::string(to_string(algorithm)) +
+                        " on the CPU (Auto, RowLoop or MergeParallel)");
+  }
 }
 
-#define SPMV_INSTANTIATE(V, I) \
-  template void semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int);
+#define SPMV_INSTANTIATE(V, I)                                                                                \
+  template void semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int,  \
+                                  Algorithm);                                                               \
+  template Algorithm semiring_cpu_algorithm(const CsrMatrix<V, I>&, int);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
