@@ -14,20 +14,35 @@
 namespace spmv {
 namespace {
 
-// The merge-path kernel when the heaviest chunk of kSemiringRowChunk rows holds more than this share
-// of one thread's work (rows + nonzeros over the threads): the row loop's threads cannot finish before
-// the one holding that chunk, whatever the dynamic schedule does with the rest.
-// Measured on the 2-core Zen 4 VM (docs/SEMIRINGS.md, "The CPU kernels on power-law rows").
-constexpr double kMergeFromChunkShare = 0.5;
+// Auto's rule, on more than one thread (one thread has nothing to balance: the row loop, the kernels ran
+// within noise of each other there). Fitted with bench/semiring_cpu_rule.py on half of a sweep of
+// spmv_bench_semiring_cpu_kernels (2-core Zen 4 VM, 2026-11-29, three interleaved processes, min-plus,
+// or-and and plus-times; docs/SEMIRINGS.md "The CPU kernels on power-law rows" has the table and the
+// held-out half).
+//
+// From this many nonzeros, merge-path: on two threads its sixteen contiguous segments a thread ran 1.00-1.34x
+// as fast as the row loop's 512-row chunks on 2D/3D Poisson, random rows and road graphs (a row loop with
+// 4096-row chunks ran as fast as merge-path there: the gap is the chunks' dispatch and restarted
+// prefetch), and 0.93-1.11x on R-MAT scale 16-20. Below, the row loop was up to 1.19x faster (cs4, 87,716
+// nonzeros; mostly_empty, 32,832) and from cage10 (150,645) merge-path was as fast or faster; 2^17 lies in
+// that gap.
+constexpr std::int64_t kMergeFromNnz = std::int64_t(1) << 17;
+// Below it, merge-path when the heaviest chunk of kSemiringRowChunk rows holds more rows + nonzeros than a
+// thread's share of the matrix: the row loop cannot finish before the thread walking that chunk, whatever
+// the schedule does with the rest. One row of 100,000 among 999 rows of 3: 1.75-1.92x faster on two
+// threads (share 1.96); the fit's gap for this bound was 0.19-1.96 (PGPgiantcompo to that matrix), and
+// 1 is the bound the argument gives.
+constexpr double kMergeFromChunkShare = 1.0;
 
 int resolve_threads(int threads) { return threads > 0 ? threads : std::max(1, omp_get_max_threads()); }
 
 template <class Value, class Index>
 Algorithm choose(const CsrMatrix<Value, Index>& a, int team) {
   const std::int64_t rows = a.rows;
-  if (team == 1 || rows == 0) return Algorithm::RowLoop;  // one thread: nothing to balance
+  if (team == 1 || rows == 0) return Algorithm::RowLoop;
+  if (a.nnz() >= kMergeFromNnz) return Algorithm::MergeParallel;
   const Index* row_ptr = a.row_ptr.data();
-  std::int64_t heaviest = 0;  // rows / kSemiringRowChunk reads of row_ptr: negligible next to the product
+  std::int64_t heaviest = 0;  // rows / kSemiringRowChunk reads of row_ptr
   for (std::int64_t begin = 0; begin < rows; begin += cpu::detail::kSemiringRowChunk) {
     const std::int64_t end = std::min(begin + cpu::detail::kSemiringRowChunk, rows);
     heaviest = std::max<std::int64_t>(heaviest, static_cast<std::int64_t>(row_ptr[end] - row_ptr[begin]) + (end - begin));
