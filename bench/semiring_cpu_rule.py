@@ -109,19 +109,30 @@ def main():
     if bad:
         print("kernels DIFFER on:", bad)
     if args.markdown:
+        # One row per matrix and thread count: row loop / merge-path time (the median over processes of
+        # their medians) for each semiring, the ratio's range over the processes, and the rule's choice.
+        sems = sorted({k[2] for k in list(fit) + list(test)}, key=["min-plus", "or-and", "plus-times"].index)
         print()
-        print("| half | matrix | nnz | chunk share (2 thr.) | threads | semiring | row loop ms | merge-path ms | "
-              "row loop / merge-path | rule |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("| half | matrix | nnz | chunk share (2 thr.) | threads | " +
+              " | ".join(f"{s_}: row loop / merge-path ms (ratio, range)" for s_ in sems) + " | Auto |")
+        print("|---|---|---|---|---|" + "---|" * len(sems) + "---|")
         for name, cases in (("fit", fit), ("test", test)):
-            for key in sorted(cases, key=lambda k: (k[0], k[1], k[2])):
-                c = cases[key]
-                two = cases.get((key[0], 2, key[2]), c)["share"]
-                rule = "merge-path" if chooses_merge(c, key[1], share, nnz) else "row loop"
-                print(f"| {name} | {key[0].replace('/work/shared/matrices/', '')} | {c['nnz']} | {two:.3f} | {key[1]} | "
-                      f"{key[2]} | {c['t_rows']:.3f} ({min(c['rows_range']):.3f}–{max(c['rows_range']):.3f}) | "
-                      f"{c['t_merge']:.3f} ({min(c['merge_range']):.3f}–{max(c['merge_range']):.3f}) | "
-                      f"{c['t_rows'] / c['t_merge']:.2f} | {rule} |")
+            for matrix, threads in sorted({(k[0], k[1]) for k in cases}):
+                cells = []
+                for s_ in sems:
+                    c = cases.get((matrix, threads, s_))
+                    if c is None:
+                        cells.append("")
+                        continue
+                    ratios = [r / m for r, m in zip(c["rows"], c["merge"])]
+                    cells.append(f"{c['t_rows']:.3g} / {c['t_merge']:.3g} ({c['t_rows'] / c['t_merge']:.2f}, "
+                                 f"{min(ratios):.2f}–{max(ratios):.2f})")
+                c = cases[(matrix, threads, sems[0])]
+                two = cases.get((matrix, 2, sems[0]), c)["share"]
+                rule = "merge-path" if chooses_merge(c, threads, share, nnz) else "row loop"
+                label = matrix.replace("/work/shared/matrices/", "").replace(".mtx.gz", "")
+                print(f"| {name} | {label} | {c['nnz']} | {two:.3f} | {threads} | " + " | ".join(cells) +
+                      f" | {rule} |")
     return 1 if bad else 0
 
 

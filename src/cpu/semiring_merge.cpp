@@ -16,8 +16,9 @@ namespace spmv::cpu::detail {
 // sixteen, where the SpMV takes four. Two threads on the 2-core Zen 4 VM (another build running), row
 // loop time / merge-path time over two interleaved processes, four segments a thread -> sixteen: R-MAT
 // scale 16 plus-times 0.88-0.96 -> 0.95-0.98, R-MAT scale 17 (a = 0.75) min-plus 0.93-1.02 -> 1.03-1.04 and
-// plus-times 0.89-0.97 -> 0.98-1.03, random 4 a row plus-times 1.09-1.10 -> 1.22-1.24; the equal-cost
-// split leaves a thread more of R-MAT's cache-missing rows, and finer pieces even that out.
+// plus-times 0.89-0.97 -> 0.98-1.03, random 4 a row plus-times 1.09-1.10 -> 1.22-1.24. Equal rows +
+// nonzeros are not equal time where some rows' gathers hit the cache and others' miss (R-MAT), or where a
+// core is shared; finer pieces let the schedule even that out.
 constexpr int kSemiringSegmentsPerThread = 16;
 
 template <class Value, class Index>
