@@ -4,8 +4,9 @@ lines of spmv_bench_semiring_cpu_kernels (docs/SEMIRINGS.md, "The CPU kernels on
 
     semiring_cpu_rule.py --fit FIT_RUN.txt... --test TEST_RUN.txt... [--markdown]
 
-Each file is one process's output; a matrix run in several processes gets the median of their medians
-(and the range of all their samples). The rule is: on more than one thread, the merge-path kernel when
+Each file is one process's output. A kernel's time on a matrix is the fastest sample over all the
+processes (--estimator min: another program on the machine can only add time), or the median of the
+processes' medians (--estimator median); the table also gives the range of the per-process ratios. The rule is: on more than one thread, the merge-path kernel when
 the heaviest 512-row chunk holds more than SHARE of a thread's rows + nonzeros, or when the matrix holds
 at least NNZ nonzeros; else the row loop. SHARE and NNZ are chosen on the fit files alone (grid over
 the midpoints between the observed values, and "never"), maximising the harmonic mean over the fit
@@ -16,6 +17,8 @@ import argparse
 import collections
 import math
 import statistics
+
+ESTIMATOR = "min"  # set by --estimator
 
 
 def read(paths):
@@ -32,14 +35,15 @@ def read(paths):
                                           "check": []})
             r = [float(v) for v in kv["rows_ms"].split(",")]
             m = [float(v) for v in kv["merge_ms"].split(",")]
-            case["rows"].append(r[1])
-            case["merge"].append(m[1])
+            case["rows"].append(r[0] if ESTIMATOR == "min" else r[1])
+            case["merge"].append(m[0] if ESTIMATOR == "min" else m[1])
             case["rows_range"] += [r[0], r[2]]
             case["merge_range"] += [m[0], m[2]]
             case["check"].append(kv["check"])
+    pick = min if ESTIMATOR == "min" else statistics.median
     for case in cases.values():
-        case["t_rows"] = statistics.median(case["rows"])
-        case["t_merge"] = statistics.median(case["merge"])
+        case["t_rows"] = pick(case["rows"])
+        case["t_merge"] = pick(case["merge"])
     return cases
 
 
@@ -72,7 +76,12 @@ def main():
     p.add_argument("--markdown", action="store_true", help="print the per-case table as Markdown")
     p.add_argument("--rule", nargs=2, type=float, metavar=("SHARE", "NNZ"),
                    help="score this rule (the constants kept in the code) instead of the fitted one")
+    p.add_argument("--estimator", choices=["min", "median"], default="min",
+                   help="a kernel's time on a matrix: the fastest sample of all processes (default: other "
+                        "programs on the machine only add time), or the median of the processes' medians")
     args = p.parse_args()
+    global ESTIMATOR
+    ESTIMATOR = args.estimator
     fit, test = read(args.fit), read(args.test)
     multi = {k: c for k, c in fit.items() if k[1] > 1}
     best = None
@@ -109,8 +118,8 @@ def main():
     if bad:
         print("kernels DIFFER on:", bad)
     if args.markdown:
-        # One row per matrix and thread count: row loop / merge-path time (the median over processes of
-        # their medians) for each semiring, the ratio's range over the processes, and the rule's choice.
+        # One row per matrix and thread count: row loop / merge-path time (the estimator's) for each
+        # semiring, the ratio's range over the processes (same estimator per process), and the rule's choice.
         sems = sorted({k[2] for k in list(fit) + list(test)}, key=["min-plus", "or-and", "plus-times"].index)
         print()
         print("| half | matrix | nnz | chunk share (2 thr.) | threads | " +

@@ -14,24 +14,24 @@
 namespace spmv {
 namespace {
 
-// Auto's rule, on more than one thread (one thread has nothing to balance: the row loop, the kernels ran
+// Auto's rule, on more than one thread (one thread has nothing to balance: the row loop; the kernels ran
 // within noise of each other there). Fitted with bench/semiring_cpu_rule.py on half of a sweep of
 // spmv_bench_semiring_cpu_kernels (2-core Zen 4 VM, 2026-11-29, three interleaved processes, min-plus,
-// or-and and plus-times; docs/SEMIRINGS.md "The CPU kernels on power-law rows" has the table and the
-// held-out half).
+// or-and and plus-times, each kernel's fastest sample; docs/SEMIRINGS.md "The CPU kernels on power-law
+// rows" has the table and the held-out half).
 //
-// From this many nonzeros, merge-path: on two threads its sixteen contiguous segments a thread ran 1.00-1.34x
-// as fast as the row loop's 512-row chunks on 2D/3D Poisson, random rows and road graphs (a row loop with
-// 4096-row chunks ran as fast as merge-path there: the gap is the chunks' dispatch and restarted
-// prefetch), and 0.93-1.11x on R-MAT scale 16-20. Below, the row loop was up to 1.19x faster (cs4, 87,716
-// nonzeros; mostly_empty, 32,832) and from cage10 (150,645) merge-path was as fast or faster; 2^17 lies in
-// that gap.
-constexpr std::int64_t kMergeFromNnz = std::int64_t(1) << 17;
+// From this many nonzeros, merge-path. On two threads its sixteen contiguous segments a thread ran
+// 1.00-1.44x as fast as the row loop's 512-row chunks on 2D/3D Poisson, random rows and road graphs (a row
+// loop with 4096-row chunks ran as fast as merge-path there: the gap is the chunks' dispatch and
+// restarted prefetch), and 0.93-1.12x on R-MAT scale 16-20. Below the bound the row loop was up to 1.33x
+// faster (mostly_empty, 32,832 nonzeros; PGPgiantcompo, 48,632), from cs4 (87,716) on merge-path was as
+// fast or within 3%; 2^16 is the geometric middle of that gap, rounded.
+constexpr std::int64_t kMergeFromNnz = std::int64_t(1) << 16;
 // Below it, merge-path when the heaviest chunk of kSemiringRowChunk rows holds more rows + nonzeros than a
 // thread's share of the matrix: the row loop cannot finish before the thread walking that chunk, whatever
-// the schedule does with the rest. One row of 100,000 among 999 rows of 3: 1.75-1.92x faster on two
-// threads (share 1.96); the fit's gap for this bound was 0.19-1.96 (PGPgiantcompo to that matrix), and
-// 1 is the bound the argument gives.
+// the schedule does with the rest. The fit's matrices under the size bound did not pin this bound (any
+// value above 0.19 fitted them); 1 is the bound the argument gives. Above the size bound, one row of
+// 100,000 among 999 rows of 3 (share 1.96) ran 1.8-1.9x faster on merge-path.
 constexpr double kMergeFromChunkShare = 1.0;
 
 int resolve_threads(int threads) { return threads > 0 ? threads : std::max(1, omp_get_max_threads()); }

@@ -148,21 +148,25 @@ TEST(SemiringMerge, PlusTimesIsReproducible) {
   }
 }
 
-// Auto's rule (src/cpu/semiring_multiply.cpp), on more than one thread: merge-path from 2^17 nonzeros
+// Auto's rule (src/cpu/semiring_multiply.cpp), on more than one thread: merge-path from 2^16 nonzeros
 // (R-MAT, a large stencil), and below that when a 512-row chunk holds more than a thread's share of rows +
-// nonzeros (one row of 100,000 among 999 rows of 3); the row loop on a small stencil and small random
-// rows, on one thread and on a matrix without rows.
+// nonzeros (one row of 50,000 among 999 rows of 3); the row loop on a small stencil, small random rows and
+// one row of 10,000 among 19,999 of 2 (a third of a thread's share on two threads, two thirds on four), on
+// one thread and on a matrix without rows.
 TEST(SemiringMerge, AutoChoosesByRowStatistics) {
   const auto rmat = convert<double, std::int32_t>(gen::rmat(16, 16, 39));
   const auto big_grid = convert<float, std::int64_t>(gen::poisson2d(300));  // 448,800 nonzeros
-  const auto huge_row = convert<double, std::int32_t>(gen::long_rows(1000, 100003, 1, 100000, 3, 40));
+  const auto huge_row = convert<double, std::int32_t>(gen::long_rows(1000, 60000, 1, 50000, 3, 40));
+  const auto long_row = convert<double, std::int32_t>(gen::long_rows(20000, 60000, 1, 10000, 2, 42));
   const auto grid = convert<double, std::int32_t>(gen::poisson2d(100));  // 49,600 nonzeros
-  const auto uniform = convert<double, std::int64_t>(gen::random_uniform(20000, 20000, 4, 41));  // 80,000
+  const auto uniform = convert<double, std::int64_t>(gen::random_uniform(10000, 10000, 4, 41));
+  for (const auto* m : {&huge_row, &long_row, &grid}) ASSERT_LT(m->nnz(), std::int64_t(1) << 16);
   for (int threads : {2, 4}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     EXPECT_EQ(semiring_cpu_algorithm(rmat, threads), Algorithm::MergeParallel);
     EXPECT_EQ(semiring_cpu_algorithm(big_grid, threads), Algorithm::MergeParallel);
     EXPECT_EQ(semiring_cpu_algorithm(huge_row, threads), Algorithm::MergeParallel);
+    EXPECT_EQ(semiring_cpu_algorithm(long_row, threads), Algorithm::RowLoop);
     EXPECT_EQ(semiring_cpu_algorithm(grid, threads), Algorithm::RowLoop);
     EXPECT_EQ(semiring_cpu_algorithm(uniform, threads), Algorithm::RowLoop);
   }
