@@ -106,8 +106,8 @@ TEST(Semiring, WrongLengthsAreRefused) {
   EXPECT_THROW(semiring_multiply(Semiring::OrAnd, a, std::span<const double>(x), std::span(y)), InvalidArgument);
 }
 
-// Matrices large enough for several merge-path segments a thread (four from 8192 merge steps each,
-// cpu/merge_path.hpp): R-MAT's hub rows and two rows of 200,000 entries each span many segments, so a
+// Matrices large enough for several merge-path segments a thread (up to sixteen, of at least 8192 merge
+// steps each; semiring_merge.cpp): R-MAT's hub rows and two rows of 200,000 entries each span many segments, so a
 // row collects several carries, ⊕-added after the parallel region; R-MAT at the default thread count
 // too (Auto's choice there).
 TEST(SemiringMerge, RowsSpanningManySegments) {
