@@ -34,13 +34,27 @@ std::string semiring_names();            // "plus-times, min-plus, max-times, or
 template <class Value>
 Value semiring_zero(Semiring s);
 
-// y = A ⊕.⊗ x on the CPU: OpenMP over rows (`threads` 0: the OpenMP default), each row's terms combined
-// in column-storage order. x has A.cols entries, y A.rows (InvalidArgument otherwise); y is only written.
+// y = A ⊕.⊗ x on the CPU with `threads` OpenMP threads (0: the OpenMP default). Two kernels:
+//   Algorithm::RowLoop        rows in chunks handed out on demand, each row walked by one thread;
+//   Algorithm::MergeParallel  the merge-path split of rows + nonzeros (as the SpMV's merge-parallel): equal
+//                             work per thread however long the rows; a row split between threads has its
+//                             pieces ⊕-added afterwards in a fixed order (plus-times: the same bits for a
+//                             given thread count, not the row loop's).
+// Algorithm::Auto (the default) takes the one semiring_cpu_algorithm names; other algorithms throw
+// Unsupported. Min, max and or-and give the same values from either kernel (docs/SEMIRINGS.md: only a zero's
+// sign may differ). x has A.cols entries, y A.rows (InvalidArgument otherwise); y is only written.
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
-                       int threads = 0);
+                       int threads = 0, Algorithm algorithm = Algorithm::Auto);
 
-// The same on host vectors for either backend: the CPU kernel above (options.threads), or on CUDA the
+// The kernel Auto runs for `a` on `threads` threads (0: the OpenMP default): on one thread RowLoop; on
+// more, MergeParallel from 2^16 nonzeros (its contiguous segments were as fast or faster there, up to
+// 1.44x on regular rows), and below that when a chunk of 512 rows holds more rows + nonzeros than a
+// thread's share (a few huge rows), else RowLoop. Reads A.rows / 512 row pointers (docs/SEMIRINGS.md).
+template <class Value, class Index>
+Algorithm semiring_cpu_algorithm(const CsrMatrix<Value, Index>& a, int threads = 0);
+
+// The same on host vectors for either backend: the CPU product above (options.threads, Auto), or on CUDA the
 // device kernel of spmv/cuda/semiring.hpp after copying A and x to options.device, y copied back (the
 // same values as the CPU for min-plus, max-times, or-and and max-min). One product per call; for an
 // iterative algorithm keep A on the device (spmv::cuda::DeviceCsr) and call the device function.

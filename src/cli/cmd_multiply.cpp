@@ -71,17 +71,25 @@ std::vector<double> multiply(const HostMatrix& master, Backend backend, Algorith
   return {yv.begin(), yv.end()};
 }
 
-// y = op(A) ⊕.⊗ x for the semirings other than plus-times (op = T multiplies the transposed copy).
+// y = op(A) ⊕.⊗ x for the semirings other than plus-times (op = T multiplies the transposed copy). On the
+// CPU `algorithm` is Auto, RowLoop or MergeParallel (checked by the caller), and the line on stderr names
+// the kernel that ran; on CUDA it is Auto.
 template <class Value, class Index>
-std::vector<double> semiring_product(const HostMatrix& master, Backend backend, Semiring semiring, bool transposed,
-                                     const std::vector<double>& x, const Options& options, bool quiet) {
+std::vector<double> semiring_product(const HostMatrix& master, Backend backend, Semiring semiring, Algorithm algorithm,
+                                     bool transposed, const std::vector<double>& x, const Options& options, bool quiet) {
   const auto a = convert<Value, Index>(transposed ? transpose(master) : master);
+  const bool cpu = backend == Backend::Cpu;
+  if (cpu && algorithm == Algorithm::Auto) algorithm = semiring_cpu_algorithm(a, options.threads);
   if (!quiet)
-    fmt::print(stderr, "multiply: {} backend, semiring {}, {}, {}-bit indices, op {}\n", to_string(backend),
-               to_string(semiring), sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index), transposed ? "T" : "N");
+    fmt::print(stderr, "multiply: {} backend, semiring {}{}, {}, {}-bit indices, op {}\n", to_string(backend),
+               to_string(semiring), cpu ? ", " + std::string(to_string(algorithm)) : std::string(),
+               sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index), transposed ? "T" : "N");
   const std::vector<Value> xv(x.begin(), x.end());
   std::vector<Value> yv(static_cast<std::size_t>(a.rows));
-  semiring_multiply<Value, Index>(backend, semiring, a, xv, yv, options);
+  if (cpu)
+    semiring_multiply<Value, Index>(semiring, a, xv, yv, options.threads, algorithm);
+  else
+    semiring_multiply<Value, Index>(backend, semiring, a, xv, yv, options);
   return {yv.begin(), yv.end()};
 }
 
@@ -90,13 +98,17 @@ int run_multiply(const MultiplyOptions& o) {
   if (!semiring) throw UsageError(fmt::format("--semiring '{}': expected one of {}", o.semiring, semiring_names()));
   const bool other_semiring = *semiring != Semiring::PlusTimes;
   if (other_semiring) {
-    // The semirings other than plus-times have no alpha and beta, and one kernel per backend.
+    // The semirings other than plus-times have no alpha and beta, and their own kernels: on the CPU the row
+    // loop or merge-path (--algo row-loop / merge-parallel forces one), on CUDA the plan's Auto.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));
-    if (o.distributed.enabled || o.algo != "auto")
-      throw UsageError(fmt::format("--semiring {} runs its own kernel on one process: drop {}", o.semiring,
-                                   o.distributed.enabled ? "--distributed" : "--algo"));
+    if (o.distributed.enabled)
+      throw UsageError(fmt::format("--semiring {} runs its own kernel on one process: drop --distributed", o.semiring));
+    const auto algorithm = parse_algorithm(o.algo);
+    if (algorithm != Algorithm::Auto && algorithm != Algorithm::RowLoop && algorithm != Algorithm::MergeParallel)
+      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels are auto, row-loop and "
+                                   "merge-parallel (CPU)", o.semiring, o.algo));
   }
   // f16 / bf16: the float product with A's values stored in half precision (Options::values).
   const auto storage = parse_value_storage(o.precision);
@@ -153,7 +165,12 @@ int run_multiply(const MultiplyOptions& o) {
   if (!fits32 && !o.quiet) fmt::print(stderr, "the matrix does not fit 32-bit indices: using 64-bit indices\n");
   std::vector<double> result;
   if (other_semiring) {
-    const auto product = [&](auto typed) { return typed(a, backend, *semiring, o.transpose, x, options, o.quiet); };
+    if (backend != Backend::Cpu && algorithm != Algorithm::Auto)
+      throw UsageError(fmt::format("--semiring {} --algo {} is a CPU kernel: add --backend cpu, or drop --algo",
+                                   o.semiring, o.algo));
+    const auto product = [&](auto typed) {
+      return typed(a, backend, *semiring, algorithm, o.transpose, x, options, o.quiet);
+    };
     result = o.precision == "f64"
                  ? (fits32 ? product(semiring_product<double, std::int32_t>)
                            : product(semiring_product<double, std::int64_t>))
@@ -212,8 +229,9 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
   sub->add_option("--semiring", o->semiring,
                   "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
-                      " (not plus-times: no alpha/beta or --algo, CPU or CUDA; pattern entries count as 1; an empty "
-                      "row gives the semiring's zero, e.g. inf for min-plus)")
+                      " (not plus-times: no alpha/beta; CPU or CUDA; on the CPU --algo row-loop or merge-parallel "
+                      "forces a kernel; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf "
+                      "for min-plus)")
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);
   sub->footer(

@@ -2,7 +2,8 @@
 // Private: the merge-path split of a CSR matrix (Merrill & Garland, "Merge-based parallel sparse
 // matrix-vector multiplication", SC'16, §4), shared by the f32/f64 merge-parallel plan
 // (merge_parallel.cpp) and its half-precision-values twin (half_merge_parallel.cpp), so that both
-// split a matrix at the same coordinates.
+// split a matrix at the same coordinates, and by the semiring product's merge-path kernel
+// (semiring_merge.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -13,12 +14,13 @@ namespace spmv::cpu::detail {
 // kMinSegmentItems steps, which the threads take in turn (schedule(dynamic, 1)), so that a thread held
 // back by a busy core leaves its later segments to the others instead of making them wait at the end
 // (docs/PERFORMANCE.md "Merge-parallel's f32 rows and segments"). A^T x keeps one a thread (one private y
-// each). Both merge-parallel plans take their split from here, so that they sum in the same order.
+// each). Both merge-parallel plans take their split from here, so that they sum in the same order. The
+// semiring kernel (semiring_merge.cpp) asks for its own number a thread (`per_thread`).
 inline constexpr int kSegmentsPerThread = 4;
 inline constexpr std::int64_t kMinSegmentItems = 8192;
-inline int merge_path_segments(bool transpose, int threads, std::int64_t items) {
+inline int merge_path_segments(bool transpose, int threads, std::int64_t items, int per_thread = kSegmentsPerThread) {
   if (transpose) return threads;
-  return threads * static_cast<int>(std::clamp<std::int64_t>(items / kMinSegmentItems / threads, 1, kSegmentsPerThread));
+  return threads * static_cast<int>(std::clamp<std::int64_t>(items / kMinSegmentItems / threads, 1, per_thread));
 }
 
 // Merrill & Garland, Algorithm 3 (MergePathSearch): the (row, nonzero) coordinate where `diagonal`

@@ -1,55 +1,83 @@
-// The CPU product over a semiring (spmv/semiring.hpp): one pass over each row's entries, rows spread
-// over OpenMP threads.
+// The CPU product over a semiring (spmv/semiring.hpp): checks the arguments, then runs the row loop
+// (semiring_rows.cpp) or the nnz-balanced merge-path kernel (semiring_merge.cpp), the one asked for or
+// the one the row statistics below choose.
 #include <omp.h>
+
+#include <algorithm>
+#include <string>
 
 #include "core/semiring_ops.hpp"
 #include "cpu/instantiate.hpp"
+#include "cpu/semiring_kernels.hpp"
+#include "spmv/error.hpp"
 
 namespace spmv {
+namespace {
 
-// Row length from which the order-free semirings split a row into four chains. One thread on the 2-core
-// Zen 4 VM (docs/SEMIRINGS.md): four chains took R-MAT scale 16 min-plus from 2.77 to 1.72 ms, and
-// slowed 5-entry Poisson rows from 0.53 to 0.70 ms, so short rows keep one chain.
-constexpr std::int64_t kFourChainsFrom = 16;
+// Auto's rule, on more than one thread (one thread has nothing to balance: the row loop; the kernels ran
+// within noise of each other there). Fitted with bench/semiring_cpu_rule.py on half of a sweep of
+// spmv_bench_semiring_cpu_kernels (2-core Zen 4 VM, 2026-11-29, three interleaved processes, min-plus,
+// or-and and plus-times, each kernel's fastest sample; docs/SEMIRINGS.md "The CPU kernels on power-law
+// rows" has the table and the held-out half).
+//
+// From this many nonzeros, merge-path. On two threads its sixteen contiguous segments a thread ran
+// 1.00-1.44x as fast as the row loop's 512-row chunks on 2D/3D Poisson, random rows and road graphs (a row
+// loop with 4096-row chunks ran as fast as merge-path there: the gap is the chunks' dispatch and
+// restarted prefetch), and 0.93-1.12x on R-MAT scale 16-20. Below the bound the row loop was up to 1.33x
+// faster (mostly_empty, 32,832 nonzeros; PGPgiantcompo, 48,632), from cs4 (87,716) on merge-path was as
+// fast or within 3%; 2^16 is the geometric middle of that gap, rounded.
+constexpr std::int64_t kMergeFromNnz = std::int64_t(1) << 16;
+// Below it, merge-path when the heaviest chunk of kSemiringRowChunk rows holds more rows + nonzeros than a
+// thread's share of the matrix: the row loop cannot finish before the thread walking that chunk, whatever
+// the schedule does with the rest. The fit's matrices under the size bound did not pin this bound (any
+// value above 0.19 fitted them); 1 is the bound the argument gives. Above the size bound, one row of
+// 100,000 among 999 rows of 3 (share 1.96) ran 1.8-1.9x faster on merge-path.
+constexpr double kMergeFromChunkShare = 1.0;
+
+int resolve_threads(int threads) { return threads > 0 ? threads : std::max(1, omp_get_max_threads()); }
+
+template <class Value, class Index>
+Algorithm choose(const CsrMatrix<Value, Index>& a, int team) {
+  const std::int64_t rows = a.rows;
+  if (team == 1 || rows == 0) return Algorithm::RowLoop;
+  if (a.nnz() >= kMergeFromNnz) return Algorithm::MergeParallel;
+  const Index* row_ptr = a.row_ptr.data();
+  std::int64_t heaviest = 0;  // rows / kSemiringRowChunk reads of row_ptr
+  for (std::int64_t begin = 0; begin < rows; begin += cpu::detail::kSemiringRowChunk) {
+    const std::int64_t end = std::min(begin + cpu::detail::kSemiringRowChunk, rows);
+    heaviest = std::max<std::int64_t>(heaviest, static_cast<std::int64_t>(row_ptr[end] - row_ptr[begin]) + (end - begin));
+  }
+  const double per_thread = static_cast<double>(rows + a.nnz()) / team;
+  return static_cast<double>(heaviest) > kMergeFromChunkShare * per_thread ? Algorithm::MergeParallel
+                                                                           : Algorithm::RowLoop;
+}
+
+}  // namespace
+
+template <class Value, class Index>
+Algorithm semiring_cpu_algorithm(const CsrMatrix<Value, Index>& a, int threads) {
+  return choose(a, resolve_threads(threads));
+}
 
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
-                       int threads) {
+                       int threads, Algorithm algorithm) {
   semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());
-  const std::int64_t rows = a.rows;
-  const int team = threads > 0 ? threads : omp_get_max_threads();
-  const Index* row_ptr = a.row_ptr.data();
-  const Index* cols = a.col_idx.data();
-  const Value* values = a.values.data();
-  semiring_ops::with_semiring<Value>(s, [&](auto ops) {
-    using Ops = decltype(ops);
-    // Rows in chunks handed out on demand: power-law rows make a static split uneven.
-#pragma omp parallel for schedule(dynamic, 512) num_threads(team)
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const Index end = row_ptr[i + 1];
-      Index k = row_ptr[i];
-      Value acc = Ops::zero();
-      if constexpr (Ops::kOrderFree) if (end - k >= kFourChainsFrom) {
-        // min, max and or give the same value in any order (a zero's sign aside: max(+0, -0) keeps its
-        // first operand; tests/cpu/edge_probe_test.cpp): four independent chains on long rows, so
-        // that the compare-and-select latency of one term does not serialise the row.
-        Value part[3] = {Ops::zero(), Ops::zero(), Ops::zero()};
-        for (; k + 4 <= end; k += 4) {
-          acc = Ops::add(acc, Ops::mul(values[k], x[cols[k]]));
-          part[0] = Ops::add(part[0], Ops::mul(values[k + 1], x[cols[k + 1]]));
-          part[1] = Ops::add(part[1], Ops::mul(values[k + 2], x[cols[k + 2]]));
-          part[2] = Ops::add(part[2], Ops::mul(values[k + 3], x[cols[k + 3]]));
-        }
-        acc = Ops::add(Ops::add(acc, part[0]), Ops::add(part[1], part[2]));
-      }
-      for (; k < end; ++k) acc = Ops::add(acc, Ops::mul(values[k], x[cols[k]]));
-      y[static_cast<std::size_t>(i)] = acc;
-    }
-  });
+  const int team = resolve_threads(threads);
+  if (algorithm == Algorithm::Auto) algorithm = choose(a, team);
+  switch (algorithm) {
+    case Algorithm::RowLoop: return cpu::detail::semiring_rows(s, a, x.data(), y.data(), team);
+    case Algorithm::MergeParallel: return cpu::detail::semiring_merge(s, a, x.data(), y.data(), team);
+    default:
+      throw Unsupported("semiring_multiply: algorithm " + std::string(to_string(algorithm)) +
+                        " on the CPU (Auto, RowLoop or MergeParallel)");
+  }
 }
 
-#define SPMV_INSTANTIATE(V, I) \
-  template void semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int);
+#define SPMV_INSTANTIATE(V, I)                                                                                \
+  template void semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int,  \
+                                  Algorithm);                                                               \
+  template Algorithm semiring_cpu_algorithm(const CsrMatrix<V, I>&, int);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 

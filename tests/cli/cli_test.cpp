@@ -298,7 +298,27 @@ TEST_F(Cli, MultiplySemiring) {
       EXPECT_NE(r.err.find("--backend cuda"), std::string::npos) << r.err;
     }
   }
-  for (const char* bad : {" --semiring plus-min", " --semiring min-plus --alpha 2", " --semiring max-min --algo csr-vector"}) {
+  // The CPU kernels forced with --algo (the same values: min is exact in any order), and named on stderr.
+  for (const char* algo : {"row-loop", "merge-parallel"}) {
+    const CliResult r = run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus --backend cpu " +
+                            "--threads 2 --algo " + algo + " -o " + arg("mp_forced.mtx"));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find(std::string("semiring min-plus, ") + algo), std::string::npos) << r.err;
+    EXPECT_EQ(spmv::read_vector(file("mp_forced.mtx").string()), (std::vector<double>{2, 5, 5})) << algo;
+  }
+  {  // Auto names its choice: the row loop on one thread (nothing to balance).
+    const CliResult r = run("multiply " + arg("hand.mtx") + " --semiring or-and --backend cpu --threads 1 -o " +
+                            arg("oa_auto.mtx"));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("semiring or-and, row-loop"), std::string::npos) << r.err;
+  }
+  {  // A CPU kernel with the CUDA backend: refused (by the backend's own check where there is no device).
+    const CliResult r = run("multiply " + arg("hand.mtx") + " --semiring min-plus --backend cuda --algo merge-parallel");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find(spmv::cuda_available() ? "--backend cpu" : "--backend cuda"), std::string::npos) << r.err;
+  }
+  for (const char* bad : {" --semiring plus-min", " --semiring min-plus --alpha 2", " --semiring max-min --algo csr-vector",
+                          " --semiring max-min --algo merge-path"}) {
     const CliResult r = run("multiply " + arg("hand.mtx") + bad);
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_NE(r.err.find("--semiring"), std::string::npos) << bad << ": " << r.err;

@@ -1,10 +1,14 @@
 // Semiring products on the CPU (issue 11, spmv/semiring.hpp): names and zeros, the differential body
-// of common/semiring_check.hpp over the whole zoo (both index types, f32 and f64, one and three
-// threads), size refusal, and three graph algorithms written with them, checked against plain
-// implementations: BFS levels (or-and), single-source shortest paths (Bellman–Ford with min-plus,
-// against Dijkstra) and PageRank (power iteration with plus-times).
+// of common/semiring_check.hpp over the whole zoo for both kernels (the row loop and the merge-path
+// kernel; both index types, f32 and f64, 1, 2, 3 and 7 threads), the merge-path kernel's bits against
+// the row loop's, Auto's choice between them, size and algorithm refusals, and three graph algorithms
+// written with them, checked against plain implementations: BFS levels (or-and), single-source
+// shortest paths (Bellman–Ford with min-plus, against Dijkstra) and PageRank (power iteration with
+// plus-times).
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <type_traits>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -36,17 +40,58 @@ TEST(Semiring, NamesAndZeros) {
 
 class SemiringZoo : public testing::TestWithParam<std::size_t> {};
 
+// Both kernels, forced. More threads than rows leave segments without a row end (carries only) or empty;
+// the zoo's small matrices get one merge-path segment a thread, so rows are split at 2, 3 and 7 threads.
 TEST_P(SemiringZoo, MatchesTheDefinition) {
   const ZooMatrix& a = zoo_matrix(GetParam());
   const std::uint64_t seed = hash_name(zoo()[GetParam()].name);
-  for (int threads : {1, 3}) {
-    SCOPED_TRACE("threads " + std::to_string(threads));
-    const auto run = [threads](Semiring s, const auto& m, const auto& x, auto& y) {
-      semiring_multiply(s, m, std::span(x), std::span(y), threads);
-    };
-    for (const auto& f : check_semirings(convert<double, std::int32_t>(a), seed, run)) ADD_FAILURE() << "f64/i32 " << f;
-    for (const auto& f : check_semirings(convert<float, std::int64_t>(a), seed, run)) ADD_FAILURE() << "f32/i64 " << f;
+  for (Algorithm algorithm : {Algorithm::RowLoop, Algorithm::MergeParallel})
+    for (int threads : {1, 2, 3, 7}) {
+      if (algorithm == Algorithm::RowLoop && (threads == 2 || threads == 7)) continue;  // its chunks: 1 and 3 suffice
+      SCOPED_TRACE(std::string(to_string(algorithm)) + ", threads " + std::to_string(threads));
+      const auto run = [threads, algorithm](Semiring s, const auto& m, const auto& x, auto& y) {
+        semiring_multiply(s, m, std::span(x), std::span(y), threads, algorithm);
+      };
+      for (const auto& f : check_semirings(convert<double, std::int32_t>(a), seed, run)) ADD_FAILURE() << "f64/i32 " << f;
+      for (const auto& f : check_semirings(convert<float, std::int64_t>(a), seed, run)) ADD_FAILURE() << "f32/i64 " << f;
+    }
+}
+
+// min, max and or-and from the merge-path kernel against the row loop's: the same bits, except that a
+// zero may carry the other sign (a split row's pieces are combined in another order, and max(+0, -0)
+// keeps its first operand: docs/SEMIRINGS.md). x mixes signs, zeros, NaN and +-Inf.
+template <class Value, class Index>
+void expect_merge_bits_equal_rows(const CsrMatrix<Value, Index>& a, std::uint64_t seed) {
+  using Bits = std::conditional_t<sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
+  SplitMix64 rng(seed);
+  std::vector<Value> x(static_cast<std::size_t>(a.cols));
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    x[j] = static_cast<Value>(rng.symmetric());
+    if (j % 7 == 3) x[j] = j % 2 ? Value(0) : -Value(0);
+    if (j % 11 == 4) x[j] = std::numeric_limits<Value>::quiet_NaN();
+    if (j % 13 == 6) x[j] = (j % 2 ? 1 : -1) * std::numeric_limits<Value>::infinity();
   }
+  for (Semiring s : {Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd, Semiring::MaxMin})
+    for (int threads : {2, 3, 7}) {
+      std::vector<Value> rows(static_cast<std::size_t>(a.rows), std::numeric_limits<Value>::quiet_NaN()), merge(rows);
+      semiring_multiply(s, a, std::span<const Value>(x), std::span(rows), threads, Algorithm::RowLoop);
+      semiring_multiply(s, a, std::span<const Value>(x), std::span(merge), threads, Algorithm::MergeParallel);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const bool zeros = rows[i] == Value(0) && merge[i] == Value(0);
+        if (std::bit_cast<Bits>(rows[i]) != std::bit_cast<Bits>(merge[i]) && !zeros) {
+          ADD_FAILURE() << to_string(s) << ", " << threads << " threads, row " << i << ": merge-path " << merge[i]
+                        << ", row loop " << rows[i];
+          break;
+        }
+      }
+    }
+}
+
+TEST_P(SemiringZoo, MergePathGivesTheRowLoopsBits) {
+  const ZooMatrix& a = zoo_matrix(GetParam());
+  const std::uint64_t seed = hash_name(zoo()[GetParam()].name) + 5;
+  expect_merge_bits_equal_rows(convert<double, std::int32_t>(a), seed);
+  expect_merge_bits_equal_rows(convert<float, std::int64_t>(a), seed);
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, SemiringZoo, testing::Range<std::size_t>(0, zoo().size()),
@@ -59,6 +104,82 @@ TEST(Semiring, WrongLengthsAreRefused) {
   y.resize(16);
   x.resize(17);
   EXPECT_THROW(semiring_multiply(Semiring::OrAnd, a, std::span<const double>(x), std::span(y)), InvalidArgument);
+}
+
+// Matrices large enough for several merge-path segments a thread (up to sixteen, of at least 8192 merge
+// steps each; semiring_merge.cpp): R-MAT's hub rows and two rows of 200,000 entries each span many segments, so a
+// row collects several carries, ⊕-added after the parallel region; R-MAT at the default thread count
+// too (Auto's choice there).
+TEST(SemiringMerge, RowsSpanningManySegments) {
+  const auto hubs = gen::long_rows(3000, 400000, 2, 200000, 3, 31);
+  const auto rmat = gen::rmat(14, 16, 32);
+  for (const auto* m : {&hubs, &rmat})
+    for (int threads : {1, 2, 3, 7}) {
+      SCOPED_TRACE(std::to_string(m->rows) + " rows, threads " + std::to_string(threads));
+      const auto run = [threads](Semiring s, const auto& a, const auto& x, auto& y) {
+        semiring_multiply(s, a, std::span(x), std::span(y), threads, Algorithm::MergeParallel);
+      };
+      for (const auto& f : check_semirings(convert<double, std::int32_t>(*m), 33, run)) ADD_FAILURE() << "f64/i32 " << f;
+      for (const auto& f : check_semirings(convert<float, std::int64_t>(*m), 34, run)) ADD_FAILURE() << "f32/i64 " << f;
+    }
+  for (const auto* m : {&hubs, &rmat}) {
+    expect_merge_bits_equal_rows(convert<double, std::int32_t>(*m), 35);
+    const auto run = [](Semiring s, const auto& a, const auto& x, auto& y) { semiring_multiply(s, a, std::span(x), std::span(y)); };
+    for (const auto& f : check_semirings(convert<double, std::int32_t>(*m), 36, run)) ADD_FAILURE() << "Auto " << f;
+  }
+}
+
+// Plus-times through the merge-path kernel: the same bits on every run with one thread count (the carries
+// are added in segment order, whichever thread ran each segment).
+TEST(SemiringMerge, PlusTimesIsReproducible) {
+  const auto a = convert<double, std::int32_t>(gen::long_rows(3000, 400000, 2, 200000, 3, 37));
+  std::vector<double> x(static_cast<std::size_t>(a.cols));
+  SplitMix64 rng(38);
+  for (auto& v : x) v = rng.symmetric();
+  for (int threads : {2, 3}) {
+    std::vector<double> first(static_cast<std::size_t>(a.rows)), again(first.size());
+    semiring_multiply(Semiring::PlusTimes, a, std::span<const double>(x), std::span(first), threads,
+                      Algorithm::MergeParallel);
+    for (int run = 0; run < 5; ++run) {
+      semiring_multiply(Semiring::PlusTimes, a, std::span<const double>(x), std::span(again), threads,
+                        Algorithm::MergeParallel);
+      ASSERT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(double)), 0) << threads << " threads";
+    }
+  }
+}
+
+// Auto's rule (src/cpu/semiring_multiply.cpp), on more than one thread: merge-path from 2^16 nonzeros
+// (R-MAT, a large stencil), and below that when a 512-row chunk holds more than a thread's share of rows +
+// nonzeros (one row of 50,000 among 999 rows of 3); the row loop on a small stencil, small random rows and
+// one row of 10,000 among 19,999 of 2 (a third of a thread's share on two threads, two thirds on four), on
+// one thread and on a matrix without rows.
+TEST(SemiringMerge, AutoChoosesByRowStatistics) {
+  const auto rmat = convert<double, std::int32_t>(gen::rmat(16, 16, 39));
+  const auto big_grid = convert<float, std::int64_t>(gen::poisson2d(300));  // 448,800 nonzeros
+  const auto huge_row = convert<double, std::int32_t>(gen::long_rows(1000, 60000, 1, 50000, 3, 40));
+  const auto long_row = convert<double, std::int32_t>(gen::long_rows(20000, 60000, 1, 10000, 2, 42));
+  const auto grid = convert<double, std::int32_t>(gen::poisson2d(100));  // 49,600 nonzeros
+  const auto uniform = convert<double, std::int64_t>(gen::random_uniform(10000, 10000, 4, 41));
+  for (const auto* m : {&huge_row, &long_row, &grid}) ASSERT_LT(m->nnz(), std::int64_t(1) << 16);
+  for (int threads : {2, 4}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    EXPECT_EQ(semiring_cpu_algorithm(rmat, threads), Algorithm::MergeParallel);
+    EXPECT_EQ(semiring_cpu_algorithm(big_grid, threads), Algorithm::MergeParallel);
+    EXPECT_EQ(semiring_cpu_algorithm(huge_row, threads), Algorithm::MergeParallel);
+    EXPECT_EQ(semiring_cpu_algorithm(long_row, threads), Algorithm::RowLoop);
+    EXPECT_EQ(semiring_cpu_algorithm(grid, threads), Algorithm::RowLoop);
+    EXPECT_EQ(semiring_cpu_algorithm(uniform, threads), Algorithm::RowLoop);
+  }
+  for (const auto* m : {&rmat, &huge_row}) EXPECT_EQ(semiring_cpu_algorithm(*m, 1), Algorithm::RowLoop);
+  EXPECT_EQ(semiring_cpu_algorithm(convert<double, std::int32_t>(zoo_detail::empty(0, 5)), 2), Algorithm::RowLoop);
+}
+
+TEST(SemiringMerge, OtherAlgorithmsAreRefused) {
+  const auto a = convert<double, std::int32_t>(gen::poisson2d(4));
+  std::vector<double> x(16, 1.0), y(16);
+  for (Algorithm bad : {Algorithm::CsrVector, Algorithm::MergePath, Algorithm::Reference, Algorithm::Tune})
+    EXPECT_THROW(semiring_multiply(Semiring::MinPlus, a, std::span<const double>(x), std::span(y), 2, bad), Unsupported)
+        << to_string(bad);
 }
 
 // The backend-taking overload: Backend::Cpu is the CPU kernel (the same bits); Backend::Cuda checks the

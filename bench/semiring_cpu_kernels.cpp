@@ -1,0 +1,167 @@
+// spmv_bench_semiring_cpu_kernels: the two CPU semiring kernels (spmv/semiring.hpp) against each other,
+// the row loop (Algorithm::RowLoop) and the merge-path kernel (Algorithm::MergeParallel), with the
+// statistic the Auto rule reads, to fit and check that rule (docs/SEMIRINGS.md, "The CPU kernels on
+// power-law rows").
+//
+//   spmv_bench_semiring_cpu_kernels [--rounds N] [--threads T,...] [--semirings NAME,...] [--sample-ms MS]
+//                                   MATRIX...
+//
+// MATRIX: a Matrix Market file or a generator spec kind:key=value,... (as `spmv bench --gen`), f64 values and
+// 32-bit indices. For each matrix it prints the row statistics; for each thread count and semiring it
+// checks that both kernels agree (min, max, or-and: the same values; plus-times: within the per-row
+// bound 2 (len + 2) eps sum |a_ij x_j|), then times them in interleaved rounds (row loop, merge-path, row
+// loop, ...), each sample the mean of enough products to last --sample-ms, and prints the min / median /
+// max of the samples. Lines starting with RESULT are for bench/semiring_cpu_rule.py.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "matrix_spec.hpp"
+#include "spmv/csr.hpp"
+#include "spmv/semiring.hpp"
+
+namespace {
+
+using Matrix = spmv::CsrMatrix<double, std::int32_t>;
+
+struct Spread {
+  double min, median, max;
+};
+
+Spread spread(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v.front(), v[v.size() / 2], v.back()};
+}
+
+// The statistic of the Auto rule (src/cpu/semiring_multiply.cpp), written out again so that the table
+// shows it: rows + nonzeros of the heaviest 512-row chunk, over (rows + nnz) / threads.
+double chunk_share(const Matrix& a, int threads) {
+  std::int64_t heaviest = 0;
+  for (std::int64_t b = 0; b < a.rows; b += 512) {
+    const std::int64_t e = std::min<std::int64_t>(b + 512, a.rows);
+    heaviest = std::max<std::int64_t>(heaviest, a.row_ptr[e] - a.row_ptr[b] + (e - b));
+  }
+  return a.rows == 0 ? 0.0 : static_cast<double>(heaviest) * threads / static_cast<double>(a.rows + a.nnz());
+}
+
+// Both kernels' y: equal (min, max, or-and; zeros of either sign equal, docs/SEMIRINGS.md), or within the
+// per-row bound (plus-times).
+bool agree(spmv::Semiring s, const Matrix& a, const std::vector<double>& x, const std::vector<double>& p,
+           const std::vector<double>& q) {
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    if (p[i] == q[i] || (std::isnan(p[i]) && std::isnan(q[i]))) continue;
+    if (s != spmv::Semiring::PlusTimes) return false;
+    double magnitude = 0;
+    for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) magnitude += std::abs(a.values[k] * x[a.col_idx[k]]);
+    if (std::abs(p[i] - q[i]) > 2.0 * (a.row_ptr[i + 1] - a.row_ptr[i] + 2) * 0x1p-52 * magnitude) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 7;
+  double sample_ms = 40;
+  std::vector<int> thread_counts = {1, 2};
+  std::vector<spmv::Semiring> semirings = {spmv::Semiring::MinPlus, spmv::Semiring::OrAnd, spmv::Semiring::PlusTimes};
+  std::vector<std::string> specs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--rounds" && has_value) {
+      rounds = std::atoi(argv[++i]);
+    } else if (arg == "--sample-ms" && has_value) {
+      sample_ms = std::atof(argv[++i]);
+    } else if (arg == "--threads" && has_value) {
+      thread_counts.clear();
+      for (const auto& t : spmv::bench_tools::split(argv[++i], ',')) thread_counts.push_back(std::atoi(t.c_str()));
+    } else if (arg == "--semirings" && has_value) {
+      semirings.clear();
+      for (const auto& name : spmv::bench_tools::split(argv[++i], ',')) {
+        const auto s = spmv::parse_semiring(name);
+        if (!s) {
+          std::fprintf(stderr, "--semirings: '%s' is not one of %s\n", name.c_str(), spmv::semiring_names().c_str());
+          return 1;
+        }
+        semirings.push_back(*s);
+      }
+    } else if (arg.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "unknown option %s\n", arg.c_str());
+      return 1;
+    } else {
+      specs.push_back(arg);
+    }
+  }
+  if (specs.empty() || rounds < 1 || thread_counts.empty() ||
+      std::any_of(thread_counts.begin(), thread_counts.end(), [](int t) { return t < 1; })) {
+    std::fprintf(stderr,
+                 "usage: %s [--rounds N>=1] [--threads T,...] [--semirings NAME,...] [--sample-ms MS] MATRIX...\n",
+                 argv[0]);
+    return 1;
+  }
+  int bad = 0;
+  for (const auto& spec : specs) {
+    const Matrix a = spmv::bench_tools::load_matrix_spec(spec);
+    double mean = a.rows ? static_cast<double>(a.nnz()) / a.rows : 0, var = 0;
+    std::int64_t longest = 0, empty = 0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+      const std::int64_t len = a.row_ptr[i + 1] - a.row_ptr[i];
+      longest = std::max(longest, len);
+      empty += len == 0;
+      var += (len - mean) * (len - mean);
+    }
+    std::printf("# %s: %d rows, %d cols, %lld nnz; row length mean %.2f std %.2f max %lld (%.1f%% of nnz); %lld "
+                "empty rows\n",
+                spec.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), mean,
+                a.rows ? std::sqrt(var / a.rows) : 0.0, static_cast<long long>(longest),
+                a.nnz() ? 100.0 * longest / a.nnz() : 0.0, static_cast<long long>(empty));
+    std::vector<double> x(a.cols), y_rows(a.rows), y_merge(a.rows);
+    // Positive, 1 in 8 zero (or-and reads them as false).
+    for (std::size_t j = 0; j < x.size(); ++j) x[j] = j % 8 == 5 ? 0.0 : 0.5 + static_cast<double>((j * 2654435761u) % 1000) / 997.0;
+    for (int threads : thread_counts) {
+      const double share = chunk_share(a, threads);
+      const auto chosen = spmv::semiring_cpu_algorithm(a, threads);
+      for (spmv::Semiring s : semirings) {
+        const auto run = [&](spmv::Algorithm algorithm, std::vector<double>& y) {
+          spmv::semiring_multiply(s, a, std::span<const double>(x), std::span(y), threads, algorithm);
+        };
+        run(spmv::Algorithm::RowLoop, y_rows);
+        run(spmv::Algorithm::MergeParallel, y_merge);
+        const bool ok = agree(s, a, x, y_rows, y_merge);
+        bad += !ok;
+        // Products per sample: from one timed product of the row loop.
+        const auto t0 = std::chrono::steady_clock::now();
+        run(spmv::Algorithm::RowLoop, y_rows);
+        const double one = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const int iterations = std::max(1, static_cast<int>(sample_ms / std::max(one, 1e-4)));
+        std::vector<double> rows_ms, merge_ms;
+        const auto sample = [&](spmv::Algorithm algorithm, std::vector<double>& y) {
+          const auto start = std::chrono::steady_clock::now();
+          for (int it = 0; it < iterations; ++it) run(algorithm, y);
+          return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
+                 iterations;
+        };
+        for (int r = 0; r < rounds; ++r) {
+          rows_ms.push_back(sample(spmv::Algorithm::RowLoop, y_rows));
+          merge_ms.push_back(sample(spmv::Algorithm::MergeParallel, y_merge));
+        }
+        const Spread p = spread(rows_ms), q = spread(merge_ms);
+        std::printf("RESULT matrix=%s rows=%d nnz=%lld threads=%d semiring=%s share=%.4f auto=%s "
+                    "rows_ms=%.4f,%.4f,%.4f merge_ms=%.4f,%.4f,%.4f speedup=%.3f check=%s\n",
+                    spec.c_str(), a.rows, static_cast<long long>(a.nnz()), threads,
+                    std::string(spmv::to_string(s)).c_str(), share,
+                    chosen == spmv::Algorithm::MergeParallel ? "merge" : "rows", p.min, p.median, p.max, q.min,
+                    q.median, q.max, p.median / q.median, ok ? "agree" : "DIFFER");
+        std::fflush(stdout);
+      }
+    }
+  }
+  return bad ? 2 : 0;
+}
