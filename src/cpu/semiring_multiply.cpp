@@ -4,8 +4,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
+#include "core/debug_log.hpp"
 #include "core/semiring_ops.hpp"
 #include "cpu/instantiate.hpp"
 #include "cpu/semiring_kernels.hpp"
@@ -22,8 +24,8 @@ namespace {
 //
 // From this many nonzeros, merge-path. On two threads its sixteen contiguous segments a thread ran
 // 1.00-1.44x as fast as the row loop's 512-row chunks on 2D/3D Poisson, random rows and road graphs (a row
-// loop with 4096-row chunks ran as fast as merge-path there: the gap is the chunks' dispatch and
-// restarted prefetch), and 0.93-1.12x on R-MAT scale 16-20. Below the bound the row loop was up to 1.33x
+// loop with 4096-row chunks ran as fast as merge-path there: the gap is the 512-row chunks' dispatch and,
+// likely, restarted prefetch), and 0.93-1.12x on R-MAT scale 16-20. Below the bound the row loop was up to 1.33x
 // faster (mostly_empty, 32,832 nonzeros; PGPgiantcompo, 48,632), from cs4 (87,716) on merge-path was as
 // fast or within 3%; 2^16 is the geometric middle of that gap, rounded.
 constexpr std::int64_t kMergeFromNnz = std::int64_t(1) << 16;
@@ -64,7 +66,13 @@ void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<c
                        int threads, Algorithm algorithm) {
   semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());
   const int team = resolve_threads(threads);
-  if (algorithm == Algorithm::Auto) algorithm = choose(a, team);
+  if (algorithm == Algorithm::Auto) {
+    algorithm = choose(a, team);
+    if (spmv::detail::debug_log_enabled())
+      std::fprintf(stderr, "[spmv] semiring_multiply %s: Auto chose %s (%d threads, %lld nonzeros)\n",
+                   std::string(to_string(s)).c_str(), std::string(to_string(algorithm)).c_str(), team,
+                   static_cast<long long>(a.nnz()));
+  }
   switch (algorithm) {
     case Algorithm::RowLoop: return cpu::detail::semiring_rows(s, a, x.data(), y.data(), team);
     case Algorithm::MergeParallel: return cpu::detail::semiring_merge(s, a, x.data(), y.data(), team);
