@@ -15,7 +15,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -52,11 +51,8 @@ void run(const std::string& name, const Host& a64, spmv::Algorithm algorithm, co
   using Matrix = spmv::CsrMatrix<Value, std::int32_t>;
   const Matrix a = spmv::convert<Value, std::int32_t>(a64);
   spmv::cuda::DeviceCsr<Value, std::int32_t> d_a(a);
-  std::vector<Value> host_x(static_cast<std::size_t>(a.cols));
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (Value& v : host_x) v = static_cast<Value>(dist(rng));
-  spmv::cuda::DeviceBuffer<Value> x{std::span<const Value>(host_x)}, y{static_cast<std::size_t>(a.rows)};
+  auto x = spmv::bench_tools::random_device_vector<Value>(static_cast<std::size_t>(a.cols), 7, -1.0, 1.0);
+  spmv::cuda::DeviceBuffer<Value> y{static_cast<std::size_t>(a.rows)};
   cudaStream_t stream;
   SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const auto download = [&] {

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -47,11 +46,8 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a
          const std::vector<spmv::Algorithm>& algorithms, const cudaDeviceProp& prop) {
   const spmv::CsrMatrix<Value, std::int32_t> a = spmv::convert<Value, std::int32_t>(a64);
   spmv::cuda::DeviceCsr<Value, std::int32_t> d_a(a);
-  std::vector<Value> host_x(static_cast<std::size_t>(a.cols));
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (Value& v : host_x) v = static_cast<Value>(dist(rng));
-  spmv::cuda::DeviceBuffer<Value> x{std::span<const Value>(host_x)}, y{static_cast<std::size_t>(a.rows)};
+  auto x = spmv::bench_tools::random_device_vector<Value>(static_cast<std::size_t>(a.cols), 7, -1.0, 1.0);
+  spmv::cuda::DeviceBuffer<Value> y{static_cast<std::size_t>(a.rows)};
   const auto max_window = static_cast<std::size_t>(prop.accessPolicyMaxWindowSize);
   const std::size_t x_bytes = std::min(x.bytes(), max_window);
   const auto set_aside = static_cast<std::size_t>(prop.persistingL2CacheMaxSize);

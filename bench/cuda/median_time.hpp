@@ -1,10 +1,12 @@
 #pragma once
-// Event timing shared by the CUDA micro-benchmarks: the median ms per call of `product` on `stream`,
-// over 9 samples of >= 2 ms each, after 3 untimed calls.
+// Shared by the CUDA micro-benchmarks: event timing (the median ms per call of `product` on `stream`,
+// over 9 samples of >= 2 ms each, after 3 untimed calls) and their random x.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <random>
 #include <vector>
 
 #include "spmv/cuda/plan.hpp"
@@ -33,6 +35,16 @@ double median_ms(cudaStream_t stream, F&& product) {
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   return samples[samples.size() / 2];
+}
+
+// `n` values drawn uniformly from [lo, hi) by std::mt19937(seed), on the device.
+template <class Value>
+cuda::DeviceBuffer<Value> random_device_vector(std::size_t n, unsigned seed, double lo, double hi) {
+  std::vector<Value> host(n);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (Value& v : host) v = static_cast<Value>(dist(rng));
+  return cuda::DeviceBuffer<Value>{std::span<const Value>(host)};
 }
 
 }  // namespace spmv::bench_tools
