@@ -447,7 +447,6 @@ std::int64_t line_start_at_or_after(const std::string& path, std::int64_t offset
   return std::max(at, offset);  // no '\n' after offset: the file's size
 }
 
-
 bool is_bgzf(const std::string& path) { return ReadOnlyFile(path).bgzf_member_at(0) > 0; }
 
 std::int64_t bgzf_member_at_or_after(const std::string& path, std::int64_t offset) {
