@@ -58,7 +58,7 @@ struct BenchOptions {
   int reps = 9, warmup = 3;
   double min_sample_ms = 2.0;
   int threads = 0, block_size = 0, device = 0, subwarp = 0;
-  int sell_c = 0, sell_sigma = 0;
+  int sell_c = 0, sell_sigma = 0, column_span = 0;
   int hola_sort_columns = -1;
   std::string cpu_rows;  // empty: the rule (Options::cpu_rows = -1)
   std::int64_t expected_applies = 0;
@@ -480,6 +480,7 @@ int run_bench(const BenchOptions& o, const std::string& command_line) {
   settings.options.subwarp = o.subwarp;
   settings.options.sell_c = o.sell_c;
   settings.options.sell_sigma = o.sell_sigma;
+  settings.options.column_span = o.column_span;
   settings.options.cpu_rows = cpu_rows_option(o.cpu_rows);
   settings.options.expected_applies = o.expected_applies;
   settings.options.reorder = o.reorder;
@@ -682,6 +683,9 @@ Command add_bench_command(CLI::App& parent, const std::string& command_line) {
   sub->add_option("--sell-sigma", o->sell_sigma,
                   "SELL-C-sigma sorting window in rows, a multiple of C (0: the default, 256); as many as the rows "
                   "sorts them all")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--column-span", o->column_span,
+                  "column-chunked: columns per chunk (0: CPU, x's chunk in L2; CUDA, the cost model of Auto's rule)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--block-size", o->block_size, "CUDA threads per block when not sweeping (0: each algorithm's policy)")
       ->check(CLI::NonNegativeNumber);

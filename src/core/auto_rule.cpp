@@ -1,6 +1,7 @@
 #include "core/auto_rule.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace spmv::detail {
 namespace {
@@ -120,6 +121,32 @@ constexpr double kEllMaxMean = 128.0;
 // of 45, the files family's fit half) ran at 1.28x cuSPARSE as ELL against csr-vector's 2.03x (f64,
 // H200); the rowlen members, 62,500 rows and more, gained. Set in that gap (no member lies inside it).
 constexpr std::int64_t kEllLongMinRows = std::int64_t(1) << 15;
+
+// Column chunks: a chunk of x may take this share of L2 (the rest holds the streamed arrays' lines and y) ...
+constexpr double kColumnChunkL2Share = 0.5;
+// ... and chunks stop where a block's rows would hold fewer nonzeros than this on average (short rows
+// make each block's product slower per nonzero, and every block adds a pass over the rows).
+constexpr double kColumnChunkMinRowLength = 1.6;
+// The blocks' device conversion (a sort and three passes) costs some tens of products; below this hint
+// Auto does not build them (the race in the plan then checks the measured setup against the gain).
+const std::int64_t kColumnChunkedMinApplies = 100;
+
+std::int64_t column_span_for(std::int64_t rows, std::int64_t cols, std::int64_t nnz, int value_bytes,
+                             std::int64_t l2_bytes) {
+  if (rows <= 0 || cols <= 0 || nnz <= 0 || l2_bytes <= 0) return std::max<std::int64_t>(cols, 1);
+  const double x_bytes = double(cols) * value_bytes;
+  const double by_cache = std::ceil(x_bytes / (kColumnChunkL2Share * double(l2_bytes)));
+  const double by_rows = std::floor(double(nnz) / double(rows) / kColumnChunkMinRowLength);
+  const std::int64_t chunks = static_cast<std::int64_t>(std::min(by_cache, by_rows));
+  if (chunks < 2) return cols;
+  return (cols + chunks - 1) / chunks;
+}
+
+bool column_chunks_may_pay(std::int64_t rows, std::int64_t cols, std::int64_t nnz, int value_bytes,
+                           std::int64_t l2_bytes, std::int64_t expected_applies) {
+  return expected_applies >= kColumnChunkedMinApplies &&
+         column_span_for(rows, cols, nnz, value_bytes, l2_bytes) < cols;
+}
 
 std::string_view to_string(RowClass c) {
   switch (c) {

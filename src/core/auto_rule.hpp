@@ -66,6 +66,19 @@ Algorithm format_for(RowClass c, const RowShape& s, int value_bytes, std::int64_
 double dia_max_padding(int value_bytes);
 extern const double kEllMaxPadding;
 
+// Column chunks (CUDA's Algorithm::ColumnChunked, issue 13 §3): where x exceeds L2, scattered gathers miss
+// to DRAM; one CSR block per chunk of columns keeps each block's piece of x in L2, but every block reads
+// the row offsets and y again and leaves shorter rows. The span (columns per chunk) for A*x: x's chunk
+// within a share of L2, but no more chunks than leave a minimum row length per block; `cols` (one
+// chunk: nothing to gain) where x fits that share or the rows are too short for two chunks.
+std::int64_t column_span_for(std::int64_t rows, std::int64_t cols, std::int64_t nnz, int value_bytes,
+                             std::int64_t l2_bytes);
+// Whether Auto builds the chunks for A*x (and races them against the whole matrix): the caller's hint is at
+// least kColumnChunkedMinApplies and column_span_for cuts the columns.
+bool column_chunks_may_pay(std::int64_t rows, std::int64_t cols, std::int64_t nnz, int value_bytes,
+                           std::int64_t l2_bytes, std::int64_t expected_applies);
+extern const std::int64_t kColumnChunkedMinApplies;
+
 }  // namespace spmv::detail
 
 // ==== CPU Auto (issue 17): conversions on the CPU backend =========================================

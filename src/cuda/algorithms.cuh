@@ -39,6 +39,7 @@ SPMV_DECLARE_FACTORY(make_dia)                   // format_dia.cu
 SPMV_DECLARE_FACTORY(make_hyb)                   // format_hyb.cu
 SPMV_DECLARE_STORED_FACTORY(make_sell)           // format_sell.cu
 SPMV_DECLARE_FACTORY(make_compressed_csr)        // format_compressed_csr.cu
+SPMV_DECLARE_FACTORY(make_column_chunked)        // column_chunked.cu (Options::column_span; 0: the cost model)
 SPMV_DECLARE_FACTORY(make_cusparse_csr_alg1)     // cusparse_baseline.cu
 SPMV_DECLARE_FACTORY(make_cusparse_csr_alg2)     // cusparse_baseline.cu
 SPMV_DECLARE_FACTORY(make_cusparse_coo_alg1)     // cusparse_baseline.cu

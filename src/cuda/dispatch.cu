@@ -14,6 +14,7 @@
 #include "core/debug_log.hpp"
 #include "core/workspace_order.hpp"
 #include "cuda/algorithms.cuh"
+#include "cuda/column_chunked.cuh"
 #include "cuda/event_driver.cuh"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
@@ -33,7 +34,7 @@ struct Entry {
 
 // One line per algorithm (STYLE.md §1).
 template <class Value, class Index>
-constexpr std::array<Entry<Value, Index>, 24> kTable{{
+constexpr std::array<Entry<Value, Index>, 25> kTable{{
     {Algorithm::CsrScalar, make_csr_scalar<Value, Index>},
     {Algorithm::CsrVector, make_csr_vector<Value, Index>},
     {Algorithm::CsrCoop, make_csr_coop<Value, Index>},
@@ -55,6 +56,7 @@ constexpr std::array<Entry<Value, Index>, 24> kTable{{
     {Algorithm::Hyb, make_hyb<Value, Index>},
     {Algorithm::Sell, make_sell<Value, Index>},
     {Algorithm::CompressedCsr, make_compressed_csr<Value, Index>},
+    {Algorithm::ColumnChunked, make_column_chunked<Value, Index>},
     {Algorithm::CusparseCsrAlg1, make_cusparse_csr_alg1<Value, Index>},
     {Algorithm::CusparseCsrAlg2, make_cusparse_csr_alg2<Value, Index>},
     {Algorithm::CusparseCooAlg1, make_cusparse_coo_alg1<Value, Index>},
@@ -66,10 +68,12 @@ constexpr std::array kNonTranspose{
     Algorithm::SegmentedSum,
     Algorithm::Coo,       Algorithm::Ell,       Algorithm::EllR,      Algorithm::EllRVector,
     Algorithm::Dia,       Algorithm::Hyb,       Algorithm::Sell,      Algorithm::CompressedCsr,
+    Algorithm::ColumnChunked,
     Algorithm::CusparseCsrAlg1, Algorithm::CusparseCsrAlg2, Algorithm::CusparseCooAlg1};
 constexpr std::array kTranspose{Algorithm::Hola,          Algorithm::HolaBuffered,    Algorithm::TransposeAtomic,
                                 Algorithm::CsrVector,     Algorithm::SegmentedSum,   Algorithm::ExplicitTranspose,
-                                Algorithm::Symmetric,     Algorithm::CusparseCsrAlg1, Algorithm::CusparseCooAlg1};
+                                Algorithm::Symmetric,     Algorithm::ColumnChunked,   Algorithm::CusparseCsrAlg1,
+                                Algorithm::CusparseCooAlg1};
 
 }  // namespace
 
@@ -280,6 +284,19 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
     } catch (const Unsupported& e) {  // too much padding: the next choice stands (logged)
       if (detail::debug_log_enabled())
         std::fprintf(stderr, "[spmv] auto: %s not taken: %s\n", std::string(to_string(format)).c_str(), e.what());
+    }
+  }
+  // Auto's A x with the hint where x exceeds L2: column chunks, built after the whole matrix's choice and
+  // kept only when they beat it in a race that repays their setup (column_chunked.cu).
+  // The whole matrix's plan may be a conversion (DIA, ELL, SELL) already.
+  if (requested_auto && op == Operation::NonTranspose && !degenerate && options.values == ValueStorage::Native &&
+      options.reorder == Reorder::None && !options.deterministic) {
+    if (!impl_->kernel)
+      for (const auto& entry : kTable<Value, Index>)
+        if (entry.algorithm == algorithm) impl_->kernel = entry.factory(matrix, op, options, stream);
+    if (auto chunked = race_column_chunked(matrix, *impl_->kernel, options, stream)) {
+      impl_->kernel = std::move(chunked);
+      algorithm = Algorithm::ColumnChunked;
     }
   }
   // Auto's A x under Options::deterministic: a choice that sums with atomics or carries is replaced

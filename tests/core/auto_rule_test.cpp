@@ -142,5 +142,33 @@ TEST(AutoRule, EllForRegularRowsUpToTheLongRowBound) {
   EXPECT_EQ(format_for(classify_rows(eight_m), eight_m, 8, 1000), Algorithm::Ell);
 }
 
+// Column chunks: x within the L2 share keeps one chunk; beyond it each chunk's piece of x fits the share,
+// unless the rows would get shorter than the minimum per block; the hint gates the conversion.
+TEST(ColumnChunkRule, ChunksKeepXInL2AndRowsLongEnough) {
+  const std::int64_t l2 = 60 << 20;  // the H200's 60 MiB
+  // 4 M float columns (16 MB): within half of L2, one chunk.
+  EXPECT_EQ(column_span_for(1 << 20, 4 << 20, 16 << 20, 4, l2), 4 << 20);
+  // 64 M float columns (256 MB) and 16 a row: chunks of at most half of L2 each, and at least 2.
+  const std::int64_t cols = std::int64_t(64) << 20, rows = 2 << 20, nnz = 16 * rows;
+  const std::int64_t span = column_span_for(rows, cols, nnz, 4, l2);
+  EXPECT_LT(span, cols);
+  EXPECT_LE(double(span) * 4, 0.5 * double(l2));
+  const std::int64_t chunks = (cols + span - 1) / span;
+  EXPECT_GE(chunks, 2);
+  EXPECT_LE(double(nnz) / double(rows) / double(chunks), 16.0);
+  // The same x with 2 nonzeros a row: fewer than 2 chunks would keep rows of the minimum length.
+  EXPECT_EQ(column_span_for(rows, cols, 2 * rows, 4, l2), cols);
+  // In double, x is twice the bytes: the span halves (or the row limit binds).
+  EXPECT_LE(column_span_for(rows, cols, nnz, 8, l2), span);
+  // Degenerate shapes never chunk.
+  EXPECT_EQ(column_span_for(0, cols, 0, 4, l2), cols);
+  EXPECT_EQ(column_span_for(rows, cols, nnz, 4, 0), cols);
+  // The hint gates Auto's attempt.
+  EXPECT_FALSE(column_chunks_may_pay(rows, cols, nnz, 4, l2, 0));
+  EXPECT_FALSE(column_chunks_may_pay(rows, cols, nnz, 4, l2, kColumnChunkedMinApplies - 1));
+  EXPECT_TRUE(column_chunks_may_pay(rows, cols, nnz, 4, l2, kColumnChunkedMinApplies));
+  EXPECT_FALSE(column_chunks_may_pay(1 << 20, 4 << 20, 16 << 20, 4, l2, 100000));
+}
+
 }  // namespace
 }  // namespace spmv::detail

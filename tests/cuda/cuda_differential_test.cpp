@@ -3,8 +3,10 @@
 // no algorithm, so the sweep instantiates nothing and the determinism tests skip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/determinism.hpp"
@@ -49,6 +51,63 @@ TEST(CudaDeterministic, BlockSizeDoesNotChangeTheBits) {
       EXPECT_EQ(std::memcmp(results[0].data(), results[k].data(), results[0].size() * sizeof(double)), 0)
           << to_string(alg) << ": block size changed the bits";
   }
+}
+
+// Column chunks (src/cuda/column_chunked.cu) at spans that make ~50, 3 and 2 chunks of every zoo matrix
+// (empty chunks, chunks of one column, rows spread over several chunks, unsorted rows), both operations,
+// against the reference: A x adds the blocks into y (beta on the first), A^T x writes each chunk of y.
+TEST(CudaColumnChunked, SeveralSpansOnTheZoo) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  for (std::size_t m = 0; m < zoo().size(); ++m) {
+    const auto& a = zoo_matrix(m);
+    for (std::int64_t chunks : {50, 3, 2}) {
+      Options options;
+      options.column_span = static_cast<int>(std::max<std::int64_t>(1, (a.cols + chunks - 1) / chunks));
+      const std::string name = zoo()[m].name + " span " + std::to_string(options.column_span);
+      for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+        check_against_reference<float, std::int32_t>(Backend::Cuda, Algorithm::ColumnChunked, op, a, name, options);
+        if (zoo()[m].index64)
+          check_against_reference<double, std::int64_t>(Backend::Cuda, Algorithm::ColumnChunked, op, a, name, options);
+        else
+          check_against_reference<double, std::int32_t>(Backend::Cuda, Algorithm::ColumnChunked, op, a, name, options);
+      }
+    }
+  }
+}
+
+// The plan reports the span it used, clamps spans outside [cols / kMaxColumnChunks, cols], and with
+// span 0 takes Auto's rule (one chunk where x fits L2).
+TEST(CudaColumnChunked, SpanIsClampedAndReported) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = convert<float, std::int32_t>(gen::random_uniform(100, 5000, 8, 3));
+  const cuda::DeviceCsr<float, std::int32_t> d_a(a);
+  for (auto [span, chunks] : {std::pair{0, 1}, std::pair{5000, 1}, std::pair{100000, 1}, std::pair{2500, 2},
+                              std::pair{1, 1000}}) {
+    Options options;
+    options.column_span = span;
+    cuda::Plan<float, std::int32_t> plan(d_a.view(), Algorithm::ColumnChunked, Operation::NonTranspose, options);
+    EXPECT_NE(plan.policy().find("chunks=" + std::to_string(chunks) + " "), std::string::npos)
+        << "span " << span << ": " << plan.policy();
+  }
+}
+
+// Auto with the hint on a matrix whose x exceeds L2 (64 M float columns: 256 MB) either keeps the whole
+// matrix or takes the chunks after its race; either way the products match the reference, and without the
+// hint it never converts.
+TEST(CudaColumnChunked, AutoWithTheHintWhereXExceedsL2) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = gen::random_uniform(1 << 19, std::int64_t(64) << 20, 16, 11);
+  Options hinted;
+  hinted.expected_applies = 1000;
+  check_against_reference<float, std::int32_t>(Backend::Cuda, Algorithm::Auto, Operation::NonTranspose, a,
+                                               "random 512 K x 64 M", hinted);
+  const auto d = convert<float, std::int32_t>(a);
+  const cuda::DeviceCsr<float, std::int32_t> d_a(d);
+  cuda::Plan<float, std::int32_t> plain(d_a.view(), Algorithm::Auto, Operation::NonTranspose, {});
+  EXPECT_NE(plain.algorithm(), Algorithm::ColumnChunked);
+  cuda::Plan<float, std::int32_t> plan(d_a.view(), Algorithm::Auto, Operation::NonTranspose, hinted);
+  ::testing::Test::RecordProperty("auto_with_hint", std::string(to_string(plan.algorithm())) + " " + plan.policy());
+  if (plan.algorithm() == Algorithm::ColumnChunked) EXPECT_GT(plan.extra_bytes(), d_a.bytes() / 2);
 }
 
 // A^T x of at most 6,000 nonzeros runs in one block and one launch (y scaled, a barrier, the scatter);
