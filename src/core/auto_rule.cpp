@@ -122,13 +122,19 @@ constexpr double kEllMaxMean = 128.0;
 // H200); the rowlen members, 62,500 rows and more, gained. Set in that gap (no member lies inside it).
 constexpr std::int64_t kEllLongMinRows = std::int64_t(1) << 15;
 
-// Column chunks: a chunk of x may take this share of L2 (the rest holds the streamed arrays' lines and y) ...
-constexpr double kColumnChunkL2Share = 0.5;
+// Column chunks: a chunk of x may take this share of L2 ...
+constexpr double kColumnChunkL2Share = 1.0;
 // ... and chunks stop where a block's rows would hold fewer nonzeros than this on average (short rows
-// make each block's product slower per nonzero, and every block adds a pass over the rows).
-constexpr double kColumnChunkMinRowLength = 1.6;
-// The blocks' device conversion (a sort and three passes) costs some tens of products; below this hint
-// Auto does not build them (the race in the plan then checks the measured setup against the gain).
+// make each block's product slower per nonzero, and every block adds a pass over the rows and y).
+// Both fitted on the even members of a sweep of 13 matrices whose x exceeds L2 (random columns 4-64 a
+// row, 1-32 M rows, 16-128 M columns; R-MAT; a Poisson grid), K = 2..16 chunks measured each, grid
+// 0.2-1.0 x 1-4, the plan's race counted (a losing chunking keeps the whole matrix); on the odd members
+// the rule ran 1.31x Auto on the whole matrix (0.94 of the best K), H200, 2026-11-30 (docs/PERFORMANCE.md
+// "Column chunks where x exceeds L2"). Shares 0.75-1.0 tie on the fit half.
+constexpr double kColumnChunkMinRowLength = 2.0;
+// The blocks' device conversion took 3.6-28.6 ms on that sweep, repaid by their gain after 12-151
+// products (median ~40); below this hint Auto does not build them, and the race in the plan checks the
+// measured setup against the gain over the expected applies.
 const std::int64_t kColumnChunkedMinApplies = 100;
 
 std::int64_t column_span_for(std::int64_t rows, std::int64_t cols, std::int64_t nnz, int value_bytes,

@@ -190,7 +190,8 @@ TuningSpace build_tuning_space(const TuningInputs& in) {
       csr.insert(csr.end(), {Algorithm::MergePath, Algorithm::CsrCoop});
     }
   } else {
-    csr.push_back(Algorithm::Hola);
+    // segmented-sum: Auto's copy-free A^T x for long rows and from 2^20 nonzeros.
+    csr.insert(csr.end(), {Algorithm::SegmentedSum, Algorithm::Hola});
     if (!long_rows && !irregular && short_rows) csr.push_back(Algorithm::TransposeAtomic);
     csr.insert(csr.end(), {Algorithm::CsrVector, Algorithm::HolaBuffered});
   }

@@ -352,7 +352,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
                                       compute_t<Value>* __restrict__ y) {
   using Real = compute_t<Value>;
   if (beta != Real(1))
-    for (std::int64_t c = threadIdx.x; c < a.cols; c += blockDim.x) y[c] = beta == Real(0) ? Real(0) : beta * y[c];
+    for (std::int64_t c = threadIdx.x; c < a.cols; c += blockDim.x) y[c] = beta_times(beta, y, c);
   __syncthreads();
   transpose_scatter<W, 1>(a, alpha, x, y, threadIdx.x, blockDim.x);
 }
@@ -369,7 +369,7 @@ __global__ void __launch_bounds__(kMaxWarpKernelBlock)
   const std::int64_t thread = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t threads = std::int64_t(gridDim.x) * blockDim.x;
   if (beta != Real(1))
-    for (std::int64_t c = thread; c < a.cols; c += threads) y[c] = beta == Real(0) ? Real(0) : beta * y[c];
+    for (std::int64_t c = thread; c < a.cols; c += threads) y[c] = beta_times(beta, y, c);
   cooperative_groups::this_grid().sync();
   transpose_scatter<W, 1>(a, alpha, x, y, thread, threads);
 }

@@ -123,6 +123,14 @@ constexpr double kTransposeCopyMemoryShare = 0.5;
 // "Transpose without a copy": harmonic mean over the best cuSPARSE 0.89 -> 1.00 f32, 0.90 -> 0.97 f64
 // on the half of the files not looked at). The bound comes from the launch time, not from a fit.
 constexpr std::int64_t kTransposeVectorMaxNnz = std::int64_t(1) << 20;
+// Below that bound, csr-vector's sub-warp per row stays the choice up to this longest row relative to
+// the mean (a row past it keeps one sub-warp busy while the rest of the grid waits); longer rows go to
+// segmented-sum's nonzero-balanced stripes. Fitted on the even members of 36 generated matrices below
+// 2^20 nonzeros with long rows (R-MAT scales 10-15, long_rows, dense_rows; factor 32-512 and none),
+// checked on the odd: hmean over the best cuSPARSE transpose 0.87 -> 1.00 (Hola-SpMVT, the choice
+// before, ran at 0.85; csr-vector with every row at 0.33). H200, 2026-11-30, docs/PERFORMANCE.md
+// "A^T x of small matrices with long rows".
+constexpr double kTransposeVectorLongRowFactor = 64.0;
 // A^T x with the hint on a square matrix: A == A^T is checked first on the device (a thread per nonzero,
 // two binary searches, stopping at the first violation) and, when it holds, A^T x runs A x's own plan:
 // no copy, A x's speed, 1.6-2.9x the best cuSPARSE transpose (H200, 2026-11-27, 11 SuiteSparse files and
@@ -138,14 +146,16 @@ Algorithm choose_algorithm(double row_mean, double row_std, std::int64_t row_max
                            std::int64_t empty_rows) {
   if (op == Operation::Transpose) {
     if (expected_applies >= kExplicitTransposeMinApplies && transpose_copy_fits) return Algorithm::ExplicitTranspose;
+    if (nnz < kTransposeVectorMaxNnz)
+      return double(row_max) > kTransposeVectorLongRowFactor * (row_mean + 1) ? Algorithm::SegmentedSum
+                                                                              : Algorithm::CsrVector;
     const bool long_rows = double(row_max) > kTransposeLongRowFactor * (row_mean + 1);
-    if (nnz < kTransposeVectorMaxNnz && !long_rows) return Algorithm::CsrVector;
     const bool short_regular =
         !long_rows && row_std <= kTransposeIrregularCv * row_mean && row_mean <= kTransposeScalarMaxMean;
     if (short_regular) return Algorithm::TransposeAtomic;
     // segmented-sum's stripes beat Hola-SpMVT on all twelve suite cases of this class (2^20 nonzeros and
-    // more; docs/PERFORMANCE.md "A^T x without a copy in stripes"); below, launch-bound, Hola stays.
-    return nnz >= kTransposeVectorMaxNnz ? Algorithm::SegmentedSum : Algorithm::Hola;
+    // more; docs/PERFORMANCE.md "A^T x without a copy in stripes").
+    return Algorithm::SegmentedSum;
   }
   detail::RowShape shape;
   shape.rows = rows;

@@ -68,7 +68,7 @@ template <class Value, class Index>
 __global__ void scale_vector_kernel(Value beta, Value* y, Index n) {
   // 64-bit index: with 32-bit Index, n near 2^31 would overflow i + stride.
   for (long long i = blockIdx.x * 1ll * blockDim.x + threadIdx.x; i < n; i += 1ll * gridDim.x * blockDim.x)
-    y[i] = beta == Value(0) ? Value(0) : beta * y[i];
+    y[i] = beta_times(beta, y, i);
 }
 
 template <class Value, class Index>

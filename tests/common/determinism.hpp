@@ -23,6 +23,9 @@ namespace spmv::test {
 // Reproducible by construction (CudaAlgorithm::reproducible; CPU: all but Tune and Mkl).
 inline bool documented_reproducible(Backend backend, Algorithm a, Operation op) {
   if (backend == Backend::Cpu) return a != Algorithm::Mkl && a != Algorithm::Tune;
+  // column-chunked: each block's plan is built under Options::deterministic too (Auto's reproducible choice)
+  // and the blocks are summed in a fixed order.
+  if (a == Algorithm::ColumnChunked) return true;
   if (op == Operation::Transpose) return a == Algorithm::ExplicitTranspose || a == Algorithm::Symmetric;
   static const std::vector<Algorithm> n = {Algorithm::CsrScalar, Algorithm::CsrVector,   Algorithm::CsrCoop,
                                            Algorithm::Pcsr,      Algorithm::LightSpmv,   Algorithm::Ell,

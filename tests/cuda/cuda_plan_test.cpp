@@ -151,12 +151,14 @@ TEST(CudaAuto, TransposeCopiesOnlyWhenAskedAndItFits) {
   EXPECT_EQ(choose_algorithm(16, 150, 40000, 1 << 20, 16 << 20, t, 1000, /*transpose_copy_fits=*/false),
             Algorithm::SegmentedSum);
   EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, t, 10), Algorithm::TransposeAtomic);  // not repaid
-  // Launch-bound products (below 2^20 nonzeros) take CSR-vector's scatter unless a row is long:
-  // cage10-like (mean 13, max 24) and adder_dcop_05-like (mean 6, max 1307).
+  // Launch-bound products (below 2^20 nonzeros) take CSR-vector's scatter unless a row is longer than
+  // 64 times the mean: cage10-like (mean 13, max 24), PGPgiantcompo-like (mean 4.6, max 205), and
+  // adder_dcop_05-like (mean 6, max 1307), which goes to segmented-sum's stripes.
   EXPECT_EQ(choose_algorithm(13.2, 4, 24, 11397, 150645, t), Algorithm::CsrVector);
   EXPECT_EQ(choose_algorithm(5, 0.3, 5, 200000, (1 << 20) - 1, t), Algorithm::CsrVector);
   EXPECT_EQ(choose_algorithm(5, 0.3, 5, 210000, 1 << 20, t), Algorithm::TransposeAtomic);
-  EXPECT_EQ(choose_algorithm(6.1, 30.7, 1307, 1813, 11156, t), Algorithm::Hola);
+  EXPECT_EQ(choose_algorithm(4.55, 14, 205, 10680, 48632, t), Algorithm::CsrVector);
+  EXPECT_EQ(choose_algorithm(6.1, 30.7, 1307, 1813, 11156, t), Algorithm::SegmentedSum);
   // The hint does not change A x.
   EXPECT_EQ(choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, Operation::NonTranspose, 1000),
             choose_algorithm(5, 0.3, 5, 1 << 22, 5 << 22, Operation::NonTranspose));
