@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/phase_log.hpp"
 #include "distributed/collective.hpp"
 #include "distributed/mpi_util.hpp"
 #include "spmv/distributed.hpp"
@@ -261,8 +262,13 @@ LocalRows<Value> partition_graph_parallel(const Communicator& comm, const LocalR
   const std::int64_t n = m.rows, begin = in.rows.begin(rank);
   std::vector<SCOTCH_Num> part;
   std::vector<std::int64_t> remote;  // the neighbours other ranks own, sorted
+  // SPMV_DEBUG_LOG=1: each rank's steps on stderr.
+  const std::string phase = "parallel graph partition rank " + std::to_string(rank) + "/";
+  spmv::detail::PhaseLog log(phase + "graph of A + A^T");
   LocalGraph graph = symmetric_graph(comm, in);
+  log.next(phase + "SCOTCH_dgraphPart");
   part = scotch_parts(comm, in, graph);
+  log.next(phase + "new ids");
   remote.assign(graph.adj.begin(), graph.adj.begin() + graph.start.back());
   std::erase_if(remote, [&](std::int64_t j) { return j >= begin && j < begin + n; });
   std::sort(remote.begin(), remote.end());
@@ -301,6 +307,7 @@ LocalRows<Value> partition_graph_parallel(const Communicator& comm, const LocalR
   graph = {};
 
   // Step 4: rows grouped by destination (stable), columns renumbered and sorted as permute_symmetric's.
+  log.next(phase + "rows moved");
   std::vector<std::int64_t> rows_to(p, 0), entries_to(p, 0);
   for (std::int64_t i = 0; i < n; ++i) {
     ++rows_to[static_cast<std::size_t>(part[i])];
