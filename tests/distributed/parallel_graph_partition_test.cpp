@@ -92,8 +92,7 @@ std::vector<std::int64_t> check_partition(const LocalRows<double>& rows, const M
     if (old >= 0 && old < whole.rows) seen[static_cast<std::size_t>(old)] = 1;
   }
   if (::testing::Test::HasFailure()) return permutation;
-  // PT-Scotch's tolerance is METIS's (3% of the mean part weight); its refinement may leave a part one
-  // row heavier, like METIS, and on graphs of a few hundred rows a few rows more: 5% plus one row.
+  // PT-Scotch is asked for METIS's tolerance (3% of the mean part weight); one row may tip a part over.
   std::int64_t total = 0, heaviest_row = 0;
   for (std::int64_t r = 0; r < whole.rows; ++r) {
     total += 1 + whole.row_length(r);
@@ -105,7 +104,7 @@ std::vector<std::int64_t> check_partition(const LocalRows<double>& rows, const M
       weight += 1 + whole.row_length(permutation[i]);
       if (in_order && i > rows.rows.begin(p)) EXPECT_LT(permutation[i - 1], permutation[i]);  // input order
     }
-    EXPECT_LE(static_cast<double>(weight), 1.05 * static_cast<double>(total) / rows.rows.ranks() + heaviest_row)
+    EXPECT_LE(static_cast<double>(weight), 1.03 * static_cast<double>(total) / rows.rows.ranks() + heaviest_row)
         << "part " << p;
   }
   const auto expected = permute_symmetric(whole, permutation);
