@@ -102,9 +102,11 @@ LocalGraph symmetric_graph(const Communicator& comm, const LocalRows<Value>& in)
       const std::int64_t j = m.col_idx[k];
       if (j == begin + i) continue;
       g.adj[static_cast<std::size_t>(fill[i]++)] = static_cast<SCOTCH_Num>(j);
-      if (in.rows.owner(j) == rank) g.adj[static_cast<std::size_t>(fill[j - begin]++)] = static_cast<SCOTCH_Num>(begin + i);
+      if (in.rows.owner(j) == rank)
+        g.adj[static_cast<std::size_t>(fill[j - begin]++)] = static_cast<SCOTCH_Num>(begin + i);
     }
-  for (const Edge& e : received) g.adj[static_cast<std::size_t>(fill[e.row - begin]++)] = static_cast<SCOTCH_Num>(e.neighbor);
+  for (const Edge& e : received)
+    g.adj[static_cast<std::size_t>(fill[e.row - begin]++)] = static_cast<SCOTCH_Num>(e.neighbor);
   std::int64_t out = 0, row_start = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto first = g.adj.begin() + row_start, last = g.adj.begin() + row_start + length[i];
@@ -214,7 +216,8 @@ std::vector<std::int64_t> ask_owners(const Communicator& comm, const RowPartitio
   std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), 0);
   for (const std::int64_t j : remote) ++counts[static_cast<std::size_t>(rows.owner(j))];  // sorted: grouped by owner
   std::vector<std::int64_t> from;
-  auto asked = detail::alltoallv_in_rounds<std::int64_t>(comm.get(), remote, counts, detail::kAlltoallRoundBytes, &from);
+  auto asked =
+      detail::alltoallv_in_rounds<std::int64_t>(comm.get(), remote, counts, detail::kAlltoallRoundBytes, &from);
   for (auto& j : asked) j = new_id[static_cast<std::size_t>(j - rows.begin(rank))];
   std::vector<std::int64_t> answer_counts(static_cast<std::size_t>(ranks));
   for (int q = 0; q < ranks; ++q) answer_counts[q] = from[q + 1] - from[q];
@@ -245,7 +248,8 @@ LocalRows<Value> partition_graph_parallel(const Communicator& comm, const LocalR
         in.matrix.cols != in.global_cols)
       throw InvalidArgument("parallel graph partition: this rank's rows do not match their partition");
     if (!in.permutation.empty())
-      throw InvalidArgument("parallel graph partition: these rows are already renumbered by the root's graph partition");
+      throw InvalidArgument("parallel graph partition: these rows are already renumbered by the root's graph "
+                            "partition");
     if (!in.original_rows.empty() && static_cast<std::int64_t>(in.original_rows.size()) != in.matrix.rows)
       throw InvalidArgument("parallel graph partition: original_rows has " + std::to_string(in.original_rows.size()) +
                             " entries for " + std::to_string(in.matrix.rows) + " rows");

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,8 @@ using Matrix = CsrMatrix<double, std::int64_t>;
 // Every rank's rows of `whole` (which every rank holds here) under `rows`, the input of
 // partition_graph_parallel as a generator's row ranges would give it.
 template <class Value>
-LocalRows<Value> slice(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole, const RowPartition& rows) {
+LocalRows<Value> slice(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole,
+                       const RowPartition& rows) {
   LocalRows<Value> out;
   out.global_rows = whole.rows;
   out.global_cols = whole.cols;
@@ -118,7 +120,8 @@ std::vector<std::int64_t> check_partition(const LocalRows<double>& rows, const M
   const auto t = transpose(whole);
   std::int64_t cut = 0;
   for (std::int64_t r = 0; r < whole.rows; ++r) {
-    std::vector<std::int64_t> nbrs(whole.col_idx.begin() + whole.row_ptr[r], whole.col_idx.begin() + whole.row_ptr[r + 1]);
+    std::vector<std::int64_t> nbrs(whole.col_idx.begin() + whole.row_ptr[r],
+                                   whole.col_idx.begin() + whole.row_ptr[r + 1]);
     nbrs.insert(nbrs.end(), t.col_idx.begin() + t.row_ptr[r], t.col_idx.begin() + t.row_ptr[r + 1]);
     std::sort(nbrs.begin(), nbrs.end());
     nbrs.erase(std::unique(nbrs.begin(), nbrs.end()), nbrs.end());
@@ -196,9 +199,9 @@ TEST(ParallelGraphPartition, CutsTheHaloOfARandomlyNumberedMesh) {
   EXPECT_LE(parallel, 2 * ideal) << "parallel graph " << parallel << ", natural numbering " << ideal;
   // A power-law graph: its hubs touch every part, so the gain is modest (0.80-0.84x at rmat scales
   // 16-18, docs/DISTRIBUTED.md; 0.82-0.84x here at 2-4 ranks): below 0.9x.
-  const auto rmat_nonzeros = summed_halo(comm, generate<double>(comm, "rmat", {{"scale", 13}}, PartitionKind::Nonzeros));
-  const auto rmat_parallel =
-      summed_halo(comm, generate<double>(comm, "rmat", {{"scale", 13}}, PartitionKind::ParallelGraph));
+  const std::map<std::string, double> rmat{{"scale", 13}};
+  const auto rmat_nonzeros = summed_halo(comm, generate<double>(comm, "rmat", rmat, PartitionKind::Nonzeros));
+  const auto rmat_parallel = summed_halo(comm, generate<double>(comm, "rmat", rmat, PartitionKind::ParallelGraph));
   EXPECT_LT(10 * rmat_parallel, 9 * rmat_nonzeros) << "rmat 13: parallel graph " << rmat_parallel << ", nonzeros "
                                                    << rmat_nonzeros;
 }
@@ -268,7 +271,8 @@ TEST(ParallelGraphPartition, DegenerateInputs) {
 // permutation; without PT-Scotch, any use (Unsupported naming the package and the build option).
 TEST(ParallelGraphPartition, Refusals) {
   const Communicator comm;
-  const auto rectangular = gen::generate<double, std::int64_t>("random_uniform", {{"rows", 50}, {"cols", 40}, {"per_row", 3}});
+  const auto rectangular =
+      gen::generate<double, std::int64_t>("random_uniform", {{"rows", 50}, {"cols", 40}, {"per_row", 3}});
   const auto square = gen::poisson2d(10);
   try {
     scatter_rows(comm, comm.rank() == 0 ? rectangular : Matrix{}, PartitionKind::ParallelGraph);
