@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .deps .matrices
 (cd .deps && apt-get download libgtest-dev libgmock-dev googletest libcli11-dev libfmt-dev libfmt9 \
-  nlohmann-json3-dev libeigen3-dev zlib1g-dev libhwy-dev libhwy1 libmetis-dev libmetis5)
+  nlohmann-json3-dev libeigen3-dev zlib1g-dev libhwy-dev libhwy1 libmetis-dev libmetis5 \
+  libptscotch-dev libptscotch-7.0 libscotch-dev libscotch-7.0)
 cp ../shared/matrices/*.mtx.gz .matrices/

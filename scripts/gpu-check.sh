@@ -62,7 +62,9 @@ if [ -d $prefix/usr ]; then
   # The Python build (scikit-build-core) finds Highway through hwy_ROOT (not the whole prefix: its
   # static, non-PIC libz.a must not reach the extension); libhwy.so.1 is loaded from there too.
   export hwy_ROOT=$prefix/usr
-  export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # scotch-int64 first: CMake links PT-Scotch's 64-bit variant, whose libraries share their sonames
+  # with the 32-bit ones one folder up (spmv refuses a library of the wrong width at run time).
+  export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu/scotch-int64:$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 # NCCL (the distributed CUDA backend): the toolkit's, else pip's nvidia-nccl-cu13 (the GPU image has it).
 if [ ! -f /usr/local/cuda/include/nccl.h ] && [ ! -f /usr/include/nccl.h ]; then

@@ -97,6 +97,10 @@ enum class PartitionKind {
   Graph,     // square matrices: a METIS k-way partition of the pattern of A + A^T that cuts the halo, its
              // rows renumbered part by part into contiguous blocks (P A P^T; LocalRows::permutation keeps
              // the order). Needs a build with METIS (graph_partition_available()).
+  ParallelGraph,  // Graph's kind of partition computed by PT-Scotch from the distributed rows, so that no
+                  // rank holds the whole matrix (partition_graph_parallel; LocalRows::original_rows keeps
+                  // the order on every rank). Needs a build with PT-Scotch
+                  // (parallel_graph_partition_available()).
 };
 
 // Blocks of rows / ranks rows (the first rows % ranks ranks get one more).
@@ -123,6 +127,9 @@ struct GraphPartition {
 // Whether this build has METIS (CMake SPMV_WITH_METIS, Debian libmetis-dev).
 bool graph_partition_available();
 
+// Whether this build has PT-Scotch (CMake SPMV_WITH_PTSCOTCH, Debian libptscotch-dev): ParallelGraph.
+bool parallel_graph_partition_available();
+
 // Not collective (the root's step of PartitionKind::Graph, exposed for callers that hold the whole
 // matrix). METIS_PartGraphKway into `parts` parts (parts >= 1; some may be empty when parts > rows) on
 // the pattern of A + A^T without self loops, each row weighing 1 + its length (the nonzero partition's
@@ -144,9 +151,39 @@ struct LocalRows {
   // rows and columns are those of P A P^T, and entry i is the original index of global row i. Empty: the
   // original numbering (every other partition kind, and the ranks other than the root).
   std::vector<std::int64_t> permutation;
-  std::int64_t edge_cut = -1;  // PartitionKind::Graph, on the root: GraphPartition::edge_cut; -1 otherwise
-  double partition_ms = 0;     // PartitionKind::Graph, on the root: GraphPartition::ms
+  // PartitionKind::ParallelGraph, on every rank (the permutation stays distributed): entry i is the
+  // original index of this rank's row i, global row rows.begin(rank) + i of P A P^T. Empty otherwise.
+  std::vector<std::int64_t> original_rows;
+  // Graph, on the root: GraphPartition::edge_cut; ParallelGraph, on every rank: the same count for its
+  // parts; -1 otherwise.
+  std::int64_t edge_cut = -1;
+  // Graph, on the root: GraphPartition::ms; ParallelGraph, on every rank: the slowest rank's wall time of
+  // partition_graph_parallel (the graph built, partitioned, the rows moved and renumbered).
+  double partition_ms = 0;
 };
+
+// Collective: PartitionKind::ParallelGraph applied to rows already distributed, under any contiguous
+// partition (a generator's row ranges, the nonzero partition of a parallel read). The graph of A + A^T
+// without self loops is assembled across the ranks (the transposed entries of other ranks' rows
+// exchanged), each row weighing 1 + its length as in partition_graph, and partitioned by PT-Scotch's
+// SCOTCH_dgraphPart into one part per rank (Chevalier & Pellegrini, "PT-Scotch: A tool for efficient
+// parallel graph ordering", Parallel Computing 34(6-8), 2008) with a fixed strategy, a fixed seed and
+// Scotch's deterministic option: the same parts on every run with the same ranks and input partition.
+// Rank p then receives part p's rows: the rows of P A P^T whose parts are contiguous blocks in rank
+// order, each part in its input order, columns renumbered alike and sorted (permute_symmetric's
+// rows). The result has original_rows (composed with the input's, when it had some), edge_cut and
+// partition_ms on every rank. Throws, on every rank: InvalidArgument for a non-square matrix, rows that
+// do not match their partition, or rows that carry the root's permutation (PartitionKind::Graph);
+// Unsupported for a build without PT-Scotch or a graph beyond SCOTCH_Num.
+template <class Value>
+LocalRows<Value> partition_graph_parallel(const Communicator& comm, const LocalRows<Value>& rows);
+
+// Collective: the permutation on the root as LocalRows::permutation holds it for PartitionKind::Graph
+// (entry i: the original index of distributed row i), for callers that move whole vectors on the root
+// (to_distributed_order, to_original_order): ParallelGraph's original_rows gathered from every rank, or
+// Graph's permutation as it is; empty for the original numbering and on the other ranks.
+template <class Value>
+std::vector<std::int64_t> gather_permutation(const Communicator& comm, const LocalRows<Value>& rows, int root = 0);
 
 // Whole vectors between the original numbering and the distributed one, on the root before dist::scatter
 // and after dist::gather (not collective): out[i] = whole[permutation[i]] and its inverse. An empty
@@ -166,6 +203,7 @@ RowPartition default_column_partition(std::int64_t global_rows, std::int64_t glo
 // rows. Sizes and the partition are broadcast from the root. PartitionKind::Graph partitions on the root
 // (partition_graph: rank r gets part r), which then holds both A and P A P^T while scattering; its
 // refusals (a non-square matrix, METIS's size limit, no METIS) are thrown on every rank.
+// ParallelGraph scatters by the nonzero partition, then runs partition_graph_parallel.
 template <class Value>
 LocalRows<Value> scatter_rows(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole,
                               PartitionKind kind = PartitionKind::Nonzeros, int root = 0);
@@ -184,7 +222,7 @@ enum class ReadMode {
                // split by the declared entry count, each rank inflating the text up to its share's end);
                // Unsupported on every rank where that cannot run: an array file, standard input ("-"), a
                // rank that cannot open the file or sees another file (size, header or compression
-               // differ), PartitionKind::Graph
+               // differ), PartitionKind::Graph (ParallelGraph reads by ranges, then partitions)
   Root,        // rank 0 reads the whole file (read_csr) and scatters
 };
 
@@ -204,6 +242,7 @@ LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string&
 // (gen::supports_row_ranges); otherwise rank 0 generates the whole matrix and scatters it (rmat, the
 // FEM kinds, and every kind under PartitionKind::Graph, which needs the whole graph), which
 // SPMV_DEBUG_LOG=1 reports. The matrix equals gen::generate's for any rank count (Graph: P A P^T).
+// ParallelGraph generates (or scatters) by the nonzero partition, then runs partition_graph_parallel.
 template <class Value>
 LocalRows<Value> generate(const Communicator& comm, std::string_view kind,
                           const std::map<std::string, double>& params = {},

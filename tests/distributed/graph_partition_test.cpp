@@ -12,7 +12,7 @@
 #include "common/differential.hpp"
 #include "distributed/cuda_ranks.hpp"
 #include "distributed/mpi_util.hpp"
-#include "distributed/whole_vector_operator.hpp"
+#include "distributed/original_order.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/reorder.hpp"
@@ -27,43 +27,8 @@ using Matrix = CsrMatrix<double, std::int64_t>;
 #define SKIP_WITHOUT_METIS()                                                                       \
   if (!graph_partition_available()) GTEST_SKIP() << "built without METIS (SPMV_WITH_METIS=OFF)"
 
-// A random symmetric relabelling (Fisher-Yates on SplitMix64: the same on every rank and platform):
-// a mesh whose vertex numbers say nothing about where the vertices are.
-Matrix scrambled(const Matrix& a, std::uint64_t seed) {
-  std::vector<std::int64_t> order(static_cast<std::size_t>(a.rows));
-  std::iota(order.begin(), order.end(), 0);
-  test::SplitMix64 rng(seed);
-  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
-  return permute_symmetric(a, order);
-}
-
-// The whole vectors in the ORIGINAL numbering: the root moves them to the distributed numbering and
-// scatters them, the ranks apply, the root gathers y and moves it back, and every rank gets the whole y.
-template <class Value, class Index>
-class OriginalOrderOperator : public test::WholeVectorOperator<Value, Index> {
- public:
-  OriginalOrderOperator(const Communicator& comm, const LocalRows<Value>& rows, DistributedMatrix<Value, Index>& m)
-      : test::WholeVectorOperator<Value, Index>(comm, m), permutation_(rows.permutation) {}
-
-  void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {
-    const Communicator& comm = this->comm_;
-    auto& m = this->m_;
-    const bool root = comm.rank() == 0;
-    const auto xw = root ? to_distributed_order<Value>(permutation_, x) : std::vector<Value>{};
-    const auto yw = root ? to_distributed_order<Value>(permutation_, y) : std::vector<Value>{};
-    const auto xp = scatter<Value>(comm, m.x_partition(), xw);
-    auto yp = scatter<Value>(comm, m.y_partition(), yw);
-    m.apply(alpha, xp, beta, yp);
-    auto whole = gather<Value>(comm, m.y_partition(), yp);
-    if (root) whole = to_original_order<Value>(permutation_, whole);
-    whole.resize(y.size());
-    MPI_Bcast(whole.data(), static_cast<int>(whole.size()), detail::mpi_type<Value>(), 0, comm.get());
-    std::copy(whole.begin(), whole.end(), y.begin());
-  }
-
- private:
-  std::vector<std::int64_t> permutation_;
-};
+using test::OriginalOrderOperator;
+using test::scrambled;
 
 template <class Value>
 void check_graph_partitioned(const Matrix& whole, const std::string& name, Operation op,
@@ -73,7 +38,7 @@ void check_graph_partitioned(const Matrix& whole, const std::string& name, Opera
   const auto rows = scatter_rows(comm, comm.rank() == 0 ? convert<Value, std::int64_t>(a) : CsrMatrix<Value, std::int64_t>{},
                                  PartitionKind::Graph);
   DistributedMatrix<Value, std::int32_t> m(comm, rows, op, {backend, Algorithm::Auto, {}});
-  OriginalOrderOperator<Value, std::int32_t> original(comm, rows, m);
+  OriginalOrderOperator<Value, std::int32_t> original(comm, rows.permutation, m);
   const auto check = test::check_operator<Value, std::int32_t>(original, a, test::hash_name(name));
   EXPECT_EQ(check.pairs, 20);
   for (const auto& f : check.failures)

@@ -15,14 +15,17 @@ void add_distributed_options(CLI::App& sub, DistributedFlags& flags) {
       ->group("Distributed");
   sub.add_option("--partition", flags.partition,
                  "--distributed: contiguous rows per rank balanced by nonzeros or by rows, or graph: a METIS "
-                 "partition of a square matrix that cuts the halo (rows renumbered on rank 0, vectors moved back)")
-      ->check(CLI::IsMember({"nonzeros", "rows", "graph"}))
+                 "partition of a square matrix that cuts the halo (rows renumbered on rank 0, vectors moved back), "
+                 "or parallel-graph: the same kind of partition computed by PT-Scotch across the ranks from their "
+                 "rows (no rank holds the whole matrix)")
+      ->check(CLI::IsMember({"nonzeros", "rows", "graph", "parallel-graph"}))
       ->capture_default_str()
       ->group("Distributed");
   sub.add_option("--read-mode", flags.read_mode,
                  "--distributed, a Matrix Market file: ranges: every rank parses its byte range of the file (of a "
                  "gzip file: its share of the inflated lines); root: rank 0 reads it whole and scatters; auto: "
-                 "ranges where they can run (a coordinate file that every rank opens, not --partition graph), "
+                 "ranges where they can run (a coordinate file that every rank opens, not --partition graph; "
+                 "parallel-graph reads by ranges, then partitions), "
                  "else root")
       ->check(CLI::IsMember({"auto", "ranges", "root"}))
       ->capture_default_str()

@@ -38,6 +38,7 @@ using dist::Communicator;
 
 dist::PartitionKind partition_kind(const DistributedFlags& f) {
   if (f.partition == "graph") return dist::PartitionKind::Graph;
+  if (f.partition == "parallel-graph") return dist::PartitionKind::ParallelGraph;
   return f.partition == "rows" ? dist::PartitionKind::Rows : dist::PartitionKind::Nonzeros;
 }
 
@@ -68,9 +69,13 @@ Backend distributed_backend(const Communicator& comm, const std::string& name) {
 // The graph partition's cost and quality, from the root (stderr: the reports on stdout keep their form).
 template <class Value>
 void report_graph_partition(const Communicator& comm, const dist::LocalRows<Value>& rows, bool quiet) {
-  if (!quiet && comm.rank() == 0 && rows.edge_cut >= 0)
+  if (quiet || comm.rank() != 0 || rows.edge_cut < 0) return;
+  if (rows.original_rows.empty() && !rows.permutation.empty())
     fmt::print(stderr, "graph partition (METIS, {} parts): edge cut {}, {:.1f} ms on rank 0\n", comm.size(),
                rows.edge_cut, rows.partition_ms);
+  else
+    fmt::print(stderr, "parallel graph partition (PT-Scotch, {} parts): edge cut {}, {:.1f} ms (slowest rank)\n",
+               comm.size(), rows.edge_cut, rows.partition_ms);
 }
 
 // Runs f on the root alone; its failure is an error on every rank.
@@ -140,6 +145,8 @@ template <class Value>
 void multiply_in(const Communicator& comm, const DistributedMultiply& a, Backend backend) {
   const auto rows =
       dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read, read_mode(a.flags));
+  // --partition graph|parallel-graph: the order, on the root (ParallelGraph's gathered from the ranks).
+  const auto permutation = dist::gather_permutation(comm, rows);
   const std::int64_t x_len = a.transpose ? rows.global_rows : rows.global_cols;
   const std::int64_t y_len = a.transpose ? rows.global_cols : rows.global_rows;
   std::vector<double> x, y0;
@@ -155,14 +162,15 @@ void multiply_in(const Communicator& comm, const DistributedMultiply& a, Backend
     };
     x = load(a.x_file, x_len, 1.0, "--x");  // default: all ones (y = row sums)
     y0 = load(a.y0_file, y_len, 0.0, "--y0");
-    // --partition graph: the distributed rows are P A P^T; the vectors follow, the output goes back.
-    x = dist::to_distributed_order<double>(rows.permutation, x);
-    y0 = dist::to_distributed_order<double>(rows.permutation, y0);
+    // --partition graph|parallel-graph: the distributed rows are P A P^T; the vectors follow, the
+    // output goes back.
+    x = dist::to_distributed_order<double>(permutation, x);
+    y0 = dist::to_distributed_order<double>(permutation, y0);
   });
   report_graph_partition(comm, rows, a.quiet);
   const auto y = fits32_everywhere(comm, rows) ? multiply_on<Value, std::int32_t>(comm, rows, a, backend, x, y0)
                                                : multiply_on<Value, std::int64_t>(comm, rows, a, backend, x, y0);
-  on_root(comm, [&] { write_vector(a.output, dist::to_original_order<double>(rows.permutation, y)); });
+  on_root(comm, [&] { write_vector(a.output, dist::to_original_order<double>(permutation, y)); });
 }
 
 // ---- bench ---------------------------------------------------------------------------------------
@@ -444,6 +452,10 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
                                           matrix_options(a, backend, parse_algorithm_name(a.algo)));
   const dist::RowPartition& part = m.y_partition();
   const int rank = comm.rank();
+  // The order on the root, where whole vectors are read or written (gathered only then: ParallelGraph's
+  // permutation is otherwise never whole).
+  std::vector<std::int64_t> permutation;
+  if (!a.rhs_file.empty() || !a.output.empty()) permutation = dist::gather_permutation(comm, rows);
   // b: this rank's part of --rhs (read on the root), or of A * 1 (row sums of the local rows, in double).
   std::vector<Value> b;
   const bool known_solution = a.rhs_file.empty();
@@ -466,7 +478,7 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
                                      rows.global_rows));
     });
     const std::vector<Value> w(whole.begin(), whole.end());
-    b = dist::scatter<Value>(comm, part, dist::to_distributed_order<Value>(rows.permutation, w));
+    b = dist::scatter<Value>(comm, part, dist::to_distributed_order<Value>(permutation, w));
   }
   SolverOptions so = solver_options(a.method, a.precond, a.tol, a.maxit, a.restart, a.progress, a.unfused, rank == 0);
   so.pipelined = a.pipelined;
@@ -500,7 +512,7 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
   }
   if (!a.output.empty()) {  // the same on every rank: the gather is collective
     const auto gathered = dist::gather<Value>(comm, m.x_partition(), x);
-    const auto whole_x = dist::to_original_order<Value>(rows.permutation, gathered);
+    const auto whole_x = dist::to_original_order<Value>(permutation, gathered);
     const std::vector<double> out(whole_x.begin(), whole_x.end());
     on_root(comm, [&] { write_vector(a.output, out); });
   }

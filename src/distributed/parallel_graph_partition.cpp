@@ -1,0 +1,392 @@
+// PartitionKind::ParallelGraph (include/spmv/distributed.hpp, docs/DISTRIBUTED.md "Graph partition"):
+// the graph partition computed from the distributed rows by PT-Scotch (Chevalier & Pellegrini,
+// "PT-Scotch: A tool for efficient parallel graph ordering", Parallel Computing 34(6-8), 2008: parallel
+// multilevel coarsening, a partition of the coarsest graph, banded diffusion refinement), so that no
+// rank ever holds the whole matrix or graph. The steps, each collective:
+//   1. the pattern of A + A^T without self loops: each rank has its rows' columns; the transposed
+//      entries go to the owners of their rows (MPI_Alltoallv), then every row is sorted and deduplicated;
+//   2. SCOTCH_dgraphBuild + SCOTCH_dgraphPart into one part per rank;
+//   3. new ids: part p's rows get the block [offsets[p], offsets[p + 1]) in their input order, so each
+//      rank's new ids follow from an exclusive scan of the per-part counts; the new ids of the
+//      neighbours another rank owns are asked of it (one request and one answer, MPI_Alltoallv);
+//   4. each rank renumbers its rows' columns and sends every row to its part's rank; what a rank
+//      receives comes in sender order, each sender's rows in order: its part, in input order.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/phase_log.hpp"
+#include "distributed/collective.hpp"
+#include "distributed/mpi_util.hpp"
+#include "spmv/distributed.hpp"
+#include "spmv/error.hpp"
+
+#ifdef SPMV_WITH_PTSCOTCH
+#include <stdint.h>  // scotch.h uses int64_t without including it
+#include <stdio.h>   // scotch.h uses FILE without including it
+
+#include <scotch.h>
+#include <ptscotch.h>
+#endif
+
+namespace spmv::dist {
+namespace {
+
+using detail::check_mpi;
+using detail::collectively;
+
+constexpr int kTagPermutation = 12;
+
+#ifdef SPMV_WITH_PTSCOTCH
+
+// Seeded, with Scotch's deterministic option, so that the parts (and so every rank's rows) are the same
+// on every run with the same ranks.
+constexpr SCOTCH_Num kScotchSeed = 1;
+// Scotch's load imbalance tolerance: METIS's default (3%), so that both graph kinds balance alike.
+constexpr double kImbalance = 0.03;
+
+// This rank's vertices of the graph of A + A^T without self loops: start[i]..start[i + 1] of adj are
+// the global ids of row i's neighbours, sorted, each once.
+struct LocalGraph {
+  std::vector<SCOTCH_Num> start{0};
+  std::vector<SCOTCH_Num> adj;
+};
+
+// Step 1. An entry (i, j), i != j, adds j to row i here and i to row j at j's owner; rows of the same
+// rank get both at once.
+template <class Value>
+LocalGraph symmetric_graph(const Communicator& comm, const LocalRows<Value>& in) {
+  struct Edge {
+    std::int64_t row, neighbor;
+  };
+  const int rank = comm.rank(), ranks = comm.size();
+  const auto& m = in.matrix;
+  const std::int64_t begin = in.rows.begin(rank), n = m.rows;
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), 0);
+  std::vector<std::int64_t> length(static_cast<std::size_t>(n), 0);  // before deduplication
+  for (std::int64_t i = 0; i < n; ++i)
+    for (auto k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+      const std::int64_t j = m.col_idx[k];
+      if (j == begin + i) continue;
+      ++length[i];
+      const int owner = in.rows.owner(j);
+      if (owner == rank) ++length[j - begin];
+      else ++counts[static_cast<std::size_t>(owner)];
+    }
+  std::vector<std::int64_t> at(static_cast<std::size_t>(ranks) + 1, 0);
+  for (int q = 0; q < ranks; ++q) at[q + 1] = at[q] + counts[q];
+  std::vector<Edge> send(static_cast<std::size_t>(at.back()));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (auto k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+      const std::int64_t j = m.col_idx[k];
+      const int owner = j == begin + i ? rank : in.rows.owner(j);
+      if (owner != rank) send[static_cast<std::size_t>(at[owner]++)] = {j, begin + i};
+    }
+  const auto received = detail::alltoallv_in_rounds<Edge>(comm.get(), send, counts);
+  send = {};
+  for (const Edge& e : received) ++length[e.row - begin];
+  // Counting sort by row, then each row sorted and its duplicates (an entry and its transpose) dropped.
+  LocalGraph g;
+  g.start.assign(static_cast<std::size_t>(n) + 1, 0);
+  std::vector<std::int64_t> fill(static_cast<std::size_t>(n) + 1, 0);
+  for (std::int64_t i = 0; i < n; ++i) fill[i + 1] = fill[i] + length[i];
+  g.adj.resize(static_cast<std::size_t>(fill[n]));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (auto k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+      const std::int64_t j = m.col_idx[k];
+      if (j == begin + i) continue;
+      g.adj[static_cast<std::size_t>(fill[i]++)] = static_cast<SCOTCH_Num>(j);
+      if (in.rows.owner(j) == rank)
+        g.adj[static_cast<std::size_t>(fill[j - begin]++)] = static_cast<SCOTCH_Num>(begin + i);
+    }
+  for (const Edge& e : received)
+    g.adj[static_cast<std::size_t>(fill[e.row - begin]++)] = static_cast<SCOTCH_Num>(e.neighbor);
+  std::int64_t out = 0, row_start = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto first = g.adj.begin() + row_start, last = g.adj.begin() + row_start + length[i];
+    std::sort(first, last);
+    const auto kept = std::unique(first, last);
+    row_start += length[i];
+    out = std::copy(first, kept, g.adj.begin() + out) - g.adj.begin();
+    g.start[i + 1] = static_cast<SCOTCH_Num>(out);
+  }
+  g.adj.resize(static_cast<std::size_t>(out));
+  return g;
+}
+
+// Scotch's objects, freed on every path out.
+struct Scotch {
+  SCOTCH_Context context;
+  SCOTCH_Dgraph graph, bound;  // `bound`: `graph` seen through the context
+  SCOTCH_Strat strategy;
+  bool context_ok = false, graph_ok = false, bound_ok = false, strategy_ok = false;
+  ~Scotch() {
+    if (strategy_ok) SCOTCH_stratExit(&strategy);
+    if (bound_ok) SCOTCH_dgraphExit(&bound);
+    if (graph_ok) SCOTCH_dgraphExit(&graph);
+    if (context_ok) SCOTCH_contextExit(&context);
+  }
+};
+
+// A Scotch call's status (0: success) agreed on by every rank. Scotch has printed its own message.
+void agree_scotch(const Communicator& comm, int status, const char* call) {
+  collectively(comm, [&] {
+    if (status != 0) throw Error(std::string("parallel graph partition: ") + call + " failed (status " +
+                                 std::to_string(status) + "; Scotch's message is on stderr)");
+  });
+}
+
+// Step 2: this rank's vertices' parts, in [0, ranks).
+template <class Value>
+std::vector<SCOTCH_Num> scotch_parts(const Communicator& comm, const LocalRows<Value>& in, LocalGraph& g) {
+  const int ranks = comm.size();
+  const std::int64_t n = in.matrix.rows;
+  std::vector<SCOTCH_Num> part(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)), 0);
+  // Scotch indexes vertices, adjacency entries and summed weights in SCOTCH_Num (its width is the
+  // header's: Debian's scotch-int64 variant, found first by CMake, is 64-bit).
+  std::int64_t totals[2] = {static_cast<std::int64_t>(g.adj.size()), n + in.matrix.nnz()};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, comm.get()), "MPI_Allreduce");
+  collectively(comm, [&] {
+    if (SCOTCH_numSizeof() != static_cast<int>(sizeof(SCOTCH_Num)))
+      throw Error("parallel graph partition: the loaded libptscotch has a " + std::to_string(8 * SCOTCH_numSizeof()) +
+                  "-bit SCOTCH_Num, spmv was compiled with a " + std::to_string(8 * sizeof(SCOTCH_Num)) +
+                  "-bit ptscotch.h (Debian's variants share one soname: check LD_LIBRARY_PATH)");
+    constexpr auto limit = static_cast<std::int64_t>(std::numeric_limits<SCOTCH_Num>::max());
+    if (in.global_rows > limit || totals[0] > limit || totals[1] > limit)
+      throw Unsupported("parallel graph partition: " + std::to_string(in.global_rows) + " rows, " +
+                        std::to_string(totals[0]) + " adjacency entries of A + A^T and a total weight of " +
+                        std::to_string(totals[1]) + " exceed this PT-Scotch's " +
+                        std::to_string(8 * sizeof(SCOTCH_Num)) + "-bit SCOTCH_Num (Debian's scotch-int64 is 64-bit)");
+  });
+  // One part: nothing to cut (and no call to make). An empty graph has no vertex to place.
+  if (ranks == 1 || in.global_rows == 0) return part;
+  std::vector<SCOTCH_Num> weight(part.size(), 0);
+  for (std::int64_t i = 0; i < n; ++i) weight[i] = static_cast<SCOTCH_Num>(1 + in.matrix.row_length(i));
+  if (g.adj.empty()) g.adj.push_back(0);  // Scotch reads through the pointer; never indexed (start is all 0)
+  const auto edges = static_cast<SCOTCH_Num>(g.start.back());
+  // Scotch's messages on a communicator of their own, apart from any of the caller's.
+  MPI_Comm own = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm.get(), &own), "MPI_Comm_dup");
+  const std::unique_ptr<MPI_Comm, void (*)(MPI_Comm*)> own_guard(&own, [](MPI_Comm* c) { MPI_Comm_free(c); });
+  SCOTCH_randomSeed(kScotchSeed);
+  SCOTCH_randomReset();
+  Scotch s;
+  int status = SCOTCH_contextInit(&s.context);
+  s.context_ok = status == 0;
+  if (status == 0) status = SCOTCH_contextOptionSetNum(&s.context, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
+  if (status == 0) SCOTCH_contextRandomSeed(&s.context, kScotchSeed);
+  agree_scotch(comm, status, "SCOTCH_contextInit");
+  status = SCOTCH_dgraphInit(&s.graph, own);
+  s.graph_ok = status == 0;
+  agree_scotch(comm, status, "SCOTCH_dgraphInit");
+  status = SCOTCH_dgraphBuild(&s.graph, 0, static_cast<SCOTCH_Num>(n), static_cast<SCOTCH_Num>(n), g.start.data(),
+                              g.start.data() + 1, weight.data(), nullptr, edges, edges, g.adj.data(), nullptr, nullptr);
+  agree_scotch(comm, status, "SCOTCH_dgraphBuild");
+  status = SCOTCH_dgraphInit(&s.bound, own);
+  s.bound_ok = status == 0;
+  if (status == 0) status = SCOTCH_contextBindDgraph(&s.context, &s.graph, &s.bound);
+  agree_scotch(comm, status, "SCOTCH_contextBindDgraph");
+  status = SCOTCH_stratInit(&s.strategy);
+  s.strategy_ok = status == 0;
+  if (status == 0)
+    status = SCOTCH_stratDgraphMapBuild(&s.strategy, SCOTCH_STRATDEFAULT, static_cast<SCOTCH_Num>(ranks),
+                                        static_cast<SCOTCH_Num>(ranks), kImbalance);
+  agree_scotch(comm, status, "SCOTCH_stratDgraphMapBuild");
+  status = SCOTCH_dgraphPart(&s.bound, static_cast<SCOTCH_Num>(ranks), &s.strategy, part.data());
+  agree_scotch(comm, status, "SCOTCH_dgraphPart");
+  collectively(comm, [&] {
+    for (std::int64_t i = 0; i < n; ++i)
+      if (part[i] < 0 || part[i] >= ranks)
+        throw Error("parallel graph partition: PT-Scotch returned part " + std::to_string(part[i]));
+  });
+  return part;
+}
+
+// Step 3, the ids another rank owns: new_of_remote[k] is the new id of remote[k] (sorted global ids
+// outside this rank's rows), asked of their owners.
+std::vector<std::int64_t> ask_owners(const Communicator& comm, const RowPartition& rows,
+                                     const std::vector<std::int64_t>& remote, const std::vector<std::int64_t>& new_id) {
+  const int rank = comm.rank(), ranks = comm.size();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), 0);
+  for (const std::int64_t j : remote) ++counts[static_cast<std::size_t>(rows.owner(j))];  // sorted: grouped by owner
+  std::vector<std::int64_t> from;
+  auto asked =
+      detail::alltoallv_in_rounds<std::int64_t>(comm.get(), remote, counts, detail::kAlltoallRoundBytes, &from);
+  for (auto& j : asked) j = new_id[static_cast<std::size_t>(j - rows.begin(rank))];
+  std::vector<std::int64_t> answer_counts(static_cast<std::size_t>(ranks));
+  for (int q = 0; q < ranks; ++q) answer_counts[q] = from[q + 1] - from[q];
+  return detail::alltoallv_in_rounds<std::int64_t>(comm.get(), asked, answer_counts);
+}
+
+#endif
+
+}  // namespace
+
+bool parallel_graph_partition_available() {
+#ifdef SPMV_WITH_PTSCOTCH
+  return true;
+#else
+  return false;
+#endif
+}
+
+template <class Value>
+LocalRows<Value> partition_graph_parallel(const Communicator& comm, const LocalRows<Value>& in) {
+  const int rank = comm.rank(), ranks = comm.size();
+  collectively(comm, [&] {
+    if (in.global_rows != in.global_cols)
+      throw InvalidArgument("parallel graph partition: needs a square matrix (this one is " +
+                            std::to_string(in.global_rows) + " x " + std::to_string(in.global_cols) +
+                            "); use the nonzero or row partition");
+    if (in.rows.ranks() != ranks || in.rows.size() != in.global_rows || in.matrix.rows != in.rows.count(rank) ||
+        in.matrix.cols != in.global_cols)
+      throw InvalidArgument("parallel graph partition: this rank's rows do not match their partition");
+    if (!in.permutation.empty())
+      throw InvalidArgument("parallel graph partition: these rows are already renumbered by the root's graph "
+                            "partition");
+    if (!in.original_rows.empty() && static_cast<std::int64_t>(in.original_rows.size()) != in.matrix.rows)
+      throw InvalidArgument("parallel graph partition: original_rows has " + std::to_string(in.original_rows.size()) +
+                            " entries for " + std::to_string(in.matrix.rows) + " rows");
+    validate(in.matrix);
+#ifndef SPMV_WITH_PTSCOTCH
+    throw Unsupported("parallel graph partition: this spmv was built without PT-Scotch (apt-get install "
+                      "libptscotch-dev, then configure with -DSPMV_WITH_PTSCOTCH=ON)");
+#endif
+  });
+#ifdef SPMV_WITH_PTSCOTCH
+  const auto start = std::chrono::steady_clock::now();
+  const MPI_Comm c = comm.get();
+  const auto& m = in.matrix;
+  const std::int64_t n = m.rows, begin = in.rows.begin(rank);
+  std::vector<SCOTCH_Num> part;
+  std::vector<std::int64_t> remote;  // the neighbours other ranks own, sorted
+  // SPMV_DEBUG_LOG=1: each rank's steps on stderr.
+  const std::string phase = "parallel graph partition rank " + std::to_string(rank) + "/";
+  spmv::detail::PhaseLog log(phase + "graph of A + A^T");
+  LocalGraph graph = symmetric_graph(comm, in);
+  log.next(phase + "SCOTCH_dgraphPart");
+  part = scotch_parts(comm, in, graph);
+  log.next(phase + "new ids");
+  remote.assign(graph.adj.begin(), graph.adj.begin() + graph.start.back());
+  std::erase_if(remote, [&](std::int64_t j) { return j >= begin && j < begin + n; });
+  std::sort(remote.begin(), remote.end());
+  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
+
+  // Step 3: part p's rows on ranks before this one come first in its block, then this rank's in order.
+  const auto p = static_cast<std::size_t>(ranks);
+  std::vector<std::int64_t> mine(p, 0), before(p, 0), total(p, 0);
+  for (std::int64_t i = 0; i < n; ++i) ++mine[static_cast<std::size_t>(part[i])];
+  check_mpi(MPI_Exscan(mine.data(), before.data(), ranks, MPI_INT64_T, MPI_SUM, c), "MPI_Exscan");
+  if (rank == 0) std::fill(before.begin(), before.end(), 0);  // MPI_Exscan leaves rank 0's result undefined
+  check_mpi(MPI_Allreduce(mine.data(), total.data(), ranks, MPI_INT64_T, MPI_SUM, c), "MPI_Allreduce");
+  LocalRows<Value> out;
+  out.global_rows = in.global_rows;
+  out.global_cols = in.global_cols;
+  out.rows.offsets.assign(p + 1, 0);
+  for (std::size_t q = 0; q < p; ++q) out.rows.offsets[q + 1] = out.rows.offsets[q] + total[q];
+  out.cols = default_column_partition(out.global_rows, out.global_cols, out.rows);
+  std::vector<std::int64_t> new_id(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto q = static_cast<std::size_t>(part[i]);
+    new_id[i] = out.rows.offsets[q] + before[q]++;
+  }
+  const auto new_of_remote = ask_owners(comm, in.rows, remote, new_id);
+  const auto renumber = [&](std::int64_t j) {
+    if (j >= begin && j < begin + n) return new_id[static_cast<std::size_t>(j - begin)];
+    return new_of_remote[static_cast<std::size_t>(std::lower_bound(remote.begin(), remote.end(), j) - remote.begin())];
+  };
+  // The edge cut: each cut edge is seen from both of its ends, on whichever ranks hold them.
+  std::int64_t cut_ends = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (auto k = graph.start[i]; k < graph.start[i + 1]; ++k)
+      cut_ends += out.rows.owner(renumber(graph.adj[k])) != part[i];
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &cut_ends, 1, MPI_INT64_T, MPI_SUM, c), "MPI_Allreduce");
+  out.edge_cut = cut_ends / 2;
+  graph = {};
+
+  // Step 4: rows grouped by destination (stable), columns renumbered and sorted as permute_symmetric's.
+  log.next(phase + "rows moved");
+  std::vector<std::int64_t> rows_to(p, 0), entries_to(p, 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    ++rows_to[static_cast<std::size_t>(part[i])];
+    entries_to[static_cast<std::size_t>(part[i])] += m.row_length(i);
+  }
+  std::vector<std::int64_t> row_at(p + 1, 0), entry_at(p + 1, 0);
+  for (std::size_t q = 0; q < p; ++q) {
+    row_at[q + 1] = row_at[q] + rows_to[q];
+    entry_at[q + 1] = entry_at[q] + entries_to[q];
+  }
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(n)), ids(static_cast<std::size_t>(n));
+  std::vector<std::int64_t> cols(static_cast<std::size_t>(m.nnz()));
+  std::vector<Value> values(cols.size());
+  std::vector<std::pair<std::int64_t, Value>> row;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto q = static_cast<std::size_t>(part[i]);
+    const std::int64_t r = row_at[q]++;
+    lengths[r] = m.row_length(i);
+    ids[r] = in.original_rows.empty() ? begin + i : in.original_rows[static_cast<std::size_t>(i)];
+    row.clear();
+    for (auto k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) row.emplace_back(renumber(m.col_idx[k]), m.values[k]);
+    std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [col, value] : row) {
+      cols[static_cast<std::size_t>(entry_at[q])] = col;
+      values[static_cast<std::size_t>(entry_at[q]++)] = value;
+    }
+  }
+  const auto got_lengths = detail::alltoallv_in_rounds<std::int64_t>(c, lengths, rows_to);
+  out.original_rows = detail::alltoallv_in_rounds<std::int64_t>(c, ids, rows_to);
+  auto& b = out.matrix;
+  b.rows = out.rows.count(rank);
+  b.cols = out.global_cols;
+  b.row_ptr.assign(static_cast<std::size_t>(b.rows) + 1, 0);
+  for (std::size_t r = 0; r < got_lengths.size(); ++r) b.row_ptr[r + 1] = b.row_ptr[r] + got_lengths[r];
+  b.col_idx = detail::alltoallv_in_rounds<std::int64_t>(c, cols, entries_to);
+  b.values = detail::alltoallv_in_rounds<Value>(c, values, entries_to);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ms, 1, MPI_DOUBLE, MPI_MAX, c), "MPI_Allreduce");
+  out.partition_ms = ms;
+  return out;
+#else
+  return {};  // not reached: refused above on every rank
+#endif
+}
+
+template <class Value>
+std::vector<std::int64_t> gather_permutation(const Communicator& comm, const LocalRows<Value>& rows, int root) {
+  const int rank = comm.rank();
+  int distributed = !rows.original_rows.empty();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &distributed, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
+  collectively(comm, [&] {
+    if (root < 0 || root >= comm.size()) throw InvalidArgument("gather_permutation: no rank " + std::to_string(root));
+    if (distributed && (rows.rows.ranks() != comm.size() ||
+                        static_cast<std::int64_t>(rows.original_rows.size()) != rows.rows.count(rank)))
+      throw InvalidArgument("gather_permutation: this rank's original_rows do not match its rows");
+  });
+  if (!distributed) return rank == root ? rows.permutation : std::vector<std::int64_t>{};
+  if (rank != root) {
+    detail::send_all<std::int64_t>(rows.original_rows, root, kTagPermutation, comm.get());
+    return {};
+  }
+  std::vector<std::int64_t> whole(static_cast<std::size_t>(rows.rows.size()));
+  for (int r = 0; r < comm.size(); ++r) {
+    const std::span<std::int64_t> part(whole.data() + rows.rows.begin(r), static_cast<std::size_t>(rows.rows.count(r)));
+    if (r == root) std::copy(rows.original_rows.begin(), rows.original_rows.end(), part.begin());
+    else detail::recv_all<std::int64_t>(part, r, kTagPermutation, comm.get());
+  }
+  return whole;
+}
+
+#define SPMV_INSTANTIATE(V)                                                                                    \
+  template LocalRows<V> partition_graph_parallel<V>(const Communicator&, const LocalRows<V>&);              \
+  template std::vector<std::int64_t> gather_permutation<V>(const Communicator&, const LocalRows<V>&, int);
+SPMV_INSTANTIATE(float)
+SPMV_INSTANTIATE(double)
+#undef SPMV_INSTANTIATE
+
+}  // namespace spmv::dist
