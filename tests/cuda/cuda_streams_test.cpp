@@ -193,6 +193,43 @@ TEST(CudaStreams, ReorderedPlanSharedByManyStreams) {
   }
 }
 
+// Column-chunked runs several plans (one per chunk) inside one product, each ordering its own
+// workspace across streams (merge-path or segmented-sum blocks on power-law rows); A x adds every block
+// into the same y, A^T x writes each block's chunk of y: 8 streams' products in flight at once must
+// still give each stream its own result.
+TEST(CudaStreams, ColumnChunkedPlanSharedByManyStreams) {
+  SKIP_WITHOUT_GPU();
+  constexpr int kRounds = 3, kStreams = 8;
+  constexpr double kAlpha = 0.75;
+  for (const Case& c : cases()) {
+    spmv::cuda::DeviceCsr<double, std::int32_t> d_a(c.a);
+    spmv::Options options;
+    options.column_span = c.a.cols / 5 + 1;  // 5 chunks
+    for (Operation op : {Operation::NonTranspose, Operation::Transpose}) {
+      const std::size_t nx = static_cast<std::size_t>(op == Operation::NonTranspose ? c.a.cols : c.a.rows);
+      std::vector<Expected> want;
+      std::vector<spmv::cuda::DeviceBuffer<double>> d_x, d_y;
+      for (int k = 0; k < kStreams; ++k) {
+        const auto x = random_vector(nx, 700 + k);
+        want.push_back(expected(c.a, op, x, kAlpha, kRounds, 800 + k));
+        d_x.emplace_back(std::span<const double>(x));
+        d_y.emplace_back(std::span<const double>(want.back().y0));
+      }
+      spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), Algorithm::ColumnChunked, op, options);
+      SCOPED_TRACE(std::string(c.name) + " [" + plan.policy() + "] op=" + std::string(spmv::to_string(op)));
+      Streams streams(kStreams);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      for (int r = 0; r < kRounds; ++r)
+        for (int k = 0; k < kStreams; ++k) plan.apply(kAlpha, d_x[k].data(), 1.0, d_y[k].data(), streams[k]);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      for (int k = 0; k < kStreams; ++k) {
+        std::string first;
+        EXPECT_EQ(wrong_rows(d_y[k].to_host(), want[k], first), 0u) << "stream " << k << ", first " << first;
+      }
+    }
+  }
+}
+
 TEST(CudaStreams, HostThreadsEachWithTheirOwnStream) {
   SKIP_WITHOUT_GPU();
   const Case& c = cases()[1];  // power-law rows
