@@ -162,6 +162,8 @@ std::int64_t conversion_min_applies(Algorithm a, Backend backend) {
     case Algorithm::Sell: return 641;               // 641-2640
     case Algorithm::CompressedCsr:  // device conversion 123-1761 (2026-11-23); host 22 000-43 000
       return backend == Backend::Cuda ? 123 : 22000;
+    case Algorithm::ColumnChunked:  // CUDA: its blocks, 12-151 (2026-11-30; Auto's choice where x exceeds L2);
+      return backend == Backend::Cuda ? 12 : 0;  // the CPU's cursors convert nothing
     default: return 0;
   }
 }
