@@ -106,6 +106,21 @@ class Streams {
   std::vector<cudaStream_t> streams_;
 };
 
+// `rounds` products of `plan` with beta = 1 on each of `streams.size()` streams, all enqueued back to back
+// (every stream's product in flight before any finishes), then each stream's y against its expectation.
+void expect_products_on_streams(spmv::cuda::Plan<double, std::int32_t>& plan, const Streams& streams, int rounds,
+                                double alpha, std::vector<spmv::cuda::DeviceBuffer<double>>& d_x,
+                                std::vector<spmv::cuda::DeviceBuffer<double>>& d_y, const std::vector<Expected>& want) {
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < streams.size(); ++k) plan.apply(alpha, d_x[k].data(), 1.0, d_y[k].data(), streams[k]);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (std::size_t k = 0; k < streams.size(); ++k) {
+    std::string first;
+    EXPECT_EQ(wrong_rows(d_y[k].to_host(), want[k], first), 0u) << "stream " << k << ", first " << first;
+  }
+}
+
 TEST(CudaStreams, OnePlanSharedByManyStreams) {
   SKIP_WITHOUT_GPU();
   constexpr int kRounds = 3;
@@ -179,15 +194,7 @@ TEST(CudaStreams, ReorderedPlanSharedByManyStreams) {
           SCOPED_TRACE(std::string(c.name) + " " + std::string(spmv::to_string(how)) + " [" + plan.policy() +
                        "] op=" + std::string(spmv::to_string(op)));
           for (int k = 0; k < kStreams; ++k) d_y[k].upload(std::span<const double>(want[k].y0));
-          Streams streams(kStreams);
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-          for (int r = 0; r < kRounds; ++r)
-            for (int k = 0; k < kStreams; ++k) plan.apply(kAlpha, d_x[k].data(), 1.0, d_y[k].data(), streams[k]);
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-          for (int k = 0; k < kStreams; ++k) {
-            std::string first;
-            EXPECT_EQ(wrong_rows(d_y[k].to_host(), want[k], first), 0u) << "stream " << k << ", first " << first;
-          }
+          expect_products_on_streams(plan, Streams(kStreams), kRounds, kAlpha, d_x, d_y, want);
         }
     }
   }
@@ -217,15 +224,7 @@ TEST(CudaStreams, ColumnChunkedPlanSharedByManyStreams) {
       }
       spmv::cuda::Plan<double, std::int32_t> plan(d_a.view(), Algorithm::ColumnChunked, op, options);
       SCOPED_TRACE(std::string(c.name) + " [" + plan.policy() + "] op=" + std::string(spmv::to_string(op)));
-      Streams streams(kStreams);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      for (int r = 0; r < kRounds; ++r)
-        for (int k = 0; k < kStreams; ++k) plan.apply(kAlpha, d_x[k].data(), 1.0, d_y[k].data(), streams[k]);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      for (int k = 0; k < kStreams; ++k) {
-        std::string first;
-        EXPECT_EQ(wrong_rows(d_y[k].to_host(), want[k], first), 0u) << "stream " << k << ", first " << first;
-      }
+      expect_products_on_streams(plan, Streams(kStreams), kRounds, kAlpha, d_x, d_y, want);
     }
   }
 }

@@ -29,6 +29,7 @@ using Matrix = CsrMatrix<double, std::int64_t>;
 
 using test::OriginalOrderOperator;
 using test::scrambled;
+using test::summed_halo;
 
 template <class Value>
 void check_graph_partitioned(const Matrix& whole, const std::string& name, Operation op,
@@ -127,13 +128,6 @@ TEST(GraphPartition, PermutationGroupsBalancedParts) {
     EXPECT_EQ(gathered.col_idx, expected.col_idx);
     EXPECT_EQ(gathered.values, expected.values);
   }
-}
-
-std::int64_t summed_halo(const Communicator& comm, const LocalRows<double>& rows) {
-  const DistributedMatrix<double, std::int32_t> m(comm, rows, Operation::NonTranspose);
-  std::int64_t halo = m.info().halo_entries;
-  MPI_Allreduce(MPI_IN_PLACE, &halo, 1, MPI_INT64_T, MPI_SUM, comm.get());
-  return halo;
 }
 
 // A 2D Poisson matrix with its rows numbered at random: contiguous blocks need almost every neighbour

@@ -18,6 +18,15 @@
 
 namespace spmv::test {
 
+// The x entries every rank receives per product (DistributedMatrixInfo::halo_entries), summed over the
+// ranks: what a partition is judged by.
+inline std::int64_t summed_halo(const dist::Communicator& comm, const dist::LocalRows<double>& rows) {
+  const dist::DistributedMatrix<double, std::int32_t> m(comm, rows, Operation::NonTranspose);
+  std::int64_t halo = m.info().halo_entries;
+  MPI_Allreduce(MPI_IN_PLACE, &halo, 1, MPI_INT64_T, MPI_SUM, comm.get());
+  return halo;
+}
+
 // A random symmetric relabelling (Fisher-Yates on SplitMix64: the same on every rank and platform):
 // a mesh whose vertex numbers say nothing about where the vertices are.
 inline CsrMatrix<double, std::int64_t> scrambled(const CsrMatrix<double, std::int64_t>& a, std::uint64_t seed) {

@@ -24,6 +24,7 @@ namespace {
 
 using test::OriginalOrderOperator;
 using test::scrambled;
+using test::summed_halo;
 using Matrix = CsrMatrix<double, std::int64_t>;
 
 #define SKIP_WITHOUT_PTSCOTCH()                 \
@@ -174,13 +175,6 @@ TEST(ParallelGraphPartition, Reproducible) {
   EXPECT_EQ(first.rows.offsets, second.rows.offsets);
   EXPECT_EQ(first.edge_cut, second.edge_cut);
   check_partition(first, a);
-}
-
-std::int64_t summed_halo(const Communicator& comm, const LocalRows<double>& rows) {
-  const DistributedMatrix<double, std::int32_t> m(comm, rows, Operation::NonTranspose);
-  std::int64_t halo = m.info().halo_entries;
-  MPI_Allreduce(MPI_IN_PLACE, &halo, 1, MPI_INT64_T, MPI_SUM, comm.get());
-  return halo;
 }
 
 // A 2D Poisson matrix numbered at random: the nonzero partition's blocks need almost every neighbour
