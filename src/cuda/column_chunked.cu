@@ -111,13 +111,13 @@ class ColumnChunked final : public ColumnChunkedAlgorithm<Value, Index> {
   ColumnChunked(const CsrView<Value, Index>& a, Index span, Operation op, const Options& options,
                 cudaStream_t stream)
       : op_(op), span_(span), chunks_((static_cast<std::int64_t>(a.cols) + span - 1) / span) {
-    convert(a, stream);
+    const std::vector<Index> block_starts = convert(a, stream);
     Options inner = options;
     inner.column_span = 0;
     for (std::int64_t k = 0; k < chunks_; ++k) {
       const Index first = static_cast<Index>(k * span_);
       const Index width = static_cast<Index>(std::min<std::int64_t>(span_, std::int64_t(a.cols) - first));
-      const Index begin = block_starts_[k], nnz = block_starts_[k + 1] - begin;
+      const Index begin = block_starts[k], nnz = block_starts[k + 1] - begin;
       // A x: an empty block adds nothing; A^T x: its chunk of y still gets beta (a degenerate plan's).
       if (nnz == 0 && op == Operation::NonTranspose) continue;
       const CsrView<Value, Index> block{a.rows, width, nnz, offsets_.data() + k * (std::int64_t(a.rows) + 1),
@@ -151,7 +151,8 @@ class ColumnChunked final : public ColumnChunkedAlgorithm<Value, Index> {
   Index span() const override { return span_; }
 
  private:
-  void convert(const CsrView<Value, Index>& a, cudaStream_t stream) {
+  // Fills the blocks' arrays; returns each block's first position in them (chunks + 1 entries, the last nnz).
+  std::vector<Index> convert(const CsrView<Value, Index>& a, cudaStream_t stream) {
     const auto n = static_cast<std::size_t>(a.nnz);
     const long long starts_size = chunks_ * static_cast<long long>(a.rows) + 1;
     require_device_memory("column-chunked's blocks and their conversion",
@@ -188,7 +189,7 @@ class ColumnChunked final : public ColumnChunkedAlgorithm<Value, Index> {
     block_firsts_kernel<<<grid_for(chunks_ + 1, kConvertBlock), kConvertBlock, 0, stream>>>(starts.data(), a.rows,
                                                                                           chunks_, firsts.data());
     SPMV_CHECK_LAUNCH("block_firsts_kernel");
-    block_starts_ = firsts.to_host(stream);  // synchronises: the temporaries may go
+    return firsts.to_host(stream);  // synchronises: the temporaries may go
   }
 
   struct Block {
@@ -201,7 +202,6 @@ class ColumnChunked final : public ColumnChunkedAlgorithm<Value, Index> {
   DeviceBuffer<Index> cols_;
   DeviceBuffer<Value> values_;
   DeviceBuffer<Index> offsets_;  // chunks x (rows + 1)
-  std::vector<Index> block_starts_;
   std::vector<Block> blocks_;
 };
 
