@@ -168,7 +168,8 @@ int run_multiply(const MultiplyOptions& o) {
   std::vector<double> result;
   if (other_semiring) {
     if (backend != Backend::Cpu && algorithm != Algorithm::Auto)
-      throw UsageError(fmt::format("--semiring {} --algo {} is a CPU kernel: add --backend cpu, or drop --algo",
+      throw UsageError(fmt::format("--semiring {} --algo {} forces a CPU kernel (on CUDA the CLI runs the "
+                                   "SemiringPlan's Auto): add --backend cpu, or drop --algo",
                                    o.semiring, o.algo));
     const auto product = [&](auto typed) {
       return typed(a, backend, *semiring, algorithm, o.transpose, x, options, o.quiet);
