@@ -45,8 +45,8 @@ Value semiring_zero(Semiring s);
 //                             row loop's bits for plus-times. Refused (Unsupported) where the SELL SpMV's
 //                             padding rule refuses (one huge row among short ones); never chosen by Auto.
 // Algorithm::Auto (the default) takes the one semiring_cpu_algorithm names (RowLoop or MergeParallel); other
-// algorithms throw Unsupported. Min, max and or-and give the same values from either kernel (docs/SEMIRINGS.md: only a zero's
-// sign may differ). x has A.cols entries, y A.rows (InvalidArgument otherwise); y is only written.
+// algorithms throw Unsupported. Min, max and or-and give the same values from every kernel (docs/SEMIRINGS.md:
+// only a zero's sign may differ). x has A.cols entries, y A.rows (InvalidArgument otherwise); y is only written.
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
                        int threads = 0, Algorithm algorithm = Algorithm::Auto);

@@ -874,9 +874,9 @@ void bind_matrix(nb::module_& m) {
           nb::arg("x").noconvert(), nb::arg("y").noconvert())
       .def(
           "semiring_device",
-          [](MatrixCore& self, int ordinal, const std::string& semiring, const std::string& algorithm, bool transpose,
-             std::uintptr_t x, std::size_t x_size, std::uintptr_t x_stream, std::uintptr_t y, std::size_t y_size,
-             std::uintptr_t y_stream, std::uintptr_t stream) {
+          [](MatrixCore& self, int ordinal, const std::string& semiring, const std::string& algorithm,
+             bool transpose, std::uintptr_t x, std::size_t x_size, std::uintptr_t x_stream, std::uintptr_t y,
+             std::size_t y_size, std::uintptr_t y_stream, std::uintptr_t stream) {
             self.semiring_device(ordinal, semiring_from_name(semiring), algorithm_from_name(algorithm),
                                  operation_from(transpose), {x, x_size, x_stream}, {y, y_size, y_stream}, stream);
           },
