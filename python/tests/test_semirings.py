@@ -49,7 +49,13 @@ def test_semirings_match_their_definition(case, semiring, dtype, transpose, algo
     x = rng.standard_normal(n_x).astype(dtype)
     x[::7] = 0
     y = np.full(s.shape[1] if transpose else s.shape[0], np.nan, dtype)
-    out = a.apply(x, y, semiring=semiring, transpose=transpose, algorithm=algorithm)
+    try:
+        out = a.apply(x, y, semiring=semiring, transpose=transpose, algorithm=algorithm)
+    except spmv.UnsupportedError as e:
+        # SELL's padding rule (C = the SIMD width, 3 x nnz + 1024 slots): the 200-entry row pads its slice of C
+        # rows beyond it where C is 16 (f32 with AVX-512); nothing else may be refused.
+        assert algorithm == "sell" and case == "long_row" and not transpose and "padding factor" in str(e), str(e)
+        return
     assert out is y
     held = stored(a)
     want = definition(held.T if transpose else held, a, x, semiring)
