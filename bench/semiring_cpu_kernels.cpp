@@ -4,14 +4,17 @@
 // power-law rows").
 //
 //   spmv_bench_semiring_cpu_kernels [--rounds N] [--threads T,...] [--semirings NAME,...] [--sample-ms MS]
-//                                   MATRIX...
+//                                   [--sell] MATRIX...
 //
 // MATRIX: a Matrix Market file or a generator spec kind:key=value,... (as `spmv bench --gen`), f64 values and
 // 32-bit indices. For each matrix it prints the row statistics; for each thread count and semiring it
 // checks that both kernels agree (min, max, or-and: the same values; plus-times: within the per-row
 // bound 2 (len + 2) eps sum |a_ij x_j|), then times them in interleaved rounds (row loop, merge-path, row
 // loop, ...), each sample the mean of enough products to last --sample-ms, and prints the min / median /
-// max of the samples. Lines starting with RESULT are for bench/semiring_cpu_rule.py.
+// max of the samples. Lines starting with RESULT are for bench/semiring_cpu_rule.py. With --sell, SELL-C-sigma
+// (Algorithm::Sell) is checked and timed too, in the same rounds, twice: its kernel alone on the matrix
+// converted once (sell_ms; what a plan would run) and semiring_multiply's call, which converts every time
+// (sell_call_ms); sell=refused when the padding rule refuses the matrix.
 #include <omp.h>
 
 #include <algorithm>
@@ -19,11 +22,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_operator.hpp"
+#include "cpu/semiring_kernels.hpp"
 #include "matrix_spec.hpp"
 #include "spmv/csr.hpp"
+#include "spmv/error.hpp"
+#include "spmv/formats.hpp"
 #include "spmv/semiring.hpp"
 
 namespace {
@@ -72,6 +80,7 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1, 2};
   std::vector<spmv::Semiring> semirings = {spmv::Semiring::MinPlus, spmv::Semiring::OrAnd, spmv::Semiring::PlusTimes};
   std::vector<std::string> specs;
+  bool with_sell = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -92,6 +101,8 @@ int main(int argc, char** argv) {
         }
         semirings.push_back(*s);
       }
+    } else if (arg == "--sell") {
+      with_sell = true;
     } else if (arg.rfind("--", 0) == 0) {
       std::fprintf(stderr, "unknown option %s\n", arg.c_str());
       return 1;
@@ -102,7 +113,8 @@ int main(int argc, char** argv) {
   if (specs.empty() || rounds < 1 || thread_counts.empty() ||
       std::any_of(thread_counts.begin(), thread_counts.end(), [](int t) { return t < 1; })) {
     std::fprintf(stderr,
-                 "usage: %s [--rounds N>=1] [--threads T,...] [--semirings NAME,...] [--sample-ms MS] MATRIX...\n",
+                 "usage: %s [--rounds N>=1] [--threads T,...] [--semirings NAME,...] [--sample-ms MS] [--sell] "
+                 "MATRIX...\n",
                  argv[0]);
     return 1;
   }
@@ -122,7 +134,21 @@ int main(int argc, char** argv) {
                 spec.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), mean,
                 a.rows ? std::sqrt(var / a.rows) : 0.0, static_cast<long long>(longest),
                 a.nnz() ? 100.0 * longest / a.nnz() : 0.0, static_cast<long long>(empty));
-    std::vector<double> x(a.cols), y_rows(a.rows), y_merge(a.rows);
+    std::vector<double> x(a.cols), y_rows(a.rows), y_merge(a.rows), y_sell(a.rows);
+    // SELL as semiring_multiply converts (C the SIMD width, the default sigma), once here for the kernel alone.
+    std::optional<spmv::SellMatrix<double, std::int32_t>> sell;
+    if (with_sell) {
+      spmv::Options sell_options;
+      sell_options.sell_c = spmv::detail::cpu_sell_c<double, std::int32_t>(spmv::Options{});
+      try {
+        sell = spmv::to_sell(a, sell_options);
+        std::printf("# sell C=%d sigma=%d slots=%lld (%.2f per nonzero)\n", sell->c, sell->sigma,
+                    static_cast<long long>(sell->slice_ptr.back()),
+                    a.nnz() ? static_cast<double>(sell->slice_ptr.back()) / static_cast<double>(a.nnz()) : 0.0);
+      } catch (const spmv::Unsupported& e) {
+        std::printf("# sell refused: %s\n", e.what());
+      }
+    }
     // Positive, 1 in 8 zero (or-and reads them as false).
     for (std::size_t j = 0; j < x.size(); ++j) x[j] = j % 8 == 5 ? 0.0 : 0.5 + static_cast<double>((j * 2654435761u) % 1000) / 997.0;
     for (int threads : thread_counts) {
@@ -134,31 +160,55 @@ int main(int argc, char** argv) {
         };
         run(spmv::Algorithm::RowLoop, y_rows);
         run(spmv::Algorithm::MergeParallel, y_merge);
-        const bool ok = agree(s, a, x, y_rows, y_merge);
+        bool ok = agree(s, a, x, y_rows, y_merge);
+        const auto sell_kernel = [&] {
+          spmv::cpu::detail::semiring_sell(s, *sell, x.data(), y_sell.data(), threads);
+        };
+        if (sell) {
+          sell_kernel();
+          ok = ok && agree(s, a, x, y_rows, y_sell);
+          run(spmv::Algorithm::Sell, y_sell);
+          ok = ok && agree(s, a, x, y_rows, y_sell);
+        }
         bad += !ok;
         // Products per sample: from one timed product of the row loop.
         const auto t0 = std::chrono::steady_clock::now();
         run(spmv::Algorithm::RowLoop, y_rows);
         const double one = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         const int iterations = std::max(1, static_cast<int>(sample_ms / std::max(one, 1e-4)));
-        std::vector<double> rows_ms, merge_ms;
-        const auto sample = [&](spmv::Algorithm algorithm, std::vector<double>& y) {
+        std::vector<double> rows_ms, merge_ms, sell_ms, sell_call_ms;
+        const auto timed = [&](const auto& product) {
           const auto start = std::chrono::steady_clock::now();
-          for (int it = 0; it < iterations; ++it) run(algorithm, y);
+          for (int it = 0; it < iterations; ++it) product();
           return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
                  iterations;
+        };
+        const auto sample = [&](spmv::Algorithm algorithm, std::vector<double>& y) {
+          return timed([&] { run(algorithm, y); });
         };
         for (int r = 0; r < rounds; ++r) {
           rows_ms.push_back(sample(spmv::Algorithm::RowLoop, y_rows));
           merge_ms.push_back(sample(spmv::Algorithm::MergeParallel, y_merge));
+          if (sell) {
+            sell_ms.push_back(timed(sell_kernel));
+            sell_call_ms.push_back(sample(spmv::Algorithm::Sell, y_sell));
+          }
         }
         const Spread p = spread(rows_ms), q = spread(merge_ms);
+        std::string sell_fields = with_sell ? " sell=refused" : "";
+        if (sell) {
+          const Spread k = spread(sell_ms), c = spread(sell_call_ms);
+          char buf[160];
+          std::snprintf(buf, sizeof buf, " sell_ms=%.4f,%.4f,%.4f sell_call_ms=%.4f,%.4f,%.4f", k.min, k.median,
+                        k.max, c.min, c.median, c.max);
+          sell_fields = buf;
+        }
         std::printf("RESULT matrix=%s rows=%d nnz=%lld threads=%d semiring=%s share=%.4f auto=%s "
-                    "rows_ms=%.4f,%.4f,%.4f merge_ms=%.4f,%.4f,%.4f speedup=%.3f check=%s\n",
+                    "rows_ms=%.4f,%.4f,%.4f merge_ms=%.4f,%.4f,%.4f speedup=%.3f%s check=%s\n",
                     spec.c_str(), a.rows, static_cast<long long>(a.nnz()), threads,
                     std::string(spmv::to_string(s)).c_str(), share,
                     chosen == spmv::Algorithm::MergeParallel ? "merge" : "rows", p.min, p.median, p.max, q.min,
-                    q.median, q.max, p.median / q.median, ok ? "agree" : "DIFFER");
+                    q.median, q.max, p.median / q.median, sell_fields.c_str(), ok ? "agree" : "DIFFER");
         std::fflush(stdout);
       }
     }

@@ -39,10 +39,14 @@ Value semiring_zero(Semiring s);
 //   Algorithm::MergeParallel  the merge-path split of rows + nonzeros (as the SpMV's merge-parallel): equal
 //                             work per thread however long the rows; a row split between threads has its
 //                             pieces ⊕-added afterwards in a fixed order (plus-times: the same bits for a
-//                             given thread count, not the row loop's).
-// Algorithm::Auto (the default) takes the one semiring_cpu_algorithm names; other algorithms throw
-// Unsupported. Min, max and or-and give the same values from either kernel (docs/SEMIRINGS.md: only a zero's
-// sign may differ). x has A.cols entries, y A.rows (InvalidArgument otherwise); y is only written.
+//                             given thread count, not the row loop's);
+//   Algorithm::Sell           A converted to SELL-C-sigma (to_sell, C the SIMD width, sigma the default) by
+//                             each call, then slices of C rows on demand; padding never enters a row; the
+//                             row loop's bits for plus-times. Refused (Unsupported) where the SELL SpMV's
+//                             padding rule refuses (one huge row among short ones); never chosen by Auto.
+// Algorithm::Auto (the default) takes the one semiring_cpu_algorithm names (RowLoop or MergeParallel); other
+// algorithms throw Unsupported. Min, max and or-and give the same values from every kernel (docs/SEMIRINGS.md:
+// only a zero's sign may differ). x has A.cols entries, y A.rows (InvalidArgument otherwise); y is only written.
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
                        int threads = 0, Algorithm algorithm = Algorithm::Auto);

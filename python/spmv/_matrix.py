@@ -490,12 +490,15 @@ class Matrix:
         ``semiring`` ('plus-times', 'min-plus', 'max-times', 'or-and', 'max-min'; docs/SEMIRINGS.md):
         y = op(A) (+).(x) x over that semiring, without alpha and beta (an empty row gives the
         semiring's zero: +inf for min-plus, -inf for max-times and max-min); on the CPU, or on the GPU
-        for device='cuda' or CUDA arrays, like the ordinary product.
+        for device='cuda' or CUDA arrays, like the ordinary product. With a semiring, ``algorithm``
+        names its kernel ('auto' when None; the matrix's default algorithm is for the ordinary product):
+        on the CPU 'row-loop', 'merge-parallel' or 'sell' (SELL-C-sigma, converted each call), on the
+        GPU 'csr-vector', 'merge-path' or 'sell' (a plan kept per semiring and algorithm).
         """
         alpha = _scalar(alpha, "alpha")
         beta = _scalar(beta, "beta")
         if semiring is not None and semiring != "plus-times":
-            return self._apply_semiring(x, y, alpha, beta, bool(transpose), device, semiring)
+            return self._apply_semiring(x, y, alpha, beta, bool(transpose), device, semiring, algorithm)
         if y is None and beta != 0.0:
             raise ValueError("beta != 0 reads y: pass y")
         algorithm = self._algorithm if algorithm is None else algorithm
@@ -525,19 +528,22 @@ class Matrix:
             return False, "cuda", ordinal if ordinal is not None else _core.current_device()
         return False, "cpu", 0
 
-    def _apply_semiring(self, x, y, alpha, beta, transpose, device, semiring):
+    def _apply_semiring(self, x, y, alpha, beta, transpose, device, semiring, algorithm):
         if not isinstance(semiring, str):
             raise TypeError(f"semiring must be a name (str), got {semiring!r}")
+        algorithm = "auto" if algorithm is None else algorithm
+        if not isinstance(algorithm, str):
+            raise TypeError(f"algorithm must be a name (str), got {algorithm!r}")
         if alpha != 1.0 or beta != 0.0:
             raise ValueError(f"semiring {semiring!r}: y = op(A) (+).(x) x has no alpha or beta (plus-times only)")
         on_device, backend, ordinal = self._placement(x, y, device)
         if on_device:
             xv, yv, out, ordinal, stream = self._device_xy(x, y, transpose, ordinal)
-            self._core.semiring_device(ordinal, semiring, self._op(transpose), xv.address, xv.size, xv.stream,
-                                       yv.address, yv.size, yv.stream, stream)
+            self._core.semiring_device(ordinal, semiring, algorithm, self._op(transpose), xv.address, xv.size,
+                                       xv.stream, yv.address, yv.size, yv.stream, stream)
             return out
         xh, yh = self._host_xy(x, y, transpose)
-        self._core.semiring_host(backend, ordinal, semiring, self._op(transpose), xh, yh)
+        self._core.semiring_host(backend, ordinal, semiring, algorithm, self._op(transpose), xh, yh)
         return yh
 
     def _op(self, transpose):

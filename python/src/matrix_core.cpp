@@ -196,16 +196,17 @@ class TypedMatrix final : public MatrixCore {
 #endif
   }
 
-  void semiring_host(Target target, Semiring semiring, Operation op, ConstHostVector x, HostVector y) override {
+  void semiring_host(Target target, Semiring semiring, Algorithm algorithm, Operation op, ConstHostVector x,
+                     HostVector y) override {
     const auto [xs, ys] = host_vectors(op, x, y);
     if (target.backend == Backend::Cpu) {
       const CsrMatrix<Value, Index>& m = semiring_matrix(op);
       nb::gil_scoped_release release;  // reads the matrix and x, writes y only
-      semiring_multiply<Value, Index>(semiring, m, xs, ys, options_.threads);
+      semiring_multiply<Value, Index>(semiring, m, xs, ys, options_.threads, algorithm);
       return;
     }
 #if SPMV_PYTHON_CUDA
-    cuda::SemiringPlan<Value, Index>& plan = cuda_semiring_plan(target.ordinal, semiring, op, nullptr);
+    cuda::SemiringPlan<Value, Index>& plan = cuda_semiring_plan(target.ordinal, semiring, algorithm, op, nullptr);
     nb::gil_scoped_release release;
     DeviceGuard guard(target.ordinal);
     // One upload of x and one download of y per call; the matrix stays on the device. y is only written.
@@ -218,21 +219,21 @@ class TypedMatrix final : public MatrixCore {
 #endif
   }
 
-  void semiring_device(int ordinal, Semiring semiring, Operation op, DeviceVector x, DeviceVector y,
-                       std::uintptr_t stream) override {
+  void semiring_device(int ordinal, Semiring semiring, Algorithm algorithm, Operation op, DeviceVector x,
+                       DeviceVector y, std::uintptr_t stream) override {
     check_sizes(a_.rows, a_.cols, op, x.size, y.size);
 #if SPMV_PYTHON_CUDA
     require_cuda_device(ordinal);
     DeviceGuard guard(ordinal);
     check_device_xy(ordinal, x, y);
     const auto s = reinterpret_cast<cudaStream_t>(stream);
-    cuda::SemiringPlan<Value, Index>& plan = cuda_semiring_plan(ordinal, semiring, op, s);
+    cuda::SemiringPlan<Value, Index>& plan = cuda_semiring_plan(ordinal, semiring, algorithm, op, s);
     nb::gil_scoped_release release;
     wait_for_producers(stream, x, y);
     // The plan orders its products over streams itself (its workspace; spmv/cuda/semiring.hpp).
     plan.apply(reinterpret_cast<const Value*>(x.address), reinterpret_cast<Value*>(y.address), s);
 #else
-    (void)semiring, (void)stream;
+    (void)semiring, (void)algorithm, (void)stream;
     require_cuda_device(ordinal);
 #endif
   }
@@ -497,8 +498,9 @@ class TypedMatrix final : public MatrixCore {
     std::map<Key, std::unique_ptr<DevicePlan>> plans;  // declared after csr: destroyed before it
     std::map<Operation, std::unique_ptr<cuda::SpmmPlan<Value, Index>>> spmm_plans;
     std::unique_ptr<cuda::DeviceCsr<Value, Index>> transposed;  // A^T for semiring products, on first use
-    // Per (op, semiring), on first use; declared after the matrices they view: destroyed first.
-    std::map<std::pair<Operation, Semiring>, std::unique_ptr<cuda::SemiringPlan<Value, Index>>> semiring_plans;
+    // Per (op, semiring, algorithm), on first use; declared after the matrices they view: destroyed first.
+    std::map<std::tuple<Operation, Semiring, Algorithm>, std::unique_ptr<cuda::SemiringPlan<Value, Index>>>
+        semiring_plans;
   };
 
   // The device matrix a semiring product with `op` walks on device `ordinal` (uploaded on first use).
@@ -512,16 +514,19 @@ class TypedMatrix final : public MatrixCore {
     return state.transposed->view();
   }
 
-  // The semiring plan for (semiring, op) on device `ordinal`, made on first use (with the GIL held, like
-  // the other caches).
-  cuda::SemiringPlan<Value, Index>& cuda_semiring_plan(int ordinal, Semiring semiring, Operation op,
-                                                      cudaStream_t stream) {
+  // The semiring plan for (semiring, algorithm, op) on device `ordinal`, made on first use (with the GIL
+  // held, like the other caches). A refused algorithm throws before anything is cached.
+  cuda::SemiringPlan<Value, Index>& cuda_semiring_plan(int ordinal, Semiring semiring, Algorithm algorithm,
+                                                      Operation op, cudaStream_t stream) {
     const cuda::CsrView<Value, Index> m = cuda_semiring_matrix(ordinal, op, stream);
     DeviceGuard guard(ordinal);
     auto& plans = devices_.at(ordinal)->semiring_plans;
-    auto& plan = plans[{op, semiring}];
-    if (!plan) plan = std::make_unique<cuda::SemiringPlan<Value, Index>>(m, semiring, Algorithm::Auto, stream);
-    return *plan;
+    const auto key = std::make_tuple(op, semiring, algorithm);
+    auto found = plans.find(key);
+    if (found == plans.end())
+      found = plans.emplace(key, std::make_unique<cuda::SemiringPlan<Value, Index>>(m, semiring, algorithm, stream))
+                  .first;
+    return *found->second;
   }
 
   // The device's state, the matrix uploaded on first use (the caller holds a DeviceGuard).
@@ -860,23 +865,24 @@ void bind_matrix(nb::module_& m) {
           nb::arg("x").noconvert(), nb::arg("beta"), nb::arg("y").noconvert())
       .def(
           "semiring_host",
-          [](MatrixCore& self, const std::string& backend, int ordinal, const std::string& semiring, bool transpose,
-             ConstHostVector x, HostVector y) {
-            self.semiring_host(target_from(backend, ordinal), semiring_from_name(semiring), operation_from(transpose),
-                               x, y);
+          [](MatrixCore& self, const std::string& backend, int ordinal, const std::string& semiring,
+             const std::string& algorithm, bool transpose, ConstHostVector x, HostVector y) {
+            self.semiring_host(target_from(backend, ordinal), semiring_from_name(semiring),
+                               algorithm_from_name(algorithm), operation_from(transpose), x, y);
           },
-          nb::arg("backend"), nb::arg("ordinal"), nb::arg("semiring"), nb::arg("transpose"), nb::arg("x").noconvert(),
-          nb::arg("y").noconvert())
+          nb::arg("backend"), nb::arg("ordinal"), nb::arg("semiring"), nb::arg("algorithm"), nb::arg("transpose"),
+          nb::arg("x").noconvert(), nb::arg("y").noconvert())
       .def(
           "semiring_device",
-          [](MatrixCore& self, int ordinal, const std::string& semiring, bool transpose, std::uintptr_t x,
-             std::size_t x_size, std::uintptr_t x_stream, std::uintptr_t y, std::size_t y_size, std::uintptr_t y_stream,
-             std::uintptr_t stream) {
-            self.semiring_device(ordinal, semiring_from_name(semiring), operation_from(transpose),
-                                 {x, x_size, x_stream}, {y, y_size, y_stream}, stream);
+          [](MatrixCore& self, int ordinal, const std::string& semiring, const std::string& algorithm,
+             bool transpose, std::uintptr_t x, std::size_t x_size, std::uintptr_t x_stream, std::uintptr_t y,
+             std::size_t y_size, std::uintptr_t y_stream, std::uintptr_t stream) {
+            self.semiring_device(ordinal, semiring_from_name(semiring), algorithm_from_name(algorithm),
+                                 operation_from(transpose), {x, x_size, x_stream}, {y, y_size, y_stream}, stream);
           },
-          nb::arg("ordinal"), nb::arg("semiring"), nb::arg("transpose"), nb::arg("x"), nb::arg("x_size"),
-          nb::arg("x_stream"), nb::arg("y"), nb::arg("y_size"), nb::arg("y_stream"), nb::arg("stream"))
+          nb::arg("ordinal"), nb::arg("semiring"), nb::arg("algorithm"), nb::arg("transpose"), nb::arg("x"),
+          nb::arg("x_size"), nb::arg("x_stream"), nb::arg("y"), nb::arg("y_size"), nb::arg("y_stream"),
+          nb::arg("stream"))
       .def(
           "apply_device",
           [](MatrixCore& self, int ordinal, const std::string& algorithm, bool transpose, double alpha,

@@ -112,11 +112,15 @@ class MatrixCore {
   virtual void spmm_device(int ordinal, Operation op, double alpha, DeviceDense x, double beta, DeviceDense y,
                            std::uintptr_t stream) = 0;
   // y = op(A) ⊕.⊗ x over a semiring (include/spmv/semiring.hpp); op = T multiplies A^T, built once and
-  // kept (and uploaded once per device). Host arrays: the CPU kernel, or on CUDA one upload of x and one
-  // download of y per call. Device arrays: in place on `stream`, after the producers' streams.
-  virtual void semiring_host(Target target, Semiring semiring, Operation op, ConstHostVector x, HostVector y) = 0;
-  virtual void semiring_device(int ordinal, Semiring semiring, Operation op, DeviceVector x, DeviceVector y,
-                               std::uintptr_t stream) = 0;
+  // kept (and uploaded once per device). `algorithm` is the kernel: Auto, or on the CPU RowLoop,
+  // MergeParallel or Sell (converted each call), on CUDA CsrVector, MergePath or Sell (one SemiringPlan
+  // kept per op, semiring and algorithm); others are refused (Unsupported). Host arrays: the CPU kernel, or
+  // on CUDA one upload of x and one download of y per call. Device arrays: in place on `stream`, after the
+  // producers' streams.
+  virtual void semiring_host(Target target, Semiring semiring, Algorithm algorithm, Operation op, ConstHostVector x,
+                             HostVector y) = 0;
+  virtual void semiring_device(int ordinal, Semiring semiring, Algorithm algorithm, Operation op, DeviceVector x,
+                               DeviceVector y, std::uintptr_t stream) = 0;
   // Solves A x = b (x holds x0) with the cached plan of (algorithm, non-transposed); Jacobi takes the
   // matrix's diagonal. Host arrays: the CPU operator, or on CUDA one upload of b, x0 and the diagonal
   // and one download of x. Device arrays: in place on `stream`, after the producers' streams; returns

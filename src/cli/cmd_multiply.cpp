@@ -72,7 +72,7 @@ std::vector<double> multiply(const HostMatrix& master, Backend backend, Algorith
 }
 
 // y = op(A) ⊕.⊗ x for the semirings other than plus-times (op = T multiplies the transposed copy). On the
-// CPU `algorithm` is Auto, RowLoop or MergeParallel (checked by the caller), and the line on stderr names
+// CPU `algorithm` is Auto, RowLoop, MergeParallel or Sell (checked by the caller), and the line on stderr names
 // the kernel that ran; on CUDA it is Auto.
 template <class Value, class Index>
 std::vector<double> semiring_product(const HostMatrix& master, Backend backend, Semiring semiring, Algorithm algorithm,
@@ -99,16 +99,18 @@ int run_multiply(const MultiplyOptions& o) {
   const bool other_semiring = *semiring != Semiring::PlusTimes;
   if (other_semiring) {
     // The semirings other than plus-times have no alpha and beta, and their own kernels: on the CPU the row
-    // loop or merge-path (--algo row-loop / merge-parallel forces one), on CUDA the plan's Auto.
+    // loop or merge-path (--algo row-loop / merge-parallel forces one, --algo sell converts to SELL-C-sigma),
+    // on CUDA the plan's Auto.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));
     if (o.distributed.enabled)
       throw UsageError(fmt::format("--semiring {} runs its own kernel on one process: drop --distributed", o.semiring));
     const auto algorithm = parse_algorithm(o.algo);
-    if (algorithm != Algorithm::Auto && algorithm != Algorithm::RowLoop && algorithm != Algorithm::MergeParallel)
-      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels are auto, row-loop and "
-                                   "merge-parallel (CPU)", o.semiring, o.algo));
+    if (algorithm != Algorithm::Auto && algorithm != Algorithm::RowLoop && algorithm != Algorithm::MergeParallel &&
+        algorithm != Algorithm::Sell)
+      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels are auto, row-loop, "
+                                   "merge-parallel and sell (CPU)", o.semiring, o.algo));
   }
   // f16 / bf16: the float product with A's values stored in half precision (Options::values).
   const auto storage = parse_value_storage(o.precision);
@@ -166,7 +168,8 @@ int run_multiply(const MultiplyOptions& o) {
   std::vector<double> result;
   if (other_semiring) {
     if (backend != Backend::Cpu && algorithm != Algorithm::Auto)
-      throw UsageError(fmt::format("--semiring {} --algo {} is a CPU kernel: add --backend cpu, or drop --algo",
+      throw UsageError(fmt::format("--semiring {} --algo {} forces a CPU kernel (on CUDA the CLI runs the "
+                                   "SemiringPlan's Auto): add --backend cpu, or drop --algo",
                                    o.semiring, o.algo));
     const auto product = [&](auto typed) {
       return typed(a, backend, *semiring, algorithm, o.transpose, x, options, o.quiet);
@@ -229,8 +232,8 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
   sub->add_option("--semiring", o->semiring,
                   "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
-                      " (not plus-times: no alpha/beta; CPU or CUDA; on the CPU --algo row-loop or merge-parallel "
-                      "forces a kernel; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf "
+                      " (not plus-times: no alpha/beta; CPU or CUDA; on the CPU --algo row-loop, merge-parallel or "
+                      "sell forces a kernel; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf "
                       "for min-plus)")
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);

@@ -6,6 +6,7 @@
 
 #include "core/semiring_ops.hpp"
 #include "spmv/csr.hpp"
+#include "spmv/formats.hpp"
 
 namespace spmv::cpu::detail {
 
@@ -47,5 +48,10 @@ void semiring_rows(Semiring s, const CsrMatrix<Value, Index>& a, const Value* x,
 // y = A ⊕.⊗ x, the merge-path split of rows + nonzeros (semiring_merge.cpp).
 template <class Value, class Index>
 void semiring_merge(Semiring s, const CsrMatrix<Value, Index>& a, const Value* x, Value* y, int threads);
+
+// y = A ⊕.⊗ x on A converted to SELL-C-sigma (to_sell): slices of C rows on demand, one accumulator a lane,
+// padding slots (column -1) skipped by a select, results written through the permutation (semiring_sell.cpp).
+template <class Value, class Index>
+void semiring_sell(Semiring s, const SellMatrix<Value, Index>& m, const Value* x, Value* y, int threads);
 
 }  // namespace spmv::cpu::detail

@@ -1,6 +1,7 @@
 // The CPU product over a semiring (spmv/semiring.hpp): checks the arguments, then runs the row loop
 // (semiring_rows.cpp) or the nnz-balanced merge-path kernel (semiring_merge.cpp), the one asked for or
-// the one the row statistics below choose.
+// the one the row statistics below choose, or, when asked for, SELL-C-sigma (semiring_sell.cpp) on a
+// conversion made by this call (Auto never takes it: docs/SEMIRINGS.md has the times).
 #include <omp.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "core/debug_log.hpp"
 #include "core/semiring_ops.hpp"
+#include "cpu/cpu_operator.hpp"
 #include "cpu/instantiate.hpp"
 #include "cpu/semiring_kernels.hpp"
 #include "spmv/error.hpp"
@@ -76,9 +78,17 @@ void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<c
   switch (algorithm) {
     case Algorithm::RowLoop: return cpu::detail::semiring_rows(s, a, x.data(), y.data(), team);
     case Algorithm::MergeParallel: return cpu::detail::semiring_merge(s, a, x.data(), y.data(), team);
+    case Algorithm::Sell: {
+      // Converted on every call (the one-shot function keeps nothing): C the SIMD width as the SELL SpMV's,
+      // sigma the default window; refused (Unsupported) by the SpMV's padding rule, before the slots exist.
+      Options sell;
+      sell.sell_c = spmv::detail::cpu_sell_c<Value, Index>(Options{});
+      const SellMatrix<Value, Index> m = to_sell(a, sell);
+      return cpu::detail::semiring_sell(s, m, x.data(), y.data(), team);
+    }
     default:
       throw Unsupported("semiring_multiply: algorithm " + std::string(to_string(algorithm)) +
-                        " on the CPU (Auto, RowLoop or MergeParallel)");
+                        " on the CPU (Auto, RowLoop, MergeParallel or Sell)");
   }
 }
 

@@ -8,7 +8,10 @@
 //    (Algorithm::MergePath), instantiated per semiring: the tile boundaries are searched once here;
 //    each product runs the tile kernel (finished rows stored, each tile's open row carried out) and
 //    the fix-up, which ⊕-adds the carries into the rows finished by later tiles. The carries are a
-//    workspace, so products on different streams are chained by WorkspaceOrder as Plan's are.
+//    workspace, so products on different streams are chained by WorkspaceOrder as Plan's are;
+//  - only when asked for (Algorithm::Sell), SELL-C-sigma (semiring_sell.cu): the SELL SpMV's layout,
+//    converted here, and its walk with the semiring's ops; no workspace. Auto does not take it (it has not
+//    been timed on a GPU: docs/SEMIRINGS.md).
 #include <optional>
 #include <string>
 
@@ -21,6 +24,7 @@
 #include "cuda/merge_path.cuh"
 #include "cuda/row_statistics.cuh"
 #include "cuda/semiring_rows.cuh"
+#include "cuda/semiring_sell.cuh"
 #include "spmv/cuda/semiring.hpp"
 
 namespace spmv::cuda {
@@ -88,15 +92,18 @@ struct SemiringPlan<Value, Index>::Impl {
   bool aligned = false;
   merge_path::Tiles<Value, Index> tiles;  // merge-path only
   std::optional<detail::WorkspaceOrder<EventDriver>> order;
+  bool sell = false;                        // Algorithm::Sell
+  std::optional<SemiringSell<Value, Index>> sell_layout;  // Sell on a matrix with rows
 };
 
 template <class Value, class Index>
 SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm,
                                          cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
-  if (algorithm != Algorithm::Auto && algorithm != Algorithm::CsrVector && algorithm != Algorithm::MergePath)
+  if (algorithm != Algorithm::Auto && algorithm != Algorithm::CsrVector && algorithm != Algorithm::MergePath &&
+      algorithm != Algorithm::Sell)
     throw Unsupported("spmv::cuda::SemiringPlan: algorithm " + std::string(to_string(algorithm)) +
-                      " has no semiring kernel; use auto, csr-vector (a sub-warp per row) or merge-path");
+                      " has no semiring kernel; use auto, csr-vector (a sub-warp per row), merge-path or sell");
   if (a.rows < 0 || a.cols < 0 || a.nnz < 0) throw InvalidArgument("spmv::cuda::SemiringPlan: negative matrix size");
   if (a.nnz > 0 && (!a.row_ptr || !a.col_idx || !a.values))
     throw InvalidArgument("spmv::cuda::SemiringPlan: null matrix array");
@@ -105,6 +112,12 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semirin
   p.a = a;
   p.semiring = s;
   p.aligned = is_aligned(a.values, 16) && is_aligned(a.col_idx, 16);
+  if (algorithm == Algorithm::Sell) {
+    p.sell = true;
+    p.row_kernel = false;
+    if (a.rows > 0) p.sell_layout.emplace(a, stream);  // no rows: nothing to convert or write
+    return;
+  }
   RowStatistics stats;
   if (algorithm != Algorithm::MergePath && a.rows > 0 && a.nnz > 0) stats = row_statistics(a, stream);
   p.row_kernel = algorithm == Algorithm::Auto ? row_kernel_fits(row_shape(a, stats))
@@ -129,6 +142,7 @@ void SemiringPlan<Value, Index>::apply(const Value* x, Value* y, cudaStream_t st
   if (p.a.rows == 0) return;  // nothing to write
   if ((p.a.cols > 0 && !x) || !y) throw InvalidArgument("spmv::cuda::SemiringPlan::apply: null x or y");
   if (p.row_kernel) return semiring_rows(p.semiring, p.a, x, y, p.width, stream);  // no workspace: no ordering
+  if (p.sell) return p.sell_layout->apply(p.semiring, x, y, stream);                 // the same
   p.order->run(stream, [&] {
     semiring_ops::with_semiring<Value>(p.semiring, [&](auto ops) {
       using Ops = decltype(ops);
@@ -139,7 +153,7 @@ void SemiringPlan<Value, Index>::apply(const Value* x, Value* y, cudaStream_t st
 
 template <class Value, class Index>
 Algorithm SemiringPlan<Value, Index>::algorithm() const {
-  return impl_->row_kernel ? Algorithm::CsrVector : Algorithm::MergePath;
+  return impl_->sell ? Algorithm::Sell : impl_->row_kernel ? Algorithm::CsrVector : Algorithm::MergePath;
 }
 
 template <class Value, class Index>
@@ -149,6 +163,7 @@ Semiring SemiringPlan<Value, Index>::semiring() const {
 
 template <class Value, class Index>
 std::string SemiringPlan<Value, Index>::policy() const {
+  if (impl_->sell) return impl_->sell_layout ? impl_->sell_layout->policy() : "sell (no rows)";
   if (impl_->row_kernel) return "one launch, subwarp=" + std::to_string(impl_->width) + " (lanes per row)";
   return "merge-path block=" + std::to_string(Impl::kThreads) +
          " items_per_thread=" + std::to_string(Impl::kTileItems / Impl::kThreads) +
@@ -157,7 +172,7 @@ std::string SemiringPlan<Value, Index>::policy() const {
 
 template <class Value, class Index>
 std::size_t SemiringPlan<Value, Index>::extra_bytes() const {
-  return impl_->tiles.bytes();
+  return impl_->tiles.bytes() + (impl_->sell_layout ? impl_->sell_layout->bytes() : 0);
 }
 
 #define SPMV_INSTANTIATE(V, I) template class SemiringPlan<V, I>;

@@ -2,9 +2,12 @@
 // spmv/semiring.hpp, and the one-launch kernel) against the definition: the differential body of
 // common/semiring_check.hpp over the zoo (both index types, f32 and f64; min, max and or-and bit for
 // bit, plus-times within the error bound), rows spanning many tiles, one product on each of four
-// streams at once (a kernel each, and one plan shared). Skipped without a device.
+// streams at once (a kernel each, and one plan shared), and the SELL-C-sigma plan (Algorithm::Sell): the
+// zoo, a hand-computed matrix whose padding would change min-plus, max-times and max-min, its two threads a
+// row, its empty rows left out of the slices, and its refusal by the padding rule. Skipped without a device.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +16,8 @@
 #include "common/zoo.hpp"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/semiring.hpp"
+#include "spmv/error.hpp"
+#include "spmv/formats.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
 
@@ -53,6 +58,109 @@ TEST_P(CudaSemiringZoo, MatchesTheDefinition) {
     for (const auto& f : check_semirings(convert<double, std::int64_t>(a), seed, planned(algorithm)))
       ADD_FAILURE() << to_string(algorithm) << " f64/i64 " << f;
   }
+}
+
+// Whether SemiringPlan's SELL conversion (src/cuda/sell_layout.cuh: C = 32, sigma = 256, the padding rule)
+// refuses `a`: the host conversion of the same rows, i.e. of the non-empty rows alone when more than half
+// the rows are empty (the device leaves those out of the slices; stable, so the windows hold the same rows).
+template <class Value, class Index>
+bool device_sell_refuses(const CsrMatrix<Value, Index>& a) {
+  CsrMatrix<Value, Index> sliced = a;
+  std::int64_t empty = 0;
+  for (Index i = 0; i < a.rows; ++i) empty += a.row_ptr[i] == a.row_ptr[i + 1];
+  if (static_cast<double>(empty) > 0.5 * static_cast<double>(a.rows)) {
+    sliced.row_ptr.assign(1, Index(0));
+    for (Index i = 0; i < a.rows; ++i)
+      if (a.row_ptr[i] != a.row_ptr[i + 1]) sliced.row_ptr.push_back(a.row_ptr[i + 1]);
+    sliced.rows = static_cast<Index>(sliced.row_ptr.size() - 1);
+  }
+  Options sell;
+  sell.sell_c = 32;
+  sell.sell_sigma = 256;
+  try {
+    (void)to_sell(sliced, sell);
+  } catch (const Unsupported&) {
+    return true;
+  }
+  return false;
+}
+
+// SemiringPlan with Algorithm::Sell on every zoo matrix: the definition's values (min, max and or-and bit for
+// bit), or Unsupported exactly where the padding rule refuses (the zoo's huge rows).
+TEST_P(CudaSemiringZoo, SellMatchesTheDefinition) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const ZooMatrix& a = zoo_matrix(GetParam());
+  const std::uint64_t seed = hash_name(zoo()[GetParam()].name) + 11;
+  const auto check = [&](const auto& m, const char* types) {
+    SCOPED_TRACE(types);
+    if (device_sell_refuses(m)) {
+      const cuda::DeviceCsr d_a(m);
+      EXPECT_THROW(cuda::SemiringPlan(d_a.view(), Semiring::MinPlus, Algorithm::Sell), Unsupported);
+      return;
+    }
+    for (const auto& f : check_semirings(m, seed, planned(Algorithm::Sell))) ADD_FAILURE() << f;
+  };
+  check(convert<float, std::int32_t>(a), "f32/i32");
+  check(convert<double, std::int64_t>(a), "f64/i64");
+  check(convert<double, std::int32_t>(a), "f64/i32");
+}
+
+// Rows of lengths 1, 3, 0, 2 (row 3 unsorted): sorted 1, 3, 0, 2 into one slice of width 3, rows 0, 2 and 3
+// padded. A padding slot read as value 0 at column 0 would bring 0 ⊗ x0 into them: -5 into min-plus's row 0
+// (not 1) and empty row (not inf), -0 into max-times's row 0 (above -2), -5 into max-min's empty row. The
+// same hand-computed values as tests/cpu/semiring_sell_test.cpp's, x = (-5, 2, 4).
+TEST(CudaSemiringPlan, SellPaddingNeverEntersARow) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  CsrMatrix<double, std::int32_t> a;
+  a.rows = 4;
+  a.cols = 3;
+  a.row_ptr = {0, 1, 4, 4, 6};
+  a.col_idx = {1, 0, 1, 2, 2, 1};
+  a.values = {-1.0, 1.0, 3.0, -2.0, 0.5, -0.5};
+  const std::vector<double> x = {-5.0, 2.0, 4.0};
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const std::pair<Semiring, std::vector<double>> cases[] = {
+      {Semiring::PlusTimes, {-2.0, -7.0, 0.0, 1.0}},     {Semiring::MinPlus, {1.0, -4.0, inf, 1.5}},
+      {Semiring::MaxTimes, {-2.0, 6.0, -inf, 2.0}},      {Semiring::OrAnd, {1.0, 1.0, 0.0, 1.0}},
+      {Semiring::MaxMin, {-1.0, 2.0, -inf, 0.5}}};
+  for (const auto& [s, want] : cases) {
+    std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
+    planned(Algorithm::Sell)(s, a, x, y);
+    EXPECT_EQ(y, want) << to_string(s);
+  }
+}
+
+// The SELL plan's other paths against the definition for every semiring: two threads a row (few, long rows:
+// the SELL SpMV's rule), the empty rows left out of the slices (95% empty: their zero written from the bit
+// mask by the same launch), all rows empty, and no rows (nothing written). Then the refusal of a huge row.
+TEST(CudaSemiringPlan, SellPaths) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const std::pair<const char*, gen::Matrix> cases[] = {
+      {"threads_per_row=2", gen::random_uniform(3000, 8000, 64, 5)},
+      {"nonempty_rows=", gen::mostly_empty(200000, 200000, 0.05, 16, 5)},
+      {"threads_per_row=1", gen::poisson2d(300)},
+      {"slices=0", zoo_detail::empty(40, 9)}};
+  for (const auto& [expected, m] : cases) {
+    SCOPED_TRACE(expected);
+    const auto a = convert<float, std::int32_t>(m);
+    const cuda::DeviceCsr d_a(a);
+    const cuda::SemiringPlan plan(d_a.view(), Semiring::MaxMin, Algorithm::Sell);
+    EXPECT_EQ(plan.algorithm(), Algorithm::Sell);
+    EXPECT_NE(plan.policy().find(expected), std::string::npos) << plan.policy();
+    for (const auto& f : check_semirings(a, 61, planned(Algorithm::Sell))) ADD_FAILURE() << "f32/i32 " << f;
+    for (const auto& f : check_semirings(convert<double, std::int64_t>(m), 62, planned(Algorithm::Sell)))
+      ADD_FAILURE() << "f64/i64 " << f;
+  }
+  CsrMatrix<double, std::int32_t> no_rows;
+  no_rows.cols = 5;
+  const cuda::DeviceCsr d_no_rows(no_rows);
+  cuda::SemiringPlan<double, std::int32_t> none(d_no_rows.view(), Semiring::OrAnd, Algorithm::Sell);
+  EXPECT_EQ(none.algorithm(), Algorithm::Sell);
+  EXPECT_NO_THROW(none.apply(nullptr, nullptr));  // no rows: nothing is written
+  const auto huge = convert<double, std::int32_t>(gen::long_rows(1000, 100003, 1, 100000, 3, 104));
+  ASSERT_TRUE(device_sell_refuses(huge));
+  const cuda::DeviceCsr d_huge(huge);
+  EXPECT_THROW(cuda::SemiringPlan(d_huge.view(), Semiring::MinPlus, Algorithm::Sell), Unsupported);
 }
 
 // The merge-based plan on rows far longer than a tile (its carries cross many tiles, added with the

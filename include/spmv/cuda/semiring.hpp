@@ -27,7 +27,10 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // semiring_multiply at csr-vector's lanes per row (most matrices), and
 // Algorithm::MergePath, the merge-based kernel generic over the semiring (equal work per block for any
 // row lengths: a few huge rows, power-law and mostly-empty rows; tile boundaries found here, a small
-// workspace, extra_bytes). Other algorithms are refused. A's arrays must outlive the plan. Merge-path
+// workspace, extra_bytes). Algorithm::Sell, only when asked for, converts A to SELL-C-sigma here (C = 32,
+// sigma = 256, the SELL SpMV's layout and padding rule: Unsupported where that refuses; extra_bytes) and walks
+// its slices with the semiring's ops, padding never entering a row; no workspace. Other algorithms are
+// refused. A's arrays must outlive the plan. Merge-path
 // products on different streams are ordered one after another, as for Plan (its workspace); y is only
 // written, x and y as for semiring_multiply.
 template <class Value, class Index>
@@ -41,7 +44,7 @@ class SemiringPlan {
 
   void apply(const Value* x, Value* y, cudaStream_t stream = nullptr);
 
-  Algorithm algorithm() const;  // CsrVector or MergePath
+  Algorithm algorithm() const;  // CsrVector, MergePath or Sell
   Semiring semiring() const;
   std::string policy() const;
   std::size_t extra_bytes() const;
