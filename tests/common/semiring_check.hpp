@@ -17,9 +17,23 @@
 #include "common/error_bound.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cpu.hpp"
+#include "spmv/error.hpp"
+#include "spmv/formats.hpp"
 #include "spmv/semiring.hpp"
 
 namespace spmv::test {
+
+// Whether the SELL-C-sigma conversion (to_sell) refuses `a` with `options` (its padding rule): what the
+// semiring products' SELL kernels refuse too, on either backend.
+template <class Value, class Index>
+bool to_sell_refuses(const CsrMatrix<Value, Index>& a, const Options& options) {
+  try {
+    (void)to_sell(a, options);
+  } catch (const Unsupported&) {
+    return true;
+  }
+  return false;
+}
 
 inline constexpr Semiring kSemirings[] = {Semiring::PlusTimes, Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd,
                                           Semiring::MaxMin};
