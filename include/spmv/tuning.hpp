@@ -15,6 +15,7 @@ struct TuningStep {
   std::string candidate;  // e.g. "#3 csr-coop coop=8"
   double ms = 0;          // the timed product (0 for steps without a sample)
   double warmup_ms = 0;   // the untimed first product of a new candidate (into scratch), if any
+  int products = 1;       // products the sample timed: a burst on CUDA while products are short; ms is their mean
   std::string decision;   // "best", "kept (1.12 of the best)", "pruned (...)", "refused: ...", "settled ..."
 };
 

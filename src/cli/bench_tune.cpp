@@ -1,7 +1,7 @@
 // spmv bench --tune: how Algorithm::Tune did on one matrix. Runs the tuned operator's products until
 // it settles (printing the trajectory), times the settled choice, then times every point of its
 // candidate space (the exhaustive sweep) and reports the choice's speed as a fraction of the sweep's
-// best and the tuning cost: the sum over tuning products of (sample + warm-up - best time).
+// best and the tuning cost: the sum over samples of (their products + warm-up - one product of the best).
 #include "bench_tune.hpp"
 
 #include <fmt/format.h>
@@ -83,12 +83,13 @@ TuneSummary tune_typed(const HostMatrix& host, const bench::BenchSettings& s, bo
   if (best_op) out.best_ms = b;
   if (auto_op) out.auto_ms = au;
   out.tuned_ms = t;
-  fmt::print("  trajectory (one line per step; ms = the timed product, warm-up = its untimed first run):\n");
+  fmt::print("  trajectory (one line per step; ms = a timed product, the mean of a burst's; warm-up = its untimed "
+             "first run):\n");
   for (const TuningStep& step : r.trajectory) {
-    fmt::print("    {:<40} {:>10.6f} ms  warm-up {:>10.6f} ms  {}\n", step.candidate, step.ms, step.warmup_ms,
-               step.decision);
+    fmt::print("    {:<40} {:>10.6f} ms x{:<2} warm-up {:>10.6f} ms  {}\n", step.candidate, step.ms, step.products,
+               step.warmup_ms, step.decision);
     const bool sample = step.ms > 0 && step.decision.rfind("settled", 0) != 0;  // the settled line repeats the best
-    if (sample) out.cost_ms += step.ms + step.warmup_ms - out.best_ms;
+    if (sample) out.cost_ms += step.products * step.ms + step.warmup_ms - out.best_ms;
   }
   return out;
 }

@@ -277,16 +277,16 @@ std::string Tuner::label(int c) const {
   return s;
 }
 
-void Tuner::log(int c, double ms, std::string decision, double warmup_ms) {
-  trajectory_.push_back({c, c >= 0 ? label(c) : std::string(), ms, warmup_ms, decision});
+void Tuner::log(int c, double ms, std::string decision, double warmup_ms, int products) {
+  trajectory_.push_back({c, c >= 0 ? label(c) : std::string(), ms, warmup_ms, products, decision});
   if (debug_log_enabled())
-    std::fprintf(stderr, "[spmv] tune %s: %.6f ms (warm-up %.6f ms) -> %s\n", c >= 0 ? label(c).c_str() : "-", ms,
-                 warmup_ms, decision.c_str());
+    std::fprintf(stderr, "[spmv] tune %s: %.6f ms (mean of %d, warm-up %.6f ms) -> %s\n",
+                 c >= 0 ? label(c).c_str() : "-", ms, products, warmup_ms, decision.c_str());
 }
 
 std::vector<TuningStep> Tuner::steps() const {
   std::vector<TuningStep> out;
-  for (const TunerEvent& e : trajectory_) out.push_back({e.label, e.ms, e.warmup_ms, e.decision});
+  for (const TunerEvent& e : trajectory_) out.push_back({e.label, e.ms, e.warmup_ms, e.products, e.decision});
   return out;
 }
 
@@ -413,7 +413,7 @@ Tuner::Next Tuner::next() {
   return {Next::Settled, best_};
 }
 
-void Tuner::record(int c, double ms, double warmup_ms) {
+void Tuner::record(int c, double ms, double warmup_ms, int products) {
   const auto it = std::find(in_flight_.begin(), in_flight_.end(), c);
   if (it == in_flight_.end()) throw std::logic_error("Tuner::record: point " + std::to_string(c) + " is not running");
   in_flight_.erase(it);
@@ -424,22 +424,22 @@ void Tuner::record(int c, double ms, double warmup_ms) {
   char ratio[64];
   if (best_ < 0) {
     best_ = c;
-    return log(c, ms, "best (first)", warmup_ms);
+    return log(c, ms, "best (first)", warmup_ms, products);
   }
-  if (c == best_) return log(c, ms, "best (again)", warmup_ms);
+  if (c == best_) return log(c, ms, "best (again)", warmup_ms, products);
   const double r = p.estimate / points_[best_].estimate;
   std::snprintf(ratio, sizeof ratio, "%.3f of the best", r);
   if (p.estimate < points_[best_].estimate * (1 - kMinGain)) {
     best_ = c;
-    log(c, ms, std::string("best (") + ratio + ")", warmup_ms);
+    log(c, ms, std::string("best (") + ratio + ")", warmup_ms, products);
     if (searching_ && !confirming_) queue_neighbours(c);
     return;
   }
   if (r > kPruneRatio) {
     p.state = State::Pruned;
-    return log(c, ms, std::string("pruned (") + ratio + ")", warmup_ms);
+    return log(c, ms, std::string("pruned (") + ratio + ")", warmup_ms, products);
   }
-  log(c, ms, std::string("kept (") + ratio + ")", warmup_ms);
+  log(c, ms, std::string("kept (") + ratio + ")", warmup_ms, products);
 }
 
 void Tuner::refuse(int c, const std::string& why) {

@@ -115,6 +115,7 @@ struct TunerEvent {
   std::string label;
   double ms = 0;         // the sample (0 where none)
   double warmup_ms = 0;  // the untimed first product of the point, if the backend ran one
+  int products = 1;      // products the sample timed back to back (ms is their mean)
   std::string decision;  // "best", "kept", "pruned", "refused: ...", "same plan as #k", "settled", ...
 };
 
@@ -129,7 +130,8 @@ class Tuner {
   // The point to run for the next product. Run: time it and record(); Wait: earlier times are
   // outstanding, run the returned point untimed; Settled: the search is over.
   Next next();
-  void record(int candidate, double ms, double warmup_ms = 0);
+  // ms: the sample's time per product, the mean of `products` back-to-back products.
+  void record(int candidate, double ms, double warmup_ms = 0, int products = 1);
   // The point could not be built (the algorithm refused the matrix): no sample spent.
   void refuse(int candidate, const std::string& why);
   // The point resolved to the same plan as `earlier` (the backend compares their policies).
@@ -168,7 +170,7 @@ class Tuner {
   int find_or_add(const Candidate& c);
   void queue_neighbours(int c);
   void finish(const std::string& why);
-  void log(int c, double ms, std::string decision, double warmup_ms = 0);
+  void log(int c, double ms, std::string decision, double warmup_ms = 0, int products = 1);
 
   TuningSpace space_;
   int max_samples_;

@@ -79,6 +79,42 @@ TEST(CudaTunedPlan, EveryProductRightWhileTuningAndSettles) {
       }
 }
 
+// Short products are sampled in bursts (the others into scratch with beta = 0): y, updated with
+// beta != 0 on every apply, must still see exactly one product per apply.
+TEST(CudaTunedPlan, BurstSamplesOfShortProductsKeepBetaRight) {
+  SKIP_WITHOUT_GPU();
+  const Matrix& a = matrices()[0];  // 90,000 rows: products of a few microseconds
+  cuda::DeviceCsr<double, std::int32_t> d(a);
+  cuda::TunedPlan<double, std::int32_t> plan(d.view());
+  const auto x = test_vector(static_cast<std::size_t>(a.cols), 0.25);
+  const auto y0 = test_vector(static_cast<std::size_t>(a.rows), 2.0);
+  DeviceBuffer<double> dx{std::span<const double>(x)};
+  DeviceBuffer<double> dy{std::span<const double>(y0)};
+  const auto a64 = convert<double, std::int64_t>(a);
+  const auto magnitude = cpu::reference_magnitude<double, std::int64_t>(a64, Operation::NonTranspose, x);
+  const auto lengths = output_row_lengths(a, Operation::NonTranspose);
+  std::vector<double> expected = y0, before = y0, y(y0.size());
+  const double alpha = -1.5, beta = 0.5;
+  for (int i = 0; i < 14; ++i) {
+    plan.apply(alpha, dx.data(), beta, dy.data());
+    cpu::reference<double, std::int64_t>(a64, Operation::NonTranspose, alpha, x, beta, expected);
+    dy.download(y);
+    const auto report = check_error_bound<double>(y, expected, before, magnitude, lengths, alpha, beta);
+    ASSERT_TRUE(report.passed()) << "apply " << i << " [" << plan.policy() << "]: " << report.describe();
+    expected = y;  // the next step starts from what the device holds, so errors do not compound
+    before = y;
+  }
+  const TuningReport r = plan.report();
+  EXPECT_TRUE(r.settled) << plan.policy();
+  int bursts = 0;
+  for (const TuningStep& step : r.trajectory)
+    if (step.ms > 0 && step.decision.rfind("settled", 0) != 0) {
+      EXPECT_EQ(step.products, 8) << step.candidate << " " << step.decision;
+      ++bursts;
+    }
+  EXPECT_GT(bursts, 0);
+}
+
 TEST(CudaTunedPlan, BackToBackProductsWithoutSynchronizingStillRightAndSettle) {
   SKIP_WITHOUT_GPU();
   const Matrix a = matrices()[0];
