@@ -83,7 +83,7 @@ TEST(CudaTunedPlan, EveryProductRightWhileTuningAndSettles) {
 // beta != 0 on every apply, must still see exactly one product per apply.
 TEST(CudaTunedPlan, BurstSamplesOfShortProductsKeepBetaRight) {
   SKIP_WITHOUT_GPU();
-  const Matrix& a = matrices()[0];  // 90,000 rows: products of a few microseconds
+  const Matrix a = matrices()[0];  // 90,000 rows: products of a few microseconds
   cuda::DeviceCsr<double, std::int32_t> d(a);
   cuda::TunedPlan<double, std::int32_t> plan(d.view());
   const auto x = test_vector(static_cast<std::size_t>(a.cols), 0.25);
