@@ -328,8 +328,8 @@ std::vector<TuningCandidate> Tuner::exhaustive_space() const {
   return out;
 }
 
-void Tuner::queue_neighbours(int c) {
-  queue_.clear();
+void Tuner::queue_neighbours(int c, bool after_the_queue) {
+  if (!after_the_queue) queue_.clear();
   const Candidate cand = points_[c].candidate;
   const Family& f = space_.families[cand.family];
   for (std::size_t i = 0; i < f.axes.size(); ++i) {
@@ -434,6 +434,12 @@ void Tuner::record(int c, double ms, double warmup_ms, int products) {
     log(c, ms, std::string("best (") + ratio + ")", warmup_ms, products);
     if (searching_ && !confirming_) queue_neighbours(c);
     return;
+  }
+  // A lead: faster than the best by more than kLeadGain, but not by kMinGain. It does not replace the best (noise must not
+  // move the search), but its neighbours are worth the samples left after the best's own.
+  if (r < 1 - kLeadGain && searching_ && !confirming_) {
+    queue_neighbours(c, true);
+    return log(c, ms, std::string("lead (") + ratio + ")", warmup_ms, products);
   }
   if (r > kPruneRatio) {
     p.state = State::Pruned;

@@ -125,6 +125,27 @@ TEST(Tuner, NonConvexLandscapeFindsTheBetterFamilyAndStaysWithinTheBudget) {
   EXPECT_GE(0.7 / tuner.estimate(out.best), 0.85);
 }
 
+TEST(Tuner, ALeadsNeighboursAreExplored) {
+  // coop 4 is 2.5% faster than the policy point (coop 2): not enough to move the best (kMinGain), but
+  // a lead, so its neighbour coop 8 (20% faster, reachable only through it) is sampled and wins.
+  // H200, 2026-11-30: bayer10 f32 (csr-vector 4 lanes 0.971 of Auto's 2, the sweep's best at 8) and
+  // stencil27 f64 (8 lanes 0.977, the best at 8 lanes in blocks of 64) were such landscapes.
+  const TimeFn time = [](Algorithm a, const Options& o) {
+    if (a == Algorithm::CsrVector) return 1.3;
+    if (a == Algorithm::Hola) return 1.4;
+    static const std::map<int, double> coop{{1, 1.1}, {2, 1.0}, {4, 0.975}, {8, 0.8}, {16, 1.15}, {32, 1.2}};
+    return coop.at(coop_of(o)) * (block_of(o) == 128 ? 1.0 : 1.05);
+  };
+  Tuner tuner(coop_space());
+  const Outcome out = drive(tuner, time);
+  ASSERT_TRUE(out.settled);
+  EXPECT_LE(out.samples, kMaxTuningSamples);
+  EXPECT_EQ(coop_of(tuner.options(out.best, {})), 8) << out.best_label;
+  bool lead = false;
+  for (const TunerEvent& e : tuner.trajectory()) lead = lead || e.decision.rfind("lead", 0) == 0;
+  EXPECT_TRUE(lead);
+}
+
 TEST(Tuner, SettlesWithinTheBudgetOnRandomLandscapes) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(0.5, 3.0);
@@ -248,7 +269,8 @@ TEST(Tuner, RefusedAndDuplicatePointsCostNoSample) {
   EXPECT_EQ(duplicates, 1);
   int timed = 0;
   for (const TunerEvent& e : tuner.trajectory())
-    if (e.decision.rfind("best", 0) == 0 || e.decision.rfind("kept", 0) == 0 || e.decision.rfind("pruned", 0) == 0)
+    if (e.decision.rfind("best", 0) == 0 || e.decision.rfind("kept", 0) == 0 || e.decision.rfind("lead", 0) == 0 ||
+        e.decision.rfind("pruned", 0) == 0)
       ++timed;
   EXPECT_EQ(tuner.samples(), timed);
 }
