@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/differential.hpp"
+#include "distributed/cuda_ranks.hpp"
 #include "distributed/original_order.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/generators.hpp"
@@ -60,16 +61,16 @@ LocalRows<Value> slice(const Communicator& comm, const CsrMatrix<Value, std::int
 // `whole` (the differential body and its error bound).
 template <class Value>
 void check_products(const LocalRows<Value>& rows, const CsrMatrix<Value, std::int64_t>& whole, const std::string& name,
-                    Operation op) {
+                    Operation op, Backend backend = Backend::Cpu) {
   const Communicator comm;
   const auto a = convert<Value, std::int32_t>(whole);
-  DistributedMatrix<Value, std::int32_t> m(comm, rows, op);
+  DistributedMatrix<Value, std::int32_t> m(comm, rows, op, {backend, Algorithm::Auto, {}});
   OriginalOrderOperator<Value, std::int32_t> original(comm, gather_permutation(comm, rows), m);
   const auto check = test::check_operator<Value, std::int32_t>(original, a, test::hash_name(name));
   EXPECT_EQ(check.pairs, 20);
   for (const auto& f : check.failures)
     ADD_FAILURE() << "rank " << comm.rank() << "/" << comm.size() << " " << name << ", op " << spmv::to_string(op)
-                  << ", " << test::type_name<Value>() << ": " << f;
+                  << ", " << spmv::to_string(backend) << ", " << test::type_name<Value>() << ": " << f;
 }
 
 // The partition itself, on the root: the gathered permutation is one, the parts are contiguous blocks
@@ -134,7 +135,8 @@ std::vector<std::int64_t> check_partition(const LocalRows<double>& rows, const M
 
 // Generated (rmat: scattered from the root; poisson2d: each rank's own row range), and a randomly
 // numbered mesh passed in by equal rows: the partition's invariants, then A x and A^T x in f64 and
-// A x in f32 against one process.
+// A x in f32 against one process; on the CUDA backend too where every rank has a GPU (the partition
+// is backend-neutral: the blocks of P A P^T are built as any others).
 TEST(ParallelGraphPartition, ProductsEqualTheOneProcessProductOfTheOriginalMatrix) {
   SKIP_WITHOUT_PTSCOTCH();
   const Communicator comm;
@@ -151,16 +153,21 @@ TEST(ParallelGraphPartition, ProductsEqualTheOneProcessProductOfTheOriginalMatri
   const Matrix shuffled = scrambled(gen::poisson2d(40), 5);
   cases.push_back({"scrambled poisson2d 40", shuffled,
                    partition_graph_parallel(comm, slice(comm, shuffled, partition_rows(shuffled.rows, comm.size())))});
+  const bool cuda = test::cuda_on_every_rank(comm);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     check_partition(c.rows, c.whole);
-    check_products<double>(c.rows, c.whole, c.name, Operation::NonTranspose);
-    check_products<double>(c.rows, c.whole, c.name, Operation::Transpose);
+    for (Backend b : {Backend::Cpu, Backend::Cuda}) {
+      if (b == Backend::Cuda && !cuda) continue;
+      check_products<double>(c.rows, c.whole, c.name, Operation::NonTranspose, b);
+      check_products<double>(c.rows, c.whole, c.name, Operation::Transpose, b);
+    }
   }
   // f32: the same steps on float rows.
   const auto f = convert<float, std::int64_t>(shuffled);
   const auto rows32 = partition_graph_parallel(comm, slice(comm, f, partition_rows(f.rows, comm.size())));
-  check_products<float>(rows32, f, "scrambled poisson2d 40, f32", Operation::NonTranspose);
+  for (Backend b : {Backend::Cpu, Backend::Cuda})
+    if (b == Backend::Cpu || cuda) check_products<float>(rows32, f, "scrambled poisson2d 40, f32", Operation::NonTranspose, b);
 }
 
 // The same input gives the same parts on every run (a fixed strategy and seed, Scotch's deterministic
