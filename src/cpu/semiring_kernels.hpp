@@ -96,24 +96,29 @@ inline void semiring_row_chunks(std::int64_t rows, int threads, Value* y, Fold&&
   }
 }
 
+// One slot of `lanes` consecutive rows of a padded column-major layout (SELL's slices, ELL) folded into acc. A
+// padding slot (column -1, value 0) keeps its lane's value by a select (no branch): 0 ⊗ x0 is not the semiring's
+// zero (min-plus: 0 + x0; max-times: 0 * x0 > -inf); its x read is clamped to column 0, which exists whenever a
+// slot does.
+template <class Ops, class Value, class Index>
+inline void fold_padded_slot(const Index* cols, const Value* values, const Value* x, std::int64_t lanes, Value* acc) {
+  for (std::int64_t l = 0; l < lanes; ++l) {
+    const Index col = cols[l];
+    const Value t = Ops::add(acc[l], Ops::mul(values[l], x[col < 0 ? Index(0) : col]));
+    acc[l] = col < 0 ? acc[l] : t;  // padding keeps the lane's value
+  }
+}
+
 // ELL rows [first, first + lanes) folded into acc over slots [0, width), slot by slot so that the lanes read
-// consecutive addresses of the column-major layout. A padding slot (column -1, value 0) keeps its lane's value
-// by a select, as SELL's (semiring_sell.cpp): 0 ⊗ x0 is not the semiring's zero (min-plus: 0 + x0); its x read
-// is clamped to column 0, which exists whenever a slot does. One chain a row in storage order: the row loop's
-// bits for plus-times.
+// consecutive addresses of the column-major layout, padding skipped (fold_padded_slot). One chain a row in
+// storage order: the row loop's bits for plus-times.
 template <class Ops, class Value, class Index>
 inline void ell_fold_rows(const EllMatrix<Value, Index>& m, std::int64_t width, std::int64_t first,
                           std::int64_t lanes, const Value* x, Value* acc) {
   const auto rows = static_cast<std::size_t>(m.rows);
   for (std::int64_t k = 0; k < width; ++k) {
     const std::size_t base = static_cast<std::size_t>(k) * rows + static_cast<std::size_t>(first);
-    const Index* cols = m.col_idx.data() + base;
-    const Value* values = m.values.data() + base;
-    for (std::int64_t l = 0; l < lanes; ++l) {
-      const Index col = cols[l];
-      const Value t = Ops::add(acc[l], Ops::mul(values[l], x[col < 0 ? Index(0) : col]));
-      acc[l] = col < 0 ? acc[l] : t;  // padding keeps the lane's value
-    }
+    fold_padded_slot<Ops>(m.col_idx.data() + base, m.values.data() + base, x, lanes, acc);
   }
 }
 

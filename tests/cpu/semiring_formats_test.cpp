@@ -54,52 +54,35 @@ bool has_duplicates(const CsrMatrix<Value, Index>& a) {
   return c.nnz() != a.nnz();
 }
 
-struct Case {
-  Semiring s;
-  std::vector<double> want;
-};
-
-// Rows of lengths 1, 3, 0, 2 (row 3 unsorted), x0 = -5: ELL of width 3 pads row 0 with two slots, row 2 with
-// three and row 3 with one. A padding slot read as value 0 at column 0 would bring 0 ⊗ x0 into them: -5 into
-// min-plus's row 0 (not 1) and empty row (not inf), -0 into max-times's row 0 (above its -2), and -5 into
-// max-min's empty row (not -inf). The matrix of SemiringSell.PaddingNeverEntersARow; x = (-5, 2, 4).
+// padding_bait() (common/semiring_check.hpp, SELL's hand matrix): ELL of width 3 pads row 0 with two slots, row 2
+// with three and row 3 with one, and x0 = -5 would show in min-plus, max-times and max-min if one entered a row.
+// HYB split at ELL widths 0 (all COO), 1 (the rest of rows 1 and 3 in COO) and 3 (all ELL); every format through
+// semiring_multiply too.
 TEST(SemiringFormats, PaddingNeverEntersARow) {
-  CsrMatrix<double, std::int32_t> a;
-  a.rows = 4;
-  a.cols = 3;
-  a.row_ptr = {0, 1, 4, 4, 6};
-  a.col_idx = {1, 0, 1, 2, 2, 1};
-  a.values = {-1.0, 1.0, 3.0, -2.0, 0.5, -0.5};
-  const std::vector<double> x = {-5.0, 2.0, 4.0};
-  const Case cases[] = {
-      {Semiring::PlusTimes, {-2.0, -5.0 + 6.0 - 8.0, 0.0, 2.0 - 1.0}},
-      {Semiring::MinPlus, {1.0, -4.0, inf, 1.5}},
-      {Semiring::MaxTimes, {-2.0, 6.0, -inf, 2.0}},
-      {Semiring::OrAnd, {1.0, 1.0, 0.0, 1.0}},
-      {Semiring::MaxMin, {-1.0, 2.0, -inf, 0.5}},
-  };
+  const PaddingBait bait = padding_bait();
+  const auto& a = bait.a;
   const auto ell = to_ell(a);
   ASSERT_EQ(ell.width, 3);
-  Options all_coo, one_ell, all_ell;  // HYB splits: everything in COO, one slot of ELL and the rest in COO, all ELL
+  Options all_coo, one_ell, all_ell;
   all_coo.hyb_ell_width = 0;
   one_ell.hyb_ell_width = 1;
   all_ell.hyb_ell_width = 3;
   ASSERT_EQ(to_hyb(a, one_ell).coo.values.size(), 3u);  // row 1's last two entries and row 3's last one
-  for (const Case& c : cases)
+  for (const auto& [s, want] : bait.want)
     for (int threads : {1, 2}) {
-      SCOPED_TRACE(std::string(to_string(c.s)) + ", " + std::to_string(threads) + " threads");
+      SCOPED_TRACE(std::string(to_string(s)) + ", " + std::to_string(threads) + " threads");
       std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
-      cpu::detail::semiring_ell(c.s, ell, static_cast<const std::int32_t*>(nullptr), x.data(), y.data(), threads);
-      EXPECT_EQ(y, c.want) << "ell";
+      cpu::detail::semiring_ell(s, ell, static_cast<const std::int32_t*>(nullptr), bait.x.data(), y.data(), threads);
+      EXPECT_EQ(y, want) << "ell";
       for (const Options* split : {&all_coo, &one_ell, &all_ell}) {
         std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
-        cpu::detail::semiring_hyb(c.s, to_hyb(a, *split), x.data(), y.data(), threads);
-        EXPECT_EQ(y, c.want) << "hyb, ELL width " << split->hyb_ell_width;
+        cpu::detail::semiring_hyb(s, to_hyb(a, *split), bait.x.data(), y.data(), threads);
+        EXPECT_EQ(y, want) << "hyb, ELL width " << split->hyb_ell_width;
       }
       for (Algorithm algorithm : kFormats) {
         std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
-        semiring_multiply(c.s, a, std::span<const double>(x), std::span(y), threads, algorithm);
-        EXPECT_EQ(y, c.want) << to_string(algorithm);
+        semiring_multiply(s, a, std::span<const double>(bait.x), std::span(y), threads, algorithm);
+        EXPECT_EQ(y, want) << to_string(algorithm);
       }
     }
 }
@@ -127,21 +110,21 @@ TEST(SemiringFormats, DiaStoredZerosAreNotPadding) {
     }
   ASSERT_EQ(stored, 4);
   ASSERT_EQ(stored_zeros, 2);
-  const Case cases[] = {
+  const std::pair<Semiring, std::vector<double>> cases[] = {
       {Semiring::PlusTimes, {-21.0, 0.0, 0.0, 2.0}},
       {Semiring::MinPlus, {-5.0, inf, 4.0, 3.0}},
       {Semiring::MaxTimes, {0.0, -inf, 0.0, 2.0}},  // row 0: max(0 * -5, 3 * -7) = -0
       {Semiring::OrAnd, {1.0, 0.0, 0.0, 1.0}},
       {Semiring::MaxMin, {-5.0, -inf, 0.0, 1.0}},
   };
-  for (const Case& c : cases)
+  for (const auto& [s, want] : cases)
     for (int threads : {1, 3}) {
       std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
-      cpu::detail::semiring_dia(c.s, dia, x.data(), y.data(), threads);
-      EXPECT_EQ(y, c.want) << to_string(c.s) << ", " << threads << " threads";
+      cpu::detail::semiring_dia(s, dia, x.data(), y.data(), threads);
+      EXPECT_EQ(y, want) << to_string(s) << ", " << threads << " threads";
       std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
-      semiring_multiply(c.s, a, std::span<const double>(x), std::span(y), threads, Algorithm::Dia);
-      EXPECT_EQ(y, c.want) << to_string(c.s) << ", " << threads << " threads, semiring_multiply";
+      semiring_multiply(s, a, std::span<const double>(x), std::span(y), threads, Algorithm::Dia);
+      EXPECT_EQ(y, want) << to_string(s) << ", " << threads << " threads, semiring_multiply";
     }
 }
 
@@ -286,15 +269,7 @@ TEST_P(SemiringFormatsZoo, OtherConversions) {
 // (to_dia sorts a row by column).
 template <class Value, class Index>
 void expect_formats_give_row_loop_bits(const CsrMatrix<Value, Index>& a, std::uint64_t seed) {
-  using Bits = std::conditional_t<sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
-  SplitMix64 rng(seed);
-  std::vector<Value> x(static_cast<std::size_t>(a.cols));
-  for (std::size_t j = 0; j < x.size(); ++j) {
-    x[j] = static_cast<Value>(rng.symmetric());
-    if (j % 7 == 3) x[j] = j % 2 ? Value(0) : -Value(0);
-    if (j % 11 == 4) x[j] = std::numeric_limits<Value>::quiet_NaN();
-    if (j % 13 == 6) x[j] = (j % 2 ? 1 : -1) * std::numeric_limits<Value>::infinity();
-  }
+  const std::vector<Value> x = bits_probe_x<Value>(a.cols, seed);
   const bool canonical = is_canonical(a);
   for (Algorithm algorithm : kFormats) {
     if (conversion_refuses(a, algorithm)) continue;  // MatchesTheDefinition checks the refusal
@@ -303,15 +278,9 @@ void expect_formats_give_row_loop_bits(const CsrMatrix<Value, Index>& a, std::ui
       std::vector<Value> rows(static_cast<std::size_t>(a.rows), std::numeric_limits<Value>::quiet_NaN()), got(rows);
       semiring_multiply(s, a, std::span<const Value>(x), std::span(rows), 2, Algorithm::RowLoop);
       semiring_multiply(s, a, std::span<const Value>(x), std::span(got), 2, algorithm);
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        const bool zeros = s != Semiring::PlusTimes && rows[i] == Value(0) && got[i] == Value(0);
-        const bool nans = std::isnan(rows[i]) && std::isnan(got[i]);
-        if (std::bit_cast<Bits>(rows[i]) != std::bit_cast<Bits>(got[i]) && !zeros && !nans) {
-          ADD_FAILURE() << to_string(algorithm) << ", " << to_string(s) << ", row " << i << ": " << got[i]
-                        << ", row loop " << rows[i];
-          break;
-        }
-      }
+      if (const std::int64_t i = first_bits_difference(s, rows, got); i >= 0)
+        ADD_FAILURE() << to_string(algorithm) << ", " << to_string(s) << ", row " << i << ": " << got[i]
+                      << ", row loop " << rows[i];
     }
   }
 }
