@@ -2,7 +2,7 @@
 // (semiring_rows.cpp) or the nnz-balanced merge-path kernel (semiring_merge.cpp), the one asked for or
 // the one the row statistics below choose, or, when asked for, SELL-C-sigma (semiring_sell.cpp) or ELL, ELL-R,
 // HYB, COO or DIA (semiring_ell.cpp, semiring_hyb.cpp, semiring_coo.cpp, semiring_dia.cpp) on a conversion made
-// by this call (Auto never takes them: docs/SEMIRINGS.md has the times and the padding rule).
+// by this call (Auto never takes them: docs/SEMIRINGS.md has SELL's times and the formats' padding rule).
 #include <omp.h>
 
 #include <algorithm>
