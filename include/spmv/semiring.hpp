@@ -44,6 +44,15 @@ Value semiring_zero(Semiring s);
 //                             each call, then slices of C rows on demand; padding never enters a row; the
 //                             row loop's bits for plus-times. Refused (Unsupported) where the SELL SpMV's
 //                             padding rule refuses (one huge row among short ones); never chosen by Auto.
+//   Algorithm::Ell, EllR,     A converted by each call with the SpMV's default Options (to_ell, to_ellr, to_hyb,
+//   Hyb, Coo, Dia             to_coo, to_dia; spmv/formats.hpp), then chunks of rows on demand, each row
+//                             written once by one thread. Only stored entries enter a row: ELL padding (column
+//                             -1) and DIA slots outside the matrix or without a stored entry (DIA's stored-slot
+//                             mask tells a stored zero from padding) are skipped, never folded as 0 ⊗ x_j.
+//                             Refused (Unsupported, the conversion's message) where the SpMV's conversion
+//                             refuses (padding over Options::max_padding); Dia also refuses, for semirings other
+//                             than plus-times, a matrix with duplicate entries (to_dia sums them, and for min-plus
+//                             min(a1 + x, a2 + x) is not (a1 + a2) + x). Never chosen by Auto.
 // Algorithm::Auto (the default) takes the one semiring_cpu_algorithm names (RowLoop or MergeParallel); other
 // algorithms throw Unsupported. Min, max and or-and give the same values from every kernel (docs/SEMIRINGS.md:
 // only a zero's sign may differ). x has A.cols entries, y A.rows (InvalidArgument otherwise); y is only written.

@@ -113,7 +113,7 @@ class MatrixCore {
                            std::uintptr_t stream) = 0;
   // y = op(A) ⊕.⊗ x over a semiring (include/spmv/semiring.hpp); op = T multiplies A^T, built once and
   // kept (and uploaded once per device). `algorithm` is the kernel: Auto, or on the CPU RowLoop,
-  // MergeParallel or Sell (converted each call), on CUDA CsrVector, MergePath or Sell (one SemiringPlan
+  // MergeParallel, Sell, Ell, EllR, Hyb, Coo or Dia (converted each call), on CUDA CsrVector, MergePath or Sell (one SemiringPlan
   // kept per op, semiring and algorithm); others are refused (Unsupported). Host arrays: the CPU kernel, or
   // on CUDA one upload of x and one download of y per call. Device arrays: in place on `stream`, after the
   // producers' streams.

@@ -1,7 +1,9 @@
 // spmv multiply FILE [--x X] [-o Y] [--y0 Y0 --alpha A --beta B] [--transpose] [--algo NAME]
 // [--precision f32|f64|f16|bf16] [--backend cpu|cuda|auto] [--semiring NAME]: one product y = alpha*op(A)*x + beta*y0,
 // or y = op(A) ⊕.⊗ x over a semiring (spmv/semiring.hpp).
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -99,18 +101,20 @@ int run_multiply(const MultiplyOptions& o) {
   const bool other_semiring = *semiring != Semiring::PlusTimes;
   if (other_semiring) {
     // The semirings other than plus-times have no alpha and beta, and their own kernels: on the CPU the row
-    // loop or merge-path (--algo row-loop / merge-parallel forces one, --algo sell converts to SELL-C-sigma),
-    // on CUDA the plan's Auto.
+    // loop or merge-path (--algo row-loop / merge-parallel forces one; --algo sell, ell, ellr, hyb, coo or dia
+    // converts to that format), on CUDA the plan's Auto.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));
     if (o.distributed.enabled)
       throw UsageError(fmt::format("--semiring {} runs its own kernel on one process: drop --distributed", o.semiring));
     const auto algorithm = parse_algorithm(o.algo);
-    if (algorithm != Algorithm::Auto && algorithm != Algorithm::RowLoop && algorithm != Algorithm::MergeParallel &&
-        algorithm != Algorithm::Sell)
+    constexpr Algorithm kSemiringKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
+                                              Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,
+                                              Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
+    if (std::find(std::begin(kSemiringKernels), std::end(kSemiringKernels), algorithm) == std::end(kSemiringKernels))
       throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels are auto, row-loop, "
-                                   "merge-parallel and sell (CPU)", o.semiring, o.algo));
+                                   "merge-parallel, sell, ell, ellr, hyb, coo and dia (CPU)", o.semiring, o.algo));
   }
   // f16 / bf16: the float product with A's values stored in half precision (Options::values).
   const auto storage = parse_value_storage(o.precision);
@@ -232,8 +236,8 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
   sub->add_option("--semiring", o->semiring,
                   "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
-                      " (not plus-times: no alpha/beta; CPU or CUDA; on the CPU --algo row-loop, merge-parallel or "
-                      "sell forces a kernel; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf "
+                      " (not plus-times: no alpha/beta; CPU or CUDA; on the CPU --algo row-loop, merge-parallel, "
+                      "sell, ell, ellr, hyb, coo or dia forces a kernel; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf "
                       "for min-plus)")
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);

@@ -1,10 +1,12 @@
 // The CPU product over a semiring (spmv/semiring.hpp): checks the arguments, then runs the row loop
 // (semiring_rows.cpp) or the nnz-balanced merge-path kernel (semiring_merge.cpp), the one asked for or
-// the one the row statistics below choose, or, when asked for, SELL-C-sigma (semiring_sell.cpp) on a
-// conversion made by this call (Auto never takes it: docs/SEMIRINGS.md has the times).
+// the one the row statistics below choose, or, when asked for, SELL-C-sigma (semiring_sell.cpp) or ELL, ELL-R,
+// HYB, COO or DIA (semiring_ell.cpp, semiring_hyb.cpp, semiring_coo.cpp, semiring_dia.cpp) on a conversion made
+// by this call (Auto never takes them: docs/SEMIRINGS.md has SELL's times and the formats' padding rule).
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <string>
 
@@ -86,9 +88,41 @@ void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<c
       const SellMatrix<Value, Index> m = to_sell(a, sell);
       return cpu::detail::semiring_sell(s, m, x.data(), y.data(), team);
     }
+    // The other formats, converted on every call with the SpMV's default Options (max_padding 3, HYB's width by
+    // the Bell & Garland rule): the conversions' refusals (Unsupported, e.g. ELL's padding) pass through.
+    case Algorithm::Ell: {
+      const EllMatrix<Value, Index> m = to_ell(a);
+      return cpu::detail::semiring_ell(s, m, static_cast<const Index*>(nullptr), x.data(), y.data(), team);
+    }
+    case Algorithm::EllR: {
+      const EllRMatrix<Value, Index> m = to_ellr(a);
+      return cpu::detail::semiring_ell(s, m.ell, m.row_length.data(), x.data(), y.data(), team);
+    }
+    case Algorithm::Hyb: return cpu::detail::semiring_hyb(s, to_hyb(a), x.data(), y.data(), team);
+    case Algorithm::Coo: {
+      validate(a);  // to_coo copies without checking; the other conversions validate
+      return cpu::detail::semiring_coo(s, to_coo(a), x.data(), y.data(), team);
+    }
+    case Algorithm::Dia: {
+      const DiaMatrix<Value, Index> m = to_dia(a);
+      // DIA holds one value a (row, diagonal): to_dia sums duplicate entries. For plus-times that is the product's
+      // own distributivity (within rounding: what the SpMV's DIA does); for the others a_1 ⊗ x ⊕ a_2 ⊗ x is not
+      // (a_1 + a_2) ⊗ x (min-plus: min(a_1, a_2) + x), so a matrix with duplicates is refused rather than answered
+      // wrongly. Fewer stored slots than nonzeros means the conversion merged some.
+      if (s != Semiring::PlusTimes) {
+        std::int64_t stored = 0;
+        for (const std::uint32_t word : m.stored) stored += std::popcount(word);
+        if (stored != static_cast<std::int64_t>(a.nnz()))
+          throw Unsupported("semiring_multiply: DIA holds one value a row and diagonal and sums duplicate entries, "
+                            "which changes a " + std::string(to_string(s)) + " product (" +
+                            std::to_string(static_cast<std::int64_t>(a.nnz()) - stored) +
+                            " duplicates); merge them first or use row-loop");
+      }
+      return cpu::detail::semiring_dia(s, m, x.data(), y.data(), team);
+    }
     default:
       throw Unsupported("semiring_multiply: algorithm " + std::string(to_string(algorithm)) +
-                        " on the CPU (Auto, RowLoop, MergeParallel or Sell)");
+                        " on the CPU (Auto, RowLoop, MergeParallel, Sell, Ell, EllR, Hyb, Coo or Dia)");
   }
 }
 

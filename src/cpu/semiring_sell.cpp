@@ -6,8 +6,8 @@
 //
 // Padding never enters a row: to_sell pads with column -1 and value 0, and 0 ⊗ x[0] is not the semiring's
 // zero (min-plus: 0 + x[0]; max-times: 0 * x[0] > -inf; a NaN or inf x[0] breaks plus-times too), so a
-// padding slot keeps its lane's accumulator by a select on the column (no branch; its x read is clamped to
-// column 0, which exists whenever a slot does). Accumulators start at the semiring's zero, so an empty row,
+// padding slot keeps its lane's accumulator by a select on the column (fold_padded_slot, semiring_kernels.hpp,
+// shared with ELL: no branch; its x read is clamped to column 0, which exists whenever a slot does). Accumulators start at the semiring's zero, so an empty row,
 // or a lane past the last row, gives it. A lane folds its row's entries in storage order in one chain: the
 // row loop's order for plus-times (the same bits), the same values for min, max and or (a zero's sign
 // aside, as between the row loop and merge-path: docs/SEMIRINGS.md). Results go to y[perm[p]].
@@ -38,13 +38,7 @@ void semiring_sell(Semiring s, const SellMatrix<Value, Index>& m, const Value* x
         const std::int64_t width = m.slice_width[sl];
         const std::int64_t base = m.slice_ptr[sl];
         for (std::int64_t k = 0; k < width; ++k) {
-          const Index* slot_cols = cols + base + k * c;
-          const Value* slot_values = values + base + k * c;
-          for (std::int64_t l = 0; l < c; ++l) {
-            const Index col = slot_cols[l];
-            const Value t = Ops::add(acc[l], Ops::mul(slot_values[l], x[col < 0 ? Index(0) : col]));
-            acc[l] = col < 0 ? acc[l] : t;  // padding (column -1) keeps the lane's value
-          }
+          fold_padded_slot<Ops>(cols + base + k * c, values + base + k * c, x, c, acc.data());
         }
         const std::int64_t first = sl * c, lanes = std::min(c, rows - first);  // the last slice's padding lanes: none
         for (std::int64_t l = 0; l < lanes; ++l) y[perm[first + l]] = acc[l];

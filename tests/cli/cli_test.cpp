@@ -299,18 +299,19 @@ TEST_F(Cli, MultiplySemiring) {
     }
   }
   // The CPU kernels forced with --algo (the same values: min is exact in any order), and named on stderr.
-  for (const char* algo : {"row-loop", "merge-parallel", "sell"}) {
+  for (const char* algo : {"row-loop", "merge-parallel", "sell", "ell", "ellr", "hyb", "coo", "dia"}) {
     const CliResult r = run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus --backend cpu " +
                             "--threads 2 --algo " + algo + " -o " + arg("mp_forced.mtx"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find(std::string("semiring min-plus, ") + algo), std::string::npos) << r.err;
     EXPECT_EQ(spmv::read_vector(file("mp_forced.mtx").string()), (std::vector<double>{2, 5, 5})) << algo;
   }
-  {  // SELL on the pattern matrix: its empty row is all padding there, and still gives min-plus's inf.
-    const CliResult r = run("multiply " + arg("pat.mtx") + " --semiring min-plus --backend cpu --algo sell -o " +
-                            arg("inf_sell.mtx"));
+  for (const char* algo : {"sell", "ell", "dia"}) {
+    // The pattern matrix's empty row is all padding in SELL, ELL and DIA, and still gives min-plus's inf.
+    const CliResult r = run("multiply " + arg("pat.mtx") + " --semiring min-plus --backend cpu --algo " + algo +
+                            " -o " + arg("inf_padded.mtx"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(spmv::read_vector(file("inf_sell.mtx").string()), with_inf);
+    EXPECT_EQ(spmv::read_vector(file("inf_padded.mtx").string()), with_inf) << algo;
   }
   {  // Auto names its choice: the row loop on one thread (nothing to balance).
     const CliResult r = run("multiply " + arg("hand.mtx") + " --semiring or-and --backend cpu --threads 1 -o " +

@@ -7,11 +7,14 @@
 // second pass.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/error_bound.hpp"
@@ -59,6 +62,65 @@ std::vector<Value> semiring_reference(Semiring s, const CsrMatrix<Value, Index>&
     y[static_cast<std::size_t>(i)] = acc;
   }
   return y;
+}
+
+// x for the bit-for-bit comparisons between kernels: random values with signed zeros, NaN and +-Inf sprinkled in.
+template <class Value>
+std::vector<Value> bits_probe_x(std::int64_t n, std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<Value> x(static_cast<std::size_t>(n));
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    x[j] = static_cast<Value>(rng.symmetric());
+    if (j % 7 == 3) x[j] = j % 2 ? Value(0) : -Value(0);
+    if (j % 11 == 4) x[j] = std::numeric_limits<Value>::quiet_NaN();
+    if (j % 13 == 6) x[j] = (j % 2 ? 1 : -1) * std::numeric_limits<Value>::infinity();
+  }
+  return x;
+}
+
+// The first row where `got` differs from `want` in its bits, or -1. Accepted: a zero of the other sign for the
+// order-free semirings (max(+0, -0) keeps its first operand), and a NaN of another sign or payload (x86's add of
+// two NaN returns one operand, and the compiler may put either first).
+template <class Value>
+std::int64_t first_bits_difference(Semiring s, const std::vector<Value>& want, const std::vector<Value>& got) {
+  using Bits = std::conditional_t<sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const bool zeros = s != Semiring::PlusTimes && want[i] == Value(0) && got[i] == Value(0);
+    const bool nans = std::isnan(want[i]) && std::isnan(got[i]);
+    if (std::bit_cast<Bits>(want[i]) != std::bit_cast<Bits>(got[i]) && !zeros && !nans)
+      return static_cast<std::int64_t>(i);
+  }
+  return -1;
+}
+
+// A 4 x 3 matrix whose padding would change every semiring but plus-times if it entered a row: rows of 1, 3, 0 and
+// 2 entries (row 3 unsorted), x = (-5, 2, 4). Padded to 3 slots (ELL; SELL at C = 4, sigma = 4, which sorts the
+// rows 1, 3, 0, 2 into one slice), rows 0, 2 and 3 end in padding. A padding slot read as value 0 at column 0
+// would bring 0 ⊗ x0 into them: -5 into min-plus's row 0 (not 1) and empty row (not inf), -0 into max-times's
+// row 0 (above its -2), and min(0, -5) = -5 into max-min's empty row (not -inf); plus-times and or-and would not
+// see it with a finite x0. `want` is hand-computed.
+struct PaddingBait {
+  CsrMatrix<double, std::int32_t> a;
+  std::vector<double> x;
+  std::vector<std::pair<Semiring, std::vector<double>>> want;
+};
+inline PaddingBait padding_bait() {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  PaddingBait p;
+  p.a.rows = 4;
+  p.a.cols = 3;
+  p.a.row_ptr = {0, 1, 4, 4, 6};
+  p.a.col_idx = {1, 0, 1, 2, 2, 1};
+  p.a.values = {-1.0, 1.0, 3.0, -2.0, 0.5, -0.5};
+  p.x = {-5.0, 2.0, 4.0};
+  p.want = {
+      {Semiring::PlusTimes, {-2.0, -5.0 + 6.0 - 8.0, 0.0, 2.0 - 1.0}},
+      {Semiring::MinPlus, {1.0, -4.0, inf, 1.5}},
+      {Semiring::MaxTimes, {-2.0, 6.0, -inf, 2.0}},
+      {Semiring::OrAnd, {1.0, 1.0, 0.0, 1.0}},
+      {Semiring::MaxMin, {-1.0, 2.0, -inf, 0.5}},
+  };
+  return p;
 }
 
 // Every semiring on `a` with two x vectors (finite; then with NaN and +-Inf sprinkled in). `multiply`

@@ -34,42 +34,21 @@ bool sell_refuses(const CsrMatrix<Value, Index>& a) {
   return to_sell_refuses(a, sell);
 }
 
-// Rows of lengths 1, 3, 0, 2 (row 3 unsorted); C = 4, sigma = 4 sorts them 1, 3, 0, 2 into one slice of width
-// 3: row 0 has two padding slots, row 2 three, row 3 one. A padding slot read as value 0 at column 0 would
-// bring 0 ⊗ x0 into them: 0 + (-5) = -5 into min-plus's row 0 (not 1) and empty row (not inf), -0 into
-// max-times's row 0 (above its -2) and min(0, -5) = -5 into max-min's empty row (not -inf); plus-times and
-// or-and would not see it with a finite x0 (0 x0 = 0; 0 and x0 = 0). Hand-computed: x = (-5, 2, 4).
+// padding_bait() (common/semiring_check.hpp): C = 4, sigma = 4 sorts its rows 1, 3, 0, 2 into one slice of
+// width 3, so row 0 has two padding slots, row 2 three, row 3 one.
 TEST(SemiringSell, PaddingNeverEntersARow) {
-  CsrMatrix<double, std::int32_t> a;
-  a.rows = 4;
-  a.cols = 3;
-  a.row_ptr = {0, 1, 4, 4, 6};
-  a.col_idx = {1, 0, 1, 2, 2, 1};
-  a.values = {-1.0, 1.0, 3.0, -2.0, 0.5, -0.5};
-  const std::vector<double> x = {-5.0, 2.0, 4.0};
+  const PaddingBait bait = padding_bait();
   Options options;
   options.sell_c = 4;
   options.sell_sigma = 4;
-  const auto m = to_sell(a, options);
+  const auto m = to_sell(bait.a, options);
   ASSERT_EQ(m.perm, (std::vector<std::int32_t>{1, 3, 0, 2}));  // sigma sorted the rows
   ASSERT_EQ(m.slice_width, (std::vector<std::int32_t>{3}));
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  struct Case {
-    Semiring s;
-    std::vector<double> want;
-  };
-  const Case cases[] = {
-      {Semiring::PlusTimes, {-2.0, -5.0 + 6.0 - 8.0, 0.0, 2.0 - 1.0}},
-      {Semiring::MinPlus, {1.0, -4.0, inf, 1.5}},
-      {Semiring::MaxTimes, {-2.0, 6.0, -inf, 2.0}},
-      {Semiring::OrAnd, {1.0, 1.0, 0.0, 1.0}},
-      {Semiring::MaxMin, {-1.0, 2.0, -inf, 0.5}},
-  };
-  for (const Case& c : cases)
+  for (const auto& [s, want] : bait.want)
     for (int threads : {1, 2}) {
       std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
-      cpu::detail::semiring_sell(c.s, m, x.data(), y.data(), threads);
-      EXPECT_EQ(y, c.want) << to_string(c.s) << ", " << threads << " threads";
+      cpu::detail::semiring_sell(s, m, bait.x.data(), y.data(), threads);
+      EXPECT_EQ(y, want) << to_string(s) << ", " << threads << " threads";
     }
 }
 
@@ -133,28 +112,14 @@ TEST_P(SemiringSellZoo, OtherSlicesAndWindows) {
 // where SELL gave nan for plus-times on cage8).
 template <class Value, class Index>
 void expect_sell_bits_equal_rows(const CsrMatrix<Value, Index>& a, std::uint64_t seed) {
-  using Bits = std::conditional_t<sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
   if (sell_refuses(a)) return;  // MatchesTheDefinition checks the refusal
-  SplitMix64 rng(seed);
-  std::vector<Value> x(static_cast<std::size_t>(a.cols));
-  for (std::size_t j = 0; j < x.size(); ++j) {
-    x[j] = static_cast<Value>(rng.symmetric());
-    if (j % 7 == 3) x[j] = j % 2 ? Value(0) : -Value(0);
-    if (j % 11 == 4) x[j] = std::numeric_limits<Value>::quiet_NaN();
-    if (j % 13 == 6) x[j] = (j % 2 ? 1 : -1) * std::numeric_limits<Value>::infinity();
-  }
+  const std::vector<Value> x = bits_probe_x<Value>(a.cols, seed);
   for (Semiring s : kSemirings) {
     std::vector<Value> rows(static_cast<std::size_t>(a.rows), std::numeric_limits<Value>::quiet_NaN()), sell(rows);
     semiring_multiply(s, a, std::span<const Value>(x), std::span(rows), 2, Algorithm::RowLoop);
     semiring_multiply(s, a, std::span<const Value>(x), std::span(sell), 2, Algorithm::Sell);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const bool zeros = s != Semiring::PlusTimes && rows[i] == Value(0) && sell[i] == Value(0);
-      const bool nans = std::isnan(rows[i]) && std::isnan(sell[i]);  // which NaN: the compiler's operand order
-      if (std::bit_cast<Bits>(rows[i]) != std::bit_cast<Bits>(sell[i]) && !zeros && !nans) {
-        ADD_FAILURE() << to_string(s) << ", row " << i << ": sell " << sell[i] << ", row loop " << rows[i];
-        break;
-      }
-    }
+    if (const std::int64_t i = first_bits_difference(s, rows, sell); i >= 0)
+      ADD_FAILURE() << to_string(s) << ", row " << i << ": sell " << sell[i] << ", row loop " << rows[i];
   }
 }
 
