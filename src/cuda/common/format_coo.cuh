@@ -75,12 +75,15 @@ std::int64_t partition_rows(const Index* row_ptr, Index rows, Index threshold, I
 
 // --- the product -------------------------------------------------------------------------------------
 
-template <class Value, class Index>
+// Entry k's term a_k ⊗ x[col_k]: Ops a semiring's (core/semiring_ops.hpp), plus-times for the SpMV.
+template <class Value, class Index, class Ops = semiring_ops::PlusTimes<Value>>
 struct CooEntryProduct {
   const Index* col_idx;
   const Value* values;
   const Value* x;
-  __device__ Value operator()(Index k) const { return load_stream(values + k) * __ldg(x + load_stream(col_idx + k)); }
+  __device__ Value operator()(Index k) const {
+    return Ops::mul(load_stream(values + k), __ldg(x + load_stream(col_idx + k)));
+  }
 };
 
 // i < runs: row_list[i] is the i-th row holding entries and sum[i] its sum; y[row] = alpha * sum + beta * y
@@ -101,6 +104,48 @@ __global__ void __launch_bounds__(kMaxBlockSize)
   }
 }
 
+// The segmented reduction of the COO products: sums[i] = Reduce over the i-th run of equal rows of
+// Product(k), the runs of entries sorted by row (cub::DeviceReduce::ReduceByKey; its keys are the row indices).
+// Product and Reduce: plus-times for the SpMV (CooEntryProduct, plus), a semiring's ⊗ and ⊕ for its product
+// (semiring_format_kernels.cuh); CUB documents ReduceByKey as run-to-run deterministic on one device. Owns the
+// per-run results and CUB's temporary storage, allocated here at plan time: run() allocates nothing and never
+// synchronises.
+template <class Value, class Index, class Product, class Reduce>
+class RowRunReduction {
+ public:
+  RowRunReduction() = default;
+  // `sizing` stands for the products of every run() (the same iterator types; its x is not read here).
+  RowRunReduction(const Index* row_idx, Index nnz, Index runs, const Product& sizing)
+      : row_idx_(row_idx), nnz_(nnz), sums_(static_cast<std::size_t>(runs)) {
+    SPMV_CUDA_CHECK(reduce(nullptr, temp_bytes_, sizing, nullptr));
+    temp_ = DeviceBuffer<unsigned char>(temp_bytes_);
+  }
+
+  void run(const Product& product, cudaStream_t stream) {
+    std::size_t bytes = temp_bytes_;
+    SPMV_CUDA_CHECK(reduce(temp_.data(), bytes, product, stream));
+  }
+  const Value* sums() const { return sums_.data(); }
+  std::size_t bytes() const { return sums_.bytes() + temp_.bytes(); }
+
+ private:
+  using Products = thrust::transform_iterator<Product, thrust::counting_iterator<Index>>;
+
+  // With temp == nullptr only sizes the temporary storage (the same call, hence the same iterator types,
+  // at plan time and in run).
+  cudaError_t reduce(void* temp, std::size_t& bytes, const Product& product, cudaStream_t stream) {
+    const Products products(thrust::counting_iterator<Index>(0), product);
+    return cub::DeviceReduce::ReduceByKey(temp, bytes, row_idx_, thrust::make_discard_iterator(), products,
+                                          sums_.data(), thrust::make_discard_iterator(), Reduce{}, nnz_, stream);
+  }
+
+  const Index* row_idx_ = nullptr;
+  Index nnz_ = 0;
+  DeviceBuffer<Value> sums_;
+  std::size_t temp_bytes_ = 0;
+  DeviceBuffer<unsigned char> temp_;
+};
+
 // y = alpha * A_coo * x + beta * y (or y += alpha * A_coo * x when accumulate). Holds views of the COO
 // arrays and the row list (owned by the caller, sorted by row) and owns the per-run sums and CUB's
 // temporary storage, both allocated here at plan time: apply() allocates nothing and never synchronises.
@@ -111,54 +156,35 @@ class CooProduct {
   // row_list: the `runs` rows that hold entries (ascending), then `empty` rows that hold none.
   CooProduct(const Index* row_idx, const Index* col_idx, const Value* values, Index nnz, const Index* row_list,
              Index runs, Index empty, bool accumulate, int block)
-      : row_idx_(row_idx), col_idx_(col_idx), values_(values), nnz_(nnz), row_list_(row_list), runs_(runs),
-        empty_(empty), accumulate_(accumulate), block_(block), sums_(static_cast<std::size_t>(runs)) {
-    SPMV_CUDA_CHECK(reduce(nullptr, temp_bytes_, nullptr, nullptr));
-    temp_ = DeviceBuffer<unsigned char>(temp_bytes_);
-  }
+      : col_idx_(col_idx), values_(values), row_list_(row_list), runs_(runs), empty_(empty), accumulate_(accumulate),
+        block_(block), sums_(row_idx, nnz, runs, Product{col_idx, values, nullptr}) {}
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) {
-    if (runs_ > 0) {
-      std::size_t bytes = temp_bytes_;
-      SPMV_CUDA_CHECK(reduce(temp_.data(), bytes, x, stream));
-    }
+    if (runs_ > 0) sums_.run(Product{col_idx_, values_, x}, stream);
     const unsigned grid = grid_for(static_cast<std::int64_t>(runs_) + empty_, block_);
     if (accumulate_) {
-      coo_epilogue_kernel<true><<<grid, block_, 0, stream>>>(row_list_, sums_.data(), runs_, empty_, alpha, beta, y);
+      coo_epilogue_kernel<true><<<grid, block_, 0, stream>>>(row_list_, sums_.sums(), runs_, empty_, alpha, beta, y);
       SPMV_CHECK_LAUNCH("coo_epilogue_kernel<accumulate>");
     } else {
-      coo_epilogue_kernel<false><<<grid, block_, 0, stream>>>(row_list_, sums_.data(), runs_, empty_, alpha, beta, y);
+      coo_epilogue_kernel<false><<<grid, block_, 0, stream>>>(row_list_, sums_.sums(), runs_, empty_, alpha, beta, y);
       SPMV_CHECK_LAUNCH("coo_epilogue_kernel");
     }
   }
 
-  std::size_t bytes() const { return sums_.bytes() + temp_.bytes(); }
+  std::size_t bytes() const { return sums_.bytes(); }
   Index runs() const { return runs_; }
 
  private:
-  using Products = thrust::transform_iterator<CooEntryProduct<Value, Index>, thrust::counting_iterator<Index>>;
+  using Product = CooEntryProduct<Value, Index>;
 
-  // With temp == nullptr only sizes the temporary storage (the same call, hence the same iterator types,
-  // at plan time and in apply).
-  cudaError_t reduce(void* temp, std::size_t& bytes, const Value* x, cudaStream_t stream) {
-    const Products products(thrust::counting_iterator<Index>(0), CooEntryProduct<Value, Index>{col_idx_, values_, x});
-    return cub::DeviceReduce::ReduceByKey(temp, bytes, row_idx_, thrust::make_discard_iterator(), products,
-                                          sums_.data(), thrust::make_discard_iterator(), ::cuda::std::plus<>{},
-                                          nnz_, stream);
-  }
-
-  const Index* row_idx_ = nullptr;
   const Index* col_idx_ = nullptr;
   const Value* values_ = nullptr;
-  Index nnz_ = 0;
   const Index* row_list_ = nullptr;
   Index runs_ = 0;
   Index empty_ = 0;
   bool accumulate_ = false;
   int block_ = 256;
-  DeviceBuffer<Value> sums_;
-  std::size_t temp_bytes_ = 0;
-  DeviceBuffer<unsigned char> temp_;
+  RowRunReduction<Value, Index, Product, ::cuda::std::plus<>> sums_;
 };
 
 }  // namespace spmv::cuda::format
