@@ -136,8 +136,10 @@ int run_multiply(const MultiplyOptions& o) {
     if (std::find(kernels.begin(), kernels.end(), algorithm) == kernels.end())
       throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels on {} are {}", o.semiring, o.algo,
                                    to_string(backend),
-                                   cpu ? "auto, row-loop, merge-parallel, sell, ell, ellr, hyb, coo and dia"
-                                       : "auto, csr-vector, merge-path, sell, ell, ellr, hyb, coo and dia"));
+                                   cpu ? "auto, row-loop, merge-parallel, sell, ell, ellr, hyb, coo and dia "
+                                         "(csr-vector and merge-path: add --backend cuda)"
+                                       : "auto, csr-vector, merge-path, sell, ell, ellr, hyb, coo and dia "
+                                         "(row-loop and merge-parallel: add --backend cpu)"));
   }
   const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
   if (o.precision != "f32" && o.precision != "f64" && !half)
@@ -240,9 +242,10 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
   sub->add_option("--semiring", o->semiring,
                   "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
-                      " (not plus-times: no alpha/beta; CPU or CUDA; --algo forces a kernel: row-loop or merge-parallel on the "
-                      "CPU, csr-vector or merge-path on CUDA, sell, ell, ellr, hyb, coo or dia on both; pattern entries "
-                      "count as 1; an empty row gives the semiring's zero, e.g. inf for min-plus)")
+                      " (not plus-times: no alpha/beta; CPU or CUDA; --algo forces a kernel: row-loop or "
+                      "merge-parallel on the CPU, csr-vector or merge-path on CUDA, sell, ell, ellr, hyb, coo or dia "
+                      "on both; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf for "
+                      "min-plus)")
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);
   sub->footer(

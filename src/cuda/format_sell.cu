@@ -61,15 +61,15 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
   if (sell::write_left_out_rows(sliced_blocks, all_rows, nonempty,
                                 [&](long long i) { y[i] = axpby(alpha, compute_t<Value>(0), beta, y, i); }))
     return;
-  sell::walk_sliced_rows<L>(rows, sliced_blocks, log2_c, width, slice_ptr,
-                            [&](long long p, Index first, Index step, Index count, int lane) {
-                              compute_t<Value> sum = format::strided_row_dot<true>(col_idx, values, first, step, count, x);
-                              sum = subwarp_sum<L>(sum);
-                              if (lane == 0) {
-                                const Index row = format::load_stream(perm + p);
-                                y[row] = axpby(alpha, sum, beta, y, row);
-                              }
-                            });
+  sell::walk_sliced_rows<L>(
+      rows, sliced_blocks, log2_c, width, slice_ptr, [&](long long p, Index first, Index step, Index count, int lane) {
+        compute_t<Value> sum = format::strided_row_dot<true>(col_idx, values, first, step, count, x);
+        sum = subwarp_sum<L>(sum);
+        if (lane == 0) {
+          const Index row = format::load_stream(perm + p);
+          y[row] = axpby(alpha, sum, beta, y, row);
+        }
+      });
 }
 
 template <class Value, class Index, class Real = compute_t<Value>>

@@ -2,7 +2,7 @@
 // each entry expanded from row_ptr on the device, the CSR's columns and values used in place, the rows holding
 // entries listed ascending by cub::DevicePartition), built once at plan time, and its segmented reduction with the
 // semiring's ops: cub::DeviceReduce::ReduceByKey folds each run of equal rows with ⊕ over the terms a_k ⊗ x[col_k],
-// then one thread a row writes it (the zero for the rows without entries; semiring_format_kernels.cuh's CooRuns).
+// then one thread a row writes it (the zero for the rows without entries; semiring_format_kernels.cuh's CooFold).
 //
 // Why a segmented reduction and not atomics into y: it is deterministic (no atomics; CUB documents ReduceByKey as
 // run-to-run deterministic), each row is written once, and it is the SpMV COO's own reduction with ⊕ in place of
@@ -13,7 +13,6 @@
 // different streams.
 #include <string>
 
-#include "cpu/instantiate.hpp"
 #include "cuda/semiring_format_kernels.cuh"
 
 namespace spmv::cuda {
@@ -26,7 +25,7 @@ class SemiringCoo final : public SemiringFormat<Value, Index> {
       : row_idx_(static_cast<std::size_t>(a.nnz)), row_list_(static_cast<std::size_t>(a.rows)) {
     format::expand_row_indices(a.row_ptr, a.rows, a.nnz, row_idx_.data(), stream);
     const auto runs = static_cast<Index>(format::partition_rows(a.row_ptr, a.rows, Index(0), row_list_.data(), stream));
-    coo_ = semiring_format::CooRuns<Ops, Value, Index>(row_idx_.data(), a.col_idx, a.values, a.nnz, row_list_.data(),
+    coo_ = semiring_format::CooFold<Ops, Value, Index>(row_idx_.data(), a.col_idx, a.values, a.nnz, row_list_.data(),
                                                        runs, a.rows - runs, /*accumulate=*/false);
   }
 
@@ -41,7 +40,7 @@ class SemiringCoo final : public SemiringFormat<Value, Index> {
  private:
   DeviceBuffer<Index> row_idx_;   // nnz: the row of each entry (the COO row array)
   DeviceBuffer<Index> row_list_;  // rows: the non-empty rows ascending, then the empty rows
-  semiring_format::CooRuns<Ops, Value, Index> coo_;
+  semiring_format::CooFold<Ops, Value, Index> coo_;
 };
 
 }  // namespace
@@ -51,9 +50,6 @@ SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a
   return semiring_format::make_for<SemiringCoo, Value, Index>(s, a, stream);
 }
 
-#define SPMV_INSTANTIATE(V, I) \
-  template SemiringFormatPtr<V, I> make_semiring_coo(const CsrView<V, I>&, Semiring, cudaStream_t);
-SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // SemiringPlan's (value, index) pairs
-#undef SPMV_INSTANTIATE
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_coo)
 
 }  // namespace spmv::cuda

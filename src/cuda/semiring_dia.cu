@@ -17,7 +17,6 @@
 #include <string>
 #include <type_traits>
 
-#include "cpu/instantiate.hpp"
 #include "cuda/common/format_dia.cuh"
 #include "cuda/semiring_format_kernels.cuh"
 
@@ -81,9 +80,6 @@ SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a
   return semiring_format::make_for<SemiringDia, Value, Index>(s, a, s, stream);
 }
 
-#define SPMV_INSTANTIATE(V, I) \
-  template SemiringFormatPtr<V, I> make_semiring_dia(const CsrView<V, I>&, Semiring, cudaStream_t);
-SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // SemiringPlan's (value, index) pairs
-#undef SPMV_INSTANTIATE
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_dia)
 
 }  // namespace spmv::cuda

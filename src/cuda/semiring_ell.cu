@@ -7,7 +7,6 @@
 // length. Padding never enters a row. One launch, no workspace: products on any number of streams may run at once.
 #include <string>
 
-#include "cpu/instantiate.hpp"
 #include "cuda/semiring_format_kernels.cuh"
 
 namespace spmv::cuda {
@@ -45,14 +44,16 @@ class SemiringEll final : public SemiringFormat<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, bool stop_at_length,
-                                                  cudaStream_t stream) {
-  return semiring_format::make_for<SemiringEll, Value, Index>(s, a, stop_at_length, stream);
+SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream) {
+  return semiring_format::make_for<SemiringEll, Value, Index>(s, a, /*stop_at_length=*/false, stream);
 }
 
-#define SPMV_INSTANTIATE(V, I) \
-  template SemiringFormatPtr<V, I> make_semiring_ell(const CsrView<V, I>&, Semiring, bool, cudaStream_t);
-SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // SemiringPlan's (value, index) pairs
-#undef SPMV_INSTANTIATE
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream) {
+  return semiring_format::make_for<SemiringEll, Value, Index>(s, a, /*stop_at_length=*/true, stream);
+}
+
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_ell)
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_ellr)
 
 }  // namespace spmv::cuda

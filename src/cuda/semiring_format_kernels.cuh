@@ -88,46 +88,35 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // COO's product over the semiring: cub::DeviceReduce::ReduceByKey over the entries, sorted by row, with ⊗ making
-// the terms on the fly and ⊕ reducing each run of equal rows (format_coo.cuh's RowRunReduction, the SpMV COO's
-// segmented reduction), then coo_fold_kernel writes each row once. Deterministic: no atomics, and CUB documents
-// ReduceByKey as run-to-run deterministic on one device, so plus-times gives the same bits on every product (not
-// CSR's order: CUB combines a run in tiles); min, max and or-and are exact in any order. The per-run results and
-// CUB's scratch are a workspace (the plan orders products over streams). Views of the arrays and the row list:
-// the caller owns them.
+// the terms on the fly and ⊕ reducing each run of equal rows (format_coo.cuh's CooRuns, the SpMV COO's segmented
+// reduction), then coo_fold_kernel writes each row once. Deterministic: no atomics, and CUB documents ReduceByKey
+// as run-to-run deterministic on one device, so plus-times gives the same bits on every product (not CSR's order:
+// CUB combines a run in tiles); min, max and or-and are exact in any order. The per-run results and CUB's scratch
+// are a workspace (the plan orders products over streams). Views of the arrays and the row list: the caller owns
+// them. accumulate (HYB): ⊕-add into y's rows, which hold the ELL part.
 template <class Ops, class Value, class Index>
-class CooRuns {
+class CooFold {
  public:
-  CooRuns() = default;
-  // row_list: the `runs` rows that hold entries (ascending, the runs' order), then `empty` rows that hold none.
-  CooRuns(const Index* row_idx, const Index* col_idx, const Value* values, Index nnz, const Index* row_list,
+  CooFold() = default;
+  CooFold(const Index* row_idx, const Index* col_idx, const Value* values, Index nnz, const Index* row_list,
           Index runs, Index empty, bool accumulate)
-      : col_idx_(col_idx), values_(values), row_list_(row_list), runs_(runs), empty_(empty), accumulate_(accumulate),
-        reduction_(row_idx, nnz, runs, Product{col_idx, values, nullptr}) {}
+      : runs_(row_idx, col_idx, values, nnz, row_list, runs, empty), accumulate_(accumulate) {}
 
   void apply(const Value* x, Value* y, cudaStream_t stream) {
-    if (runs_ > 0) reduction_.run(Product{col_idx_, values_, x}, stream);
-    const unsigned grid = grid_for(static_cast<std::int64_t>(runs_) + empty_, kThreads);
-    if (accumulate_) {
-      coo_fold_kernel<true, Ops><<<grid, kThreads, 0, stream>>>(row_list_, reduction_.sums(), runs_, empty_, y);
-      SPMV_CHECK_LAUNCH("coo_fold_kernel<accumulate>");
-    } else {
-      coo_fold_kernel<false, Ops><<<grid, kThreads, 0, stream>>>(row_list_, reduction_.sums(), runs_, empty_, y);
-      SPMV_CHECK_LAUNCH("coo_fold_kernel");
-    }
+    runs_.reduce(x, stream);
+    const Index runs = runs_.runs(), empty = runs_.empty();
+    const unsigned grid = grid_for(static_cast<std::int64_t>(runs) + empty, kThreads);
+    const auto fold =
+        accumulate_ ? coo_fold_kernel<true, Ops, Value, Index> : coo_fold_kernel<false, Ops, Value, Index>;
+    fold<<<grid, kThreads, 0, stream>>>(runs_.row_list(), runs_.sums(), runs, empty, y);
+    SPMV_CHECK_LAUNCH("coo_fold_kernel");
   }
-  std::size_t bytes() const { return reduction_.bytes(); }
-  Index runs() const { return runs_; }
+  std::size_t bytes() const { return runs_.bytes(); }
+  Index runs() const { return runs_.runs(); }
 
  private:
-  using Product = format::CooEntryProduct<Value, Index, Ops>;
-
-  const Index* col_idx_ = nullptr;
-  const Value* values_ = nullptr;
-  const Index* row_list_ = nullptr;
-  Index runs_ = 0;
-  Index empty_ = 0;
+  format::CooRuns<Value, Index, Ops, SemiringAdd<Ops>> runs_;
   bool accumulate_ = false;
-  format::RowRunReduction<Value, Index, Product, SemiringAdd<Ops>> reduction_;
 };
 
 }  // namespace spmv::cuda::semiring_format

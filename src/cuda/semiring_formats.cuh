@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -34,11 +35,12 @@ using SemiringFormatPtr = std::unique_ptr<SemiringFormat<Value, Index>>;
 
 // Each factory takes a matrix with rows and entries (the plan handles the others), converts it on `stream` and
 // synchronises it.
-// ELL (stop_at_length false: every slot walked, padding skipped by its column) or ELL-R (each row stops at its
-// length).
+// ELL: every slot walked, padding skipped by its column.
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, bool stop_at_length,
-                                                  cudaStream_t stream);
+SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+// ELL-R: each row stops at its length.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
 // HYB: the ELL part, then the COO overflow ⊕-folded into its rows.
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
@@ -48,5 +50,16 @@ SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a
 // DIA with its stored-slot mask; refuses duplicate entries for the semirings other than plus-times.
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+
+// Each factory's file instantiates it for SemiringPlan's (value, index) pairs (cpu/instantiate.hpp's).
+#define SPMV_INSTANTIATE_SEMIRING_FORMAT(name)                                                                \
+  template SemiringFormatPtr<float, std::int32_t> name(const CsrView<float, std::int32_t>&, Semiring,        \
+                                                       cudaStream_t);                                         \
+  template SemiringFormatPtr<float, std::int64_t> name(const CsrView<float, std::int64_t>&, Semiring,        \
+                                                       cudaStream_t);                                         \
+  template SemiringFormatPtr<double, std::int32_t> name(const CsrView<double, std::int32_t>&, Semiring,      \
+                                                        cudaStream_t);                                        \
+  template SemiringFormatPtr<double, std::int64_t> name(const CsrView<double, std::int64_t>&, Semiring,      \
+                                                        cudaStream_t);
 
 }  // namespace spmv::cuda

@@ -2,12 +2,11 @@
 // SC'09, a row's first K entries in ELL, K by their rule, the rest in COO sorted by row), converted once at plan
 // time with the default Options, and two launches a product: the ELL walk writes every row's ELL part folded from
 // the semiring's zero (padding skipped by its column), then the COO overflow is reduced run by run and ⊕-added into
-// its rows (y[row] = y[row] ⊕ run, not the SpMV's +=; semiring_format_kernels.cuh's CooRuns). min, max and or-and
+// its rows (y[row] = y[row] ⊕ run, not the SpMV's +=; semiring_format_kernels.cuh's CooFold). min, max and or-and
 // give the definition's values (exact in any order); plus-times folds a row's ELL part in storage order and adds
 // the sum of its overflow (CUB's order). The COO part's per-run results are a workspace.
 #include <string>
 
-#include "cpu/instantiate.hpp"
 #include "cuda/common/format_hyb.cuh"
 #include "cuda/semiring_format_kernels.cuh"
 
@@ -19,7 +18,7 @@ class SemiringHyb final : public SemiringFormat<Value, Index> {
  public:
   SemiringHyb(const CsrView<Value, Index>& a, cudaStream_t stream) : m_(format::build_hyb(a, Options{}, stream)) {
     if (m_.coo_nnz > 0)
-      coo_ = semiring_format::CooRuns<Ops, Value, Index>(m_.coo_row.data(), m_.coo_col.data(), m_.coo_val.data(),
+      coo_ = semiring_format::CooFold<Ops, Value, Index>(m_.coo_row.data(), m_.coo_col.data(), m_.coo_val.data(),
                                                          m_.coo_nnz, m_.overflow_rows.data(),
                                                          static_cast<Index>(m_.overflow_rows.size()), Index(0),
                                                          /*accumulate=*/true);
@@ -39,7 +38,7 @@ class SemiringHyb final : public SemiringFormat<Value, Index> {
 
  private:
   format::HybStorage<Value, Index> m_;
-  semiring_format::CooRuns<Ops, Value, Index> coo_;
+  semiring_format::CooFold<Ops, Value, Index> coo_;
 };
 
 }  // namespace
@@ -49,9 +48,6 @@ SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a
   return semiring_format::make_for<SemiringHyb, Value, Index>(s, a, stream);
 }
 
-#define SPMV_INSTANTIATE(V, I) \
-  template SemiringFormatPtr<V, I> make_semiring_hyb(const CsrView<V, I>&, Semiring, cudaStream_t);
-SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // SemiringPlan's (value, index) pairs
-#undef SPMV_INSTANTIATE
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_hyb)
 
 }  // namespace spmv::cuda

@@ -108,7 +108,8 @@ void cuda_semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::s
 }
 
 #define SPMV_INSTANTIATE(V, I) \
-  template void cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int, Algorithm);
+  template void cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int, \
+                                       Algorithm);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 

@@ -94,8 +94,8 @@ template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<Value, Index>& a, Semiring s,
                                             cudaStream_t stream) {
   switch (algorithm) {
-    case Algorithm::Ell: return make_semiring_ell(a, s, /*stop_at_length=*/false, stream);
-    case Algorithm::EllR: return make_semiring_ell(a, s, /*stop_at_length=*/true, stream);
+    case Algorithm::Ell: return make_semiring_ell(a, s, stream);
+    case Algorithm::EllR: return make_semiring_ellr(a, s, stream);
     case Algorithm::Hyb: return make_semiring_hyb(a, s, stream);
     case Algorithm::Coo: return make_semiring_coo(a, s, stream);
     default: return make_semiring_dia(a, s, stream);

@@ -43,17 +43,17 @@ __global__ void __launch_bounds__(kThreads)
                          const long long* __restrict__ slice_ptr, const Index* __restrict__ col_idx,
                          const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y) {
   if (sell::write_left_out_rows(sliced_blocks, all_rows, nonempty, [&](long long i) { y[i] = Ops::zero(); })) return;
-  sell::walk_sliced_rows<L>(rows, sliced_blocks, log2_c, width, slice_ptr,
-                            [&](long long p, Index slot, Index step, Index count, int lane) {
-                              Value acc = Ops::zero();
-                              for (Index k = 0; k < count; ++k, slot += step) {
-                                const Index col = format::load_stream(col_idx + slot);
-                                if (col < 0) break;  // padding: only padding follows
-                                acc = Ops::add(acc, Ops::mul(format::load_stream(values + slot), __ldg(x + col)));
-                              }
-                              acc = subwarp_reduce<L>(acc, [](Value u, Value v) { return Ops::add(u, v); });
-                              if (lane == 0) y[format::load_stream(perm + p)] = acc;
-                            });
+  sell::walk_sliced_rows<L>(
+      rows, sliced_blocks, log2_c, width, slice_ptr, [&](long long p, Index slot, Index step, Index count, int lane) {
+        Value acc = Ops::zero();
+        for (Index k = 0; k < count; ++k, slot += step) {
+          const Index col = format::load_stream(col_idx + slot);
+          if (col < 0) break;  // padding: only padding follows
+          acc = Ops::add(acc, Ops::mul(format::load_stream(values + slot), __ldg(x + col)));
+        }
+        acc = subwarp_reduce<L>(acc, [](Value u, Value v) { return Ops::add(u, v); });
+        if (lane == 0) y[format::load_stream(perm + p)] = acc;
+      });
 }
 
 }  // namespace

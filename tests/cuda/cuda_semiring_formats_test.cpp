@@ -29,7 +29,6 @@
 namespace spmv::test {
 namespace {
 
-constexpr Algorithm kFormats[] = {Algorithm::Ell, Algorithm::EllR, Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 // A SemiringPlan with `algorithm` on host data (check_semirings' `multiply`): A and x uploaded, y's NaN poison
@@ -47,39 +46,13 @@ const auto planned = [](Algorithm algorithm) {
   };
 };
 
-// Whether the host conversion to `algorithm` with the default Options refuses `a` (the device conversions apply
-// the same padding rule: format_common.cuh's check_padded_size and core/formats.cpp's check_padding).
-template <class Value, class Index>
-bool conversion_refuses(const CsrMatrix<Value, Index>& a, Algorithm algorithm) {
-  try {
-    switch (algorithm) {
-      case Algorithm::Ell: (void)to_ell(a); break;
-      case Algorithm::EllR: (void)to_ellr(a); break;
-      case Algorithm::Hyb: (void)to_hyb(a); break;
-      case Algorithm::Dia: (void)to_dia(a); break;
-      default: break;  // COO stores no padding
-    }
-  } catch (const Unsupported&) {
-    return true;
-  }
-  return false;
-}
-
-// A column twice in a row: DIA sums such entries, and its plan refuses them for the semirings but plus-times.
-template <class Value, class Index>
-bool has_duplicates(const CsrMatrix<Value, Index>& a) {
-  CsrMatrix<Value, Index> c = a;
-  canonicalize(c);
-  return c.nnz() != a.nnz();
-}
-
 // The definition's values for `a` with every format on the device, or Unsupported where the conversion refuses
 // (never a fallback); DIA with duplicates refuses the semirings other than plus-times, naming them (the
 // reference then stands in for y so that the shared body goes on to the other semirings).
 template <class Value, class Index>
 void expect_formats_match_the_definition(const CsrMatrix<Value, Index>& m, std::uint64_t seed, const char* types) {
   const bool duplicates = has_duplicates(m);
-  for (Algorithm algorithm : kFormats) {
+  for (Algorithm algorithm : kSemiringFormats) {
     SCOPED_TRACE(std::string(types) + ", " + std::string(to_string(algorithm)));
     if (conversion_refuses(m, algorithm)) {
       const cuda::DeviceCsr d_a(m);
@@ -137,7 +110,7 @@ TEST(CudaSemiringFormats, PaddingNeverEntersARow) {
   const auto a32 = convert<float, std::int64_t>(bait.a);
   const std::vector<float> x32(bait.x.begin(), bait.x.end());
   for (const auto& [s, want] : bait.want)
-    for (Algorithm algorithm : kFormats) {
+    for (Algorithm algorithm : kSemiringFormats) {
       SCOPED_TRACE(std::string(to_string(s)) + ", " + std::string(to_string(algorithm)));
       std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
       planned(algorithm)(s, bait.a, bait.x, y);
@@ -148,30 +121,18 @@ TEST(CudaSemiringFormats, PaddingNeverEntersARow) {
     }
 }
 
-// DIA keeps stored zeros apart from padding (tests/cpu/semiring_formats_test.cpp's matrix): 4 x 4, row 0 =
-// {(0, 0.0), (2, 3.0)}, row 1 empty, row 2 = {(1, 0.0)}, row 3 = {(3, 2.0)}; diagonals -1, 0 and 2, of whose 12
-// slots 4 are stored (two of them zeros), 3 are padding inside the matrix and 5 lie outside it. x = (-5, 4, -7, 1).
-// Padding read as 0 would give min-plus's empty row 1 (not inf) and its rows 2 and 3 -7; a stored zero skipped
-// would give min-plus's row 2 inf (not 4). Every format, both index types.
+// DIA keeps stored zeros apart from padding: dia_stored_zeros() (common/semiring_check.hpp, the CPU test's
+// matrix), whose DIA has 12 slots, 4 stored (two of them zeros), 3 padding inside the matrix and 5 outside it; a
+// padding slot read as 0 would give min-plus's empty row 1 (not inf), a stored zero skipped its row 2 inf (not 4).
+// Hand-computed values for every format, both index types.
 TEST(CudaSemiringFormats, DiaStoredZerosAreNotPadding) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  CsrMatrix<double, std::int32_t> a;
-  a.rows = 4;
-  a.cols = 4;
-  a.row_ptr = {0, 2, 2, 3, 4};
-  a.col_idx = {0, 2, 1, 3};
-  a.values = {0.0, 3.0, 0.0, 2.0};
-  const std::vector<double> x = {-5.0, 4.0, -7.0, 1.0};
-  const std::pair<Semiring, std::vector<double>> cases[] = {
-      {Semiring::PlusTimes, {-21.0, 0.0, 0.0, 2.0}},
-      {Semiring::MinPlus, {-5.0, inf, 4.0, 3.0}},
-      {Semiring::MaxTimes, {0.0, -inf, 0.0, 2.0}},  // row 0: max(0 * -5, 3 * -7) = -0
-      {Semiring::OrAnd, {1.0, 0.0, 0.0, 1.0}},
-      {Semiring::MaxMin, {-5.0, -inf, 0.0, 1.0}},
-  };
+  const PaddingBait bait = dia_stored_zeros();
+  const auto& a = bait.a;
+  const auto& x = bait.x;
   const auto a64 = convert<double, std::int64_t>(a);
-  for (const auto& [s, want] : cases)
-    for (Algorithm algorithm : kFormats) {
+  for (const auto& [s, want] : bait.want)
+    for (Algorithm algorithm : kSemiringFormats) {
       SCOPED_TRACE(std::string(to_string(s)) + ", " + std::string(to_string(algorithm)));
       std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
       planned(algorithm)(s, a, x, y);
@@ -195,7 +156,7 @@ TEST(CudaSemiringFormats, PaddingHeavyAndBothHybParts) {
       rows[r].emplace_back(1 + static_cast<std::int64_t>(k * 700 + rng.below(700)), rng.symmetric());
   const auto a = convert<double, std::int32_t>(zoo_detail::from_rows(2200, rows));
   ASSERT_FALSE(conversion_refuses(a, Algorithm::Ell));
-  for (Algorithm algorithm : kFormats) {
+  for (Algorithm algorithm : kSemiringFormats) {
     SCOPED_TRACE(to_string(algorithm));
     if (algorithm == Algorithm::Dia && conversion_refuses(a, algorithm)) continue;  // random columns: many diagonals
     for (const auto& f : check_semirings(a, 52, planned(algorithm))) ADD_FAILURE() << "f64/i32 " << f;
@@ -224,8 +185,9 @@ TEST(CudaSemiringFormats, PaddingHeavyAndBothHybParts) {
 }
 
 // NaN and +-Inf among the stored values (and stored zeros, signed), x with NaN and -Inf: min and max ignore a NaN
-// term, so a row of NaN values gives min-plus's and max-times's zero; or-and reads NaN as true. Each order-free semiring equals the definition, every
-// format (DIA on this canonical matrix too); plus-times is left to the SpMV tests (NaN sums).
+// term, so a row of NaN values gives min-plus's and max-times's zero; or-and reads NaN as true. Each order-free
+// semiring equals the definition with every format (DIA too: the rows are canonical, at most 9 diagonals);
+// plus-times is left to the SpMV tests (NaN sums).
 TEST(CudaSemiringFormats, NanAndInfInValues) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -247,7 +209,7 @@ TEST(CudaSemiringFormats, NanAndInfInValues) {
   ASSERT_TRUE(is_canonical(a));
   std::vector<double> x(300);
   for (std::size_t j = 0; j < x.size(); ++j) x[j] = j % 7 == 2 ? nan : j % 11 == 5 ? -inf : rng.symmetric();
-  for (Algorithm algorithm : kFormats)
+  for (Algorithm algorithm : kSemiringFormats)
     for (Semiring s : {Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd, Semiring::MaxMin}) {
       SCOPED_TRACE(std::string(to_string(s)) + ", " + std::string(to_string(algorithm)));
       std::vector<double> got(static_cast<std::size_t>(a.rows), nan);
@@ -285,15 +247,11 @@ TEST(CudaSemiringFormats, RefusalsAndAuto) {
     }
   }
   for (Algorithm algorithm : {Algorithm::Hyb, Algorithm::Coo})  // no padding bound to break
-    for (const auto& f : check_semirings(huge, 61, planned(algorithm))) ADD_FAILURE() << to_string(algorithm) << " " << f;
+    for (const auto& f : check_semirings(huge, 61, planned(algorithm)))
+      ADD_FAILURE() << to_string(algorithm) << " " << f;
 
   // Row 0 holds (1, 2.0) twice: min-plus's row 0 is 2 + x1, DIA's summed slot would give 4 + x1.
-  CsrMatrix<double, std::int32_t> dup;
-  dup.rows = 2;
-  dup.cols = 2;
-  dup.row_ptr = {0, 2, 3};
-  dup.col_idx = {1, 1, 0};
-  dup.values = {2.0, 2.0, 1.0};
+  const auto dup = duplicate_entry();
   const cuda::DeviceCsr d_dup(dup);
   for (Semiring s : {Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd, Semiring::MaxMin}) {
     try {
@@ -323,7 +281,7 @@ TEST(CudaSemiringFormats, RefusalsAndAuto) {
     const auto a = convert<float, std::int32_t>(m);
     const cuda::DeviceCsr d_a(a);
     const Algorithm chosen = cuda::SemiringPlan<float, std::int32_t>(d_a.view(), Semiring::MinPlus).algorithm();
-    for (Algorithm algorithm : kFormats) EXPECT_NE(chosen, algorithm);
+    for (Algorithm algorithm : kSemiringFormats) EXPECT_NE(chosen, algorithm);
   }
 }
 
@@ -354,7 +312,7 @@ TEST(CudaSemiringFormats, PlansReportTheirFormat) {
   no_rows.cols = 5;
   const cuda::DeviceCsr d_no_rows(no_rows);
   const cuda::DeviceBuffer<double> d_x(5);
-  for (Algorithm algorithm : kFormats) {
+  for (Algorithm algorithm : kSemiringFormats) {
     cuda::SemiringPlan<double, std::int32_t> plan(d_none.view(), Semiring::MinPlus, algorithm);
     EXPECT_EQ(plan.algorithm(), algorithm);
     EXPECT_NE(plan.policy().find("no entries"), std::string::npos) << plan.policy();
@@ -423,7 +381,8 @@ TEST(CudaSemiringFormats, TwoStreamsAtOnce) {
   for (Algorithm algorithm : {Algorithm::Coo, Algorithm::Hyb}) {
     TwoStreams t(long_rows);
     cuda::SemiringPlan<double, std::int32_t> plan(t.csr.view(), Semiring::MaxTimes, algorithm);
-    if (algorithm == Algorithm::Hyb) EXPECT_EQ(plan.policy().find("coo_entries=0 "), std::string::npos) << plan.policy();
+    if (algorithm == Algorithm::Hyb)
+      EXPECT_EQ(plan.policy().find("coo_entries=0 "), std::string::npos) << plan.policy();
     for (int round = 0; round < 3; ++round)
       for (int i = 0; i < 2; ++i) plan.apply(t.dxs[i].data(), t.dys[i].data(), t.streams[i]);
     for (int i = 0; i < 2; ++i) t.expect_cpu(Semiring::MaxTimes, i, std::string(to_string(algorithm)));

@@ -104,43 +104,55 @@ __global__ void __launch_bounds__(kMaxBlockSize)
   }
 }
 
-// The segmented reduction of the COO products: sums[i] = Reduce over the i-th run of equal rows of
-// Product(k), the runs of entries sorted by row (cub::DeviceReduce::ReduceByKey; its keys are the row indices).
-// Product and Reduce: plus-times for the SpMV (CooEntryProduct, plus), a semiring's ⊗ and ⊕ for its product
-// (semiring_format_kernels.cuh); CUB documents ReduceByKey as run-to-run deterministic on one device. Owns the
-// per-run results and CUB's temporary storage, allocated here at plan time: run() allocates nothing and never
-// synchronises.
-template <class Value, class Index, class Product, class Reduce>
-class RowRunReduction {
+// The segmented reduction both COO products share: views of the entries (sorted by row) and of the row list, and
+// sums()[i] = Reduce over the i-th run of equal rows of the terms Ops::mul(a_k, x[col_k]) (cub::DeviceReduce::
+// ReduceByKey; its keys are the row indices; CUB documents it as run-to-run deterministic on one device). Ops and
+// Reduce: plus-times and + for the SpMV (CooProduct below), a semiring's ⊗ and ⊕ for its product
+// (semiring_format_kernels.cuh). Owns the per-run results and CUB's temporary storage, allocated here at plan
+// time: reduce() allocates nothing and never synchronises.
+template <class Value, class Index, class Ops, class Reduce>
+class CooRuns {
  public:
-  RowRunReduction() = default;
-  // `sizing` stands for the products of every run() (the same iterator types; its x is not read here).
-  RowRunReduction(const Index* row_idx, Index nnz, Index runs, const Product& sizing)
-      : row_idx_(row_idx), nnz_(nnz), sums_(static_cast<std::size_t>(runs)) {
-    SPMV_CUDA_CHECK(reduce(nullptr, temp_bytes_, sizing, nullptr));
+  CooRuns() = default;
+  // row_list: the `runs` rows that hold entries (ascending, the runs' order), then `empty` rows that hold none.
+  CooRuns(const Index* row_idx, const Index* col_idx, const Value* values, Index nnz, const Index* row_list,
+          Index runs, Index empty)
+      : row_idx_(row_idx), col_idx_(col_idx), values_(values), nnz_(nnz), row_list_(row_list), runs_(runs),
+        empty_(empty), sums_(static_cast<std::size_t>(runs)) {
+    SPMV_CUDA_CHECK(call(nullptr, temp_bytes_, nullptr, nullptr));
     temp_ = DeviceBuffer<unsigned char>(temp_bytes_);
   }
 
-  void run(const Product& product, cudaStream_t stream) {
+  void reduce(const Value* x, cudaStream_t stream) {
+    if (runs_ == 0) return;
     std::size_t bytes = temp_bytes_;
-    SPMV_CUDA_CHECK(reduce(temp_.data(), bytes, product, stream));
+    SPMV_CUDA_CHECK(call(temp_.data(), bytes, x, stream));
   }
+  const Index* row_list() const { return row_list_; }
   const Value* sums() const { return sums_.data(); }
+  Index runs() const { return runs_; }
+  Index empty() const { return empty_; }
   std::size_t bytes() const { return sums_.bytes() + temp_.bytes(); }
 
  private:
-  using Products = thrust::transform_iterator<Product, thrust::counting_iterator<Index>>;
+  using Products = thrust::transform_iterator<CooEntryProduct<Value, Index, Ops>, thrust::counting_iterator<Index>>;
 
   // With temp == nullptr only sizes the temporary storage (the same call, hence the same iterator types,
-  // at plan time and in run).
-  cudaError_t reduce(void* temp, std::size_t& bytes, const Product& product, cudaStream_t stream) {
-    const Products products(thrust::counting_iterator<Index>(0), product);
+  // at plan time and in reduce).
+  cudaError_t call(void* temp, std::size_t& bytes, const Value* x, cudaStream_t stream) {
+    const Products products(thrust::counting_iterator<Index>(0),
+                            CooEntryProduct<Value, Index, Ops>{col_idx_, values_, x});
     return cub::DeviceReduce::ReduceByKey(temp, bytes, row_idx_, thrust::make_discard_iterator(), products,
                                           sums_.data(), thrust::make_discard_iterator(), Reduce{}, nnz_, stream);
   }
 
   const Index* row_idx_ = nullptr;
+  const Index* col_idx_ = nullptr;
+  const Value* values_ = nullptr;
   Index nnz_ = 0;
+  const Index* row_list_ = nullptr;
+  Index runs_ = 0;
+  Index empty_ = 0;
   DeviceBuffer<Value> sums_;
   std::size_t temp_bytes_ = 0;
   DeviceBuffer<unsigned char> temp_;
@@ -156,35 +168,29 @@ class CooProduct {
   // row_list: the `runs` rows that hold entries (ascending), then `empty` rows that hold none.
   CooProduct(const Index* row_idx, const Index* col_idx, const Value* values, Index nnz, const Index* row_list,
              Index runs, Index empty, bool accumulate, int block)
-      : col_idx_(col_idx), values_(values), row_list_(row_list), runs_(runs), empty_(empty), accumulate_(accumulate),
-        block_(block), sums_(row_idx, nnz, runs, Product{col_idx, values, nullptr}) {}
+      : runs_(row_idx, col_idx, values, nnz, row_list, runs, empty), accumulate_(accumulate), block_(block) {}
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) {
-    if (runs_ > 0) sums_.run(Product{col_idx_, values_, x}, stream);
-    const unsigned grid = grid_for(static_cast<std::int64_t>(runs_) + empty_, block_);
+    runs_.reduce(x, stream);
+    const Index runs = runs_.runs(), empty = runs_.empty();
+    const unsigned grid = grid_for(static_cast<std::int64_t>(runs) + empty, block_);
+    const Index* rows = runs_.row_list();
     if (accumulate_) {
-      coo_epilogue_kernel<true><<<grid, block_, 0, stream>>>(row_list_, sums_.sums(), runs_, empty_, alpha, beta, y);
+      coo_epilogue_kernel<true><<<grid, block_, 0, stream>>>(rows, runs_.sums(), runs, empty, alpha, beta, y);
       SPMV_CHECK_LAUNCH("coo_epilogue_kernel<accumulate>");
     } else {
-      coo_epilogue_kernel<false><<<grid, block_, 0, stream>>>(row_list_, sums_.sums(), runs_, empty_, alpha, beta, y);
+      coo_epilogue_kernel<false><<<grid, block_, 0, stream>>>(rows, runs_.sums(), runs, empty, alpha, beta, y);
       SPMV_CHECK_LAUNCH("coo_epilogue_kernel");
     }
   }
 
-  std::size_t bytes() const { return sums_.bytes(); }
-  Index runs() const { return runs_; }
+  std::size_t bytes() const { return runs_.bytes(); }
+  Index runs() const { return runs_.runs(); }
 
  private:
-  using Product = CooEntryProduct<Value, Index>;
-
-  const Index* col_idx_ = nullptr;
-  const Value* values_ = nullptr;
-  const Index* row_list_ = nullptr;
-  Index runs_ = 0;
-  Index empty_ = 0;
+  CooRuns<Value, Index, semiring_ops::PlusTimes<Value>, ::cuda::std::plus<>> runs_;
   bool accumulate_ = false;
   int block_ = 256;
-  RowRunReduction<Value, Index, Product, ::cuda::std::plus<>> sums_;
 };
 
 }  // namespace spmv::cuda::format
