@@ -5,12 +5,14 @@
 // the error bound, y poisoned with NaN), or Unsupported exactly where the host conversion of the format refuses;
 // hand-computed matrices whose padding (ELL's column -1 slots, DIA's empty and out-of-matrix slots) would change
 // min-plus, max-times and max-min if it entered a row, with DIA's stored zeros kept apart from its padding; HYB
-// with both parts; NaN and +-Inf among the values; the refusals and their messages; the plans' reports; two
-// plans on two streams at once and one COO / HYB plan (a workspace) on two streams. Skipped without a device.
+// with both parts; NaN and +-Inf among the values; the refusals and their messages; the plans' reports; COO's and
+// HYB's plus-times bits from product to product; two plans on two streams at once and one COO / HYB plan (a
+// workspace) on two streams. Skipped without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -329,6 +331,31 @@ TEST(CudaSemiringFormats, PlansReportTheirFormat) {
     cuda::SemiringPlan<double, std::int32_t> empty(d_no_rows.view(), Semiring::OrAnd, algorithm);
     EXPECT_NO_THROW(empty.apply(nullptr, nullptr));  // no rows: nothing is written
     EXPECT_THROW(plan.apply(d_x.data(), nullptr), InvalidArgument);
+  }
+}
+
+// COO's runs are reduced by CUB's ReduceByKey, documented as run-to-run deterministic: plus-times gives the same
+// bits on every product of a plan (COO, and HYB with a COO part), on power-law rows whose long runs span CUB's tiles.
+TEST(CudaSemiringFormats, PlusTimesIsReproducible) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const auto a = convert<double, std::int32_t>(gen::rmat(15, 16, 81));
+  std::vector<double> x(static_cast<std::size_t>(a.cols));
+  SplitMix64 rng(82);
+  for (double& v : x) v = rng.symmetric();
+  const cuda::DeviceCsr d_a(a);
+  const cuda::DeviceBuffer<double> d_x{std::span<const double>(x)};
+  cuda::DeviceBuffer<double> d_y(static_cast<std::size_t>(a.rows));
+  for (Algorithm algorithm : {Algorithm::Coo, Algorithm::Hyb}) {
+    cuda::SemiringPlan<double, std::int32_t> plan(d_a.view(), Semiring::PlusTimes, algorithm);
+    plan.apply(d_x.data(), d_y.data());
+    const std::vector<double> first = d_y.to_host();
+    for (int round = 0; round < 4; ++round) {
+      SPMV_CUDA_CHECK(cudaMemset(d_y.data(), 0xff, d_y.bytes()));
+      plan.apply(d_x.data(), d_y.data());
+      const std::vector<double> again = d_y.to_host();
+      ASSERT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(double)), 0)
+          << to_string(algorithm) << ", round " << round;
+    }
   }
 }
 
