@@ -11,7 +11,8 @@
 // is never read out of range). Slots inside the matrix that hold no entry store 0 and are multiplied like
 // an explicit zero: 0 * x[j], which differs from CSR only when x[j] is Inf or NaN. Storing a mask to tell
 // the two apart would cost a load per slot on every product; the host DIA keeps one, the kernel here does
-// not (formats.hpp allows this).
+// not (formats.hpp allows this). The semiring product's DIA (semiring_dia.cu), for which a padding slot must
+// never enter a row, asks build_dia for the mask.
 //
 // Fewer value bytes (issue 13 §1): when every diagonal holds at most two values (a stencil's coefficient
 // and the boundary's 0), a slot is stored as one bit; else, when the slots hold at most 256 distinct
