@@ -67,13 +67,15 @@ void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<c
 template <class Value, class Index>
 Algorithm semiring_cpu_algorithm(const CsrMatrix<Value, Index>& a, int threads = 0);
 
-// The same on host vectors for either backend: the CPU product above (options.threads, Auto), or on CUDA the
-// device kernel of spmv/cuda/semiring.hpp after copying A and x to options.device, y copied back (the
-// same values as the CPU for min-plus, max-times, or-and and max-min). One product per call; for an
-// iterative algorithm keep A on the device (spmv::cuda::DeviceCsr) and call the device function.
-// Backend::Cuda throws Unsupported when spmv was built without CUDA.
+// The same on host vectors for either backend: the CPU product above (options.threads, `algorithm`), or on CUDA
+// a spmv::cuda::SemiringPlan with `algorithm` (spmv/cuda/semiring.hpp: Auto, CsrVector, MergePath, Sell, Ell,
+// EllR, Hyb, Coo or Dia) after copying A and x to options.device, y copied back (the same values as the CPU for
+// min-plus, max-times, or-and and max-min). Each backend refuses (Unsupported) the algorithms it has no
+// semiring kernel for. One product per call; for an iterative algorithm keep A on the device
+// (spmv::cuda::DeviceCsr) and keep a SemiringPlan. Backend::Cuda throws Unsupported when spmv was built without
+// CUDA.
 template <class Value, class Index>
 void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x,
-                       std::span<Value> y, const Options& options = {});
+                       std::span<Value> y, const Options& options = {}, Algorithm algorithm = Algorithm::Auto);
 
 }  // namespace spmv

@@ -494,7 +494,8 @@ class Matrix:
         names its kernel ('auto' when None; the matrix's default algorithm is for the ordinary product):
         on the CPU 'row-loop', 'merge-parallel', or a format converted each call: 'sell' (SELL-C-sigma),
         'ell', 'ellr', 'hyb', 'coo' or 'dia' (padding never enters a row; DIA refuses duplicate entries), on the
-        GPU 'csr-vector', 'merge-path' or 'sell' (a plan kept per semiring and algorithm).
+        GPU 'csr-vector', 'merge-path', or the same formats converted once into the plan (a plan kept per
+        semiring and algorithm).
         """
         alpha = _scalar(alpha, "alpha")
         beta = _scalar(beta, "beta")
