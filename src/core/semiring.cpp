@@ -58,10 +58,10 @@ void semiring_ops::check_lengths(Semiring s, std::int64_t rows, std::int64_t col
 
 template <class Value, class Index>
 void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x,
-                       std::span<Value> y, const Options& options) {
+                       std::span<Value> y, const Options& options, Algorithm algorithm) {
   spmv::detail::require_native_values(options, "the semiring product");
-  if (backend == Backend::Cpu) return semiring_multiply(s, a, x, y, options.threads);
-  semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());  // before any device call
+  semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());  // before any conversion or device call
+  if (backend == Backend::Cpu) return SemiringPlan<Value, Index>(a, s, algorithm, options).apply(x, y);
 #ifdef SPMV_HAS_CUDA
   // Without a device, refuse as make_cuda_operator and make_cuda_spmm_operator do (Unsupported): the
   // first runtime call would otherwise throw CudaError with the runtime's wording (on a machine with no
@@ -69,25 +69,26 @@ void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index
   // available here" misread as a failed product.
   if (!cuda_available()) throw Unsupported("semiring_multiply: no CUDA device is available");
 #endif
-  detail::cuda_semiring_multiply(s, a, x, y, options.device);
+  detail::cuda_semiring_multiply(s, a, x, y, options.device, algorithm);
 }
 
 #ifndef SPMV_HAS_CUDA
 template <class Value, class Index>
 void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<Value, Index>&, std::span<const Value>, std::span<Value>,
-                                    int) {
+                                    int, Algorithm) {
   throw Unsupported("spmv was built without the CUDA backend (configure with -DSPMV_ENABLE_CUDA=ON)");
 }
 #endif
 
 #define SPMV_INSTANTIATE(V, I)                                                                                    \
   template void semiring_multiply(Backend, Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, \
-                                  const Options&);
+                                  const Options&, Algorithm);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 #ifndef SPMV_HAS_CUDA
 #define SPMV_INSTANTIATE(V, I) \
-  template void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int);
+  template void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int, \
+                                               Algorithm);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 #endif

@@ -98,17 +98,18 @@ namespace spmv::detail {
 // kernel is the fast one on large matrices.
 template <class Value, class Index>
 void cuda_semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
-                            int device) {
+                            int device, Algorithm algorithm) {
   SPMV_CUDA_CHECK(cudaSetDevice(device));
   const cuda::DeviceCsr<Value, Index> d_a(a);
   const cuda::DeviceBuffer<Value> d_x(x);
   cuda::DeviceBuffer<Value> d_y(y.size());
-  cuda::SemiringPlan<Value, Index>(d_a.view(), s).apply(d_x.data(), d_y.data());
+  cuda::SemiringPlan<Value, Index>(d_a.view(), s, algorithm).apply(d_x.data(), d_y.data());
   d_y.download(y);  // the default stream, after the kernel; returns when y is on the host
 }
 
 #define SPMV_INSTANTIATE(V, I) \
-  template void cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int);
+  template void cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int, \
+                                       Algorithm);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 
