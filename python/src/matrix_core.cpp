@@ -414,24 +414,28 @@ class TypedMatrix final : public MatrixCore {
 #endif
   }
 
-  std::size_t cached_semiring_plans() const override {
-    std::size_t n = cpu_semiring_.size();
-#if SPMV_PYTHON_CUDA
-    for (auto& [ordinal, state] : devices_) n += state->semiring_plans.size();
-#endif
-    return n;
+  std::size_t cached_plans() const override {
+    return cpu_.size() + on_devices([](const auto& state) { return state.plans.size(); });
   }
 
-  std::size_t cached_plans() const override {
-    std::size_t n = cpu_.size();
-#if SPMV_PYTHON_CUDA
-    for (auto& [ordinal, state] : devices_) n += state->plans.size();
-#endif
-    return n;
+  std::size_t cached_semiring_plans() const override {
+    return cpu_semiring_.size() + on_devices([](const auto& state) { return state.semiring_plans.size(); });
   }
 
  private:
   using Key = std::pair<Algorithm, Operation>;
+
+  // The sum of count(state) over the devices' states (0 without CUDA).
+  template <class Count>
+  std::size_t on_devices(Count count) const {
+    std::size_t n = 0;
+#if SPMV_PYTHON_CUDA
+    for (const auto& [ordinal, state] : devices_) n += count(*state);
+#else
+    (void)count;
+#endif
+    return n;
+  }
 
   // Called with the GIL held, which serializes changes to the caches. Operators and plans are safe
   // to share between threads (and plans between streams) themselves.
