@@ -76,12 +76,12 @@ class SemiringPlan {
   SemiringPlan& operator=(SemiringPlan&&) noexcept;
 
   // y = A ⊕.⊗ x: x has A.cols entries, y A.rows (InvalidArgument otherwise; and on a moved-from plan); y is only
-  // written.
+  // written, and must not overlap x.
   void apply(std::span<const Value> x, std::span<Value> y) const;
 
   Algorithm algorithm() const;  // resolved: never Auto
   Semiring semiring() const;
-  std::string policy() const;     // the kernel and its parameters, e.g. "sell C=8 sigma=256 threads=2 ..."
+  std::string policy() const;     // the kernel and its parameters, e.g. "sell threads=2 C=8 sigma=256 slices=..."
   std::size_t extra_bytes() const;  // held beyond A: the converted matrix, or merge-path's split
 
  private:
