@@ -104,11 +104,12 @@ template <class Value, class Index>
 Algorithm semiring_cpu_algorithm(const CsrMatrix<Value, Index>& a, int threads = 0);
 
 // The same on host vectors for either backend, one product per call: on the CPU SemiringPlan(a, s, algorithm,
-// options) applied once (options.threads and the format knobs read as above), or on CUDA spmv::cuda::SemiringPlan
-// (a, s, algorithm) (Auto, CsrVector, MergePath or Sell, its own C and sigma) after copying A and x to
-// options.device, y copied back (the same values as the CPU for min-plus, max-times, or-and and max-min). For an
-// iterative algorithm keep a plan (on CUDA, A on the device: spmv::cuda::DeviceCsr). Backend::Cuda throws
-// Unsupported when spmv was built without CUDA.
+// options) applied once (options.threads and the format knobs read as above), or on CUDA a spmv::cuda::SemiringPlan
+// with `algorithm` (spmv/cuda/semiring.hpp: Auto, CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo or Dia) after
+// copying A and x to options.device, y copied back (the same values as the CPU for min-plus, max-times, or-and
+// and max-min). Each backend refuses (Unsupported) the algorithms it has no semiring kernel for. For an iterative
+// algorithm keep a plan (on CUDA, A on the device: spmv::cuda::DeviceCsr). Backend::Cuda throws Unsupported when
+// spmv was built without CUDA.
 template <class Value, class Index>
 void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x,
                        std::span<Value> y, const Options& options = {}, Algorithm algorithm = Algorithm::Auto);

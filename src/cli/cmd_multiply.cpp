@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 
 #include "cli_common.hpp"
 #include "distributed/distributed_cli.hpp"
@@ -73,9 +74,9 @@ std::vector<double> multiply(const HostMatrix& master, Backend backend, Algorith
   return {yv.begin(), yv.end()};
 }
 
-// y = op(A) ⊕.⊗ x for the semirings other than plus-times (op = T multiplies the transposed copy). On the
-// CPU `algorithm` is Auto, RowLoop, MergeParallel or Sell (checked by the caller), and the line on stderr names
-// the kernel that ran; on CUDA it is Auto.
+// y = op(A) ⊕.⊗ x for the semirings other than plus-times (op = T multiplies the transposed copy). `algorithm` is
+// one of the backend's semiring kernels or formats (checked by the caller); on the CPU the line on stderr names the
+// kernel that ran (Auto's choice included), on CUDA the one asked for (Auto: the plan's choice).
 template <class Value, class Index>
 std::vector<double> semiring_product(const HostMatrix& master, Backend backend, Semiring semiring, Algorithm algorithm,
                                      bool transposed, const std::vector<double>& x, const Options& options, bool quiet) {
@@ -84,14 +85,11 @@ std::vector<double> semiring_product(const HostMatrix& master, Backend backend, 
   if (cpu && algorithm == Algorithm::Auto) algorithm = semiring_cpu_algorithm(a, options.threads);
   if (!quiet)
     fmt::print(stderr, "multiply: {} backend, semiring {}{}, {}, {}-bit indices, op {}\n", to_string(backend),
-               to_string(semiring), cpu ? ", " + std::string(to_string(algorithm)) : std::string(),
+               to_string(semiring), cpu || algorithm != Algorithm::Auto ? ", " + std::string(to_string(algorithm)) : "",
                sizeof(Value) == 4 ? "f32" : "f64", 8 * sizeof(Index), transposed ? "T" : "N");
   const std::vector<Value> xv(x.begin(), x.end());
   std::vector<Value> yv(static_cast<std::size_t>(a.rows));
-  if (cpu)
-    semiring_multiply<Value, Index>(semiring, a, xv, yv, options.threads, algorithm);
-  else
-    semiring_multiply<Value, Index>(backend, semiring, a, xv, yv, options);
+  semiring_multiply<Value, Index>(backend, semiring, a, xv, yv, options, algorithm);
   return {yv.begin(), yv.end()};
 }
 
@@ -101,20 +99,14 @@ int run_multiply(const MultiplyOptions& o) {
   const bool other_semiring = *semiring != Semiring::PlusTimes;
   if (other_semiring) {
     // The semirings other than plus-times have no alpha and beta, and their own kernels: on the CPU the row
-    // loop or merge-path (--algo row-loop / merge-parallel forces one; --algo sell, ell, ellr, hyb, coo or dia
-    // converts to that format), on CUDA the plan's Auto.
+    // loop or merge-path (--algo row-loop / merge-parallel forces one), on CUDA the SemiringPlan's Auto
+    // (--algo csr-vector / merge-path forces one); on both --algo sell, ell, ellr, hyb, coo or dia converts to
+    // that format. Checked against the backend below, once it is resolved.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));
     if (o.distributed.enabled)
       throw UsageError(fmt::format("--semiring {} runs its own kernel on one process: drop --distributed", o.semiring));
-    const auto algorithm = parse_algorithm(o.algo);
-    constexpr Algorithm kSemiringKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
-                                              Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,
-                                              Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
-    if (std::find(std::begin(kSemiringKernels), std::end(kSemiringKernels), algorithm) == std::end(kSemiringKernels))
-      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels are auto, row-loop, "
-                                   "merge-parallel, sell, ell, ellr, hyb, coo and dia (CPU)", o.semiring, o.algo));
   }
   // f16 / bf16: the float product with A's values stored in half precision (Options::values).
   const auto storage = parse_value_storage(o.precision);
@@ -131,6 +123,24 @@ int run_multiply(const MultiplyOptions& o) {
   const Backend backend = resolve_backend(o.backend, &note);
   if (!note.empty() && !o.quiet) fmt::print(stderr, "{}\n", note);
   const Algorithm algorithm = parse_algorithm_name(o.algo);
+  if (other_semiring) {
+    // Each backend's semiring kernels (spmv/semiring.hpp, spmv/cuda/semiring.hpp): the formats on both.
+    constexpr Algorithm kCpuKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
+                                         Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,
+                                         Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
+    constexpr Algorithm kCudaKernels[] = {Algorithm::Auto, Algorithm::CsrVector, Algorithm::MergePath,
+                                          Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,
+                                          Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
+    const bool cpu = backend == Backend::Cpu;
+    const std::span<const Algorithm> kernels = cpu ? std::span<const Algorithm>(kCpuKernels) : kCudaKernels;
+    if (std::find(kernels.begin(), kernels.end(), algorithm) == kernels.end())
+      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels on {} are {}", o.semiring, o.algo,
+                                   to_string(backend),
+                                   cpu ? "auto, row-loop, merge-parallel, sell, ell, ellr, hyb, coo and dia "
+                                         "(csr-vector and merge-path: add --backend cuda)"
+                                       : "auto, csr-vector, merge-path, sell, ell, ellr, hyb, coo and dia "
+                                         "(row-loop and merge-parallel: add --backend cpu)"));
+  }
   const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
   if (o.precision != "f32" && o.precision != "f64" && !half)
     throw UsageError(fmt::format("--precision '{}': expected f32, f64, f16 or bf16", o.precision));
@@ -171,10 +181,6 @@ int run_multiply(const MultiplyOptions& o) {
   if (!fits32 && !o.quiet) fmt::print(stderr, "the matrix does not fit 32-bit indices: using 64-bit indices\n");
   std::vector<double> result;
   if (other_semiring) {
-    if (backend != Backend::Cpu && algorithm != Algorithm::Auto)
-      throw UsageError(fmt::format("--semiring {} --algo {} forces a CPU kernel (on CUDA the CLI runs the "
-                                   "SemiringPlan's Auto): add --backend cpu, or drop --algo",
-                                   o.semiring, o.algo));
     const auto product = [&](auto typed) {
       return typed(a, backend, *semiring, algorithm, o.transpose, x, options, o.quiet);
     };
@@ -236,9 +242,10 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
   sub->add_option("--semiring", o->semiring,
                   "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
-                      " (not plus-times: no alpha/beta; CPU or CUDA; on the CPU --algo row-loop, merge-parallel, "
-                      "sell, ell, ellr, hyb, coo or dia forces a kernel; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf "
-                      "for min-plus)")
+                      " (not plus-times: no alpha/beta; CPU or CUDA; --algo forces a kernel: row-loop or "
+                      "merge-parallel on the CPU, csr-vector or merge-path on CUDA, sell, ell, ellr, hyb, coo or dia "
+                      "on both; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf for "
+                      "min-plus)")
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);
   sub->footer(

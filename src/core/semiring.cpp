@@ -87,8 +87,8 @@ SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 #ifndef SPMV_HAS_CUDA
 #define SPMV_INSTANTIATE(V, I) \
-  template void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int, \
-                                               Algorithm);
+  template void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, \
+                                               int, Algorithm);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 #endif

@@ -386,7 +386,12 @@ Tuner::Next Tuner::next() {
     searching_ = true;
     queue_neighbours(best_);
   }
-  // 2. Local search around the best.
+  // 2. Local search around the best, after a second look at a beaten origin.
+  if (recheck_ >= 0 && !confirming_ && samples_ < max_samples_) {
+    const int p = recheck_;
+    recheck_ = -1;
+    return run(p);
+  }
   while (!confirming_ && !queue_.empty() && samples_ < max_samples_) {
     const int p = queue_.front();
     queue_.erase(queue_.begin());
@@ -423,13 +428,15 @@ void Tuner::record(int c, double ms, double warmup_ms, int products) {
   p.state = State::Sampled;
   char ratio[64];
   if (best_ < 0) {
-    best_ = c;
+    best_ = origin_ = c;
     return log(c, ms, "best (first)", warmup_ms, products);
   }
   if (c == best_) return log(c, ms, "best (again)", warmup_ms, products);
   const double r = p.estimate / points_[best_].estimate;
   std::snprintf(ratio, sizeof ratio, "%.3f of the best", r);
   if (p.estimate < points_[best_].estimate * (1 - kMinGain)) {
+    // A narrow win over the origin's single sample is not trusted (as in the confirmation's band).
+    if (best_ == origin_ && points_[best_].samples == 1 && r >= 1 - kConfirmBand && !confirming_) recheck_ = best_;
     best_ = c;
     log(c, ms, std::string("best (") + ratio + ")", warmup_ms, products);
     if (searching_ && !confirming_) queue_neighbours(c);

@@ -14,7 +14,10 @@
 //   1. screening: Auto's choice first, then the policy point of each other family, once each;
 //   2. local search: the neighbours of the best point (one step along one axis), moving to a
 //      neighbour only when it beats the best by more than kMinGain; a neighbour faster by less (a
-//      lead) stays behind the best, but its own neighbours join the end of the queue;
+//      lead) stays behind the best, but its own neighbours join the end of the queue. The first point
+//      sampled (Auto's choice), once it loses the best on its single sample by less than kConfirmBand,
+//      is sampled once more before anything else: the first sample after a plan is built can run slow
+//      (H200: watt_2 f64, 1.54x its later time, lost to csr-coop at 0.968 and never sampled again);
 //   3. confirmation: the best and a runner-up within kConfirmBand are sampled once more;
 //   then it settles, at the latest after kMaxTuningSamples samples. A sample above kPruneRatio times
 //   the best so far prunes its point: it never runs again and its neighbours are not explored.
@@ -186,6 +189,8 @@ class Tuner {
   std::vector<int> queue_;          // local search: neighbours of the best, in order
   std::vector<int> in_flight_;
   std::vector<int> confirm_;        // confirmation samples still to run
+  int origin_ = -1;   // the first point sampled
+  int recheck_ = -1;  // the origin, beaten on its single sample: sampled again before the local search
   bool searching_ = false;
   bool confirming_ = false;
   int best_ = -1;

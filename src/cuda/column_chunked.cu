@@ -36,6 +36,16 @@ namespace spmv::cuda {
 namespace {
 
 using ChunkKey = std::uint16_t;
+
+// Device bytes the conversion holds at its peak: the blocks (values, columns, offsets) and its scratch
+// (two key and two index arrays for the sort, the chunk starts). One count for the conversion's check
+// and the race's.
+template <class Value, class Index>
+double conversion_bytes(std::int64_t rows, std::int64_t nnz, std::int64_t chunks) {
+  const double starts = double(chunks) * double(rows) + 1, offsets = double(chunks) * double(rows + 1);
+  return double(nnz) * (sizeof(Value) + 3 * sizeof(Index) + 2 * sizeof(ChunkKey)) +
+         (starts + offsets) * sizeof(Index);
+}
 constexpr int kConvertBlock = 256;  // conversion kernels (plan time only; not tuned)
 
 #define SPMV_GRID_STRIDE(i, n)                                                                           \
@@ -156,8 +166,7 @@ class ColumnChunked final : public ColumnChunkedAlgorithm<Value, Index> {
     const auto n = static_cast<std::size_t>(a.nnz);
     const long long starts_size = chunks_ * static_cast<long long>(a.rows) + 1;
     require_device_memory("column-chunked's blocks and their conversion",
-                          double(n) * (sizeof(Value) + 3 * sizeof(Index) + 2 * sizeof(ChunkKey)) +
-                              double(starts_size + chunks_ * (std::int64_t(a.rows) + 1)) * sizeof(Index));
+                          conversion_bytes<Value, Index>(a.rows, a.nnz, chunks_));
     cols_ = DeviceBuffer<Index>(n);
     values_ = DeviceBuffer<Value>(n);
     offsets_ = DeviceBuffer<Index>(static_cast<std::size_t>(chunks_ * (std::int64_t(a.rows) + 1)));
@@ -250,8 +259,7 @@ AlgorithmPtr<Value, Index> race_column_chunked(const CsrView<Value, Index>& matr
   const std::int64_t chunks = (std::int64_t(matrix.cols) + span - 1) / span;
   // The blocks, their conversion's scratch and the race's two vectors, within half the free memory
   // (the rest stays the caller's, as for the explicit transpose's copy).
-  const double need = double(matrix.nnz) * (sizeof(Value) + 3 * sizeof(Index) + 4) +
-                      double(2 * chunks) * (double(matrix.rows) + 1) * sizeof(Index) +
+  const double need = conversion_bytes<Value, Index>(matrix.rows, matrix.nnz, chunks) +
                       double(matrix.rows + matrix.cols) * sizeof(Value);
   std::size_t free = 0, total = 0;
   SPMV_CUDA_CHECK(cudaMemGetInfo(&free, &total));

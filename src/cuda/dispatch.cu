@@ -296,19 +296,6 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
         std::fprintf(stderr, "[spmv] auto: %s not taken: %s\n", std::string(to_string(format)).c_str(), e.what());
     }
   }
-  // Auto's A x with the hint where x exceeds L2: column chunks, built after the whole matrix's choice and
-  // kept only when they beat it in a race that repays their setup (column_chunked.cu).
-  // The whole matrix's plan may be a conversion (DIA, ELL, SELL) already.
-  if (requested_auto && op == Operation::NonTranspose && !degenerate && options.values == ValueStorage::Native &&
-      options.reorder == Reorder::None && !options.deterministic) {
-    if (!impl_->kernel)
-      for (const auto& entry : kTable<Value, Index>)
-        if (entry.algorithm == algorithm) impl_->kernel = entry.factory(matrix, op, options, stream);
-    if (auto chunked = race_column_chunked(matrix, *impl_->kernel, options, stream)) {
-      impl_->kernel = std::move(chunked);
-      algorithm = Algorithm::ColumnChunked;
-    }
-  }
   // Auto's A x under Options::deterministic: a choice that sums with atomics or carries is replaced
   // before its plan is built (the check below would build it, then discard it).
   if (options.deterministic && requested_auto && op == Operation::NonTranspose && !impl_->kernel &&
@@ -319,6 +306,16 @@ Plan<Value, Index>::Plan(CsrView<Value, Index> matrix, Algorithm algorithm, Oper
   if (!degenerate && !impl_->kernel) {
     for (const auto& entry : kTable<Value, Index>)
       if (entry.algorithm == algorithm) impl_->kernel = entry.factory(matrix, op, options, stream);
+  }
+  // Auto's A x with the hint where x exceeds L2: column chunks, raced against the whole matrix's plan
+  // just built (possibly a conversion: DIA, ELL, SELL) and kept only when they win by enough to repay
+  // their setup (column_chunked.cu).
+  if (requested_auto && op == Operation::NonTranspose && !degenerate && options.values == ValueStorage::Native &&
+      options.reorder == Reorder::None && !options.deterministic) {
+    if (auto chunked = race_column_chunked(matrix, *impl_->kernel, options, stream)) {
+      impl_->kernel = std::move(chunked);
+      impl_->algorithm = algorithm = Algorithm::ColumnChunked;
+    }
   }
   if (options.deterministic && impl_->kernel && !impl_->kernel->reproducible()) {
     if (!requested_auto)

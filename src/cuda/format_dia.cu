@@ -3,17 +3,16 @@
 // One thread per row walks the diagonals; for diagonal d, consecutive rows read consecutive values and
 // consecutive x entries (x[row + offset[d]]), so both loads are contiguous across a warp.
 //
-// Conversion on the device at plan time: flag every occupied diagonal in an array of rows + cols - 1
-// entries, exclusive-scan it (cub::DeviceScan) to number the diagonals, refuse if ndiag * rows breaks the
-// padding rule (before the values are allocated), then list the offsets and scatter the entries. Duplicate
-// entries of a row land on the same slot and are summed there (by the row's own thread: no race, and the
-// same order every time).
+// Conversion on the device at plan time (format_dia.cuh, shared with the semiring product): the occupied
+// diagonals numbered by a scan, the padding rule checked before the values are allocated, the entries
+// scattered (duplicates of a row summed on their slot by the row's own thread).
 //
 // Padding: slots whose column is outside [0, cols) are never multiplied (the kernel tests the column, so x
 // is never read out of range). Slots inside the matrix that hold no entry store 0 and are multiplied like
 // an explicit zero: 0 * x[j], which differs from CSR only when x[j] is Inf or NaN. Storing a mask to tell
 // the two apart would cost a load per slot on every product; the host DIA keeps one, the kernel here does
-// not (formats.hpp allows this).
+// not (formats.hpp allows this). The semiring product's DIA (semiring_dia.cu), for which a padding slot must
+// never enter a row, asks build_dia for the mask.
 //
 // Fewer value bytes (issue 13 §1): when every diagonal holds at most two values (a stencil's coefficient
 // and the boundary's 0), a slot is stored as one bit; else, when the slots hold at most 256 distinct
@@ -22,8 +21,6 @@
 // thread. A 5-point f32 stencil then reads 1 + 8 bytes a row instead of 28. The table costs a sort of
 // the slots at plan time; where its memory is not free, or with SPMV_DIA_CODES=0 in the environment (for
 // measurements; =8 skips the bits), the values stay raw.
-#include <cub/device/device_scan.cuh>
-
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -36,6 +33,7 @@
 #include "cuda/algorithms.cuh"
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
+#include "cuda/common/format_dia.cuh"
 #include "cuda/common/launch.cuh"
 #include "cuda/common/value_table.cuh"
 
@@ -48,43 +46,6 @@ struct DiaPolicy {
   int block_size;
 };
 constexpr DiaPolicy dia_policy(int /*value_bytes*/) { return {256}; }
-
-// Diagonal numbers: rows + cols - 1 < 2^32 when Index is 32-bit, so 32-bit unsigned counts suffice there.
-template <class Index>
-using DiagCount = std::conditional_t<sizeof(Index) == 4, unsigned, unsigned long long>;
-
-// flag[(col - row) + rows - 1] = 1 for every entry (benign races: every writer stores 1).
-template <class Value, class Index>
-__global__ void mark_diagonals_kernel(CsrView<Value, Index> a, DiagCount<Index>* __restrict__ flag) {
-  for (long long i = format::global_thread(); i < a.rows; i += format::grid_threads()) {
-    const Index end = a.row_ptr[i + 1];
-    for (Index k = a.row_ptr[i]; k < end; ++k)
-      flag[static_cast<long long>(a.col_idx[k]) - i + (a.rows - 1)] = 1;
-  }
-}
-
-// After the exclusive scan, position p holds an occupied diagonal iff number[p + 1] != number[p], and
-// number[p] is its index among the occupied ones.
-template <class Index>
-__global__ void list_offsets_kernel(const DiagCount<Index>* __restrict__ number, long long positions, Index rows,
-                                    Index* __restrict__ offsets) {
-  for (long long p = format::global_thread(); p < positions; p += format::grid_threads())
-    if (number[p + 1] != number[p]) offsets[number[p]] = static_cast<Index>(p - (rows - 1));
-}
-
-// Thread per row: values[d * rows + row] += entry (values zeroed beforehand); the row owns its slots.
-template <class Value, class Index>
-__global__ void scatter_diagonals_kernel(CsrView<Value, Index> a, const DiagCount<Index>* __restrict__ number,
-                                         Value* __restrict__ values) {
-  for (long long i = format::global_thread(); i < a.rows; i += format::grid_threads()) {
-    const auto row = static_cast<Index>(i);
-    const Index end = a.row_ptr[row + 1];
-    for (Index k = a.row_ptr[row]; k < end; ++k) {
-      const auto d = static_cast<Index>(number[static_cast<long long>(a.col_idx[k]) - row + (a.rows - 1)]);
-      values[d * a.rows + row] += a.values[k];
-    }
-  }
-}
 
 // At most this many distinct slot values are stored as one-byte codes.
 constexpr long long kDiaMaxCodes = 256;
@@ -493,37 +454,10 @@ class Dia final : public CudaAlgorithm<Value, Index> {
       : rows_(a.rows),
         cols_(a.cols),
         block_(format::resolve_block_size(options.block_size, dia_policy(sizeof(Value)).block_size, "dia")) {
-    using Count = DiagCount<Index>;
-    // positions = rows + cols - 1 diagonals, plus one entry so that the exclusive scan also yields the total.
-    const long long positions = static_cast<long long>(a.rows) + a.cols - 1;
-    DeviceBuffer<Count> number(static_cast<std::size_t>(positions) + 1);
-    SPMV_CUDA_CHECK(cudaMemsetAsync(number.data(), 0, number.bytes(), stream));
-    mark_diagonals_kernel<<<grid_for(a.rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(a, number.data());
-    SPMV_CHECK_LAUNCH("mark_diagonals_kernel");
-    format::run_cub_at_plan_time(
-        [&](void* temp, std::size_t& bytes) {
-          return cub::DeviceScan::ExclusiveSum(temp, bytes, number.data(), positions + 1, stream);
-        },
-        stream);
-    const auto ndiag = static_cast<long long>(format::read_device_value(number.data() + positions, stream));
-
-    // Refuse before the values are allocated.
-    format::check_padded_size<Index>("DIA", static_cast<long double>(ndiag) * static_cast<long double>(a.rows), a.nnz,
-                                     options, "ell, hyb, sell or a CSR algorithm (the nonzeros lie on too many diagonals)",
-                                     sizeof(Value));
-    ndiag_ = static_cast<Index>(ndiag);
-
-    offsets_ = DeviceBuffer<Index>(static_cast<std::size_t>(ndiag));
-    list_offsets_kernel<Index><<<grid_for(positions, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
-        number.data(), positions, a.rows, offsets_.data());
-    SPMV_CHECK_LAUNCH("list_offsets_kernel");
-
-    values_ = DeviceBuffer<Value>(static_cast<std::size_t>(ndiag) * static_cast<std::size_t>(a.rows));
-    SPMV_CUDA_CHECK(cudaMemsetAsync(values_.data(), 0, values_.bytes(), stream));  // all-zero bits are 0.0
-    scatter_diagonals_kernel<<<grid_for(a.rows, format::kPlanBlock), format::kPlanBlock, 0, stream>>>(
-        a, number.data(), values_.data());
-    SPMV_CHECK_LAUNCH("scatter_diagonals_kernel");
-    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // `number` is freed on return
+    format::DiaStorage<Value, Index> m = format::build_dia(a, options, /*stored_mask=*/false, stream);
+    ndiag_ = m.ndiag;
+    offsets_ = std::move(m.offsets);
+    values_ = std::move(m.values);
     if (values_.size() > 0 && detail::dia_codes_allowed()) encode_values(stream);
   }
 

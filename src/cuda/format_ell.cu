@@ -39,19 +39,6 @@ struct EllRVectorPolicy {
 };
 constexpr EllRVectorPolicy ellr_vector_policy(int /*value_bytes*/) { return {256, 4.0}; }
 
-const char* const kEllAlternatives = "hyb, sell or a CSR algorithm";
-
-// ELL width: the longest row. Refuses before anything is allocated.
-template <class Value, class Index>
-Index checked_ell_width(const CsrView<Value, Index>& a, const char* format, Index group, const Options& options,
-                        cudaStream_t stream) {
-  const RowStatistics stats = row_statistics(a, stream);
-  const std::int64_t width = (stats.max + group - 1) / group * group;  // a multiple of the group
-  format::check_padded_size<Index>(format, static_cast<long double>(a.rows) * static_cast<long double>(width),
-                                   a.nnz, options, kEllAlternatives, sizeof(Index) + sizeof(Value));
-  return static_cast<Index>(width);
-}
-
 template <class Value, class Index>
 class Ell final : public CudaAlgorithm<Value, Index> {
  public:
@@ -60,7 +47,7 @@ class Ell final : public CudaAlgorithm<Value, Index> {
       : block_(format::resolve_block_size(options.block_size, ell_policy(sizeof(Value)).block_size,
                                           stop_at_length ? "ellr" : "ell")),
         stop_at_length_(stop_at_length) {
-    const Index width = checked_ell_width(a, stop_at_length ? "ELL-R" : "ELL", Index(1), options, stream);
+    const Index width = format::checked_ell_width(a, stop_at_length ? "ELL-R" : "ELL", Index(1), options, stream);
     ell_ = format::build_ell(a, width, 1, stream);
     if (stop_at_length) row_length_ = format::row_lengths(a.row_ptr, a.rows, stream);
   }
@@ -127,7 +114,7 @@ class EllRVector final : public CudaAlgorithm<Value, Index> {
     const Index group = threads_per_row_;
     const std::int64_t width = (stats.max + group - 1) / group * group;
     format::check_padded_size<Index>("ELLR-T", static_cast<long double>(a.rows) * static_cast<long double>(width),
-                                     a.nnz, options, kEllAlternatives, sizeof(Index) + sizeof(Value));
+                                     a.nnz, options, format::kEllAlternatives, sizeof(Index) + sizeof(Value));
     ell_ = format::build_ell(a, static_cast<Index>(width), threads_per_row_, stream);
     row_length_ = format::row_lengths(a.row_ptr, a.rows, stream);
   }

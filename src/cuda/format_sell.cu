@@ -58,27 +58,18 @@ __global__ void __launch_bounds__(format::kMaxBlockSize)
                 const long long* __restrict__ slice_ptr, const Index* __restrict__ col_idx,
                 const Value* __restrict__ values, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                 compute_t<Value> beta, compute_t<Value>* __restrict__ y) {
-  if (blockIdx.x >= sliced_blocks) {  // only launched with the empty rows left out
-    const long long stride = static_cast<long long>(gridDim.x - sliced_blocks) * blockDim.x;
-    for (long long i = static_cast<long long>(blockIdx.x - sliced_blocks) * blockDim.x + threadIdx.x; i < all_rows;
-         i += stride)
-      if (!((__ldg(nonempty + (i >> 5)) >> (i & 31)) & 1u)) y[i] = axpby(alpha, compute_t<Value>(0), beta, y, i);
+  if (sell::write_left_out_rows(sliced_blocks, all_rows, nonempty,
+                                [&](long long i) { y[i] = axpby(alpha, compute_t<Value>(0), beta, y, i); }))
     return;
-  }
-  const Index c = Index(1) << log2_c;
-  const int lane = threadIdx.x & (L - 1);
-  const long long stride = static_cast<long long>(sliced_blocks) * blockDim.x / L;
-  for (long long p = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / L; p < rows; p += stride) {
-    const long long s = p >> log2_c;
-    const auto first = static_cast<Index>(__ldg(slice_ptr + s) + (p & (c - 1)) + lane * c);
-    const Index count = (__ldg(width + s) + (L - 1 - lane)) / L;  // slots lane, lane + L, ... of the row
-    compute_t<Value> sum = format::strided_row_dot<true>(col_idx, values, first, c * L, count, x);
-    sum = subwarp_sum<L>(sum);
-    if (lane == 0) {
-      const Index row = format::load_stream(perm + p);
-      y[row] = axpby(alpha, sum, beta, y, row);
-    }
-  }
+  sell::walk_sliced_rows<L>(
+      rows, sliced_blocks, log2_c, width, slice_ptr, [&](long long p, Index first, Index step, Index count, int lane) {
+        compute_t<Value> sum = format::strided_row_dot<true>(col_idx, values, first, step, count, x);
+        sum = subwarp_sum<L>(sum);
+        if (lane == 0) {
+          const Index row = format::load_stream(perm + p);
+          y[row] = axpby(alpha, sum, beta, y, row);
+        }
+      });
 }
 
 template <class Value, class Index, class Real = compute_t<Value>>

@@ -57,6 +57,43 @@ inline int log2_of(int power_of_two) {
   return log;
 }
 
+// --- the walk both SELL kernels share (format_sell.cu's sell_kernel, semiring_sell.cu's semiring_sell_kernel) ---
+// One launch runs the slices in its first `sliced_blocks` blocks and, with the empty rows left out of the slices,
+// writes those rows from the bit mask in the blocks after them. Inlined into both kernels, so each compiles to
+// the code it had with the walk written out (the PTX was compared when this was factored out).
+
+// Blocks from `sliced_blocks` on (launched only with the empty rows left out): write(i) for each row i whose bit in
+// `nonempty` is clear, grid-stride over those blocks; returns true there, false in the slice blocks.
+template <class Index, class Write>
+__device__ __forceinline__ bool write_left_out_rows(unsigned sliced_blocks, Index all_rows,
+                                                    const unsigned* __restrict__ nonempty, Write&& write) {
+  if (blockIdx.x < sliced_blocks) return false;
+  const long long stride = static_cast<long long>(gridDim.x - sliced_blocks) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x - sliced_blocks) * blockDim.x + threadIdx.x; i < all_rows;
+       i += stride)
+    if (!((__ldg(nonempty + (i >> 5)) >> (i & 31)) & 1u)) write(i);
+  return true;
+}
+
+// L threads per sorted position p < rows, grid-stride over the slice blocks: the slice's width and start are the
+// same for the whole slice (broadcast loads), the row's slots are C apart, and lane l of the row's L takes slots
+// l, l + L, ...: walk(p, first, step, count, lane) with `first` the lane's first slot, `step` = C L between its
+// slots and `count` of them within the slice's width (padding, column -1, follows the row's entries there).
+template <int L, class Index, class Walk>
+__device__ __forceinline__ void walk_sliced_rows(Index rows, unsigned sliced_blocks, int log2_c,
+                                                 const Index* __restrict__ width,
+                                                 const long long* __restrict__ slice_ptr, Walk&& walk) {
+  const Index c = Index(1) << log2_c;
+  const int lane = threadIdx.x & (L - 1);
+  const long long stride = static_cast<long long>(sliced_blocks) * blockDim.x / L;
+  for (long long p = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / L; p < rows; p += stride) {
+    const long long s = p >> log2_c;
+    const auto first = static_cast<Index>(__ldg(slice_ptr + s) + (p & (c - 1)) + lane * c);
+    const Index count = (__ldg(width + s) + (L - 1 - lane)) / L;  // slots lane, lane + L, ... of the row
+    walk(p, first, c * L, count, lane);
+  }
+}
+
 template <class Index>
 __global__ void iota_kernel(Index n, Index* __restrict__ out) {
   for (long long i = format::global_thread(); i < n; i += format::grid_threads()) out[i] = static_cast<Index>(i);

@@ -93,9 +93,9 @@ SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // the same (value, index) pairs as th
 
 namespace spmv::detail {
 
-// Host vectors through the device: A and x copied up, the product, y copied back (spmv/semiring.hpp).
-// A's upload dominates one product, so the plan's tile search costs little, and the merge-based
-// kernel is the fast one on large matrices.
+// Host vectors through the device: A and x copied up, the product of a SemiringPlan with `algorithm` (Auto: its
+// choice), y copied back (spmv/semiring.hpp). A's upload dominates one product, so the plan's tile search costs
+// little, and the merge-based kernel is the fast one on large matrices.
 template <class Value, class Index>
 void cuda_semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
                             int device, Algorithm algorithm) {

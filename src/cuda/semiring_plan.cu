@@ -11,7 +11,12 @@
 //    workspace, so products on different streams are chained by WorkspaceOrder as Plan's are;
 //  - only when asked for (Algorithm::Sell), SELL-C-sigma (semiring_sell.cu): the SELL SpMV's layout,
 //    converted here, and its walk with the semiring's ops; no workspace. Auto does not take it (it has not
-//    been timed on a GPU: docs/SEMIRINGS.md).
+//    been timed on a GPU: docs/SEMIRINGS.md);
+//  - only when asked for (Algorithm::Ell, EllR, Hyb, Coo, Dia), the SpMV's formats (semiring_formats.cuh: one
+//    file each), converted here by the SpMV's device conversions; COO and HYB's COO part reduce their runs of
+//    equal rows into a workspace, so their products on different streams are chained as merge-path's. Auto
+//    never takes them (not timed on a GPU). A matrix without entries converts nothing: every row gets the
+//    semiring's zero from the row kernel (nothing to walk).
 #include <optional>
 #include <string>
 
@@ -23,6 +28,7 @@
 #include "cuda/event_driver.cuh"
 #include "cuda/merge_path.cuh"
 #include "cuda/row_statistics.cuh"
+#include "cuda/semiring_formats.cuh"
 #include "cuda/semiring_rows.cuh"
 #include "cuda/semiring_sell.cuh"
 #include "spmv/cuda/semiring.hpp"
@@ -78,6 +84,24 @@ int row_kernel_width(const RowStatistics& s, std::int64_t rows, std::int64_t col
   return w <= 8 ? w : 32;
 }
 
+bool is_format(Algorithm algorithm) {
+  return algorithm == Algorithm::Ell || algorithm == Algorithm::EllR || algorithm == Algorithm::Hyb ||
+         algorithm == Algorithm::Coo || algorithm == Algorithm::Dia;
+}
+
+// The format asked for, converted from `a` (rows and entries) for `s`.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<Value, Index>& a, Semiring s,
+                                            cudaStream_t stream) {
+  switch (algorithm) {
+    case Algorithm::Ell: return make_semiring_ell(a, s, stream);
+    case Algorithm::EllR: return make_semiring_ellr(a, s, stream);
+    case Algorithm::Hyb: return make_semiring_hyb(a, s, stream);
+    case Algorithm::Coo: return make_semiring_coo(a, s, stream);
+    default: return make_semiring_dia(a, s, stream);
+  }
+}
+
 }  // namespace
 
 template <class Value, class Index>
@@ -94,6 +118,8 @@ struct SemiringPlan<Value, Index>::Impl {
   std::optional<detail::WorkspaceOrder<EventDriver>> order;
   bool sell = false;                        // Algorithm::Sell
   std::optional<SemiringSell<Value, Index>> sell_layout;  // Sell on a matrix with rows
+  Algorithm format = Algorithm::Auto;                      // Ell, EllR, Hyb, Coo or Dia when asked for
+  SemiringFormatPtr<Value, Index> format_kernel;           // that format, on a matrix with entries
 };
 
 template <class Value, class Index>
@@ -101,9 +127,10 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semirin
                                          cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
   if (algorithm != Algorithm::Auto && algorithm != Algorithm::CsrVector && algorithm != Algorithm::MergePath &&
-      algorithm != Algorithm::Sell)
+      algorithm != Algorithm::Sell && !is_format(algorithm))
     throw Unsupported("spmv::cuda::SemiringPlan: algorithm " + std::string(to_string(algorithm)) +
-                      " has no semiring kernel; use auto, csr-vector (a sub-warp per row), merge-path or sell");
+                      " has no semiring kernel; use auto, csr-vector (a sub-warp per row), merge-path, sell, ell, "
+                      "ellr, hyb, coo or dia");
   if (a.rows < 0 || a.cols < 0 || a.nnz < 0) throw InvalidArgument("spmv::cuda::SemiringPlan: negative matrix size");
   if (a.nnz > 0 && (!a.row_ptr || !a.col_idx || !a.values))
     throw InvalidArgument("spmv::cuda::SemiringPlan: null matrix array");
@@ -116,6 +143,14 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semirin
     p.sell = true;
     p.row_kernel = false;
     if (a.rows > 0) p.sell_layout.emplace(a, stream);  // no rows: nothing to convert or write
+    return;
+  }
+  if (is_format(algorithm)) {
+    p.format = algorithm;
+    p.row_kernel = false;
+    if (a.rows == 0 || a.nnz == 0) return;  // nothing to convert: apply writes the zeros (or nothing)
+    p.format_kernel = make_format(algorithm, a, s, stream);
+    if (p.format_kernel->writes_workspace()) p.order.emplace(EventDriver());
     return;
   }
   RowStatistics stats;
@@ -143,6 +178,12 @@ void SemiringPlan<Value, Index>::apply(const Value* x, Value* y, cudaStream_t st
   if ((p.a.cols > 0 && !x) || !y) throw InvalidArgument("spmv::cuda::SemiringPlan::apply: null x or y");
   if (p.row_kernel) return semiring_rows(p.semiring, p.a, x, y, p.width, stream);  // no workspace: no ordering
   if (p.sell) return p.sell_layout->apply(p.semiring, x, y, stream);                 // the same
+  if (p.format != Algorithm::Auto) {
+    // No entries: every row is empty, the row kernel writes the semiring's zero (one launch, x unread).
+    if (!p.format_kernel) return semiring_rows(p.semiring, p.a, x, y, p.width, stream);
+    if (!p.order) return p.format_kernel->apply(x, y, stream);  // no workspace: no ordering
+    return p.order->run(stream, [&] { p.format_kernel->apply(x, y, stream); });
+  }
   p.order->run(stream, [&] {
     semiring_ops::with_semiring<Value>(p.semiring, [&](auto ops) {
       using Ops = decltype(ops);
@@ -153,6 +194,7 @@ void SemiringPlan<Value, Index>::apply(const Value* x, Value* y, cudaStream_t st
 
 template <class Value, class Index>
 Algorithm SemiringPlan<Value, Index>::algorithm() const {
+  if (impl_->format != Algorithm::Auto) return impl_->format;
   return impl_->sell ? Algorithm::Sell : impl_->row_kernel ? Algorithm::CsrVector : Algorithm::MergePath;
 }
 
@@ -164,6 +206,9 @@ Semiring SemiringPlan<Value, Index>::semiring() const {
 template <class Value, class Index>
 std::string SemiringPlan<Value, Index>::policy() const {
   if (impl_->sell) return impl_->sell_layout ? impl_->sell_layout->policy() : "sell (no rows)";
+  if (impl_->format_kernel) return impl_->format_kernel->policy();
+  if (impl_->format != Algorithm::Auto)
+    return std::string(to_string(impl_->format)) + " (no entries: nothing converted, every row the semiring's zero)";
   if (impl_->row_kernel) return "one launch, subwarp=" + std::to_string(impl_->width) + " (lanes per row)";
   return "merge-path block=" + std::to_string(Impl::kThreads) +
          " items_per_thread=" + std::to_string(Impl::kTileItems / Impl::kThreads) +
@@ -172,7 +217,8 @@ std::string SemiringPlan<Value, Index>::policy() const {
 
 template <class Value, class Index>
 std::size_t SemiringPlan<Value, Index>::extra_bytes() const {
-  return impl_->tiles.bytes() + (impl_->sell_layout ? impl_->sell_layout->bytes() : 0);
+  return impl_->tiles.bytes() + (impl_->sell_layout ? impl_->sell_layout->bytes() : 0) +
+         (impl_->format_kernel ? impl_->format_kernel->bytes() : 0);
 }
 
 #define SPMV_INSTANTIATE(V, I) template class SemiringPlan<V, I>;

@@ -42,29 +42,18 @@ __global__ void __launch_bounds__(kThreads)
                          int log2_c, const Index* __restrict__ perm, const Index* __restrict__ width,
                          const long long* __restrict__ slice_ptr, const Index* __restrict__ col_idx,
                          const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y) {
-  if (blockIdx.x >= sliced_blocks) {  // only launched with the empty rows left out
-    const long long stride = static_cast<long long>(gridDim.x - sliced_blocks) * blockDim.x;
-    for (long long i = static_cast<long long>(blockIdx.x - sliced_blocks) * blockDim.x + threadIdx.x; i < all_rows;
-         i += stride)
-      if (!((__ldg(nonempty + (i >> 5)) >> (i & 31)) & 1u)) y[i] = Ops::zero();
-    return;
-  }
-  const Index c = Index(1) << log2_c;
-  const int lane = threadIdx.x & (L - 1);
-  const long long stride = static_cast<long long>(sliced_blocks) * blockDim.x / L;
-  for (long long p = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / L; p < rows; p += stride) {
-    const long long s = p >> log2_c;
-    Index slot = static_cast<Index>(__ldg(slice_ptr + s) + (p & (c - 1)) + lane * c);
-    const Index count = (__ldg(width + s) + (L - 1 - lane)) / L;  // slots lane, lane + L, ... of the row
-    Value acc = Ops::zero();
-    for (Index k = 0; k < count; ++k, slot += c * L) {
-      const Index col = format::load_stream(col_idx + slot);
-      if (col < 0) break;  // padding: only padding follows
-      acc = Ops::add(acc, Ops::mul(format::load_stream(values + slot), __ldg(x + col)));
-    }
-    acc = subwarp_reduce<L>(acc, [](Value u, Value v) { return Ops::add(u, v); });
-    if (lane == 0) y[format::load_stream(perm + p)] = acc;
-  }
+  if (sell::write_left_out_rows(sliced_blocks, all_rows, nonempty, [&](long long i) { y[i] = Ops::zero(); })) return;
+  sell::walk_sliced_rows<L>(
+      rows, sliced_blocks, log2_c, width, slice_ptr, [&](long long p, Index slot, Index step, Index count, int lane) {
+        Value acc = Ops::zero();
+        for (Index k = 0; k < count; ++k, slot += step) {
+          const Index col = format::load_stream(col_idx + slot);
+          if (col < 0) break;  // padding: only padding follows
+          acc = Ops::add(acc, Ops::mul(format::load_stream(values + slot), __ldg(x + col)));
+        }
+        acc = subwarp_reduce<L>(acc, [](Value u, Value v) { return Ops::add(u, v); });
+        if (lane == 0) y[format::load_stream(perm + p)] = acc;
+      });
 }
 
 }  // namespace

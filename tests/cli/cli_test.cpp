@@ -261,8 +261,9 @@ TEST_F(Cli, MultiplyTranspose) {
 
 // --semiring: hand.mtx = [[1 2 0] [0 3 0] [4 0 5]], x = [1 2 3].
 // min-plus: row 1 min(1+1, 2+2) = 2, row 2 3+2 = 5, row 3 min(4+1, 5+3) = 5; an empty row gives inf,
-// written as "inf" and read back. No alpha/beta/--y0/--algo with a semiring other than plus-times. With
-// --backend cuda the device kernel gives the same vectors (where a device is present; else a clear error).
+// written as "inf" and read back. No alpha/beta/--y0 with a semiring other than plus-times, and --algo only for the
+// backend's semiring kernels. With --backend cuda the device kernels (Auto's and each forced one, the formats
+// included) give the same vectors (where a device is present; else a clear error).
 TEST_F(Cli, MultiplySemiring) {
   write_hand_matrix();
   EXPECT_OK(run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus -o " + arg("mp.mtx")));
@@ -319,13 +320,33 @@ TEST_F(Cli, MultiplySemiring) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("semiring or-and, row-loop"), std::string::npos) << r.err;
   }
+  // The CUDA kernels forced with --algo (SemiringPlan: the rows and merge-path kernels, SELL and the formats), named
+  // on stderr; the pattern matrix's empty row (all padding in SELL, ELL and DIA) gives inf there too.
+  for (const char* algo : {"csr-vector", "merge-path", "sell", "ell", "ellr", "hyb", "coo", "dia"}) {
+    const std::string forced = "multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus " +
+                               "--backend cuda --algo " + algo + " -o " + arg("mp_cuda_forced.mtx");
+    const CliResult r = run(forced);
+    if (!spmv::cuda_available()) {
+      EXPECT_NE(r.exit_code, 0) << algo;
+      EXPECT_NE(r.err.find("--backend cuda"), std::string::npos) << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find(std::string("semiring min-plus, ") + algo), std::string::npos) << r.err;
+    EXPECT_EQ(spmv::read_vector(file("mp_cuda_forced.mtx").string()), (std::vector<double>{2, 5, 5})) << algo;
+    const CliResult p = run("multiply " + arg("pat.mtx") + " --semiring min-plus --backend cuda --algo " + algo +
+                            " -o " + arg("inf_cuda.mtx"));
+    EXPECT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(spmv::read_vector(file("inf_cuda.mtx").string()), with_inf) << algo;
+  }
   {  // A CPU kernel with the CUDA backend: refused (by the backend's own check where there is no device).
     const CliResult r = run("multiply " + arg("hand.mtx") + " --semiring min-plus --backend cuda --algo merge-parallel");
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.err.find(spmv::cuda_available() ? "--backend cpu" : "--backend cuda"), std::string::npos) << r.err;
   }
-  for (const char* bad : {" --semiring plus-min", " --semiring min-plus --alpha 2", " --semiring max-min --algo csr-vector",
-                          " --semiring max-min --algo merge-path"}) {
+  for (const char* bad : {" --semiring plus-min", " --semiring min-plus --alpha 2",
+                          " --semiring max-min --backend cpu --algo csr-vector",
+                          " --semiring max-min --backend cpu --algo merge-path", " --semiring max-min --algo hola"}) {
     const CliResult r = run("multiply " + arg("hand.mtx") + bad);
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_NE(r.err.find("--semiring"), std::string::npos) << bad << ": " << r.err;

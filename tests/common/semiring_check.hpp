@@ -104,14 +104,21 @@ struct PaddingBait {
   std::vector<double> x;
   std::vector<std::pair<Semiring, std::vector<double>>> want;
 };
+// A hand-written CSR matrix.
+inline CsrMatrix<double, std::int32_t> hand_csr(std::int32_t rows, std::int32_t cols, std::vector<std::int32_t> row_ptr,
+                                               std::vector<std::int32_t> col_idx, std::vector<double> values) {
+  CsrMatrix<double, std::int32_t> a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr = std::move(row_ptr);
+  a.col_idx = std::move(col_idx);
+  a.values = std::move(values);
+  return a;
+}
 inline PaddingBait padding_bait() {
   constexpr double inf = std::numeric_limits<double>::infinity();
   PaddingBait p;
-  p.a.rows = 4;
-  p.a.cols = 3;
-  p.a.row_ptr = {0, 1, 4, 4, 6};
-  p.a.col_idx = {1, 0, 1, 2, 2, 1};
-  p.a.values = {-1.0, 1.0, 3.0, -2.0, 0.5, -0.5};
+  p.a = hand_csr(4, 3, {0, 1, 4, 4, 6}, {1, 0, 1, 2, 2, 1}, {-1.0, 1.0, 3.0, -2.0, 0.5, -0.5});
   p.x = {-5.0, 2.0, 4.0};
   p.want = {
       {Semiring::PlusTimes, {-2.0, -5.0 + 6.0 - 8.0, 0.0, 2.0 - 1.0}},
@@ -122,6 +129,60 @@ inline PaddingBait padding_bait() {
   };
   return p;
 }
+
+// The formats of the semiring products (Algorithm::Ell, EllR, Hyb, Coo, Dia) on both backends, and whether the
+// host conversion to one with the default Options refuses `a` (its padding rule; the CUDA conversions apply the
+// same rule: cuda/common/format_common.cuh's check_padded_size). COO stores no padding and refuses nothing.
+inline constexpr Algorithm kSemiringFormats[] = {Algorithm::Ell, Algorithm::EllR, Algorithm::Hyb, Algorithm::Coo,
+                                                 Algorithm::Dia};
+template <class Value, class Index>
+bool conversion_refuses(const CsrMatrix<Value, Index>& a, Algorithm algorithm) {
+  try {
+    switch (algorithm) {
+      case Algorithm::Ell: (void)to_ell(a); break;
+      case Algorithm::EllR: (void)to_ellr(a); break;
+      case Algorithm::Hyb: (void)to_hyb(a); break;
+      case Algorithm::Dia: (void)to_dia(a); break;
+      default: break;
+    }
+  } catch (const Unsupported&) {
+    return true;
+  }
+  return false;
+}
+
+// Whether the matrix holds a column twice in a row (DIA sums such entries: its refusal for the semirings other
+// than plus-times, on both backends).
+template <class Value, class Index>
+bool has_duplicates(const CsrMatrix<Value, Index>& a) {
+  CsrMatrix<Value, Index> c = a;
+  canonicalize(c);
+  return c.nnz() != a.nnz();
+}
+
+// DIA's stored zeros against its padding: 4 x 4, row 0 = {(0, 0.0), (2, 3.0)}, row 1 empty, row 2 = {(1, 0.0)},
+// row 3 = {(3, 2.0)}; diagonals -1, 0 and 2, of whose 12 slots 4 are stored (two of them zeros), 3 are padding
+// inside the matrix and 5 lie outside it. x = (-5, 4, -7, 1). Padding read as 0 would give min-plus's empty row
+// min(0 + 4, 0 + 1) = 1 (not inf), its row 2 0 + -7 = -7 and row 3 0 + -7 = -7; the stored zeros must count:
+// min-plus's row 2 is 0 + 4 = 4 (not inf), and or-and's row 2 is 0 (0 and 4 is false). `want` is hand-computed.
+inline PaddingBait dia_stored_zeros() {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  PaddingBait p;
+  p.a = hand_csr(4, 4, {0, 2, 2, 3, 4}, {0, 2, 1, 3}, {0.0, 3.0, 0.0, 2.0});
+  p.x = {-5.0, 4.0, -7.0, 1.0};
+  p.want = {
+      {Semiring::PlusTimes, {-21.0, 0.0, 0.0, 2.0}},
+      {Semiring::MinPlus, {-5.0, inf, 4.0, 3.0}},
+      {Semiring::MaxTimes, {0.0, -inf, 0.0, 2.0}},  // row 0: max(0 * -5, 3 * -7) = -0
+      {Semiring::OrAnd, {1.0, 0.0, 0.0, 1.0}},
+      {Semiring::MaxMin, {-5.0, -inf, 0.0, 1.0}},
+  };
+  return p;
+}
+
+// A duplicate entry: row 0 holds (1, 2.0) twice, row 1 (0, 1.0). x = (1, 3): min-plus's row 0 is 2 + 3 = 5, where
+// DIA's summed slot would give 4 + 3; plus-times's is 12 either way.
+inline CsrMatrix<double, std::int32_t> duplicate_entry() { return hand_csr(2, 2, {0, 2, 3}, {1, 1, 0}, {2.0, 2.0, 1.0}); }
 
 // Every semiring on `a` with two x vectors (finite; then with NaN and +-Inf sprinkled in). `multiply`
 // fills y (poisoned with NaN first: every entry must be written). Returns the failures, empty when all

@@ -146,6 +146,26 @@ TEST(Tuner, ALeadsNeighboursAreExplored) {
   EXPECT_TRUE(lead);
 }
 
+TEST(Tuner, ABeatenOriginIsSampledAgain) {
+  // The policy point (Auto's choice, the first sample) is the fastest, but its first sample runs 1.5x
+  // slow, as the first product after a plan is built can (H200, 2026-11-30: watt_2 f64's first burst
+  // 5.7 us, later 3.7). csr-vector at 1.4 takes the best from it on that sample by less than
+  // kConfirmBand; the origin's second sample wins it back.
+  int origin_samples = 0;
+  const TimeFn time = [&](Algorithm a, const Options& o) {
+    if (a == Algorithm::CsrVector) return 1.4;
+    if (a == Algorithm::Hola) return 1.45;
+    if (coop_of(o) == 2 && block_of(o) == 128) return ++origin_samples == 1 ? 1.5 : 1.0;
+    return 1.47;
+  };
+  Tuner tuner(coop_space());
+  const Outcome out = drive(tuner, time);
+  ASSERT_TRUE(out.settled);
+  EXPECT_LE(out.samples, kMaxTuningSamples);
+  EXPECT_EQ(out.best, 0) << out.best_label;
+  EXPECT_GE(origin_samples, 2);
+}
+
 TEST(Tuner, SettlesWithinTheBudgetOnRandomLandscapes) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> u(0.5, 3.0);
@@ -186,13 +206,16 @@ TEST(Tuner, NeverRerunsAPrunedPointAndRerunsOnlyToConfirm) {
     std::map<int, int> runs;
     for (int c : out.runs) ++runs[c];
     // A pruned point ran once (the sample that pruned it) and never again.
-    for (const TunerEvent& e : tuner.trajectory())
+    for (const TunerEvent& e : tuner.trajectory()) {
+      if (e.ms > 0 && e.decision.rfind("settled", 0) != 0)
+        EXPECT_FALSE(pruned.count(e.candidate)) << "trial " << trial << ": pruned " << e.label << " ran again";
       if (e.decision.rfind("pruned", 0) == 0) pruned.insert(e.candidate);
+    }
     pruned_total += static_cast<int>(pruned.size());
-    for (int c : pruned) EXPECT_EQ(runs[c], 1) << "trial " << trial << ": pruned " << tuner.label(c) << " ran again";
     int reruns = 0;
     for (const auto& [c, n] : runs) reruns += n - 1;
-    EXPECT_LE(reruns, 2) << "trial " << trial;  // the best and one runner-up, once each
+    // A beaten origin once, then the best and one runner-up, once each.
+    EXPECT_LE(reruns, 3) << "trial " << trial;
   }
   EXPECT_GT(pruned_total, 0) << "the landscapes never exercised pruning";
 }

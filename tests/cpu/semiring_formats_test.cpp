@@ -25,35 +25,6 @@
 namespace spmv::test {
 namespace {
 
-constexpr Algorithm kFormats[] = {Algorithm::Ell, Algorithm::EllR, Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
-constexpr double inf = std::numeric_limits<double>::infinity();
-
-// Whether semiring_multiply's conversion for `algorithm` (default Options) refuses `a`.
-template <class Value, class Index>
-bool conversion_refuses(const CsrMatrix<Value, Index>& a, Algorithm algorithm) {
-  try {
-    switch (algorithm) {
-      case Algorithm::Ell: (void)to_ell(a); break;
-      case Algorithm::EllR: (void)to_ellr(a); break;
-      case Algorithm::Hyb: (void)to_hyb(a); break;
-      case Algorithm::Dia: (void)to_dia(a); break;
-      default: break;  // COO stores no padding
-    }
-  } catch (const Unsupported&) {
-    return true;
-  }
-  return false;
-}
-
-// Whether the matrix holds a column twice in a row (to_dia sums such entries: DIA's refusal for the semirings
-// other than plus-times).
-template <class Value, class Index>
-bool has_duplicates(const CsrMatrix<Value, Index>& a) {
-  CsrMatrix<Value, Index> c = a;
-  canonicalize(c);
-  return c.nnz() != a.nnz();
-}
-
 // padding_bait() (common/semiring_check.hpp, SELL's hand matrix): ELL of width 3 pads row 0 with two slots, row 2
 // with three and row 3 with one, and x0 = -5 would show in min-plus, max-times and max-min if one entered a row.
 // HYB split at ELL widths 0 (all COO), 1 (the rest of rows 1 and 3 in COO) and 3 (all ELL); every format through
@@ -79,7 +50,7 @@ TEST(SemiringFormats, PaddingNeverEntersARow) {
         cpu::detail::semiring_hyb(s, to_hyb(a, *split), bait.x.data(), y.data(), threads);
         EXPECT_EQ(y, want) << "hyb, ELL width " << split->hyb_ell_width;
       }
-      for (Algorithm algorithm : kFormats) {
+      for (Algorithm algorithm : kSemiringFormats) {
         std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
         semiring_multiply(s, a, std::span<const double>(bait.x), std::span(y), threads, algorithm);
         EXPECT_EQ(y, want) << to_string(algorithm);
@@ -87,19 +58,12 @@ TEST(SemiringFormats, PaddingNeverEntersARow) {
     }
 }
 
-// DIA keeps stored zeros apart from padding: 4 x 4, row 0 = {(0, 0.0), (2, 3.0)}, row 1 empty, row 2 = {(1, 0.0)},
-// row 3 = {(3, 2.0)}; diagonals -1, 0 and 2, of whose 12 slots 4 are stored (two of them zeros), 3 are padding
-// inside the matrix and 5 lie outside it. x = (-5, 4, -7, 1). Padding read as 0 would give min-plus's empty row
-// min(0 + 4, 0 + 1) = 1 (not inf), its row 2 0 + -7 = -7 and row 3 0 + -7 = -7; the stored zeros must count:
-// min-plus's row 2 is 0 + 4 = 4 (not inf), and or-and's row 2 is 0 (0 and 4 is false).
+// DIA keeps stored zeros apart from padding: dia_stored_zeros() (common/semiring_check.hpp), whose DIA has 12 slots,
+// 4 stored (two of them zeros), 3 padding inside the matrix and 5 outside it; hand-computed values.
 TEST(SemiringFormats, DiaStoredZerosAreNotPadding) {
-  CsrMatrix<double, std::int32_t> a;
-  a.rows = 4;
-  a.cols = 4;
-  a.row_ptr = {0, 2, 2, 3, 4};
-  a.col_idx = {0, 2, 1, 3};
-  a.values = {0.0, 3.0, 0.0, 2.0};
-  const std::vector<double> x = {-5.0, 4.0, -7.0, 1.0};
+  const PaddingBait bait = dia_stored_zeros();
+  const auto& a = bait.a;
+  const auto& x = bait.x;
   const auto dia = to_dia(a);
   ASSERT_EQ(dia.offsets, (std::vector<std::int32_t>{-1, 0, 2}));
   int stored = 0, stored_zeros = 0;
@@ -110,14 +74,7 @@ TEST(SemiringFormats, DiaStoredZerosAreNotPadding) {
     }
   ASSERT_EQ(stored, 4);
   ASSERT_EQ(stored_zeros, 2);
-  const std::pair<Semiring, std::vector<double>> cases[] = {
-      {Semiring::PlusTimes, {-21.0, 0.0, 0.0, 2.0}},
-      {Semiring::MinPlus, {-5.0, inf, 4.0, 3.0}},
-      {Semiring::MaxTimes, {0.0, -inf, 0.0, 2.0}},  // row 0: max(0 * -5, 3 * -7) = -0
-      {Semiring::OrAnd, {1.0, 0.0, 0.0, 1.0}},
-      {Semiring::MaxMin, {-5.0, -inf, 0.0, 1.0}},
-  };
-  for (const auto& [s, want] : cases)
+  for (const auto& [s, want] : bait.want)
     for (int threads : {1, 3}) {
       std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
       cpu::detail::semiring_dia(s, dia, x.data(), y.data(), threads);
@@ -184,7 +141,7 @@ TEST_P(SemiringFormatsZoo, MatchesTheDefinition) {
   const auto check = [&](const auto& m, const char* types, int threads) {
     using Value = typename std::decay_t<decltype(m)>::value_type;
     const bool duplicates = has_duplicates(m);
-    for (Algorithm algorithm : kFormats) {
+    for (Algorithm algorithm : kSemiringFormats) {
       SCOPED_TRACE(std::string(types) + ", " + std::string(to_string(algorithm)) + ", threads " +
                    std::to_string(threads));
       if (conversion_refuses(m, algorithm)) {
@@ -271,7 +228,7 @@ template <class Value, class Index>
 void expect_formats_give_row_loop_bits(const CsrMatrix<Value, Index>& a, std::uint64_t seed) {
   const std::vector<Value> x = bits_probe_x<Value>(a.cols, seed);
   const bool canonical = is_canonical(a);
-  for (Algorithm algorithm : kFormats) {
+  for (Algorithm algorithm : kSemiringFormats) {
     if (conversion_refuses(a, algorithm)) continue;  // MatchesTheDefinition checks the refusal
     if (algorithm == Algorithm::Dia && !canonical) continue;  // another order (and duplicates summed or refused)
     for (Semiring s : kSemirings) {
@@ -316,12 +273,7 @@ TEST(SemiringFormats, RefusalsAndAuto) {
   }
 
   // Row 0 holds (1, 2.0) twice: min-plus's row 0 is 2 + x1, DIA's summed slot would give 4 + x1.
-  CsrMatrix<double, std::int32_t> dup;
-  dup.rows = 2;
-  dup.cols = 2;
-  dup.row_ptr = {0, 2, 3};
-  dup.col_idx = {1, 1, 0};
-  dup.values = {2.0, 2.0, 1.0};
+  const auto dup = duplicate_entry();
   const std::vector<double> x2 = {1.0, 3.0};
   std::vector<double> y2(2);
   for (Semiring s : {Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd, Semiring::MaxMin}) {
@@ -337,7 +289,7 @@ TEST(SemiringFormats, RefusalsAndAuto) {
 
   const auto rmat = convert<double, std::int32_t>(gen::rmat(14, 16, 32));
   for (int threads : {1, 2, 4})
-    for (Algorithm algorithm : kFormats) EXPECT_NE(semiring_cpu_algorithm(rmat, threads), algorithm);
+    for (Algorithm algorithm : kSemiringFormats) EXPECT_NE(semiring_cpu_algorithm(rmat, threads), algorithm);
 }
 
 }  // namespace

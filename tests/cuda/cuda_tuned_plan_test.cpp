@@ -106,13 +106,16 @@ TEST(CudaTunedPlan, BurstSamplesOfShortProductsKeepBetaRight) {
   }
   const TuningReport r = plan.report();
   EXPECT_TRUE(r.settled) << plan.policy();
-  int bursts = 0;
+  // The first sample is a burst (fewer than 2^24 nonzeros, no estimate yet); later ones are bursts
+  // while the best estimate is short, which a slowed run (compute-sanitizer) may not give.
+  bool first = true;
   for (const TuningStep& step : r.trajectory)
     if (step.ms > 0 && step.decision.rfind("settled", 0) != 0) {
-      EXPECT_EQ(step.products, 8) << step.candidate << " " << step.decision;
-      ++bursts;
+      if (first) EXPECT_EQ(step.products, 8) << step.candidate << " " << step.decision;
+      else EXPECT_TRUE(step.products == 8 || step.products == 1) << step.candidate << " " << step.decision;
+      first = false;
     }
-  EXPECT_GT(bursts, 0);
+  EXPECT_FALSE(first) << "no sample was timed";
 }
 
 TEST(CudaTunedPlan, BackToBackProductsWithoutSynchronizingStillRightAndSettle) {

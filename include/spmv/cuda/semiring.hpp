@@ -29,9 +29,18 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // row lengths: a few huge rows, power-law and mostly-empty rows; tile boundaries found here, a small
 // workspace, extra_bytes). Algorithm::Sell, only when asked for, converts A to SELL-C-sigma here (C = 32,
 // sigma = 256, the SELL SpMV's layout and padding rule: Unsupported where that refuses; extra_bytes) and walks
-// its slices with the semiring's ops, padding never entering a row; no workspace. Other algorithms are
-// refused. A's arrays must outlive the plan. Merge-path
-// products on different streams are ordered one after another, as for Plan (its workspace); y is only
+// its slices with the semiring's ops, padding never entering a row; no workspace. Algorithm::Ell, EllR, Hyb,
+// Coo and Dia, only when asked for, convert A here with the SpMV's device conversion of that format and the
+// default Options (Unsupported, with the conversion's message, where it refuses: padding beyond
+// Options::max_padding; extra_bytes holds the converted copy, policy() names the format) and fold only the
+// stored entries: ELL's padding (column -1) and DIA's slots outside the matrix or without a stored entry (a
+// stored-slot mask) never enter a row. COO, and HYB's COO part, reduce each run of equal rows with the
+// semiring's add (cub::DeviceReduce::ReduceByKey: deterministic, into a workspace); HYB ⊕-adds its COO part
+// into the rows its ELL part wrote. Dia refuses, for the semirings other than plus-times, a matrix with
+// duplicate entries (the conversion sums them). A matrix without entries converts nothing (y = the
+// semiring's zero). Other algorithms are refused. A's arrays must outlive the plan (COO reads its columns
+// and values in place). Merge-path, COO and HYB (when its COO part holds entries) products on different
+// streams are ordered one after another, as for Plan (their workspace); the others run at once. y is only
 // written, x and y as for semiring_multiply.
 template <class Value, class Index>
 class SemiringPlan {
@@ -44,7 +53,7 @@ class SemiringPlan {
 
   void apply(const Value* x, Value* y, cudaStream_t stream = nullptr);
 
-  Algorithm algorithm() const;  // CsrVector, MergePath or Sell
+  Algorithm algorithm() const;  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo or Dia
   Semiring semiring() const;
   std::string policy() const;
   std::size_t extra_bytes() const;

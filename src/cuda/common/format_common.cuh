@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "core/semiring_ops.hpp"
 #include "cuda/common/launch.cuh"
 #include "cuda/common/stored_value.cuh"
 #include "spmv/cuda/device_buffer.hpp"
@@ -112,17 +113,19 @@ __device__ __forceinline__ T load_stream(const T* p) {
   return __ldcs(p);
 }
 
-// sum_{i < count} val[s_i] * x[col[s_i]] with s_i = first + i * step, in order of i (the row's order, as
-// CSR sums it). The loads of kSlotUnroll slots are issued before their products so that several
-// independent loads per thread are in flight. kPadded: slots with column -1 are padding and skipped
-// without reading x (so padding never contributes, even when x holds Inf or NaN). The caller guarantees
+// ⊕_{i < count} val[s_i] ⊗ x[col[s_i]] with s_i = first + i * step, from Ops::zero(), in order of i (the
+// row's order, as CSR folds it). Ops: a semiring's add, multiply and zero on compute_t<Value>
+// (core/semiring_ops.hpp); strided_row_dot below is plus-times, the SpMV's sum. The loads of kSlotUnroll
+// slots are issued before their products so that several independent loads per thread are in flight.
+// kPadded: slots with column -1 are padding and skipped without reading x (so padding never contributes,
+// even when x holds Inf or NaN, and never enters a semiring's row as 0 ⊗ x_j). The caller guarantees
 // first + (count - 1) * step is a valid slot, so no position computed here overflows Index.
-template <bool kPadded, class Value, class Index>
-__device__ __forceinline__ compute_t<Value> strided_row_dot(const Index* __restrict__ col,
-                                                            const Value* __restrict__ val, Index first, Index step,
-                                                            Index count, const compute_t<Value>* __restrict__ x) {
+template <bool kPadded, class Ops, class Value, class Index>
+__device__ __forceinline__ compute_t<Value> strided_row_fold(const Index* __restrict__ col,
+                                                             const Value* __restrict__ val, Index first, Index step,
+                                                             Index count, const compute_t<Value>* __restrict__ x) {
   using Real = compute_t<Value>;
-  Real sum = 0;
+  Real sum = Ops::zero();
   Index i = 0;
   for (; i + kSlotUnroll <= count; i += kSlotUnroll) {
     Index c[kSlotUnroll];
@@ -138,15 +141,23 @@ __device__ __forceinline__ compute_t<Value> strided_row_dot(const Index* __restr
     for (int u = 0; u < kSlotUnroll; ++u) xv[u] = !kPadded || c[u] >= 0 ? __ldg(x + c[u]) : Real(0);
 #pragma unroll
     for (int u = 0; u < kSlotUnroll; ++u)
-      if (!kPadded || c[u] >= 0) sum += widen(v[u]) * xv[u];
+      if (!kPadded || c[u] >= 0) sum = Ops::add(sum, Ops::mul(widen(v[u]), xv[u]));
   }
   for (; i < count; ++i) {
     const Index slot = first + i * step;
     const Index c = load_stream(col + slot);
     const Value v = load_stream(val + slot);
-    if (!kPadded || c >= 0) sum += widen(v) * __ldg(x + c);
+    if (!kPadded || c >= 0) sum = Ops::add(sum, Ops::mul(widen(v), __ldg(x + c)));
   }
   return sum;
+}
+
+// sum_{i < count} val[s_i] * x[col[s_i]]: strided_row_fold over plus-times (sum += v * x, contracted to FMA).
+template <bool kPadded, class Value, class Index>
+__device__ __forceinline__ compute_t<Value> strided_row_dot(const Index* __restrict__ col,
+                                                            const Value* __restrict__ val, Index first, Index step,
+                                                            Index count, const compute_t<Value>* __restrict__ x) {
+  return strided_row_fold<kPadded, semiring_ops::PlusTimes<compute_t<Value>>>(col, val, first, step, count, x);
 }
 
 // length[r] = row_ptr[r + 1] - row_ptr[r].

@@ -75,12 +75,15 @@ std::int64_t partition_rows(const Index* row_ptr, Index rows, Index threshold, I
 
 // --- the product -------------------------------------------------------------------------------------
 
-template <class Value, class Index>
+// Entry k's term a_k ⊗ x[col_k]: Ops a semiring's (core/semiring_ops.hpp), plus-times for the SpMV.
+template <class Value, class Index, class Ops = semiring_ops::PlusTimes<Value>>
 struct CooEntryProduct {
   const Index* col_idx;
   const Value* values;
   const Value* x;
-  __device__ Value operator()(Index k) const { return load_stream(values + k) * __ldg(x + load_stream(col_idx + k)); }
+  __device__ Value operator()(Index k) const {
+    return Ops::mul(load_stream(values + k), __ldg(x + load_stream(col_idx + k)));
+  }
 };
 
 // i < runs: row_list[i] is the i-th row holding entries and sum[i] its sum; y[row] = alpha * sum + beta * y
@@ -101,6 +104,60 @@ __global__ void __launch_bounds__(kMaxBlockSize)
   }
 }
 
+// The segmented reduction both COO products share: views of the entries (sorted by row) and of the row list, and
+// sums()[i] = Reduce over the i-th run of equal rows of the terms Ops::mul(a_k, x[col_k]) (cub::DeviceReduce::
+// ReduceByKey; its keys are the row indices; CUB documents it as run-to-run deterministic on one device). Ops and
+// Reduce: plus-times and + for the SpMV (CooProduct below), a semiring's ⊗ and ⊕ for its product
+// (semiring_format_kernels.cuh). Owns the per-run results and CUB's temporary storage, allocated here at plan
+// time: reduce() allocates nothing and never synchronises.
+template <class Value, class Index, class Ops, class Reduce>
+class CooRuns {
+ public:
+  CooRuns() = default;
+  // row_list: the `runs` rows that hold entries (ascending, the runs' order), then `empty` rows that hold none.
+  CooRuns(const Index* row_idx, const Index* col_idx, const Value* values, Index nnz, const Index* row_list,
+          Index runs, Index empty)
+      : row_idx_(row_idx), col_idx_(col_idx), values_(values), nnz_(nnz), row_list_(row_list), runs_(runs),
+        empty_(empty), sums_(static_cast<std::size_t>(runs)) {
+    SPMV_CUDA_CHECK(call(nullptr, temp_bytes_, nullptr, nullptr));
+    temp_ = DeviceBuffer<unsigned char>(temp_bytes_);
+  }
+
+  void reduce(const Value* x, cudaStream_t stream) {
+    if (runs_ == 0) return;
+    std::size_t bytes = temp_bytes_;
+    SPMV_CUDA_CHECK(call(temp_.data(), bytes, x, stream));
+  }
+  const Index* row_list() const { return row_list_; }
+  const Value* sums() const { return sums_.data(); }
+  Index runs() const { return runs_; }
+  Index empty() const { return empty_; }
+  std::size_t bytes() const { return sums_.bytes() + temp_.bytes(); }
+
+ private:
+  using Products = thrust::transform_iterator<CooEntryProduct<Value, Index, Ops>, thrust::counting_iterator<Index>>;
+
+  // With temp == nullptr only sizes the temporary storage (the same call, hence the same iterator types,
+  // at plan time and in reduce).
+  cudaError_t call(void* temp, std::size_t& bytes, const Value* x, cudaStream_t stream) {
+    const Products products(thrust::counting_iterator<Index>(0),
+                            CooEntryProduct<Value, Index, Ops>{col_idx_, values_, x});
+    return cub::DeviceReduce::ReduceByKey(temp, bytes, row_idx_, thrust::make_discard_iterator(), products,
+                                          sums_.data(), thrust::make_discard_iterator(), Reduce{}, nnz_, stream);
+  }
+
+  const Index* row_idx_ = nullptr;
+  const Index* col_idx_ = nullptr;
+  const Value* values_ = nullptr;
+  Index nnz_ = 0;
+  const Index* row_list_ = nullptr;
+  Index runs_ = 0;
+  Index empty_ = 0;
+  DeviceBuffer<Value> sums_;
+  std::size_t temp_bytes_ = 0;
+  DeviceBuffer<unsigned char> temp_;
+};
+
 // y = alpha * A_coo * x + beta * y (or y += alpha * A_coo * x when accumulate). Holds views of the COO
 // arrays and the row list (owned by the caller, sorted by row) and owns the per-run sums and CUB's
 // temporary storage, both allocated here at plan time: apply() allocates nothing and never synchronises.
@@ -111,54 +168,29 @@ class CooProduct {
   // row_list: the `runs` rows that hold entries (ascending), then `empty` rows that hold none.
   CooProduct(const Index* row_idx, const Index* col_idx, const Value* values, Index nnz, const Index* row_list,
              Index runs, Index empty, bool accumulate, int block)
-      : row_idx_(row_idx), col_idx_(col_idx), values_(values), nnz_(nnz), row_list_(row_list), runs_(runs),
-        empty_(empty), accumulate_(accumulate), block_(block), sums_(static_cast<std::size_t>(runs)) {
-    SPMV_CUDA_CHECK(reduce(nullptr, temp_bytes_, nullptr, nullptr));
-    temp_ = DeviceBuffer<unsigned char>(temp_bytes_);
-  }
+      : runs_(row_idx, col_idx, values, nnz, row_list, runs, empty), accumulate_(accumulate), block_(block) {}
 
   void apply(Value alpha, const Value* x, Value beta, Value* y, cudaStream_t stream) {
-    if (runs_ > 0) {
-      std::size_t bytes = temp_bytes_;
-      SPMV_CUDA_CHECK(reduce(temp_.data(), bytes, x, stream));
-    }
-    const unsigned grid = grid_for(static_cast<std::int64_t>(runs_) + empty_, block_);
+    runs_.reduce(x, stream);
+    const Index runs = runs_.runs(), empty = runs_.empty();
+    const unsigned grid = grid_for(static_cast<std::int64_t>(runs) + empty, block_);
+    const Index* rows = runs_.row_list();
     if (accumulate_) {
-      coo_epilogue_kernel<true><<<grid, block_, 0, stream>>>(row_list_, sums_.data(), runs_, empty_, alpha, beta, y);
+      coo_epilogue_kernel<true><<<grid, block_, 0, stream>>>(rows, runs_.sums(), runs, empty, alpha, beta, y);
       SPMV_CHECK_LAUNCH("coo_epilogue_kernel<accumulate>");
     } else {
-      coo_epilogue_kernel<false><<<grid, block_, 0, stream>>>(row_list_, sums_.data(), runs_, empty_, alpha, beta, y);
+      coo_epilogue_kernel<false><<<grid, block_, 0, stream>>>(rows, runs_.sums(), runs, empty, alpha, beta, y);
       SPMV_CHECK_LAUNCH("coo_epilogue_kernel");
     }
   }
 
-  std::size_t bytes() const { return sums_.bytes() + temp_.bytes(); }
-  Index runs() const { return runs_; }
+  std::size_t bytes() const { return runs_.bytes(); }
+  Index runs() const { return runs_.runs(); }
 
  private:
-  using Products = thrust::transform_iterator<CooEntryProduct<Value, Index>, thrust::counting_iterator<Index>>;
-
-  // With temp == nullptr only sizes the temporary storage (the same call, hence the same iterator types,
-  // at plan time and in apply).
-  cudaError_t reduce(void* temp, std::size_t& bytes, const Value* x, cudaStream_t stream) {
-    const Products products(thrust::counting_iterator<Index>(0), CooEntryProduct<Value, Index>{col_idx_, values_, x});
-    return cub::DeviceReduce::ReduceByKey(temp, bytes, row_idx_, thrust::make_discard_iterator(), products,
-                                          sums_.data(), thrust::make_discard_iterator(), ::cuda::std::plus<>{},
-                                          nnz_, stream);
-  }
-
-  const Index* row_idx_ = nullptr;
-  const Index* col_idx_ = nullptr;
-  const Value* values_ = nullptr;
-  Index nnz_ = 0;
-  const Index* row_list_ = nullptr;
-  Index runs_ = 0;
-  Index empty_ = 0;
+  CooRuns<Value, Index, semiring_ops::PlusTimes<Value>, ::cuda::std::plus<>> runs_;
   bool accumulate_ = false;
   int block_ = 256;
-  DeviceBuffer<Value> sums_;
-  std::size_t temp_bytes_ = 0;
-  DeviceBuffer<unsigned char> temp_;
 };
 
 }  // namespace spmv::cuda::format

@@ -7,6 +7,7 @@
 
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/format_common.cuh"
+#include "cuda/row_statistics.cuh"
 
 namespace spmv::cuda::format {
 
@@ -26,6 +27,22 @@ struct EllStorage {
 
   std::size_t bytes() const { return col_idx.bytes() + values.bytes(); }
 };
+
+// What the ELL family's refusals suggest instead.
+inline constexpr const char* kEllAlternatives = "hyb, sell or a CSR algorithm";
+
+// ELL width: the longest row, rounded up to a multiple of `group`. Refuses (Unsupported, naming `format`) by the
+// padding rule before anything is allocated. Shared by the ELL SpMV (format_ell.cu) and the semiring product's
+// ELL and ELL-R (semiring_ell.cu), so both refuse the same matrices with the same message.
+template <class Value, class Index>
+Index checked_ell_width(const CsrView<Value, Index>& a, const char* format, Index group, const Options& options,
+                        cudaStream_t stream) {
+  const RowStatistics stats = row_statistics(a, stream);
+  const std::int64_t width = (stats.max + group - 1) / group * group;  // a multiple of the group
+  format::check_padded_size<Index>(format, static_cast<long double>(a.rows) * static_cast<long double>(width),
+                                   a.nnz, options, kEllAlternatives, sizeof(Index) + sizeof(Value));
+  return static_cast<Index>(width);
+}
 
 // Thread per row: writes the row's first min(length, width) entries and pads the rest, so every slot is
 // written exactly once (no memset). Writes of one k across a warp are contiguous; the reads walk each

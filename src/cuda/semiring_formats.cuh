@@ -1,0 +1,65 @@
+#pragma once
+// Private: ELL, ELL-R, HYB, COO and DIA of the semiring product (SemiringPlan with Algorithm::Ell, EllR, Hyb, Coo
+// or Dia), one file each (semiring_ell.cu for ELL and ELL-R, semiring_hyb.cu, semiring_coo.cu, semiring_dia.cu).
+// Each converts A once with the SpMV's device conversion of its format and default Options (format_ell.cuh,
+// format_hyb.cuh, format_coo.cuh, format_dia.cuh), so it refuses (Unsupported, the conversion's message) exactly
+// where the SpMV's format does, and walks it with the semiring's add, multiply and zero (core/semiring_ops.hpp).
+// The objects stay behind this interface, so semiring_plan.cu does not compile the conversions' CUB calls.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "spmv/cuda/plan.hpp"
+#include "spmv/semiring.hpp"
+
+namespace spmv::cuda {
+
+template <class Value, class Index>
+class SemiringFormat {
+ public:
+  virtual ~SemiringFormat() = default;
+  // y = A ⊕.⊗ x with the semiring the object was made for: no allocation, no synchronisation.
+  virtual void apply(const Value* x, Value* y, cudaStream_t stream) = 0;
+  virtual std::string policy() const = 0;
+  virtual std::size_t bytes() const = 0;  // the converted copy and any workspace
+  // True when a product writes memory the object owns (COO's per-row results and CUB's scratch): the plan then
+  // orders its products over streams (core/workspace_order.hpp).
+  virtual bool writes_workspace() const = 0;
+};
+
+template <class Value, class Index>
+using SemiringFormatPtr = std::unique_ptr<SemiringFormat<Value, Index>>;
+
+// Each factory takes a matrix with rows and entries (the plan handles the others), converts it on `stream` and
+// synchronises it.
+// ELL: every slot walked, padding skipped by its column.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+// ELL-R: each row stops at its length.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+// HYB: the ELL part, then the COO overflow ⊕-folded into its rows.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+// COO: a segmented reduction over the runs of equal rows (deterministic; a workspace).
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+// DIA with its stored-slot mask; refuses duplicate entries for the semirings other than plus-times.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+
+// Each factory's file instantiates it for SemiringPlan's (value, index) pairs (cpu/instantiate.hpp's).
+#define SPMV_INSTANTIATE_SEMIRING_FORMAT(name)                                                                \
+  template SemiringFormatPtr<float, std::int32_t> name(const CsrView<float, std::int32_t>&, Semiring,        \
+                                                       cudaStream_t);                                         \
+  template SemiringFormatPtr<float, std::int64_t> name(const CsrView<float, std::int64_t>&, Semiring,        \
+                                                       cudaStream_t);                                         \
+  template SemiringFormatPtr<double, std::int32_t> name(const CsrView<double, std::int32_t>&, Semiring,      \
+                                                        cudaStream_t);                                        \
+  template SemiringFormatPtr<double, std::int64_t> name(const CsrView<double, std::int64_t>&, Semiring,      \
+                                                        cudaStream_t);
+
+}  // namespace spmv::cuda
