@@ -72,6 +72,9 @@ class MatrixCore:
     @property
     def cached_plans(self) -> int: ...
 
+    @property
+    def cached_semiring_plans(self) -> int: ...
+
 def matrix_from_arrays(rows: int, cols: int, indptr: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], indices: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], data: Annotated[NDArray, dict(shape=(None,), order='C', device='cpu', writable=False)], double_values: bool, index_bits: int, options: dict) -> MatrixCore:
     """
     Copies CSR arrays (int32/int64 indices, float32/float64 values) into a validated MatrixCore.

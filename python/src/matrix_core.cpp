@@ -200,9 +200,9 @@ class TypedMatrix final : public MatrixCore {
                      HostVector y) override {
     const auto [xs, ys] = host_vectors(op, x, y);
     if (target.backend == Backend::Cpu) {
-      const CsrMatrix<Value, Index>& m = semiring_matrix(op);
-      nb::gil_scoped_release release;  // reads the matrix and x, writes y only
-      semiring_multiply<Value, Index>(semiring, m, xs, ys, options_.threads, algorithm);
+      const SemiringPlan<Value, Index>& plan = cpu_semiring_plan(semiring, algorithm, op);
+      nb::gil_scoped_release release;  // apply() is const and holds no scratch: calls from several threads may overlap
+      plan.apply(xs, ys);
       return;
     }
 #if SPMV_PYTHON_CUDA
@@ -415,15 +415,27 @@ class TypedMatrix final : public MatrixCore {
   }
 
   std::size_t cached_plans() const override {
-    std::size_t n = cpu_.size();
-#if SPMV_PYTHON_CUDA
-    for (auto& [ordinal, state] : devices_) n += state->plans.size();
-#endif
-    return n;
+    return cpu_.size() + on_devices([](const auto& state) { return state.plans.size(); });
+  }
+
+  std::size_t cached_semiring_plans() const override {
+    return cpu_semiring_.size() + on_devices([](const auto& state) { return state.semiring_plans.size(); });
   }
 
  private:
   using Key = std::pair<Algorithm, Operation>;
+
+  // The sum of count(state) over the devices' states (0 without CUDA).
+  template <class Count>
+  std::size_t on_devices(Count count) const {
+    std::size_t n = 0;
+#if SPMV_PYTHON_CUDA
+    for (const auto& [ordinal, state] : devices_) n += count(*state);
+#else
+    (void)count;
+#endif
+    return n;
+  }
 
   // Called with the GIL held, which serializes changes to the caches. Operators and plans are safe
   // to share between threads (and plans between streams) themselves.
@@ -446,6 +458,26 @@ class TypedMatrix final : public MatrixCore {
     if (op == Operation::NonTranspose) return a_;
     if (!transposed_) transposed_ = std::make_unique<CsrMatrix<Value, Index>>(transpose(a_));
     return *transposed_;
+  }
+
+  // The CPU semiring plan for (op, semiring, algorithm), made on first use (with the GIL held, like the other
+  // caches) with the matrix's Options: threads and the format knobs (max_padding, sell_c, sell_sigma,
+  // hyb_ell_width). A half-storage matrix's semiring products read its rounded values in float (matrix_core.hpp).
+  // A refused algorithm throws before anything is cached. The matrix never changes (its arrays are read-only
+  // views, and A^T is built once), so a plan stays valid for the matrix's life: nothing to invalidate, as for the
+  // CUDA plans.
+  const SemiringPlan<Value, Index>& cpu_semiring_plan(Semiring semiring, Algorithm algorithm, Operation op) {
+    const auto key = std::make_tuple(op, semiring, algorithm);
+    auto found = cpu_semiring_.find(key);
+    if (found == cpu_semiring_.end()) {
+      Options options = options_;
+      options.values = ValueStorage::Native;
+      found = cpu_semiring_
+                  .emplace(key, std::make_unique<SemiringPlan<Value, Index>>(semiring_matrix(op), semiring, algorithm,
+                                                                             options))
+                  .first;
+    }
+    return *found->second;
   }
 
 #if SPMV_PYTHON_CUDA
@@ -585,6 +617,9 @@ class TypedMatrix final : public MatrixCore {
   std::map<Key, std::unique_ptr<Operator<Value, Index>>> cpu_;
   std::map<Operation, std::unique_ptr<cpu::SpmmPlan<Value, Index>>> cpu_spmm_;
   std::unique_ptr<CsrMatrix<Value, Index>> transposed_;  // A^T for the semiring products with op = T
+  // Per (op, semiring, algorithm), on first use; declared after the matrices the row kernels' plans read: destroyed
+  // first.
+  std::map<std::tuple<Operation, Semiring, Algorithm>, std::unique_ptr<SemiringPlan<Value, Index>>> cpu_semiring_;
 };
 
 // One copy of a user array into the library's storage, converting the element type on the way.
@@ -949,7 +984,8 @@ void bind_matrix(nb::module_& m) {
           },
           nb::arg("ordinal"), nb::arg("algorithm"), nb::arg("settings"), nb::arg("b"), nb::arg("b_size"),
           nb::arg("b_stream"), nb::arg("x"), nb::arg("x_size"), nb::arg("x_stream"), nb::arg("stream"))
-      .def_prop_ro("cached_plans", &MatrixCore::cached_plans);
+      .def_prop_ro("cached_plans", &MatrixCore::cached_plans)
+      .def_prop_ro("cached_semiring_plans", &MatrixCore::cached_semiring_plans);
 
   m.def("matrix_from_arrays", &from_arrays, nb::arg("rows"), nb::arg("cols"), nb::arg("indptr").noconvert(),
         nb::arg("indices").noconvert(), nb::arg("data").noconvert(), nb::arg("double_values"), nb::arg("index_bits"),

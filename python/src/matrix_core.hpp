@@ -112,10 +112,11 @@ class MatrixCore {
   virtual void spmm_device(int ordinal, Operation op, double alpha, DeviceDense x, double beta, DeviceDense y,
                            std::uintptr_t stream) = 0;
   // y = op(A) ⊕.⊗ x over a semiring (include/spmv/semiring.hpp); op = T multiplies A^T, built once and
-  // kept (and uploaded once per device). `algorithm` is the kernel: Auto, or on the CPU RowLoop,
-  // MergeParallel, Sell, Ell, EllR, Hyb, Coo or Dia (converted each call), on CUDA CsrVector, MergePath or Sell (one SemiringPlan
-  // kept per op, semiring and algorithm); others are refused (Unsupported). Host arrays: the CPU kernel, or
-  // on CUDA one upload of x and one download of y per call. Device arrays: in place on `stream`, after the
+  // kept (and uploaded once per device). `algorithm` is the kernel: Auto, or on the CPU RowLoop, MergeParallel,
+  // Sell, Ell, EllR, Hyb, Coo or Dia, on CUDA CsrVector, MergePath, Sell or the same formats; one SemiringPlan
+  // (spmv:: on the CPU, converted once with the matrix's Options; cuda:: per device) kept per op, semiring and
+  // algorithm; others are refused (Unsupported). Host arrays: the CPU plan, or on CUDA one upload of x and one
+  // download of y per call. Device arrays: in place on `stream`, after the
   // producers' streams.
   virtual void semiring_host(Target target, Semiring semiring, Algorithm algorithm, Operation op, ConstHostVector x,
                              HostVector y) = 0;
@@ -133,6 +134,8 @@ class MatrixCore {
   virtual PlanInfo plan_info(Target target, Algorithm algorithm, Operation op) = 0;
   // Number of cached plans (CPU operators and CUDA plans), for tests of the cache.
   virtual std::size_t cached_plans() const = 0;
+  // The semiring plans kept (CPU and every device), per op, semiring and algorithm.
+  virtual std::size_t cached_semiring_plans() const = 0;
 };
 
 // Takes ownership of a validated CSR matrix. Instantiated for float/double x int32_t/int64_t. With

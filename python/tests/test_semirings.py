@@ -1,6 +1,8 @@
 """Semiring products (docs/SEMIRINGS.md) against numpy evaluations of their definitions, and two graph
 algorithms against scipy.sparse.csgraph: BFS levels with or-and, shortest paths with min-plus."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,7 +12,7 @@ import spmv
 from cases import CASES, stored
 
 SEMIRINGS = ["min-plus", "max-times", "or-and", "max-min"]
-# The formats the CPU semiring product converts A to on each call (docs/SEMIRINGS.md).
+# The formats the CPU semiring product converts A to (once, in the plan the matrix keeps; docs/SEMIRINGS.md).
 FORMATS = ["ell", "ellr", "hyb", "coo", "dia"]
 
 
@@ -111,6 +113,83 @@ def test_semiring_refusals():
             a.apply(x, semiring="or-and", device="cuda")
     # plus-times is the ordinary product
     np.testing.assert_allclose(a.apply(x, semiring="plus-times"), a @ x)
+
+
+def _bits(y):
+    return y.view(np.uint64 if y.dtype == np.float64 else np.uint32)
+
+
+@pytest.mark.parametrize("algorithm", [None, "auto", "row-loop", "merge-parallel", "sell"] + FORMATS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_semiring_plans_are_kept(dtype, algorithm):
+    # One CPU plan per (semiring, algorithm, direction), made by the first call: later calls give the first call's
+    # bits, another x on the same plan its own definition, and no plan is made again.
+    s = CASES["poisson2d"]
+    a = spmv.Matrix.from_scipy(s, dtype=dtype)
+    rng = np.random.default_rng(11)
+    x1 = rng.standard_normal(s.shape[1]).astype(dtype)
+    x2 = rng.standard_normal(s.shape[1]).astype(dtype)
+    assert a._core.cached_semiring_plans == 0
+    first = a.apply(x1, semiring="min-plus", algorithm=algorithm, device="cpu")
+    assert a._core.cached_semiring_plans == 1
+    for _ in range(3):
+        np.testing.assert_array_equal(_bits(a.apply(x1, semiring="min-plus", algorithm=algorithm)), _bits(first))
+        y = np.full(s.shape[0], np.nan, dtype)
+        a.apply(x2, y, semiring="min-plus", algorithm=algorithm)
+        np.testing.assert_array_equal(y, definition(stored(a), a, x2, "min-plus"))
+    assert a._core.cached_semiring_plans == 1
+    a.apply(x1, semiring="max-min", algorithm=algorithm)
+    a.T.apply(x1, semiring="min-plus", algorithm=algorithm)  # A^T x: its own plan, on A^T
+    np.testing.assert_array_equal(a.apply(x1, semiring="min-plus", algorithm=algorithm, transpose=True),
+                                  definition(stored(a).T, a, x1, "min-plus"))
+    assert a._core.cached_semiring_plans == 3
+
+
+def test_semiring_plan_refusal_is_not_kept_and_options_reach_it():
+    # 4000 rows of 1 or 3 entries: ELL stores 1.5 slots a nonzero, under the default bound (3 x nnz + 1024) and over
+    # max_padding=1.1's. The refusal comes from the conversion, and no plan is kept for it.
+    n = 4000
+    rows = np.repeat(np.arange(n), np.where(np.arange(n) % 2 == 1, 3, 1))
+    cols = (rows + 17 * np.concatenate([np.arange(k) for k in np.where(np.arange(n) % 2 == 1, 3, 1)])) % n
+    s = sp.csr_matrix((np.linspace(0.5, 2.0, rows.size), (rows, cols)), shape=(n, n))
+    x = np.random.default_rng(12).standard_normal(n)
+    want = definition(s, spmv.Matrix.from_scipy(s), x, "min-plus")
+    tight = spmv.Matrix.from_scipy(s, options={"max_padding": 1.1})
+    for algorithm in ("ell", "ellr"):
+        with pytest.raises(spmv.UnsupportedError, match="padding factor"):
+            tight.apply(x, semiring="min-plus", algorithm=algorithm)
+        np.testing.assert_array_equal(spmv.Matrix.from_scipy(s).apply(x, semiring="min-plus", algorithm=algorithm),
+                                      want)
+    assert tight._core.cached_semiring_plans == 0
+    np.testing.assert_array_equal(tight.apply(x, semiring="min-plus", algorithm="coo"), want)
+    assert tight._core.cached_semiring_plans == 1
+    sell = spmv.Matrix.from_scipy(s, options={"sell_c": 4, "sell_sigma": 8, "hyb_ell_width": 0})
+    for algorithm in ("sell", "hyb"):
+        np.testing.assert_array_equal(sell.apply(x, semiring="min-plus", algorithm=algorithm), want)
+    with pytest.raises(ValueError, match="power of two"):
+        spmv.Matrix.from_scipy(s, options={"sell_c": 3}).apply(x, semiring="min-plus", algorithm="sell")
+
+
+@pytest.mark.parametrize("algorithm", ["merge-parallel", "sell", "ell", "hyb"])
+def test_semiring_plan_from_several_threads(algorithm):
+    # The kept plan is applied with the GIL released: four Python threads, each its own x and y, must each get the
+    # bits of a call made alone.
+    s = CASES["poisson2d"]
+    a = spmv.Matrix.from_scipy(s, options={"threads": 2})
+    xs = [np.random.default_rng(20 + t).standard_normal(s.shape[1]) for t in range(4)]
+    alone = [_bits(a.apply(x, semiring="min-plus", algorithm=algorithm)).copy() for x in xs]
+
+    def work(t):
+        y = np.empty(s.shape[0])
+        for _ in range(50):
+            a.apply(xs[t], y, semiring="min-plus", algorithm=algorithm)
+            if not np.array_equal(_bits(y), alone[t]):
+                return False
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))
+    assert a._core.cached_semiring_plans == 1
 
 
 def _graph(n=600, seed=3):

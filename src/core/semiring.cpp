@@ -60,8 +60,8 @@ template <class Value, class Index>
 void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x,
                        std::span<Value> y, const Options& options, Algorithm algorithm) {
   spmv::detail::require_native_values(options, "the semiring product");
-  if (backend == Backend::Cpu) return semiring_multiply(s, a, x, y, options.threads, algorithm);
-  semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());  // before any device call
+  semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());  // before any conversion or device call
+  if (backend == Backend::Cpu) return SemiringPlan<Value, Index>(a, s, algorithm, options).apply(x, y);
 #ifdef SPMV_HAS_CUDA
   // Without a device, refuse as make_cuda_operator and make_cuda_spmm_operator do (Unsupported): the
   // first runtime call would otherwise throw CudaError with the runtime's wording (on a machine with no

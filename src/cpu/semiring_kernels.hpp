@@ -3,6 +3,8 @@
 // src/cpu/semiring_multiply.cpp, and the fold of a run of entries that both use, so that a row
 // neither kernel splits gets the same bits from either; the format kernels' shared walks (row chunks,
 // ELL's slots, COO's rows) sit below it.
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -12,6 +14,9 @@
 #include "spmv/formats.hpp"
 
 namespace spmv::cpu::detail {
+
+// The OpenMP threads of a product asked for `threads` (0: the OpenMP default).
+inline int semiring_team(int threads) { return threads > 0 ? threads : std::max(1, omp_get_max_threads()); }
 
 // Rows the row loop hands to a thread at a time (schedule(dynamic)); the choice rule reads the nonzeros
 // of the same chunks. Dynamic because power-law rows make a static split uneven.
@@ -50,9 +55,20 @@ inline Value semiring_fold(const Value* values, const Index* cols, const Value* 
 template <class Value, class Index>
 void semiring_rows(Semiring s, const CsrMatrix<Value, Index>& a, const Value* x, Value* y, int threads);
 
-// y = A ⊕.⊗ x, the merge-path split of rows + nonzeros (semiring_merge.cpp).
+// The merge-path split of rows + nonzeros for `threads` threads: segments + 1 starts (row, nonzero), empty for a
+// matrix without rows. Made once by a plan (semiring_plan.cpp), read by every product.
+template <class Index>
+struct SemiringMergeSplit {
+  std::vector<Index> start_row, start_nz;
+  int segments() const { return start_row.empty() ? 0 : static_cast<int>(start_row.size()) - 1; }
+};
 template <class Value, class Index>
-void semiring_merge(Semiring s, const CsrMatrix<Value, Index>& a, const Value* x, Value* y, int threads);
+SemiringMergeSplit<Index> semiring_merge_split(const CsrMatrix<Value, Index>& a, int threads);
+
+// y = A ⊕.⊗ x over that split (semiring_merge.cpp); its carries are allocated by each call.
+template <class Value, class Index>
+void semiring_merge(Semiring s, const CsrMatrix<Value, Index>& a, const SemiringMergeSplit<Index>& split, const Value* x,
+                    Value* y, int threads);
 
 // y = A ⊕.⊗ x on A converted to SELL-C-sigma (to_sell): slices of C rows on demand, one accumulator a lane,
 // padding slots (column -1) skipped by a select, results written through the permutation (semiring_sell.cpp).

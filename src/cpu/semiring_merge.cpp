@@ -22,12 +22,23 @@ namespace spmv::cpu::detail {
 constexpr int kSemiringSegmentsPerThread = 16;
 
 template <class Value, class Index>
-void semiring_merge(Semiring s, const CsrMatrix<Value, Index>& a, const Value* x, Value* y, int threads) {
+SemiringMergeSplit<Index> semiring_merge_split(const CsrMatrix<Value, Index>& a, int threads) {
+  SemiringMergeSplit<Index> split;
+  if (a.rows == 0) return split;  // nothing to split: no row is written
+  const int segments = merge_path_segments(false, threads, a.rows + a.nnz(), kSemiringSegmentsPerThread);
+  merge_path_split(a.row_ptr.data(), a.rows, a.nnz(), segments, split.start_row, split.start_nz);
+  return split;
+}
+
+template <class Value, class Index>
+void semiring_merge(Semiring s, const CsrMatrix<Value, Index>& a, const SemiringMergeSplit<Index>& split, const Value* x,
+                    Value* y, int threads) {
   const std::int64_t rows = a.rows;
-  if (rows == 0) return;
-  const int segments = merge_path_segments(false, threads, rows + a.nnz(), kSemiringSegmentsPerThread);
-  std::vector<Index> start_row, start_nz;
-  merge_path_split(a.row_ptr.data(), rows, a.nnz(), segments, start_row, start_nz);
+  const int segments = split.segments();
+  if (rows == 0 || segments <= 0) return;
+  const std::vector<Index>& start_row = split.start_row;
+  const std::vector<Index>& start_nz = split.start_nz;
+  // The carries are this call's (not the split's): products of one plan may run at once.
   // carry_row[s] == rows: segment s stopped at a row end (nothing open) or holds no entries of its open row.
   std::vector<Index> carry_row(static_cast<std::size_t>(segments));
   std::vector<Value> carry_value(static_cast<std::size_t>(segments));
@@ -57,8 +68,9 @@ void semiring_merge(Semiring s, const CsrMatrix<Value, Index>& a, const Value* x
   });
 }
 
-#define SPMV_INSTANTIATE(V, I) \
-  template void semiring_merge(Semiring, const CsrMatrix<V, I>&, const V*, V*, int);
+#define SPMV_INSTANTIATE(V, I)                                                                             \
+  template SemiringMergeSplit<I> semiring_merge_split(const CsrMatrix<V, I>&, int);                        \
+  template void semiring_merge(Semiring, const CsrMatrix<V, I>&, const SemiringMergeSplit<I>&, const V*, V*, int);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 

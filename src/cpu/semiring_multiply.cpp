@@ -1,21 +1,14 @@
-// The CPU product over a semiring (spmv/semiring.hpp): checks the arguments, then runs the row loop
-// (semiring_rows.cpp) or the nnz-balanced merge-path kernel (semiring_merge.cpp), the one asked for or
-// the one the row statistics below choose, or, when asked for, SELL-C-sigma (semiring_sell.cpp) or ELL, ELL-R,
-// HYB, COO or DIA (semiring_ell.cpp, semiring_hyb.cpp, semiring_coo.cpp, semiring_dia.cpp) on a conversion made
-// by this call (Auto never takes them: docs/SEMIRINGS.md has SELL's times and the formats' padding rule).
-#include <omp.h>
-
+// The CPU product over a semiring (spmv/semiring.hpp): Auto's rule between the row loop (semiring_rows.cpp) and
+// the nnz-balanced merge-path kernel (semiring_merge.cpp), from the row statistics below, and the one-shot
+// semiring_multiply, a SemiringPlan (semiring_plan.cpp: the conversions for SELL-C-sigma, ELL, ELL-R, HYB, COO and
+// DIA, and the dispatch) made and applied once. Auto never takes the formats (docs/SEMIRINGS.md has their times
+// and the padding rule).
 #include <algorithm>
-#include <bit>
-#include <cstdio>
-#include <string>
+#include <cstdint>
 
-#include "core/debug_log.hpp"
 #include "core/semiring_ops.hpp"
-#include "cpu/cpu_operator.hpp"
 #include "cpu/instantiate.hpp"
 #include "cpu/semiring_kernels.hpp"
-#include "spmv/error.hpp"
 
 namespace spmv {
 namespace {
@@ -40,8 +33,6 @@ constexpr std::int64_t kMergeFromNnz = std::int64_t(1) << 16;
 // 100,000 among 999 rows of 3 (share 1.96) ran 1.8-1.9x faster on merge-path.
 constexpr double kMergeFromChunkShare = 1.0;
 
-int resolve_threads(int threads) { return threads > 0 ? threads : std::max(1, omp_get_max_threads()); }
-
 template <class Value, class Index>
 Algorithm choose(const CsrMatrix<Value, Index>& a, int team) {
   const std::int64_t rows = a.rows;
@@ -62,68 +53,18 @@ Algorithm choose(const CsrMatrix<Value, Index>& a, int team) {
 
 template <class Value, class Index>
 Algorithm semiring_cpu_algorithm(const CsrMatrix<Value, Index>& a, int threads) {
-  return choose(a, resolve_threads(threads));
+  return choose(a, cpu::detail::semiring_team(threads));
 }
 
+// One product: a plan made and applied once (semiring_plan.cpp holds the conversions and the dispatch). The lengths
+// are checked first, so that a wrong y is refused before a conversion is paid for.
 template <class Value, class Index>
 void semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
                        int threads, Algorithm algorithm) {
   semiring_ops::check_lengths(s, a.rows, a.cols, x.size(), y.size());
-  const int team = resolve_threads(threads);
-  if (algorithm == Algorithm::Auto) {
-    algorithm = choose(a, team);
-    if (spmv::detail::debug_log_enabled())
-      std::fprintf(stderr, "[spmv] semiring_multiply %s: Auto chose %s (%d threads, %lld nonzeros)\n",
-                   std::string(to_string(s)).c_str(), std::string(to_string(algorithm)).c_str(), team,
-                   static_cast<long long>(a.nnz()));
-  }
-  switch (algorithm) {
-    case Algorithm::RowLoop: return cpu::detail::semiring_rows(s, a, x.data(), y.data(), team);
-    case Algorithm::MergeParallel: return cpu::detail::semiring_merge(s, a, x.data(), y.data(), team);
-    case Algorithm::Sell: {
-      // Converted on every call (the one-shot function keeps nothing): C the SIMD width as the SELL SpMV's,
-      // sigma the default window; refused (Unsupported) by the SpMV's padding rule, before the slots exist.
-      Options sell;
-      sell.sell_c = spmv::detail::cpu_sell_c<Value, Index>(Options{});
-      const SellMatrix<Value, Index> m = to_sell(a, sell);
-      return cpu::detail::semiring_sell(s, m, x.data(), y.data(), team);
-    }
-    // The other formats, converted on every call with the SpMV's default Options (max_padding 3, HYB's width by
-    // the Bell & Garland rule): the conversions' refusals (Unsupported, e.g. ELL's padding) pass through.
-    case Algorithm::Ell: {
-      const EllMatrix<Value, Index> m = to_ell(a);
-      return cpu::detail::semiring_ell(s, m, static_cast<const Index*>(nullptr), x.data(), y.data(), team);
-    }
-    case Algorithm::EllR: {
-      const EllRMatrix<Value, Index> m = to_ellr(a);
-      return cpu::detail::semiring_ell(s, m.ell, m.row_length.data(), x.data(), y.data(), team);
-    }
-    case Algorithm::Hyb: return cpu::detail::semiring_hyb(s, to_hyb(a), x.data(), y.data(), team);
-    case Algorithm::Coo: {
-      validate(a);  // to_coo copies without checking; the other conversions validate
-      return cpu::detail::semiring_coo(s, to_coo(a), x.data(), y.data(), team);
-    }
-    case Algorithm::Dia: {
-      const DiaMatrix<Value, Index> m = to_dia(a);
-      // DIA holds one value a (row, diagonal): to_dia sums duplicate entries. For plus-times that is the product's
-      // own distributivity (within rounding: what the SpMV's DIA does); for the others a_1 ⊗ x ⊕ a_2 ⊗ x is not
-      // (a_1 + a_2) ⊗ x (min-plus: min(a_1, a_2) + x), so a matrix with duplicates is refused rather than answered
-      // wrongly. Fewer stored slots than nonzeros means the conversion merged some.
-      if (s != Semiring::PlusTimes) {
-        std::int64_t stored = 0;
-        for (const std::uint32_t word : m.stored) stored += std::popcount(word);
-        if (stored != static_cast<std::int64_t>(a.nnz()))
-          throw Unsupported("semiring_multiply: DIA holds one value a row and diagonal and sums duplicate entries, "
-                            "which changes a " + std::string(to_string(s)) + " product (" +
-                            std::to_string(static_cast<std::int64_t>(a.nnz()) - stored) +
-                            " duplicates); merge them first or use row-loop");
-      }
-      return cpu::detail::semiring_dia(s, m, x.data(), y.data(), team);
-    }
-    default:
-      throw Unsupported("semiring_multiply: algorithm " + std::string(to_string(algorithm)) +
-                        " on the CPU (Auto, RowLoop, MergeParallel, Sell, Ell, EllR, Hyb, Coo or Dia)");
-  }
+  Options options;
+  options.threads = threads;
+  SemiringPlan<Value, Index>(a, s, algorithm, options).apply(x, y);
 }
 
 #define SPMV_INSTANTIATE(V, I)                                                                                \
