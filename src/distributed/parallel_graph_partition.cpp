@@ -11,6 +11,8 @@
 //      neighbours another rank owns are asked of it (one request and one answer, MPI_Alltoallv);
 //   4. each rank renumbers its rows' columns and sends every row to its part's rank; what a rank
 //      receives comes in sender order, each sender's rows in order: its part, in input order.
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -181,6 +183,10 @@ std::vector<SCOTCH_Num> scotch_parts(const Communicator& comm, const LocalRows<V
   s.context_ok = status == 0;
   if (status == 0) status = SCOTCH_contextOptionSetNum(&s.context, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
   if (status == 0) SCOTCH_contextRandomSeed(&s.context, kScotchSeed);
+  // Scotch's default pool is a thread per core of the host (or SCOTCH_PTHREAD_NUMBER), each pinned to
+  // its core, so every rank of a host would start that many on the same cores: a rank takes its OpenMP
+  // share instead (OMP_NUM_THREADS), unpinned.
+  if (status == 0) status = SCOTCH_contextThreadSpawn(&s.context, std::max(1, omp_get_max_threads()), nullptr);
   agree_scotch(comm, status, "SCOTCH_contextInit");
   status = SCOTCH_dgraphInit(&s.graph, own);
   s.graph_ok = status == 0;
