@@ -17,7 +17,7 @@
 #   DIST_FILTER; DIST_PARTS with "solve": distributed CG per iteration on 1, 2 and every GPU,
 #   DIST_SOLVE_GENS, DIST_SOLVE_MAXIT, DIST_SOLVE_VARIANTS "cg pipelined graph pipelined-graph");
 #   tune-study, Algorithm::Tune
-#   against an exhaustive sweep;
+#   against an exhaustive sweep (TUNE_SETS "gen files", TUNE_HINTS "0 1000", TUNE_GENS);
 #   lma, the FEM local-matrix-assembly operator against CSR; solve-study, CG time per iteration,
 #   assembled vs tuned vs LMA; solver-speed, issue 15: the fused CG against the unfused one and
 #   cupyx/scipy, time per iteration against the floor; spmm, issue 11: `spmv bench --k` against
@@ -311,11 +311,13 @@ fi
 if want tune-study; then
   # Issue 9: Algorithm::Tune against an exhaustive sweep of its space, without and with the hint, on
   # the benchmark suite (the eight generated matrices of bench/run_suite.sh, a FEM matrix, every file).
+  # TUNE_GENS (space-separated generator specs) replaces the generated set, to split it over calls.
   gens=(poisson2d:n=2000 poisson3d:n=140 stencil27:n=90 random_uniform:rows=1000000,cols=1000000,per_row=16,seed=1
         rmat:scale=20,edge_factor=16,seed=1
         long_rows:rows=1000000,cols=1000000,long_rows=100,long_length=100000,short_length=12,seed=1
         mostly_empty:rows=4000000,cols=4000000,nonempty_fraction=0.05,per_row=64,seed=1
         dense_rows:n=1000000,dense_rows=20,dense_fraction=0.5,per_row=12,seed=1 fem3d:n=100)
+  [ -n "${TUNE_GENS:-}" ] && read -r -a gens <<< "$TUNE_GENS"
   gen_args=(); for g in "${gens[@]}"; do gen_args+=(--gen "$g"); done
   for hint in ${TUNE_HINTS:-0 1000}; do
     for set in ${TUNE_SETS:-gen files}; do
