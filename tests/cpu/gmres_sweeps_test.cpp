@@ -47,6 +47,23 @@ double reference_error(std::int64_t k, double magnitude) {
   return 2.0 * static_cast<double>(k) * std::numeric_limits<long double>::epsilon() * magnitude;
 }
 
+// sums[c] = V_c . x for c < columns and sums[columns] = x . x, against the long double sums.
+template <class Basis, class X>
+void check_dots(const std::vector<Basis>& v, std::int64_t n, int columns, const X* x, const double* sums,
+                const std::string& where) {
+  for (int c = 0; c <= columns; ++c) {
+    long double exact = 0;
+    double magnitude = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const long double a = c < columns ? static_cast<long double>(v[c * n + i]) : static_cast<long double>(x[i]);
+      exact += a * static_cast<long double>(x[i]);
+      magnitude += std::abs(static_cast<double>(a * static_cast<long double>(x[i])));
+    }
+    const double bound = gamma(n) * magnitude + reference_error(n, magnitude);
+    ASSERT_LE(std::abs(sums[c] - static_cast<double>(exact)), bound) << where << " sum " << c;
+  }
+}
+
 // 1, a vector's width and around it, a block and around it, 2^11 + 97, and a tail of 3 past 16 blocks.
 const std::int64_t kRowCounts[] = {1, 5, 8, 31, 255, 256, 257, 353, 2145, 4099};
 constexpr int kMaxColumns = 34;
@@ -69,17 +86,8 @@ TYPED_TEST(GmresSweeps, EqualThePlainSumsWithinTheirBound) {
       // The multi-dot.
       std::vector<double> got(columns + 1);
       solvers::arnoldi::multi_dot(v.data(), n, columns, w.data(), got.data());
-      for (int c = 0; c <= columns; ++c) {
-        long double exact = 0;
-        double magnitude = 0;
-        for (std::int64_t i = 0; i < n; ++i) {
-          const long double a = c < columns ? static_cast<long double>(v[c * n + i]) : w[i];
-          exact += a * static_cast<long double>(w[i]);
-          magnitude += std::abs(static_cast<double>(a * static_cast<long double>(w[i])));
-        }
-        const double bound = gamma(n) * magnitude + reference_error(n, magnitude);
-        ASSERT_LE(std::abs(got[c] - static_cast<double>(exact)), bound) << where << " multi-dot sum " << c;
-      }
+      check_dots(v, n, columns, w.data(), got.data(), where + " multi-dot");
+      if (this->HasFatalFailure()) return;
       // The fused update.
       std::vector<Basis> out(n);
       std::vector<double> s(columns + 1);
@@ -97,17 +105,8 @@ TYPED_TEST(GmresSweeps, EqualThePlainSumsWithinTheirBound) {
                              reference_error(columns + 2, scale * magnitude);
         ASSERT_LE(std::abs(static_cast<double>(out[i]) - exact), bound) << where << " update row " << i;
       }
-      for (int c = 0; c <= columns; ++c) {
-        long double exact = 0;
-        double magnitude = 0;
-        for (std::int64_t i = 0; i < n; ++i) {
-          const long double a = c < columns ? static_cast<long double>(v[c * n + i]) : out[i];
-          exact += a * static_cast<long double>(out[i]);
-          magnitude += std::abs(static_cast<double>(a * static_cast<long double>(out[i])));
-        }
-        const double bound = gamma(n) * magnitude + reference_error(n, magnitude);
-        ASSERT_LE(std::abs(s[c] - static_cast<double>(exact)), bound) << where << " update sum " << c;
-      }
+      check_dots(v, n, columns, out.data(), s.data(), where + " update");
+      if (this->HasFatalFailure()) return;
       // In place (a basis in the value type: w is the basis's column j + 1): the same entries and sums.
       if constexpr (std::is_same_v<Basis, W>) {
         std::vector<W> in_place = w;
