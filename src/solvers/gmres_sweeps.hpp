@@ -10,7 +10,9 @@
 // vector's lanes, then the block's last len % Lanes rows one by one. The summation order thus depends on
 // the dispatched target, not on the data or the run: a solve is reproducible for a given machine and
 // thread count (gmres_arnoldi.hpp's sum_over_blocks adds the threads' partial sums in thread order).
-// The ScaledHalf basis (GmresBasis::Float16) runs the same blocks with plain loops.
+// The ScaledHalf basis (GmresBasis::Float16) runs the same blocks with plain loops. There is no plain path for
+// the f32 and f64 bases (Highway always compiles a baseline target), so SPMV_CPU_SIMD / Options::cpu_simd,
+// which choose the SpMV kernels, do not change the sweeps; tests/cpu/gmres_sweeps_test.cpp forces each target.
 #include <cstdint>
 
 namespace spmv::solvers::arnoldi {

@@ -1,7 +1,7 @@
 // The CPU GMRES's two Arnoldi sweeps (src/solvers/gmres_sweeps_simd.cpp, dispatched by Highway) against a
 // plain evaluation in long double: the multi-dot h = V^T w and w.w, and the fused update
-// v = (w - V h) * scale with s = V^T v and v.v, for the bases GMRES stores in f64 and f32 (and a double w
-// against a float basis, GmresBasis::Float32), on 1..34 columns (j = 0..33) and row counts that are not
+// v = (w - V h) * scale with s = V^T v and v.v, on every Highway target this CPU runs, for the bases GMRES
+// stores in f64 and f32 (and a double w against a float basis, GmresBasis::Float32), on 1..34 columns (j = 0..33) and row counts that are not
 // multiples of a vector or of the 256-row block (the tails), through the OpenMP sweep as the solver runs it.
 //
 // Bounds (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1): a dot product of k terms
@@ -11,6 +11,7 @@
 // gamma_{columns + 2} * scale * (|w_i| + sum_c |h_c V_ci|), then one rounding to the basis's type (u_B |v_i|).
 // The reference's own error (long double, u = 2^-64) is added to each bound.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <cmath>
 #include <cstdint>
@@ -68,9 +69,9 @@ void check_dots(const std::vector<Basis>& v, std::int64_t n, int columns, const 
 const std::int64_t kRowCounts[] = {1, 5, 8, 31, 255, 256, 257, 353, 2145, 4099};
 constexpr int kMaxColumns = 34;
 
-TYPED_TEST(GmresSweeps, EqualThePlainSumsWithinTheirBound) {
-  using Basis = typename TypeParam::Basis;
-  using W = typename TypeParam::W;
+// The sweeps of the target dispatched now against the plain sums, on every row count and column count.
+template <class Basis, class W>
+void check_sweeps() {
   const double basis_unit = std::numeric_limits<Basis>::epsilon() / 2;
   const double scale = 1.0 / 3.0;
   for (const std::int64_t n : kRowCounts) {
@@ -87,7 +88,7 @@ TYPED_TEST(GmresSweeps, EqualThePlainSumsWithinTheirBound) {
       std::vector<double> got(columns + 1);
       solvers::arnoldi::multi_dot(v.data(), n, columns, w.data(), got.data());
       check_dots(v, n, columns, w.data(), got.data(), where + " multi-dot");
-      if (this->HasFatalFailure()) return;
+      if (testing::Test::HasFatalFailure()) return;
       // The fused update.
       std::vector<Basis> out(n);
       std::vector<double> s(columns + 1);
@@ -106,7 +107,7 @@ TYPED_TEST(GmresSweeps, EqualThePlainSumsWithinTheirBound) {
         ASSERT_LE(std::abs(static_cast<double>(out[i]) - exact), bound) << where << " update row " << i;
       }
       check_dots(v, n, columns, out.data(), s.data(), where + " update");
-      if (this->HasFatalFailure()) return;
+      if (testing::Test::HasFatalFailure()) return;
       // In place (a basis in the value type: w is the basis's column j + 1): the same entries and sums.
       if constexpr (std::is_same_v<Basis, W>) {
         std::vector<W> in_place = w;
@@ -118,6 +119,20 @@ TYPED_TEST(GmresSweeps, EqualThePlainSumsWithinTheirBound) {
       }
     }
   }
+}
+
+// Every Highway target compiled in and supported by this CPU (on x86: AVX-512, AVX2, SSE4: 8, 4 and 2
+// double lanes, so each leaves other tails), forced in turn as tests/cpu/cpu_dispatch_test.cpp does.
+TYPED_TEST(GmresSweeps, EqualThePlainSumsWithinTheirBound) {
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (const std::int64_t target : targets) {
+    SCOPED_TRACE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    check_sweeps<typename TypeParam::Basis, typename TypeParam::W>();
+    if (testing::Test::HasFatalFailure()) break;
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 }  // namespace
