@@ -1,8 +1,9 @@
 // The CPU GMRES's two Arnoldi sweeps (src/solvers/gmres_sweeps_simd.cpp, dispatched by Highway) against a
 // plain evaluation in long double: the multi-dot h = V^T w and w.w, and the fused update
 // v = (w - V h) * scale with s = V^T v and v.v, on every Highway target this CPU runs, for the bases GMRES
-// stores in f64 and f32 (and a double w against a float basis, GmresBasis::Float32), on 1..34 columns (j = 0..33) and row counts that are not
-// multiples of a vector or of the 256-row block (the tails), through the OpenMP sweep as the solver runs it.
+// stores in f64 and f32 (and a double w against a float basis, GmresBasis::Float32), on 1..34 columns
+// (j = 0..33) and row counts that are not multiples of a vector or of the 256-row block (the tails), through
+// the OpenMP sweep as the solver runs it.
 //
 // Bounds (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1): a dot product of k terms
 // summed in any order, each product and sum rounded in double (unit roundoff u = 2^-53; a fused
