@@ -38,6 +38,7 @@
 
 #include <omp.h>
 
+#include "solvers/gmres_sweeps.hpp"
 #include "solvers/solver_setup.hpp"
 
 namespace spmv::solvers {
@@ -50,25 +51,6 @@ struct ArnoldiStep {
 };
 
 namespace arnoldi {
-
-// The sweeps work on blocks of kRowBlock rows: each column's slice of a block is contiguous, so a block
-// reads V column by column (one stream at a time, vectorisable, prefetched) instead of a row at a time
-// across j + 1 columns (as many streams, each a scalar load). A block of 32 columns (64 KB in f64) stays
-// in L2 between the fused sweep's two passes over it. Measured against the row-at-a-time loops (2-core
-// Zen 4, docs/PERFORMANCE.md "Solvers on the CPU against scipy": 1.2-2.9x faster per GMRES step).
-inline constexpr std::int64_t kRowBlock = 256;
-
-// sum_i a[i] * b[i] over [0, len) with eight partial sums, so that the additions do not wait on each
-// other (one chain is bound by the add latency).
-template <class A, class B>
-double block_dot(const A* a, const B* b, std::int64_t len) {
-  double part[8] = {};
-  std::int64_t i = 0;
-  for (; i + 8 <= len; i += 8)
-    for (int k = 0; k < 8; ++k) part[k] += static_cast<double>(a[i + k]) * static_cast<double>(b[i + k]);
-  for (; i < len; ++i) part[0] += static_cast<double>(a[i]) * static_cast<double>(b[i]);
-  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-}
 
 // The `count` sums of every thread's block partials, added in thread order (deterministic for a given
 // thread count): body(i0, i1, local) adds a block's contributions to local[0..count).
@@ -89,26 +71,12 @@ void sum_over_blocks(std::int64_t n, int count, double* out, Body&& body) {
     for (int c = 0; c < count; ++c) out[c] += local[c];
 }
 
-// projection[i] = sum_c h[c] V_c[i0 + i] for i < len (<= kRowBlock), column by column, in column order
-// for each row.
-template <class Value>
-void project_block(const Value* v, std::int64_t n, int columns, const double* h, std::int64_t i0, std::int64_t len,
-                   double* projection) {
-  for (std::int64_t i = 0; i < len; ++i) projection[i] = 0;
-  for (int c = 0; c < columns; ++c) {
-    const double hc = h[c];
-    const Value* col = v + c * n + i0;
-    for (std::int64_t i = 0; i < len; ++i) projection[i] += hc * static_cast<double>(col[i]);
-  }
-}
-
 // h[c] = V_c . w for the first `columns` columns of V (column c at V + c*n) and h[columns] = w.w, in one
-// sweep over the rows.
+// sweep over the rows (this process's parts; gmres_sweeps.hpp has the per-block arithmetic).
 template <class Basis, class W>
 void multi_dot(const Basis* v, std::int64_t n, int columns, const W* w, double* h) {
   sum_over_blocks(n, columns + 1, h, [&](std::int64_t i0, std::int64_t i1, double* local) {
-    for (int c = 0; c < columns; ++c) local[c] += block_dot(v + c * n + i0, w + i0, i1 - i0);
-    local[columns] += block_dot(w + i0, w + i0, i1 - i0);
+    multi_dot_block(v, n, columns, w, i0, i1 - i0, local);
   });
 }
 
@@ -120,19 +88,12 @@ template <class Basis, class W>
 void subtract_scale_and_dot(const Basis* v, std::int64_t n, int columns, const double* h, double scale, const W* w,
                             Basis* out, double* s) {
   sum_over_blocks(n, columns + 1, s, [&](std::int64_t i0, std::int64_t i1, double* local) {
-    const std::int64_t len = i1 - i0;
-    double projection[kRowBlock];
-    project_block(v, n, columns, h, i0, len, projection);
-    Basis* o = out + i0;
-    const W* in = w + i0;
-    for (std::int64_t i = 0; i < len; ++i)
-      o[i] = static_cast<Basis>((in[i] - static_cast<W>(projection[i])) * scale);
-    for (int c = 0; c < columns; ++c) local[c] += block_dot(v + c * n + i0, o, len);
-    local[columns] += block_dot(o, o, len);
+    update_block(v, n, columns, h, scale, w, out, i0, i1 - i0, local);
   });
 }
 
-// w = (w - V h) over the first `columns` columns; returns this process's part of ||w||^2 after it.
+// w = (w - V h) over the first `columns` columns; returns this process's part of ||w||^2 after it (the
+// correction, taken at few steps: plain loops).
 template <class Value>
 double subtract(const Value* v, std::int64_t n, int columns, const double* h, Value* w) {
   using Arithmetic = basis_arithmetic_t<Value>;
