@@ -35,6 +35,17 @@ inline void check_mpi(int code, const char* call) {
   throw Error(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
 
+// This rank's place among the ranks of its node (shared memory): picks a rank's GPU and its cores.
+// Collective over comm.
+inline int node_rank(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int r = 0;
+  MPI_Comm_rank(node, &r);
+  MPI_Comm_free(&node);
+  return r;
+}
+
 // Elements per piece of a long message: MPI 3 counts are int.
 inline constexpr std::int64_t kMaxMessage = std::int64_t{1} << 30;
 

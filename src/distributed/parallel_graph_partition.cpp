@@ -176,6 +176,7 @@ std::vector<SCOTCH_Num> scotch_parts(const Communicator& comm, const LocalRows<V
   MPI_Comm own = MPI_COMM_NULL;
   check_mpi(MPI_Comm_dup(comm.get(), &own), "MPI_Comm_dup");
   const std::unique_ptr<MPI_Comm, void (*)(MPI_Comm*)> own_guard(&own, [](MPI_Comm* c) { MPI_Comm_free(c); });
+  const int on_node = detail::node_rank(comm.get());  // collective: before anything that may fail on one rank
   SCOTCH_randomSeed(kScotchSeed);
   SCOTCH_randomReset();
   Scotch s;
@@ -183,10 +184,15 @@ std::vector<SCOTCH_Num> scotch_parts(const Communicator& comm, const LocalRows<V
   s.context_ok = status == 0;
   if (status == 0) status = SCOTCH_contextOptionSetNum(&s.context, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
   if (status == 0) SCOTCH_contextRandomSeed(&s.context, kScotchSeed);
-  // Scotch's default pool is a thread per core of the host (or SCOTCH_PTHREAD_NUMBER), each pinned to
-  // its core, so every rank of a host would start that many on the same cores: a rank takes its OpenMP
-  // share instead (OMP_NUM_THREADS), unpinned.
-  if (status == 0) status = SCOTCH_contextThreadSpawn(&s.context, std::max(1, omp_get_max_threads()), nullptr);
+  // Scotch's default pool is a thread per core of the rank's affinity mask (or SCOTCH_PTHREAD_NUMBER),
+  // pinned to those cores from the first, so ranks that share a mask (mpirun --bind-to none) stack their
+  // pools on the same cores. A rank takes its OpenMP share (OMP_NUM_THREADS) on cores of its own: its
+  // place on the node times the share, onwards (Scotch takes them modulo the mask's cores). One thread
+  // starts no pool and pins nothing.
+  const int threads = std::max(1, omp_get_max_threads());
+  std::vector<int> cores(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) cores[static_cast<std::size_t>(t)] = on_node * threads + t;
+  if (status == 0) status = SCOTCH_contextThreadSpawn(&s.context, threads, cores.data());
   agree_scotch(comm, status, "SCOTCH_contextInit");
   status = SCOTCH_dgraphInit(&s.graph, own);
   s.graph_ok = status == 0;

@@ -85,16 +85,6 @@ struct StepEvents {
       remote_end{true}, end{true};
 };
 
-// The ranks of this rank's node (shared memory) and its place among them: picks one GPU per rank.
-int node_rank(MPI_Comm comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-  int r = 0;
-  MPI_Comm_rank(node, &r);
-  MPI_Comm_free(&node);
-  return r;
-}
-
 // A NCCL communicator, destroyed with its last owner.
 struct NcclComm {
   ncclComm_t comm = nullptr;
