@@ -38,6 +38,11 @@ std::string semiring_names();            // "plus-times, min-plus, max-times, or
 template <class Value>
 Value semiring_zero(Semiring s);
 
+// The algorithms with a semiring kernel on `backend`, Auto first: what SemiringPlan (CPU) and
+// spmv::cuda::SemiringPlan accept, the others refused with Unsupported. One table for the plans, the CLI and Python.
+std::span<const Algorithm> semiring_algorithms(Backend backend);
+std::string semiring_algorithm_names(Backend backend);  // those, as "auto, row-loop, merge-parallel, ..."
+
 // The CPU product planned once for a matrix applied many times (BFS, Bellman-Ford, PageRank): the kernel is
 // chosen, and A converted for it, by the constructor; apply() runs the kernel alone. As spmv::cuda::SemiringPlan
 // (spmv/cuda/semiring.hpp) on the device. The kernels:

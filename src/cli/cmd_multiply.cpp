@@ -125,21 +125,11 @@ int run_multiply(const MultiplyOptions& o) {
   const Algorithm algorithm = parse_algorithm_name(o.algo);
   if (other_semiring) {
     // Each backend's semiring kernels (spmv/semiring.hpp, spmv/cuda/semiring.hpp): the formats on both.
-    constexpr Algorithm kCpuKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
-                                         Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,
-                                         Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
-    constexpr Algorithm kCudaKernels[] = {Algorithm::Auto, Algorithm::CsrVector, Algorithm::MergePath,
-                                          Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,
-                                          Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
-    const bool cpu = backend == Backend::Cpu;
-    const std::span<const Algorithm> kernels = cpu ? std::span<const Algorithm>(kCpuKernels) : kCudaKernels;
+    const auto kernels = semiring_algorithms(backend);
     if (std::find(kernels.begin(), kernels.end(), algorithm) == kernels.end())
-      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels on {} are {}", o.semiring, o.algo,
-                                   to_string(backend),
-                                   cpu ? "auto, row-loop, merge-parallel, sell, ell, ellr, hyb, coo and dia "
-                                         "(csr-vector and merge-path: add --backend cuda)"
-                                       : "auto, csr-vector, merge-path, sell, ell, ellr, hyb, coo and dia "
-                                         "(row-loop and merge-parallel: add --backend cpu)"));
+      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels on {} are {} (the others: --backend {})",
+                                   o.semiring, o.algo, to_string(backend), semiring_algorithm_names(backend),
+                                   backend == Backend::Cpu ? "cuda" : "cpu"));
   }
   const Operation op = o.transpose ? Operation::Transpose : Operation::NonTranspose;
   if (o.precision != "f32" && o.precision != "f64" && !half)

@@ -19,7 +19,33 @@ constexpr std::array<std::pair<Semiring, std::string_view>, 5> kNames{{{Semiring
                                                                         {Semiring::OrAnd, "or-and"},
                                                                         {Semiring::MaxMin, "max-min"}}};
 
+// The semiring kernels of each backend (src/cpu/semiring_plan.cpp, src/cuda/semiring_plan.cu), Auto first.
+constexpr Algorithm kCpuKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
+                                     Algorithm::Sell, Algorithm::Ell,     Algorithm::EllR,
+                                     Algorithm::Hyb,  Algorithm::Coo,     Algorithm::Dia};
+constexpr Algorithm kCudaKernels[] = {Algorithm::Auto, Algorithm::CsrVector, Algorithm::MergePath,
+                                      Algorithm::Sell, Algorithm::Ell,       Algorithm::EllR,
+                                      Algorithm::Hyb,  Algorithm::Coo,       Algorithm::Dia};
+
 }  // namespace
+
+std::span<const Algorithm> semiring_algorithms(Backend backend) {
+  return backend == Backend::Cpu ? std::span<const Algorithm>(kCpuKernels) : std::span<const Algorithm>(kCudaKernels);
+}
+
+std::string semiring_algorithm_names(Backend backend) {
+  std::string out;
+  for (const Algorithm a : semiring_algorithms(backend)) out += (out.empty() ? "" : ", ") + std::string(to_string(a));
+  return out;
+}
+
+void semiring_ops::refuse_dia_duplicates(Semiring s, std::int64_t duplicates, std::string_view where,
+                                         std::string_view instead) {
+  if (s == Semiring::PlusTimes || duplicates == 0) return;
+  throw Unsupported(std::string(where) + ": DIA holds one value a row and diagonal and sums duplicate entries, " +
+                    "which changes a " + std::string(to_string(s)) + " product (" + std::to_string(duplicates) +
+                    " duplicates); merge them first or use " + std::string(instead));
+}
 
 std::string_view to_string(Semiring s) {
   for (const auto& [value, name] : kNames)

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include "spmv/semiring.hpp"
 
@@ -18,6 +19,12 @@ namespace spmv::semiring_ops {
 
 // Throws InvalidArgument unless x has A's cols entries and y its rows (host; src/core/semiring.cpp).
 void check_lengths(Semiring s, std::int64_t rows, std::int64_t cols, std::size_t x, std::size_t y);
+
+// DIA holds one value a (row, diagonal), so its conversions sum duplicate entries: plus-times's own distributivity
+// (within rounding), but for the others a_1 ⊗ x ⊕ a_2 ⊗ x is not (a_1 + a_2) ⊗ x (min-plus: min(a_1, a_2) + x).
+// Throws Unsupported, naming `where` and the kernels to use `instead`, when `duplicates` were merged for such a
+// semiring (host; both backends' DIA plans).
+void refuse_dia_duplicates(Semiring s, std::int64_t duplicates, std::string_view where, std::string_view instead);
 
 // Two selects and no short-circuit, so that the compiler emits minsd / maxsd and a blend instead of
 // branches, which random data mispredicts (R-MAT scale 16 min-plus, one thread: 5.1 -> 1.6 ms).

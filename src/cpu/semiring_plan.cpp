@@ -25,20 +25,12 @@
 namespace spmv {
 namespace {
 
-// DIA holds one value a (row, diagonal): to_dia sums duplicate entries. For plus-times that is the product's own
-// distributivity (within rounding: what the SpMV's DIA does); for the others a_1 ⊗ x ⊕ a_2 ⊗ x is not (a_1 + a_2) ⊗ x
-// (min-plus: min(a_1, a_2) + x), so a matrix with duplicates is refused rather than answered wrongly. Fewer stored
-// slots than nonzeros means the conversion merged some.
+// Fewer stored slots than nonzeros means to_dia merged some duplicates (semiring_ops::refuse_dia_duplicates).
 template <class Value, class Index>
-void refuse_merged_duplicates(Semiring s, const CsrMatrix<Value, Index>& a, const DiaMatrix<Value, Index>& m) {
-  if (s == Semiring::PlusTimes) return;
+std::int64_t merged_duplicates(const CsrMatrix<Value, Index>& a, const DiaMatrix<Value, Index>& m) {
   std::int64_t stored = 0;
   for (const std::uint32_t word : m.stored) stored += std::popcount(word);
-  if (stored != static_cast<std::int64_t>(a.nnz()))
-    throw Unsupported("semiring_multiply: DIA holds one value a row and diagonal and sums duplicate entries, which "
-                      "changes a " + std::string(to_string(s)) + " product (" +
-                      std::to_string(static_cast<std::int64_t>(a.nnz()) - stored) +
-                      " duplicates); merge them first or use row-loop");
+  return static_cast<std::int64_t>(a.nnz()) - stored;
 }
 
 std::string slots_text(std::int64_t slots, std::int64_t nnz) {
@@ -105,13 +97,13 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrMatrix<Value, Index>& a, Semir
       break;
     case Algorithm::Dia: {
       DiaMatrix<Value, Index> m = to_dia(a, options);
-      refuse_merged_duplicates(s, a, m);
+      semiring_ops::refuse_dia_duplicates(s, merged_duplicates(a, m), "semiring_multiply", "row-loop");
       p.held = std::move(m);
       break;
     }
     default:
       throw Unsupported("semiring_multiply: algorithm " + std::string(to_string(algorithm)) +
-                        " on the CPU (Auto, RowLoop, MergeParallel, Sell, Ell, EllR, Hyb, Coo or Dia)");
+                        " has no semiring kernel on the CPU; use " + semiring_algorithm_names(Backend::Cpu));
   }
 }
 

@@ -50,11 +50,7 @@ class SemiringDia final : public SemiringFormat<Value, Index> {
  public:
   SemiringDia(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream)
       : m_(format::build_dia(a, Options{}, /*stored_mask=*/true, stream)) {
-    if (!std::is_same_v<Ops, semiring_ops::PlusTimes<Value>> && m_.duplicates > 0)
-      throw Unsupported("spmv::cuda::SemiringPlan: DIA holds one value a row and diagonal and sums duplicate "
-                        "entries, which changes a " +
-                        std::string(to_string(s)) + " product (" + std::to_string(m_.duplicates) +
-                        " duplicates); merge them first or use csr-vector, merge-path or coo");
+    semiring_ops::refuse_dia_duplicates(s, m_.duplicates, "spmv::cuda::SemiringPlan", "csr-vector, merge-path or coo");
   }
 
   void apply(const Value* x, Value* y, cudaStream_t stream) override {

@@ -17,6 +17,7 @@
 //    equal rows into a workspace, so their products on different streams are chained as merge-path's. Auto
 //    never takes them (not timed on a GPU). A matrix without entries converts nothing: every row gets the
 //    semiring's zero from the row kernel (nothing to walk).
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -126,11 +127,10 @@ template <class Value, class Index>
 SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm,
                                          cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
-  if (algorithm != Algorithm::Auto && algorithm != Algorithm::CsrVector && algorithm != Algorithm::MergePath &&
-      algorithm != Algorithm::Sell && !is_format(algorithm))
+  const auto kernels = semiring_algorithms(Backend::Cuda);
+  if (std::find(kernels.begin(), kernels.end(), algorithm) == kernels.end())
     throw Unsupported("spmv::cuda::SemiringPlan: algorithm " + std::string(to_string(algorithm)) +
-                      " has no semiring kernel; use auto, csr-vector (a sub-warp per row), merge-path, sell, ell, "
-                      "ellr, hyb, coo or dia");
+                      " has no semiring kernel; use " + semiring_algorithm_names(Backend::Cuda));
   if (a.rows < 0 || a.cols < 0 || a.nnz < 0) throw InvalidArgument("spmv::cuda::SemiringPlan: negative matrix size");
   if (a.nnz > 0 && (!a.row_ptr || !a.col_idx || !a.values))
     throw InvalidArgument("spmv::cuda::SemiringPlan: null matrix array");
