@@ -15,6 +15,7 @@
 #include "cuda/common/epilogue.cuh"
 #include "cuda/common/launch.cuh"
 #include "cuda/common/merge_path_search.cuh"
+#include "cuda/common/row_output.cuh"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/plan.hpp"
 
@@ -77,58 +78,11 @@ struct ReduceByRow {
   }
 };
 
-// The SpMV's rows: y = alpha * sum + beta * y; a carry into a row finished by a later tile adds
-// alpha * carry (atomically: several tiles may carry into one long row).
-template <class Real>
-struct ScaledRows {
-  Real alpha, beta;
-  template <class Index>
-  __device__ __forceinline__ void row(Real* y, Index r, Real sum) const {
-    y[r] = axpby(alpha, sum, beta, y, r);  // beta applied here, once: the tile finishing the row
-  }
-  template <class Index>
-  __device__ __forceinline__ void carry(Real* y, Index r, Real sum) const {
-    if (sum != Real(0)) atomicAdd(y + r, alpha * sum);
-  }
-};
-
-// y = y ⊕ v as one atomic step: atomicAdd for plus, else a compare-and-swap loop on the bits (min,
-// max and or have no floating-point atomics).
-template <class Ops, class Real>
-__device__ __forceinline__ void atomic_add(Real* p, Real v) {
-  if constexpr (std::is_same_v<Ops, semiring_ops::PlusTimes<Real>>) {
-    atomicAdd(p, v);
-  } else {
-    using Bits = std::conditional_t<sizeof(Real) == 8, unsigned long long, unsigned int>;
-    static_assert(sizeof(Bits) == sizeof(Real));
-    auto* word = reinterpret_cast<Bits*>(p);
-    Bits seen = *reinterpret_cast<volatile Bits*>(word);
-    for (;;) {
-      Real now;
-      memcpy(&now, &seen, sizeof now);
-      const Real next = Ops::add(now, v);
-      Bits want;
-      memcpy(&want, &next, sizeof want);
-      if (want == seen) return;
-      const Bits before = atomicCAS(word, seen, want);
-      if (before == seen) return;
-      seen = before;
-    }
-  }
-}
-
-// The semiring plan's rows: y = the row's ⊕-sum (no alpha, no beta); a carry is ⊕-added.
-template <class Ops, class Real>
-struct SemiringRows {
-  template <class Index>
-  __device__ __forceinline__ void row(Real* y, Index r, Real sum) const {
-    y[r] = sum;
-  }
-  template <class Index>
-  __device__ __forceinline__ void carry(Real* y, Index r, Real sum) const {
-    if (sum != Ops::zero()) atomic_add<Ops>(y + r, sum);
-  }
-};
+// The outputs (what a finished row and a carry write) live in common/row_output.cuh, shared with the other kernels
+// written for both products.
+using cuda::atomic_add;
+using cuda::ScaledRows;
+using cuda::SemiringRows;
 
 template <int Threads, class Value, class Index, class Ops, class Output>
 __global__ void __launch_bounds__(Threads)

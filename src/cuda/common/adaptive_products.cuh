@@ -72,8 +72,9 @@ struct CsrProducts {
 };
 
 // Precomputed products (PCSR's first kernel output): a dense array from cudaMalloc, so 16-byte
-// aligned; the partial group at its end is read element by element.
-template <class Value>
+// aligned; the partial group at its end is read element by element. Slots outside the range hold the
+// semiring's zero (Ops::zero: 0 for the SpMV).
+template <class Value, class Ops = semiring_ops::PlusTimes<Value>>
 struct DenseValues {
   static constexpr int width = 16 / static_cast<int>(sizeof(Value));
   const Value* data;
@@ -85,12 +86,12 @@ struct DenseValues {
     if (k0 + width <= size) {
       const Vector<Value, width> v = load_vector<width>(data + k0);
 #pragma unroll
-      for (int j = 0; j < width; ++j) out[j] = (k0 + j >= begin && k0 + j < end) ? v.item[j] : Value(0);
+      for (int j = 0; j < width; ++j) out[j] = (k0 + j >= begin && k0 + j < end) ? v.item[j] : Ops::zero();
     } else {
 #pragma unroll
       for (int j = 0; j < width; ++j) {
         const long long k = k0 + j;
-        out[j] = (k >= begin && k < end) ? __ldg(data + k) : Value(0);
+        out[j] = (k >= begin && k < end) ? __ldg(data + k) : Ops::zero();
       }
     }
   }
@@ -113,17 +114,18 @@ __device__ __forceinline__ long long stage_range(Value* dst, const Loader& load,
   return first * width;
 }
 
-// This thread's share of the sum of items [begin, end); reduce across threads afterwards.
-template <class Value, class Loader>
+// This thread's share of the sum (Ops::add, from Ops::zero: the semiring's; + from 0 by default) of
+// items [begin, end); reduce across threads afterwards.
+template <class Value, class Loader, class Ops = semiring_ops::PlusTimes<Value>>
 __device__ __forceinline__ Value range_sum(const Loader& load, long long begin, long long end, int tid,
-                                           int threads) {
+                                           int threads, Ops = {}) {
   constexpr int width = Loader::width;
-  Value sum = 0;
+  Value sum = Ops::zero();
   for (long long group = begin / width + tid; group * width < end; group += threads) {
     Value items[width];
     load(group, begin, end, items);
 #pragma unroll
-    for (int j = 0; j < width; ++j) sum += items[j];
+    for (int j = 0; j < width; ++j) sum = Ops::add(sum, items[j]);
   }
   return sum;
 }
