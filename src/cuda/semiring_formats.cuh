@@ -51,6 +51,26 @@ SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
 
+// The balanced CSR kernels of the SpMV over a semiring (SemiringPlan with Algorithm::Pcsr, Hola or SegmentedSum), one
+// file each (semiring_pcsr.cu, semiring_hola.cu, semiring_segmented_sum.cu), running the SpMV's kernels (pcsr.cuh,
+// hola_spmv.cuh, segmented_sum.cuh) with the semiring's ops. Nothing is converted: each plans its tiles or blocks on
+// `stream` (synchronised) and reads A in place on every product (A must outlive the plan). Options read: block_size
+// (each kernel's own rule, as the SpMV), and hola_sort_columns for Hola.
+// PCSR: the products array, then each tile's rows folded in shared memory; deterministic, a workspace.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_pcsr(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream);
+// Hola-SpMV (op = NonTranspose): rows shared between blocks ⊕-added into y with atomics (a compare-and-swap loop for
+// min, max and or); no workspace.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_hola(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream);
+// Segmented sum: warp tiles of the nonzeros with row-end bits; each tile's carry ⊕-added by a second kernel; a
+// workspace (the carries).
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_segmented_sum(const CsrView<Value, Index>& a, Semiring s,
+                                                            const Options& options, cudaStream_t stream);
+
 // Each factory's file instantiates it for SemiringPlan's (value, index) pairs (cpu/instantiate.hpp's).
 #define SPMV_INSTANTIATE_SEMIRING_FORMAT(name)                                                                \
   template SemiringFormatPtr<float, std::int32_t> name(const CsrView<float, std::int32_t>&, Semiring,        \
