@@ -15,6 +15,7 @@
 #include <limits>
 #include <string>
 
+#include "core/semiring_ops.hpp"
 #include "cuda/algorithms.cuh"
 #include "cuda/common/hola_warp_transpose.cuh"
 #include "cuda/common/launch.cuh"
@@ -170,18 +171,46 @@ struct HolaParams {
 //     between blocks) is set to beta*y here (0 when beta == 0, without reading y) and blocks add
 //     alpha*partial sums to it with atomics. This keeps y traffic at one read + one write per row.
 //   Transpose: all of y (A.cols entries) is set to beta*y; every update is an atomic add.
-// Internal linkage: each translation unit (hola.cu, hola_transpose.cu) owns its copy of the kernel,
+// The semiring product over Ops (hola_spmv.cuh; NonTranspose only) starts those rows from the semiring's zero
+// instead, and ⊕-adds the blocks' partial folds to them (RowStart).
+// Internal linkage: each translation unit (hola.cu, hola_transpose.cu, semiring_hola.cu) owns its copy of the kernel,
 // so no host stub is shared between two device modules.
 namespace {
 
-template <class Value, class Index>
+// What the rows that blocks add partial sums to start from, written before the first partial arrives (by the first
+// kernel, or by the block's pre-pass in COO-like mode): the SpMV's beta * y (nothing to write when beta == 1, y
+// unread when beta == 0); for the other semirings the zero (always written; beta unread).
+template <class Ops>
+struct RowStart {
+  template <class Value>
+  static __device__ __forceinline__ bool active(Value) {
+    return true;
+  }
+  template <class Value>
+  static __device__ __forceinline__ Value value(Value, const Value*, long long) {
+    return Ops::zero();
+  }
+};
+template <class Real>
+struct RowStart<semiring_ops::PlusTimes<Real>> {
+  template <class Value>
+  static __device__ __forceinline__ bool active(Value beta) {
+    return beta != Value(1);
+  }
+  template <class Value>
+  static __device__ __forceinline__ Value value(Value beta, const Value* y, long long i) {
+    return beta == Value(0) ? Value(0) : beta * y[i];
+  }
+};
+
+template <class Ops, class Value, class Index>
 __global__ void hola_first_kernel(const Index* __restrict__ row_ptr, Index rows, Index nnz_per_block,
                                   Index num_blocks, Index* __restrict__ block_row_starts, Value beta,
                                   Value* __restrict__ y, Index y_size, bool transpose) {
   // 64-bit loop counters: r + stride must not overflow a 32-bit Index near its limit.
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long start = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool scale = beta != Value(1);
+  const bool scale = RowStart<Ops>::active(beta);
   // ceil(v / nnz_per_block) without forming v + nnz_per_block - 1 (overflow near the Index limit).
   const auto ceil_blocks = [nnz_per_block](Index v) { return v / nnz_per_block + (v % nnz_per_block != 0); };
   for (long long i = start; i < rows; i += stride) {
@@ -192,20 +221,21 @@ __global__ void hola_first_kernel(const Index* __restrict__ row_ptr, Index rows,
     if (r == rows - 1) block_row_starts[num_blocks] = rows;
     if (!transpose && scale) {
       const bool owned = b > a && a / nnz_per_block == (b - 1) / nnz_per_block;
-      if (!owned) y[r] = beta == Value(0) ? Value(0) : beta * y[r];
+      if (!owned) y[r] = RowStart<Ops>::value(beta, y, r);
     }
   }
   if (transpose && scale)
-    for (long long i = start; i < y_size; i += stride) y[i] = beta == Value(0) ? Value(0) : beta * y[i];
+    for (long long i = start; i < y_size; i += stride) y[i] = RowStart<Ops>::value(beta, y, i);
 }
 
-template <class Value, class Index>
+// Ops: the SpMV's plus-times by default; a semiring product's (op = NonTranspose) for the zero it starts rows from.
+template <class Value, class Index, class Ops = semiring_ops::PlusTimes<compute_t<Value>>>
 void launch_first_kernel(const HolaParams<Value, Index>& p, compute_t<Value> beta, compute_t<Value>* y, Operation op,
                          cudaStream_t stream) {
   const bool transpose = op == Operation::Transpose;
   const Index y_size = transpose ? p.a.cols : p.a.rows;
   constexpr int kFirstBlock = 256;
-  hola_first_kernel<<<grid_for(std::max(p.a.rows, y_size), kFirstBlock), kFirstBlock, 0, stream>>>(
+  hola_first_kernel<Ops><<<grid_for(std::max(p.a.rows, y_size), kFirstBlock), kFirstBlock, 0, stream>>>(
       p.a.row_ptr, p.a.rows, Index(p.nnz_per_block), Index(p.num_blocks), p.block_row_starts, beta, y, y_size,
       transpose);
   SPMV_CHECK_LAUNCH("hola_first_kernel");
