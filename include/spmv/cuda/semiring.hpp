@@ -27,11 +27,11 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // semiring_multiply at csr-vector's lanes per row (most matrices), and
 // Algorithm::MergePath, the merge-based kernel generic over the semiring (equal work per block for any
 // row lengths: a few huge rows, power-law and mostly-empty rows; tile boundaries found here, a small
-// workspace, extra_bytes). Algorithm::Sell, only when asked for, converts A to SELL-C-sigma here (C = 32,
-// sigma = 256, the SELL SpMV's layout and padding rule: Unsupported where that refuses; extra_bytes) and walks
+// workspace, extra_bytes). Algorithm::Sell, only when asked for, converts A to SELL-C-sigma here (the SELL
+// SpMV's layout and padding rule with `options`: Unsupported where that refuses; extra_bytes) and walks
 // its slices with the semiring's ops, padding never entering a row; no workspace. Algorithm::Ell, EllR, Hyb,
-// Coo and Dia, only when asked for, convert A here with the SpMV's device conversion of that format and the
-// default Options (Unsupported, with the conversion's message, where it refuses: padding beyond
+// Coo and Dia, only when asked for, convert A here with the SpMV's device conversion of that format and
+// `options` (Unsupported, with the conversion's message, where it refuses: padding beyond
 // Options::max_padding; extra_bytes holds the converted copy, policy() names the format) and fold only the
 // stored entries: ELL's padding (column -1) and DIA's slots outside the matrix or without a stored entry (a
 // stored-slot mask) never enter a row. COO, and HYB's COO part, reduce each run of equal rows with the
@@ -42,10 +42,15 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // and values in place). Merge-path, COO and HYB (when its COO part holds entries) products on different
 // streams are ordered one after another, as for Plan (their workspace); the others run at once. y is only
 // written, x and y as for semiring_multiply.
+// Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's threads a row: 1, 2
+// or 4), sell_c, sell_sigma, max_padding, hyb_ell_width and values (half precision is refused: Unsupported); the
+// others are not (block sizes are the kernels' compiled ones). The overload without Options takes the defaults.
 template <class Value, class Index>
 class SemiringPlan {
  public:
   SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm = Algorithm::Auto,
+               cudaStream_t stream = nullptr);
+  SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm, const Options& options,
                cudaStream_t stream = nullptr);
   ~SemiringPlan();
   SemiringPlan(SemiringPlan&&) noexcept;
