@@ -100,8 +100,9 @@ int run_multiply(const MultiplyOptions& o) {
   if (other_semiring) {
     // The semirings other than plus-times have no alpha and beta, and their own kernels: on the CPU the row
     // loop or merge-path (--algo row-loop / merge-parallel forces one), on CUDA the SemiringPlan's Auto
-    // (--algo csr-vector / merge-path forces one); on both --algo sell, ell, ellr, hyb, coo or dia converts to
-    // that format. Checked against the backend below, once it is resolved.
+    // (--algo csr-vector / merge-path forces one, and pcsr, hola or segmented-sum runs that SpMV kernel with the
+    // semiring's ops); on both --algo sell, ell, ellr, hyb, coo or dia converts to that format. Checked against the
+    // backend below, once it is resolved.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));

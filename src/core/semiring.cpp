@@ -25,7 +25,8 @@ constexpr Algorithm kCpuKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algori
                                      Algorithm::Hyb,  Algorithm::Coo,     Algorithm::Dia};
 constexpr Algorithm kCudaKernels[] = {Algorithm::Auto, Algorithm::CsrVector, Algorithm::MergePath,
                                       Algorithm::Sell, Algorithm::Ell,       Algorithm::EllR,
-                                      Algorithm::Hyb,  Algorithm::Coo,       Algorithm::Dia};
+                                      Algorithm::Hyb,  Algorithm::Coo,       Algorithm::Dia,
+                                      Algorithm::Pcsr, Algorithm::Hola,      Algorithm::SegmentedSum};
 
 }  // namespace
 

@@ -12,7 +12,6 @@
 #include <string>
 
 #include "core/semiring_ops.hpp"
-#include "cpu/instantiate.hpp"
 #include "cuda/common/vector_load.cuh"
 #include "cuda/pcsr.cuh"
 #include "cuda/semiring_formats.cuh"
@@ -57,9 +56,6 @@ SemiringFormatPtr<Value, Index> make_semiring_pcsr(const CsrView<Value, Index>& 
   });
 }
 
-#define SPMV_INSTANTIATE(V, I)                                                                                  \
-  template SemiringFormatPtr<V, I> make_semiring_pcsr(const CsrView<V, I>&, Semiring, const Options&, cudaStream_t);
-SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
-#undef SPMV_INSTANTIATE
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_pcsr)
 
 }  // namespace spmv::cuda

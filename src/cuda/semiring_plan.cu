@@ -16,7 +16,12 @@
 //    file each), converted here by the SpMV's device conversions; COO and HYB's COO part reduce their runs of
 //    equal rows into a workspace, so their products on different streams are chained as merge-path's. Auto
 //    never takes them (not timed on a GPU). A matrix without entries converts nothing: every row gets the
-//    semiring's zero from the row kernel (nothing to walk).
+//    semiring's zero from the row kernel (nothing to walk);
+//  - only when asked for (Algorithm::Pcsr, Hola, SegmentedSum), the SpMV's balanced CSR kernels with the
+//    semiring's ops (semiring_pcsr.cu, semiring_hola.cu, semiring_segmented_sum.cu, behind the formats'
+//    interface): nothing converted, their tiles or blocks planned here. PCSR's products array and
+//    segmented-sum's carries are a workspace (products on different streams chained as merge-path's); Hola
+//    has none. Auto never takes them (not timed on a GPU). A matrix without entries: as the formats.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -86,9 +91,12 @@ int row_kernel_width(const RowStatistics& s, std::int64_t rows, std::int64_t col
   return w <= 8 ? w : 32;
 }
 
+// The algorithms behind semiring_formats.cuh's interface: the formats, and the balanced CSR kernels (nothing
+// converted, but planned and applied the same way).
 bool is_format(Algorithm algorithm) {
   return algorithm == Algorithm::Ell || algorithm == Algorithm::EllR || algorithm == Algorithm::Hyb ||
-         algorithm == Algorithm::Coo || algorithm == Algorithm::Dia;
+         algorithm == Algorithm::Coo || algorithm == Algorithm::Dia || algorithm == Algorithm::Pcsr ||
+         algorithm == Algorithm::Hola || algorithm == Algorithm::SegmentedSum;
 }
 
 // The format asked for, converted from `a` (rows and entries) for `s`.
@@ -100,6 +108,9 @@ SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<V
     case Algorithm::EllR: return make_semiring_ellr(a, s, options, stream);
     case Algorithm::Hyb: return make_semiring_hyb(a, s, options, stream);
     case Algorithm::Coo: return make_semiring_coo(a, s, options, stream);
+    case Algorithm::Pcsr: return make_semiring_pcsr(a, s, options, stream);
+    case Algorithm::Hola: return make_semiring_hola(a, s, options, stream);
+    case Algorithm::SegmentedSum: return make_semiring_segmented_sum(a, s, options, stream);
     default: return make_semiring_dia(a, s, options, stream);
   }
 }

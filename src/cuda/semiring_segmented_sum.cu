@@ -12,7 +12,6 @@
 #include <string>
 
 #include "core/semiring_ops.hpp"
-#include "cpu/instantiate.hpp"
 #include "cuda/segmented_sum.cuh"
 #include "cuda/semiring_formats.cuh"
 
@@ -61,10 +60,6 @@ SemiringFormatPtr<Value, Index> make_semiring_segmented_sum(const CsrView<Value,
   });
 }
 
-#define SPMV_INSTANTIATE(V, I)                                                                                  \
-  template SemiringFormatPtr<V, I> make_semiring_segmented_sum(const CsrView<V, I>&, Semiring, const Options&, \
-                                                               cudaStream_t);
-SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
-#undef SPMV_INSTANTIATE
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_segmented_sum)
 
 }  // namespace spmv::cuda

@@ -38,13 +38,18 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // semiring's add (cub::DeviceReduce::ReduceByKey: deterministic, into a workspace); HYB ⊕-adds its COO part
 // into the rows its ELL part wrote. Dia refuses, for the semirings other than plus-times, a matrix with
 // duplicate entries (the conversion sums them). A matrix without entries converts nothing (y = the
-// semiring's zero). Other algorithms are refused. A's arrays must outlive the plan (COO reads its columns
-// and values in place). Merge-path, COO and HYB (when its COO part holds entries) products on different
-// streams are ordered one after another, as for Plan (their workspace); the others run at once. y is only
-// written, x and y as for semiring_multiply.
+// semiring's zero). Algorithm::Pcsr, Hola and SegmentedSum, only when asked for, run the SpMV's balanced CSR
+// kernels with the semiring's ops (nothing converted; their tiles or blocks planned here, extra_bytes): PCSR folds
+// each row in one block (deterministic); Hola and segmented-sum ⊕-add the partial folds of rows that cross blocks
+// or tiles with atomics (a compare-and-swap loop for min, max and or: exact; atomicAdd for plus-times: not
+// bit-reproducible). Other algorithms are refused. A's arrays must outlive the plan (COO and the balanced CSR
+// kernels read them in place). Merge-path, COO, HYB (when its COO part holds entries), PCSR (its products
+// array) and segmented-sum (its carries) products on different streams are ordered one after another, as for
+// Plan (their workspace); the others run at once. y is only written, x and y as for semiring_multiply.
 // Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's threads a row: 1, 2
-// or 4), sell_c, sell_sigma, max_padding, hyb_ell_width and values (half precision is refused: Unsupported); the
-// others are not (block sizes are the kernels' compiled ones). The overload without Options takes the defaults.
+// or 4), sell_c, sell_sigma, max_padding, hyb_ell_width, values (half precision is refused: Unsupported), and for
+// Pcsr, Hola and SegmentedSum block_size (as their SpMV reads it) and for Hola hola_sort_columns; the others are
+// not (the other kernels' block sizes are compiled ones). The overload without Options takes the defaults.
 template <class Value, class Index>
 class SemiringPlan {
  public:
@@ -58,7 +63,7 @@ class SemiringPlan {
 
   void apply(const Value* x, Value* y, cudaStream_t stream = nullptr);
 
-  Algorithm algorithm() const;  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo or Dia
+  Algorithm algorithm() const;  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo, Dia, Pcsr, Hola or SegmentedSum
   Semiring semiring() const;
   std::string policy() const;
   std::size_t extra_bytes() const;
