@@ -237,8 +237,8 @@ __global__ void __launch_bounds__(MaxBlock)
   RowSegments<Ops, Real, Index> segments;
   if (n > 0) {
     if (range.many_rows || warp_flag[warp])
-      segments = walk_rows<N, Ops>(q, n, RowPtrCursor<Index>(row_ptr, range.stop_row, range.begin + tid * N, start_row[tid]),
-                              sink);
+      segments = walk_rows<N, Ops>(
+          q, n, RowPtrCursor<Index>(row_ptr, range.stop_row, range.begin + tid * N, start_row[tid]), sink);
     else
       segments = walk_rows<N, Ops>(q, n, MaskCursor<Index>{start_row[tid], end_mask[tid]}, sink);
   }

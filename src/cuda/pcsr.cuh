@@ -4,8 +4,9 @@
 // core/semiring_ops.hpp: the first kernel's products are a_k ⊗ x[col_k], the second kernel's row reductions fold
 // with ⊕ from the semiring's zero, so an empty row gets the zero); a finished row is written through
 // common/row_output.cuh's RowOutput (the SpMV's alpha/beta epilogue for plus-times, y = the ⊕-sum for the others;
-// the semiring product over plus-times is the SpMV's kernels with alpha = 1, beta = 0). Every row is written once, by the block holding its first nonzero: no atomics and no fix-up for any semiring, and
-// the reduction order is fixed, so every product gives the same bits.
+// the semiring product over plus-times is the SpMV's kernels with alpha = 1, beta = 0). Every row is written once,
+// by the block holding its first nonzero: no atomics and no fix-up for any semiring, and the reduction order is
+// fixed, so every product gives the same bits.
 #include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
@@ -157,7 +158,8 @@ class PcsrTiles {
 
   // "block=... tile=... tiles=...", the policy's common part.
   std::string policy() const {
-    return "block=" + std::to_string(threads_) + " tile=" + std::to_string(tile_) + " tiles=" + std::to_string(num_tiles_);
+    return "block=" + std::to_string(threads_) + " tile=" + std::to_string(tile_) +
+           " tiles=" + std::to_string(num_tiles_);
   }
   std::size_t bytes() const { return products_.bytes() + tile_rows_.bytes(); }
 

@@ -346,7 +346,8 @@ TEST(CudaSemiringBalanced, TwoStreamsAtOnce) {
       cuda::SemiringPlan<double, std::int32_t> plan(t.csr.view(), s, algorithm);
       for (int round = 0; round < 3; ++round)
         for (int i = 0; i < 2; ++i) plan.apply(t.dxs[i].data(), t.dys[i].data(), t.streams[i]);
-      for (int i = 0; i < 2; ++i) t.expect_cpu(s, i, std::string(to_string(algorithm)) + " " + std::string(to_string(s)));
+      for (int i = 0; i < 2; ++i)
+        t.expect_cpu(s, i, std::string(to_string(algorithm)) + " " + std::string(to_string(s)));
     }
   const auto poisson = convert<double, std::int32_t>(gen::poisson2d(300));
   const std::pair<Algorithm, Algorithm> pairs[] = {{Algorithm::Pcsr, Algorithm::Hola},

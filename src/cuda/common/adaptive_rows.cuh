@@ -46,7 +46,8 @@ __device__ __forceinline__ void reduce_rows_in_shared(const Value* s, const Inde
       for (long long k = static_cast<long long>(row_ptr[row]) - base + lane; k < end; k += lanes)
         sum = Ops::add(sum, s[k]);
     }
-    for (int offset = lanes / 2; offset > 0; offset /= 2) sum = Ops::add(sum, __shfl_xor_sync(0xffffffffu, sum, offset));
+    for (int offset = lanes / 2; offset > 0; offset /= 2)
+      sum = Ops::add(sum, __shfl_xor_sync(0xffffffffu, sum, offset));
     if (lane == 0 && local < n_rows) emit(row, sum);
   }
 }
