@@ -5,7 +5,10 @@
 // scale). Median of 9 samples of >= 2 ms after 3 warm-up products; "% bw" is the CSR byte model
 // (values + indices + row offsets + x + y) over the time, as a share of the device's copy bandwidth.
 //
-//   spmv_bench_semiring_speed [--precision f32|f64|both] [--semirings min-plus,...] MATRIX...
+//   spmv_bench_semiring_speed [--precision f32|f64|both] [--semirings min-plus,...] [--algorithms all|a,b,...]
+//                             MATRIX...
+// --algorithms: the SemiringPlan kernels to time (default csr-vector, merge-path, sell and auto; all: every
+// one of spmv::semiring_algorithms(Backend::Cuda), the formats and the other CSR kernels included).
 // A "stats" line per matrix gives the row statistics (bench/semiring_rule.py fits Auto's rule on them).
 // MATRIX: a .mtx(.gz) file or a generator spec kind:key=value,... (bench/matrix_spec.hpp).
 #include <cuda_runtime.h>
@@ -63,7 +66,7 @@ void print_stats(const std::string& name, const spmv::CsrMatrix<double, std::int
 
 template <class Value>
 void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a64, double copy_gbs,
-         const std::vector<spmv::Semiring>& semirings) {
+         const std::vector<spmv::Semiring>& semirings, const std::vector<spmv::Algorithm>& algorithms) {
   const auto a = spmv::convert<Value, std::int32_t>(a64);
   spmv::cuda::DeviceCsr<Value, std::int32_t> d_a(a);
   std::vector<Value> host_x(static_cast<std::size_t>(a.cols));
@@ -91,12 +94,11 @@ void run(const std::string& name, const spmv::CsrMatrix<double, std::int32_t>& a
     std::vector<Value> host(static_cast<std::size_t>(a.rows));
     spmv::semiring_multiply(s, a, std::span<const Value>(host_x), std::span<Value>(host));
     // The plan with each kernel, then Auto's choice, each timed and checked against the CPU.
-    for (const spmv::Algorithm algorithm :
-         {spmv::Algorithm::CsrVector, spmv::Algorithm::MergePath, spmv::Algorithm::Sell, spmv::Algorithm::Auto}) {
+    for (const spmv::Algorithm algorithm : algorithms) {
       std::unique_ptr<spmv::cuda::SemiringPlan<Value, std::int32_t>> made;
       try {
         made = std::make_unique<spmv::cuda::SemiringPlan<Value, std::int32_t>>(d_a.view(), s, algorithm, stream);
-      } catch (const spmv::Unsupported& e) {  // SELL's padding limit
+      } catch (const spmv::Unsupported& e) {  // the padding limit of SELL and the formats, DIA's duplicates
         std::printf("%-36s %-4s %-28s refused: %s\n", name.c_str(), precision,
                     (std::string(spmv::to_string(s)) + " " + std::string(spmv::to_string(algorithm))).c_str(), e.what());
         continue;
@@ -125,9 +127,32 @@ int main(int argc, char** argv) {
   std::vector<std::string> matrices;
   std::vector<spmv::Semiring> semirings = {spmv::Semiring::PlusTimes, spmv::Semiring::MinPlus,
                                            spmv::Semiring::MaxTimes, spmv::Semiring::OrAnd, spmv::Semiring::MaxMin};
+  std::vector<spmv::Algorithm> algorithms = {spmv::Algorithm::CsrVector, spmv::Algorithm::MergePath,
+                                             spmv::Algorithm::Sell, spmv::Algorithm::Auto};
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
       precision = argv[++i];
+    } else if (std::strcmp(argv[i], "--algorithms") == 0 && i + 1 < argc) {  // all, or a comma-separated list
+      const std::string list = argv[++i];
+      algorithms.clear();
+      const auto kernels = spmv::semiring_algorithms(spmv::Backend::Cuda);
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string name = list.substr(at, comma - at);
+        at = comma + 1;
+        if (name == "all") {
+          algorithms.insert(algorithms.end(), kernels.begin() + 1, kernels.end());  // Auto last
+          algorithms.push_back(spmv::Algorithm::Auto);
+          continue;
+        }
+        const auto a = spmv::parse_algorithm(name);
+        if (!a || std::find(kernels.begin(), kernels.end(), *a) == kernels.end()) {
+          std::fprintf(stderr, "'%s' is not a CUDA semiring kernel (%s)\n", name.c_str(),
+                       spmv::semiring_algorithm_names(spmv::Backend::Cuda).c_str());
+          return 2;
+        }
+        algorithms.push_back(*a);
+      }
     } else if (std::strcmp(argv[i], "--semirings") == 0 && i + 1 < argc) {  // a comma-separated list
       semirings.clear();
       std::string list = argv[++i];
@@ -155,8 +180,8 @@ int main(int argc, char** argv) {
   for (const auto& spec : matrices) {
     const auto a = spmv::bench_tools::load_matrix_spec(spec);
     print_stats(spec, a);
-    if (precision != "f64") run<float>(spec, a, copy_gbs, semirings);
-    if (precision != "f32") run<double>(spec, a, copy_gbs, semirings);
+    if (precision != "f64") run<float>(spec, a, copy_gbs, semirings, algorithms);
+    if (precision != "f32") run<double>(spec, a, copy_gbs, semirings, algorithms);
     std::fflush(stdout);  // partial results survive a timeout
   }
   return 0;

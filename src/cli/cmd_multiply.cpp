@@ -128,7 +128,8 @@ int run_multiply(const MultiplyOptions& o) {
     // Each backend's semiring kernels (spmv/semiring.hpp, spmv/cuda/semiring.hpp): the formats on both.
     const auto kernels = semiring_algorithms(backend);
     if (std::find(kernels.begin(), kernels.end(), algorithm) == kernels.end())
-      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels on {} are {} (the others: --backend {})",
+      throw UsageError(fmt::format("--semiring {} --algo {}: the semiring kernels on {} are {} (the others: "
+                                   "--backend {})",
                                    o.semiring, o.algo, to_string(backend), semiring_algorithm_names(backend),
                                    backend == Backend::Cpu ? "cuda" : "cpu"));
   }

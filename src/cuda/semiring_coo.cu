@@ -4,13 +4,14 @@
 // semiring's ops: cub::DeviceReduce::ReduceByKey folds each run of equal rows with ⊕ over the terms a_k ⊗ x[col_k],
 // then one thread a row writes it (the zero for the rows without entries; semiring_format_kernels.cuh's CooFold).
 //
-// Why a segmented reduction and not atomics into y: it is deterministic (no atomics; CUB documents ReduceByKey as
-// run-to-run deterministic), each row is written once, and it is the SpMV COO's own reduction with ⊕ in place of
-// +, so the work per entry stays the same whatever the row lengths (one huge row is split among CUB's tiles). A
-// compare-and-swap loop on the value's bits (merge_path.cuh's, for min, max and or) would have given the same
-// values for those semirings, but plus-times's bits would depend on timing, and y would first need the zero
-// written by another launch. The per-run results and CUB's scratch are a workspace: the plan orders products on
-// different streams.
+// Why a segmented reduction and not atomics into y: no atomics (min, max and or-and, exact in any order, give the
+// definition's values; plus-times's last bits may still vary from product to product: ReduceByKey's decoupled
+// look-back combines a run's tile prefixes in an order set by timing, CUB issue #471), each row is written once, and
+// it is the SpMV COO's own reduction with ⊕ in place of +, so the work per entry stays the same whatever the row
+// lengths (one huge row is split among CUB's tiles). A compare-and-swap loop on the value's bits (merge_path.cuh's,
+// for min, max and or) would have given the same values for those semirings, but plus-times's bits would depend on
+// timing, and y would first need the zero written by another launch. The per-run results and CUB's scratch are a
+// workspace: the plan orders products on different streams.
 #include <string>
 
 #include "cuda/semiring_format_kernels.cuh"

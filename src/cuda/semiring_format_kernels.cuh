@@ -87,13 +87,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// COO's product over the semiring: cub::DeviceReduce::ReduceByKey over the entries, sorted by row, with ⊗ making
-// the terms on the fly and ⊕ reducing each run of equal rows (format_coo.cuh's CooRuns, the SpMV COO's segmented
-// reduction), then coo_fold_kernel writes each row once. Deterministic: no atomics, and CUB documents ReduceByKey
-// as run-to-run deterministic on one device, so plus-times gives the same bits on every product (not CSR's order:
-// CUB combines a run in tiles); min, max and or-and are exact in any order. The per-run results and CUB's scratch
-// are a workspace (the plan orders products over streams). Views of the arrays and the row list: the caller owns
-// them. accumulate (HYB): ⊕-add into y's rows, which hold the ELL part.
+// COO's product over the semiring: cub::DeviceReduce::ReduceByKey over the entries, sorted by row, with ⊗ making the
+// terms on the fly and ⊕ reducing each run of equal rows (format_coo.cuh's CooRuns, the SpMV COO's segmented
+// reduction), then coo_fold_kernel writes each row once. No atomics, but plus-times is not bitwise reproducible:
+// ReduceByKey's decoupled look-back combines a run's tile prefixes in an order set by timing (CUB issue #471; seen on
+// an H200, rmat 15, 2026-11-30), so its last bits may vary; min, max and or-and are exact in any order. The per-run
+// results and CUB's scratch are a workspace (the plan orders products over streams). Views of the arrays and the row
+// list: the caller owns them. accumulate (HYB): ⊕-add into y's rows, which hold the ELL part.
 template <class Ops, class Value, class Index>
 class CooFold {
  public:

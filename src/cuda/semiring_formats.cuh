@@ -1,10 +1,11 @@
 #pragma once
-// Private: ELL, ELL-R, HYB, COO and DIA of the semiring product (SemiringPlan with Algorithm::Ell, EllR, Hyb, Coo
-// or Dia), one file each (semiring_ell.cu for ELL and ELL-R, semiring_hyb.cu, semiring_coo.cu, semiring_dia.cu).
-// Each converts A once with the SpMV's device conversion of its format and the plan's Options (format_ell.cuh,
+// Private: ELL, ELL-R, HYB, COO and DIA of the semiring product (SemiringPlan with Algorithm::Ell, EllR, Hyb, Coo or
+// Dia), one file each (semiring_ell.cu for ELL and ELL-R, semiring_hyb.cu, semiring_coo.cu, semiring_dia.cu). Each
+// converts A once with the SpMV's device conversion of its format and the plan's Options (format_ell.cuh,
 // format_hyb.cuh, format_coo.cuh, format_dia.cuh: max_padding, hyb_ell_width), so it refuses (Unsupported, the
-// conversion's message) exactly where the SpMV's format does with those Options, and walks it with the semiring's add, multiply and zero (core/semiring_ops.hpp).
-// The objects stay behind this interface, so semiring_plan.cu does not compile the conversions' CUB calls.
+// conversion's message) exactly where the SpMV's format does with those Options, and walks it with the semiring's
+// add, multiply and zero (core/semiring_ops.hpp). The objects stay behind this interface, so semiring_plan.cu does
+// not compile the conversions' CUB calls.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -47,7 +48,7 @@ SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& 
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a, Semiring s, const Options& options,
                                                    cudaStream_t stream);
-// COO: a segmented reduction over the runs of equal rows (deterministic; a workspace).
+// COO: a segmented reduction over the runs of equal rows (no atomics; plus-times not bitwise reproducible; a workspace).
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a, Semiring s, const Options& options,
                                                    cudaStream_t stream);

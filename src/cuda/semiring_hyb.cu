@@ -1,10 +1,10 @@
 // HYB of the semiring product (SemiringPlan, Algorithm::Hyb): the HYB SpMV's split (format_hyb.cuh: Bell & Garland
-// SC'09, a row's first K entries in ELL, K by their rule, the rest in COO sorted by row), converted once at plan
-// time with the plan's Options (hyb_ell_width, max_padding), and two launches a product: the ELL walk writes every row's ELL part folded from
-// the semiring's zero (padding skipped by its column), then the COO overflow is reduced run by run and ⊕-added into
-// its rows (y[row] = y[row] ⊕ run, not the SpMV's +=; semiring_format_kernels.cuh's CooFold). min, max and or-and
-// give the definition's values (exact in any order); plus-times folds a row's ELL part in storage order and adds
-// the sum of its overflow (CUB's order). The COO part's per-run results are a workspace.
+// SC'09, a row's first K entries in ELL, K by their rule, the rest in COO sorted by row), converted once at plan time
+// with the plan's Options (hyb_ell_width, max_padding), and two launches a product: the ELL walk writes every row's
+// ELL part folded from the semiring's zero (padding skipped by its column), then the COO overflow is reduced run by
+// run and ⊕-added into its rows (y[row] = y[row] ⊕ run, not the SpMV's +=; semiring_format_kernels.cuh's CooFold).
+// min, max and or-and give the definition's values (exact in any order); plus-times folds a row's ELL part in storage
+// order and adds the sum of its overflow (CUB's order). The COO part's per-run results are a workspace.
 #include <string>
 
 #include "cuda/common/format_hyb.cuh"

@@ -118,8 +118,8 @@ SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<V
 // Options::subwarp as the row kernel reads it: 2, 4, 8 or 32 lanes a row (its compiled widths), 0 for the rule.
 int checked_row_width(int requested) {
   if (requested > 0 && requested != 2 && requested != 4 && requested != 8 && requested != 32)
-    throw InvalidArgument("spmv::cuda::SemiringPlan: subwarp (lanes per row of csr-vector) must be 2, 4, 8 or 32, got " +
-                          std::to_string(requested));
+    throw InvalidArgument("spmv::cuda::SemiringPlan: subwarp (lanes per row of csr-vector) must be 2, 4, 8 or 32, "
+                          "got " + std::to_string(requested));
   return std::max(requested, 0);
 }
 

@@ -28,7 +28,7 @@ namespace {
 
 // Launch policy: the SELL SpMV's 256 threads a block (format_sell.cu's SellPolicy), C and sigma its defaults
 // (spmv/formats.hpp: C = 32, a warp inside one slice; sigma = 256). Threads a row: sell::threads_per_row's
-// rule, which picks 1 or 2 without Options::subwarp, so only those two are compiled.
+// rule, which picks 1 or 2 without Options::subwarp, so only those two are compiled (subwarp 4 is refused).
 constexpr int kThreads = 256;
 constexpr int kMaxThreadsPerRow = 2;
 
@@ -69,6 +69,9 @@ SemiringSell<Value, Index>::SemiringSell(const CsrView<Value, Index>& a, const O
                                          cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
   const int requested_threads = sell::checked_threads_per_row(options.subwarp);  // refused before the conversion
+  if (requested_threads > kMaxThreadsPerRow)
+    throw InvalidArgument("spmv::cuda::SemiringPlan: sell's semiring kernel takes 1 or 2 threads a row (subwarp), "
+                          "got " + std::to_string(requested_threads));
   const int c = sell_c_of(options);
   impl_->m = sell::build_layout(a, c, sell_sigma_of(options, c), options,
                                 "the semiring's csr-vector or merge-path (or auto)", stream);

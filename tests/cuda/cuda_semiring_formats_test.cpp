@@ -6,7 +6,7 @@
 // hand-computed matrices whose padding (ELL's column -1 slots, DIA's empty and out-of-matrix slots) would change
 // min-plus, max-times and max-min if it entered a row, with DIA's stored zeros kept apart from its padding; HYB
 // with both parts; NaN and +-Inf among the values; the refusals and their messages; the plans' reports; COO's and
-// HYB's plus-times bits from product to product; two plans on two streams at once and one COO / HYB plan (a
+// HYB's min/max/or-and bits from product to product; two plans on two streams at once and one COO / HYB plan (a
 // workspace) on two streams. Skipped without a device.
 #include <gtest/gtest.h>
 
@@ -330,9 +330,11 @@ TEST(CudaSemiringFormats, OptionsReachTheConversionsAndKernels) {
   Options sell;
   sell.sell_c = 8;
   sell.sell_sigma = 64;
-  sell.subwarp = 4;
+  sell.subwarp = 2;
   check(Algorithm::Sell, sell, "C=8 sigma=64");
-  check(Algorithm::Sell, sell, "threads_per_row=4");
+  check(Algorithm::Sell, sell, "threads_per_row=2");
+  sell.subwarp = 4;  // the SpMV's SELL has 4; the semiring kernel is compiled for 1 and 2
+  EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::Sell, sell), InvalidArgument);
   for (int width : {2, 8, 32}) {
     Options lanes;
     lanes.subwarp = width;
@@ -392,9 +394,12 @@ TEST(CudaSemiringFormats, PlansReportTheirFormat) {
   }
 }
 
-// COO's runs are reduced by CUB's ReduceByKey, documented as run-to-run deterministic: plus-times gives the same
-// bits on every product of a plan (COO, and HYB with a COO part), on power-law rows whose long runs span CUB's tiles.
-TEST(CudaSemiringFormats, PlusTimesIsReproducible) {
+// COO's runs are reduced by CUB's ReduceByKey, whose look-back combines a run's tile prefixes in an order set by
+// timing: plus-times's last bits may vary (CUB issue #471; this test once asserted the opposite and failed on an
+// H200). The other semirings are exact in any order, so on power-law rows whose long runs span CUB's tiles every
+// product of a COO or HYB plan gives the same bits for them, and plus-times stays within the error bound of the
+// first product's (the differential body checks it against the reference).
+TEST(CudaSemiringFormats, OrderFreeSemiringsRepeatTheirBits) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const auto a = convert<double, std::int32_t>(gen::rmat(15, 16, 81));
   std::vector<double> x(static_cast<std::size_t>(a.cols));
@@ -403,18 +408,19 @@ TEST(CudaSemiringFormats, PlusTimesIsReproducible) {
   const cuda::DeviceCsr d_a(a);
   const cuda::DeviceBuffer<double> d_x{std::span<const double>(x)};
   cuda::DeviceBuffer<double> d_y(static_cast<std::size_t>(a.rows));
-  for (Algorithm algorithm : {Algorithm::Coo, Algorithm::Hyb}) {
-    cuda::SemiringPlan<double, std::int32_t> plan(d_a.view(), Semiring::PlusTimes, algorithm);
-    plan.apply(d_x.data(), d_y.data());
-    const std::vector<double> first = d_y.to_host();
-    for (int round = 0; round < 4; ++round) {
-      SPMV_CUDA_CHECK(cudaMemset(d_y.data(), 0xff, d_y.bytes()));
+  for (Algorithm algorithm : {Algorithm::Coo, Algorithm::Hyb})
+    for (Semiring s : {Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd, Semiring::MaxMin}) {
+      cuda::SemiringPlan<double, std::int32_t> plan(d_a.view(), s, algorithm);
       plan.apply(d_x.data(), d_y.data());
-      const std::vector<double> again = d_y.to_host();
-      ASSERT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(double)), 0)
-          << to_string(algorithm) << ", round " << round;
+      const std::vector<double> first = d_y.to_host();
+      for (int round = 0; round < 4; ++round) {
+        SPMV_CUDA_CHECK(cudaMemset(d_y.data(), 0xff, d_y.bytes()));
+        plan.apply(d_x.data(), d_y.data());
+        const std::vector<double> again = d_y.to_host();
+        ASSERT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(double)), 0)
+            << to_string(algorithm) << " " << to_string(s) << ", round " << round;
+      }
     }
-  }
 }
 
 // One x a stream on two streams for `a`, y downloaded and compared with the CPU's product (Auto's kernel).

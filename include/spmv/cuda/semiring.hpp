@@ -35,7 +35,8 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // Options::max_padding; extra_bytes holds the converted copy, policy() names the format) and fold only the
 // stored entries: ELL's padding (column -1) and DIA's slots outside the matrix or without a stored entry (a
 // stored-slot mask) never enter a row. COO, and HYB's COO part, reduce each run of equal rows with the
-// semiring's add (cub::DeviceReduce::ReduceByKey: deterministic, into a workspace); HYB ⊕-adds its COO part
+// semiring's add (cub::DeviceReduce::ReduceByKey into a workspace: no atomics, but plus-times's last bits may vary
+// from product to product, CUB's look-back order; the other semirings are exact); HYB ⊕-adds its COO part
 // into the rows its ELL part wrote. Dia refuses, for the semirings other than plus-times, a matrix with
 // duplicate entries (the conversion sums them). A matrix without entries converts nothing (y = the
 // semiring's zero). Algorithm::Pcsr, Hola and SegmentedSum, only when asked for, run the SpMV's balanced CSR
@@ -46,8 +47,8 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // kernels read them in place). Merge-path, COO, HYB (when its COO part holds entries), PCSR (its products
 // array) and segmented-sum (its carries) products on different streams are ordered one after another, as for
 // Plan (their workspace); the others run at once. y is only written, x and y as for semiring_multiply.
-// Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's threads a row: 1, 2
-// or 4), sell_c, sell_sigma, max_padding, hyb_ell_width, values (half precision is refused: Unsupported), and for
+// Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's threads a row: 1 or
+// 2), sell_c, sell_sigma, max_padding, hyb_ell_width, values (half precision is refused: Unsupported), and for
 // Pcsr, Hola and SegmentedSum block_size (as their SpMV reads it) and for Hola hola_sort_columns; the others are
 // not (the other kernels' block sizes are compiled ones). The overload without Options takes the defaults.
 template <class Value, class Index>
