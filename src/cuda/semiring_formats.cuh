@@ -4,8 +4,9 @@
 // converts A once with the SpMV's device conversion of its format and the plan's Options (format_ell.cuh,
 // format_hyb.cuh, format_coo.cuh, format_dia.cuh: max_padding, hyb_ell_width), so it refuses (Unsupported, the
 // conversion's message) exactly where the SpMV's format does with those Options, and walks it with the semiring's
-// add, multiply and zero (core/semiring_ops.hpp). The objects stay behind this interface, so semiring_plan.cu does
-// not compile the conversions' CUB calls.
+// add, multiply and zero (core/semiring_ops.hpp). The SpMV's balanced CSR kernels over a semiring (PCSR, Hola,
+// segmented-sum: below) stand behind the same interface. The objects stay behind it, so semiring_plan.cu does not
+// compile the conversions' CUB calls.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -59,9 +60,9 @@ SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a
 
 // The balanced CSR kernels of the SpMV over a semiring (SemiringPlan with Algorithm::Pcsr, Hola or SegmentedSum), one
 // file each (semiring_pcsr.cu, semiring_hola.cu, semiring_segmented_sum.cu), running the SpMV's kernels (pcsr.cuh,
-// hola_spmv.cuh, segmented_sum.cuh) with the semiring's ops. Nothing is converted: each plans its tiles or blocks on
-// `stream` (synchronised) and reads A in place on every product (A must outlive the plan). Options read: block_size
-// (each kernel's own rule, as the SpMV), and hola_sort_columns for Hola.
+// hola_spmv.cuh, segmented_sum.cuh) with the semiring's ops. Nothing is converted: PCSR and segmented-sum plan their
+// tiles on `stream` (synchronised), Hola its blocks on the host, and each reads A in place on every product (A must
+// outlive the plan). Options read: block_size (each kernel's own rule, as the SpMV), and hola_sort_columns for Hola.
 // PCSR: the products array, then each tile's rows folded in shared memory; deterministic, a workspace.
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_pcsr(const CsrView<Value, Index>& a, Semiring s, const Options& options,
