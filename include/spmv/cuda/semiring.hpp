@@ -37,11 +37,16 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // stored-slot mask) never enter a row. COO, and HYB's COO part, reduce each run of equal rows with the
 // semiring's add (cub::DeviceReduce::ReduceByKey: deterministic, into a workspace); HYB ⊕-adds its COO part
 // into the rows its ELL part wrote. Dia refuses, for the semirings other than plus-times, a matrix with
-// duplicate entries (the conversion sums them). A matrix without entries converts nothing (y = the
-// semiring's zero). Other algorithms are refused. A's arrays must outlive the plan (COO reads its columns
-// and values in place). Merge-path, COO and HYB (when its COO part holds entries) products on different
-// streams are ordered one after another, as for Plan (their workspace); the others run at once. y is only
-// written, x and y as for semiring_multiply.
+// duplicate entries (the conversion sums them). Algorithm::CsrScalar, CsrCoop, CsrAdaptive and LightSpmv,
+// only when asked for, run the SpMV's CSR kernels of those names with the semiring's ops, on A in place and
+// with the SpMV's launch rules (their default Options): csr-scalar (a thread a row), csr-coop (a group of
+// lanes a row, its partials combined with ⊕), CSR-Adaptive (its row blocks built here, extra_bytes; a row
+// split over CUDA blocks gets the semiring's zero first, then each chunk ⊕-added atomically) and LightSpMV
+// (rows handed out by an atomic row counter: a workspace). A matrix without entries converts nothing (y = the
+// semiring's zero). Other algorithms are refused. A's arrays must outlive the plan (COO and the CSR kernels
+// read them in place). Merge-path, COO, HYB (when its COO part holds entries) and LightSpMV products on
+// different streams are ordered one after another, as for Plan (their workspace); the others run at once. y is
+// only written, x and y as for semiring_multiply.
 template <class Value, class Index>
 class SemiringPlan {
  public:
@@ -53,7 +58,8 @@ class SemiringPlan {
 
   void apply(const Value* x, Value* y, cudaStream_t stream = nullptr);
 
-  Algorithm algorithm() const;  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo or Dia
+  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo, Dia, CsrScalar, CsrCoop, CsrAdaptive or LightSpmv
+  Algorithm algorithm() const;
   Semiring semiring() const;
   std::string policy() const;
   std::size_t extra_bytes() const;
