@@ -97,13 +97,13 @@ void semiring_multiply(Backend backend, Semiring s, const CsrMatrix<Value, Index
   // available here" misread as a failed product.
   if (!cuda_available()) throw Unsupported("semiring_multiply: no CUDA device is available");
 #endif
-  detail::cuda_semiring_multiply(s, a, x, y, options.device, algorithm);
+  detail::cuda_semiring_multiply(s, a, x, y, options, algorithm);
 }
 
 #ifndef SPMV_HAS_CUDA
 template <class Value, class Index>
 void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<Value, Index>&, std::span<const Value>, std::span<Value>,
-                                    int, Algorithm) {
+                                    const Options&, Algorithm) {
   throw Unsupported("spmv was built without the CUDA backend (configure with -DSPMV_ENABLE_CUDA=ON)");
 }
 #endif
@@ -116,7 +116,7 @@ SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #ifndef SPMV_HAS_CUDA
 #define SPMV_INSTANTIATE(V, I) \
   template void detail::cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, \
-                                               int, Algorithm);
+                                               const Options&, Algorithm);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 #endif

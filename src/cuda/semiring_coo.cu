@@ -46,7 +46,8 @@ class SemiringCoo final : public SemiringFormat<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream) {
+SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a, Semiring s,
+                                                  const Options& /*no knob*/, cudaStream_t stream) {
   return semiring_format::make_for<SemiringCoo, Value, Index>(s, a, stream);
 }
 

@@ -94,6 +94,6 @@ SemiringFormatPtr<Value, Index> make_semiring_csr_adaptive(const CsrView<Value, 
   });
 }
 
-SPMV_INSTANTIATE_SEMIRING_KERNEL(make_semiring_csr_adaptive)
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_csr_adaptive)
 
 }  // namespace spmv::cuda

@@ -60,6 +60,6 @@ SemiringFormatPtr<Value, Index> make_semiring_csr_coop(const CsrView<Value, Inde
   });
 }
 
-SPMV_INSTANTIATE_SEMIRING_KERNEL(make_semiring_csr_coop)
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_csr_coop)
 
 }  // namespace spmv::cuda

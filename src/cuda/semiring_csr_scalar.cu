@@ -50,6 +50,6 @@ SemiringFormatPtr<Value, Index> make_semiring_csr_scalar(const CsrView<Value, In
   });
 }
 
-SPMV_INSTANTIATE_SEMIRING_KERNEL(make_semiring_csr_scalar)
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_csr_scalar)
 
 }  // namespace spmv::cuda

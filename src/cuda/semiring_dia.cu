@@ -1,5 +1,5 @@
 // DIA of the semiring product (SemiringPlan, Algorithm::Dia): the DIA SpMV's conversion (format_dia.cuh: one
-// column of `rows` slots a occupied diagonal, refused with its message beyond the padding rule) with the default
+// column of `rows` slots a occupied diagonal, refused with its message beyond the padding rule) with the plan's
 // Options, asked for its stored-slot mask, and one thread a row walking the diagonals in ascending offset order
 // (ascending column) with the semiring's ops.
 //
@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(semiring_format::kThreads)
 template <class Ops, class Value, class Index>
 class SemiringDia final : public SemiringFormat<Value, Index> {
  public:
-  SemiringDia(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream)
-      : m_(format::build_dia(a, Options{}, /*stored_mask=*/true, stream)) {
+  SemiringDia(const CsrView<Value, Index>& a, Semiring s, const Options& options, cudaStream_t stream)
+      : m_(format::build_dia(a, options, /*stored_mask=*/true, stream)) {
     semiring_ops::refuse_dia_duplicates(s, m_.duplicates, "spmv::cuda::SemiringPlan", "csr-vector, merge-path or coo");
   }
 
@@ -72,8 +72,9 @@ class SemiringDia final : public SemiringFormat<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream) {
-  return semiring_format::make_for<SemiringDia, Value, Index>(s, a, s, stream);
+SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a, Semiring s,
+                                                  const Options& options, cudaStream_t stream) {
+  return semiring_format::make_for<SemiringDia, Value, Index>(s, a, s, options, stream);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_dia)

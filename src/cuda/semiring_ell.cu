@@ -1,7 +1,7 @@
 // ELLPACK and ELLPACK-R of the semiring product (SemiringPlan, Algorithm::Ell and Algorithm::EllR): the ELL SpMV's
 // layout (format_ell.cuh: Bell & Garland SC'09 column-major ELL, every row padded to the longest with column -1
 // and value 0 after its entries; ELLPACK-R, Vázquez et al. 2011, keeps each row's length), converted once at plan
-// time by the SpMV's conversion with the default Options (refused, with its message, beyond the padding rule:
+// time by the SpMV's conversion with the plan's Options (refused, with its message, beyond the padding rule:
 // format::checked_ell_width), and the SpMV's one-thread-a-row walk with the semiring's ops
 // (semiring_format_kernels.cuh): ELL walks every slot and skips padding by its column, ELL-R stops at the row's
 // length. Padding never enters a row. One launch, no workspace: products on any number of streams may run at once.
@@ -15,10 +15,10 @@ namespace {
 template <class Ops, class Value, class Index>
 class SemiringEll final : public SemiringFormat<Value, Index> {
  public:
-  SemiringEll(const CsrView<Value, Index>& a, bool stop_at_length, cudaStream_t stream)
+  SemiringEll(const CsrView<Value, Index>& a, bool stop_at_length, const Options& options, cudaStream_t stream)
       : stop_at_length_(stop_at_length) {
     const Index width =
-        format::checked_ell_width(a, stop_at_length ? "ELL-R" : "ELL", Index(1), Options{}, stream);
+        format::checked_ell_width(a, stop_at_length ? "ELL-R" : "ELL", Index(1), options, stream);
     ell_ = format::build_ell(a, width, 1, stream);
     if (stop_at_length) row_length_ = format::row_lengths(a.row_ptr, a.rows, stream);
     SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // converted before the plan returns
@@ -44,13 +44,15 @@ class SemiringEll final : public SemiringFormat<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream) {
-  return semiring_format::make_for<SemiringEll, Value, Index>(s, a, /*stop_at_length=*/false, stream);
+SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream) {
+  return semiring_format::make_for<SemiringEll, Value, Index>(s, a, /*stop_at_length=*/false, options, stream);
 }
 
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream) {
-  return semiring_format::make_for<SemiringEll, Value, Index>(s, a, /*stop_at_length=*/true, stream);
+SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream) {
+  return semiring_format::make_for<SemiringEll, Value, Index>(s, a, /*stop_at_length=*/true, options, stream);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_ell)

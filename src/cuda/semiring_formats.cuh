@@ -1,9 +1,10 @@
 #pragma once
 // Private: ELL, ELL-R, HYB, COO and DIA of the semiring product (SemiringPlan with Algorithm::Ell, EllR, Hyb, Coo
 // or Dia), one file each (semiring_ell.cu for ELL and ELL-R, semiring_hyb.cu, semiring_coo.cu, semiring_dia.cu).
-// Each converts A once with the SpMV's device conversion of its format and default Options (format_ell.cuh,
-// format_hyb.cuh, format_coo.cuh, format_dia.cuh), so it refuses (Unsupported, the conversion's message) exactly
-// where the SpMV's format does, and walks it with the semiring's add, multiply and zero (core/semiring_ops.hpp).
+// Each converts A once with the SpMV's device conversion of its format and the plan's Options (format_ell.cuh,
+// format_hyb.cuh, format_coo.cuh, format_dia.cuh: max_padding, hyb_ell_width), so it refuses (Unsupported, the
+// conversion's message) exactly where the SpMV's format does with those Options, and walks it with the semiring's
+// add, multiply and zero (core/semiring_ops.hpp).
 // The SpMV's CSR kernels csr-scalar, csr-coop, CSR-Adaptive and LightSpMV (Algorithm::CsrScalar, CsrCoop,
 // CsrAdaptive, LightSpmv) sit behind the same interface, one file each (semiring_csr_scalar.cu,
 // semiring_csr_coop.cu, semiring_csr_adaptive.cu, semiring_lightspmv.cu): they run the SpMV's kernel body
@@ -42,19 +43,24 @@ using SemiringFormatPtr = std::unique_ptr<SemiringFormat<Value, Index>>;
 // synchronises it.
 // ELL: every slot walked, padding skipped by its column.
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+SemiringFormatPtr<Value, Index> make_semiring_ell(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream);
 // ELL-R: each row stops at its length.
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream);
 // HYB: the ELL part, then the COO overflow ⊕-folded into its rows.
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream);
 // COO: a segmented reduction over the runs of equal rows (deterministic; a workspace).
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream);
 // DIA with its stored-slot mask; refuses duplicate entries for the semirings other than plus-times.
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream);
+SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a, Semiring s, const Options& options,
+                                                   cudaStream_t stream);
 
 // The CSR kernels: no conversion; A's arrays are read by every product (they must outlive the object).
 // CSR-scalar: one thread a row (no workspace).
@@ -77,15 +83,6 @@ SemiringFormatPtr<Value, Index> make_semiring_lightspmv(const CsrView<Value, Ind
 
 // Each factory's file instantiates it for SemiringPlan's (value, index) pairs (cpu/instantiate.hpp's).
 #define SPMV_INSTANTIATE_SEMIRING_FORMAT(name)                                                                \
-  template SemiringFormatPtr<float, std::int32_t> name(const CsrView<float, std::int32_t>&, Semiring,        \
-                                                       cudaStream_t);                                         \
-  template SemiringFormatPtr<float, std::int64_t> name(const CsrView<float, std::int64_t>&, Semiring,        \
-                                                       cudaStream_t);                                         \
-  template SemiringFormatPtr<double, std::int32_t> name(const CsrView<double, std::int32_t>&, Semiring,      \
-                                                        cudaStream_t);                                        \
-  template SemiringFormatPtr<double, std::int64_t> name(const CsrView<double, std::int64_t>&, Semiring,      \
-                                                        cudaStream_t);
-#define SPMV_INSTANTIATE_SEMIRING_KERNEL(name)                                                                \
   template SemiringFormatPtr<float, std::int32_t> name(const CsrView<float, std::int32_t>&, Semiring,        \
                                                        const Options&, cudaStream_t);                         \
   template SemiringFormatPtr<float, std::int64_t> name(const CsrView<float, std::int64_t>&, Semiring,        \

@@ -1,6 +1,6 @@
 // HYB of the semiring product (SemiringPlan, Algorithm::Hyb): the HYB SpMV's split (format_hyb.cuh: Bell & Garland
 // SC'09, a row's first K entries in ELL, K by their rule, the rest in COO sorted by row), converted once at plan
-// time with the default Options, and two launches a product: the ELL walk writes every row's ELL part folded from
+// time with the plan's Options (hyb_ell_width, max_padding), and two launches a product: the ELL walk writes every row's ELL part folded from
 // the semiring's zero (padding skipped by its column), then the COO overflow is reduced run by run and ⊕-added into
 // its rows (y[row] = y[row] ⊕ run, not the SpMV's +=; semiring_format_kernels.cuh's CooFold). min, max and or-and
 // give the definition's values (exact in any order); plus-times folds a row's ELL part in storage order and adds
@@ -16,7 +16,8 @@ namespace {
 template <class Ops, class Value, class Index>
 class SemiringHyb final : public SemiringFormat<Value, Index> {
  public:
-  SemiringHyb(const CsrView<Value, Index>& a, cudaStream_t stream) : m_(format::build_hyb(a, Options{}, stream)) {
+  SemiringHyb(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
+      : m_(format::build_hyb(a, options, stream)) {
     if (m_.coo_nnz > 0)
       coo_ = semiring_format::CooFold<Ops, Value, Index>(m_.coo_row.data(), m_.coo_col.data(), m_.coo_val.data(),
                                                          m_.coo_nnz, m_.overflow_rows.data(),
@@ -44,8 +45,9 @@ class SemiringHyb final : public SemiringFormat<Value, Index> {
 }  // namespace
 
 template <class Value, class Index>
-SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a, Semiring s, cudaStream_t stream) {
-  return semiring_format::make_for<SemiringHyb, Value, Index>(s, a, stream);
+SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a, Semiring s,
+                                                  const Options& options, cudaStream_t stream) {
+  return semiring_format::make_for<SemiringHyb, Value, Index>(s, a, options, stream);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_hyb)

@@ -65,6 +65,6 @@ SemiringFormatPtr<Value, Index> make_semiring_lightspmv(const CsrView<Value, Ind
   });
 }
 
-SPMV_INSTANTIATE_SEMIRING_KERNEL(make_semiring_lightspmv)
+SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_lightspmv)
 
 }  // namespace spmv::cuda

@@ -94,22 +94,22 @@ SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)  // the same (value, index) pairs as th
 namespace spmv::detail {
 
 // Host vectors through the device: A and x copied up, the product of a SemiringPlan with `algorithm` (Auto: its
-// choice), y copied back (spmv/semiring.hpp). A's upload dominates one product, so the plan's tile search costs
+// choice) and `options`, y copied back (spmv/semiring.hpp). A's upload dominates one product, so the plan's tile search costs
 // little, and the merge-based kernel is the fast one on large matrices.
 template <class Value, class Index>
 void cuda_semiring_multiply(Semiring s, const CsrMatrix<Value, Index>& a, std::span<const Value> x, std::span<Value> y,
-                            int device, Algorithm algorithm) {
-  SPMV_CUDA_CHECK(cudaSetDevice(device));
+                            const Options& options, Algorithm algorithm) {
+  SPMV_CUDA_CHECK(cudaSetDevice(options.device));
   const cuda::DeviceCsr<Value, Index> d_a(a);
   const cuda::DeviceBuffer<Value> d_x(x);
   cuda::DeviceBuffer<Value> d_y(y.size());
-  cuda::SemiringPlan<Value, Index>(d_a.view(), s, algorithm).apply(d_x.data(), d_y.data());
+  cuda::SemiringPlan<Value, Index>(d_a.view(), s, algorithm, options).apply(d_x.data(), d_y.data());
   d_y.download(y);  // the default stream, after the kernel; returns when y is on the host
 }
 
 #define SPMV_INSTANTIATE(V, I) \
-  template void cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, int, \
-                                       Algorithm);
+  template void cuda_semiring_multiply(Semiring, const CsrMatrix<V, I>&, std::span<const V>, std::span<V>, \
+                                       const Options&, Algorithm);
 SPMV_CPU_FOR_EACH_TYPE(SPMV_INSTANTIATE)
 #undef SPMV_INSTANTIATE
 

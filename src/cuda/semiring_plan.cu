@@ -27,6 +27,7 @@
 #include <string>
 
 #include "core/auto_rule.hpp"
+#include "core/native_values.hpp"
 #include "core/semiring_ops.hpp"
 #include "core/workspace_order.hpp"
 #include "cpu/instantiate.hpp"
@@ -111,16 +112,24 @@ template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<Value, Index>& a, Semiring s,
                                             const Options& options, cudaStream_t stream) {
   switch (algorithm) {
-    case Algorithm::Ell: return make_semiring_ell(a, s, stream);
-    case Algorithm::EllR: return make_semiring_ellr(a, s, stream);
-    case Algorithm::Hyb: return make_semiring_hyb(a, s, stream);
-    case Algorithm::Coo: return make_semiring_coo(a, s, stream);
+    case Algorithm::Ell: return make_semiring_ell(a, s, options, stream);
+    case Algorithm::EllR: return make_semiring_ellr(a, s, options, stream);
+    case Algorithm::Hyb: return make_semiring_hyb(a, s, options, stream);
+    case Algorithm::Coo: return make_semiring_coo(a, s, options, stream);
     case Algorithm::CsrScalar: return make_semiring_csr_scalar(a, s, options, stream);
     case Algorithm::CsrCoop: return make_semiring_csr_coop(a, s, options, stream);
     case Algorithm::CsrAdaptive: return make_semiring_csr_adaptive(a, s, options, stream);
     case Algorithm::LightSpmv: return make_semiring_lightspmv(a, s, options, stream);
-    default: return make_semiring_dia(a, s, stream);
+    default: return make_semiring_dia(a, s, options, stream);
   }
+}
+
+// Options::subwarp as the row kernel reads it: 2, 4, 8 or 32 lanes a row (its compiled widths), 0 for the rule.
+int checked_row_width(int requested) {
+  if (requested > 0 && requested != 2 && requested != 4 && requested != 8 && requested != 32)
+    throw InvalidArgument("spmv::cuda::SemiringPlan: subwarp (lanes per row of csr-vector) must be 2, 4, 8 or 32, got " +
+                          std::to_string(requested));
+  return std::max(requested, 0);
 }
 
 }  // namespace
@@ -146,7 +155,13 @@ struct SemiringPlan<Value, Index>::Impl {
 template <class Value, class Index>
 SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm,
                                          cudaStream_t stream)
+    : SemiringPlan(a, s, algorithm, Options{}, stream) {}
+
+template <class Value, class Index>
+SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm,
+                                         const Options& options, cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
+  spmv::detail::require_native_values(options, "the semiring product");
   const auto kernels = semiring_algorithms(Backend::Cuda);
   if (std::find(kernels.begin(), kernels.end(), algorithm) == kernels.end())
     throw Unsupported("spmv::cuda::SemiringPlan: algorithm " + std::string(to_string(algorithm)) +
@@ -162,22 +177,23 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrView<Value, Index>& a, Semirin
   if (algorithm == Algorithm::Sell) {
     p.sell = true;
     p.row_kernel = false;
-    if (a.rows > 0) p.sell_layout.emplace(a, stream);  // no rows: nothing to convert or write
+    if (a.rows > 0) p.sell_layout.emplace(a, options, stream);  // no rows: nothing to convert or write
     return;
   }
   if (is_format(algorithm)) {
     p.format = algorithm;
     p.row_kernel = false;
     if (a.rows == 0 || a.nnz == 0) return;  // nothing to convert: apply writes the zeros (or nothing)
-    p.format_kernel = make_format(algorithm, a, s, Options{}, stream);  // the kernels' default knobs
+    p.format_kernel = make_format(algorithm, a, s, options, stream);
     if (p.format_kernel->writes_workspace()) p.order.emplace(EventDriver());
     return;
   }
+  const int requested_width = algorithm == Algorithm::MergePath ? 0 : checked_row_width(options.subwarp);
   RowStatistics stats;
   if (algorithm != Algorithm::MergePath && a.rows > 0 && a.nnz > 0) stats = row_statistics(a, stream);
   p.row_kernel = algorithm == Algorithm::Auto ? row_kernel_fits(row_shape(a, stats))
                                               : algorithm == Algorithm::CsrVector;
-  if (p.row_kernel) p.width = row_kernel_width(stats, a.rows, a.cols, a.nnz);
+  if (p.row_kernel) p.width = requested_width > 0 ? requested_width : row_kernel_width(stats, a.rows, a.cols, a.nnz);
   if (p.row_kernel || a.rows == 0) return;  // no tiles: nothing to plan, or no rows to write
   p.tiles = merge_path::Tiles<Value, Index>(a.row_ptr, a.rows, a.nnz, Impl::kTileItems, stream);
   p.order.emplace(EventDriver());

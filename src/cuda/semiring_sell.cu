@@ -65,14 +65,15 @@ struct SemiringSell<Value, Index>::Impl {
 };
 
 template <class Value, class Index>
-SemiringSell<Value, Index>::SemiringSell(const CsrView<Value, Index>& a, cudaStream_t stream)
+SemiringSell<Value, Index>::SemiringSell(const CsrView<Value, Index>& a, const Options& options,
+                                         cudaStream_t stream)
     : impl_(std::make_unique<Impl>()) {
-  const Options defaults;
-  const int c = sell_c_of(defaults);
-  impl_->m = sell::build_layout(a, c, sell_sigma_of(defaults, c), defaults,
+  const int requested_threads = sell::checked_threads_per_row(options.subwarp);  // refused before the conversion
+  const int c = sell_c_of(options);
+  impl_->m = sell::build_layout(a, c, sell_sigma_of(options, c), options,
                                 "the semiring's csr-vector or merge-path (or auto)", stream);
-  impl_->threads_per_row =
-      sell::threads_per_row(0, static_cast<double>(impl_->m.active), static_cast<double>(impl_->m.slots));
+  impl_->threads_per_row = sell::threads_per_row(requested_threads, static_cast<double>(impl_->m.active),
+                                                 static_cast<double>(impl_->m.slots));
 }
 
 template <class Value, class Index>

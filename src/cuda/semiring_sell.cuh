@@ -16,9 +16,9 @@ namespace spmv::cuda {
 template <class Value, class Index>
 class SemiringSell {
  public:
-  // Converts `a` on `stream` (C = 32, sigma = 256: the SELL SpMV's defaults) and synchronises it; Unsupported
-  // where the SELL SpMV's padding rule refuses.
-  SemiringSell(const CsrView<Value, Index>& a, cudaStream_t stream);
+  // Converts `a` on `stream` as the SELL SpMV does with `options` (sell_c, 0: 32; sell_sigma, 0: 256;
+  // max_padding; subwarp: threads a row, 0: its rule) and synchronises it; Unsupported where that refuses.
+  SemiringSell(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream);
   ~SemiringSell();
   SemiringSell(SemiringSell&&) noexcept;
   SemiringSell& operator=(SemiringSell&&) noexcept;

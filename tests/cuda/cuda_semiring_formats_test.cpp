@@ -27,6 +27,7 @@
 #include "spmv/formats.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/operator.hpp"
+#include "spmv/value_storage.hpp"
 
 namespace spmv::test {
 namespace {
@@ -278,10 +279,11 @@ TEST(CudaSemiringFormats, RefusalsAndAuto) {
   }
 
   try {
-    cuda::SemiringPlan<double, std::int32_t> plan(d_dup.view(), Semiring::OrAnd, Algorithm::Hola);
-    ADD_FAILURE() << "hola has no semiring kernel";
-  } catch (const Unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("ell, ellr, hyb, coo or dia"), std::string::npos) << e.what();
+    cuda::SemiringPlan<double, std::int32_t> plan(d_dup.view(), Semiring::OrAnd, Algorithm::CompressedCsr);
+    ADD_FAILURE() << "compressed-csr has no semiring kernel";
+  } catch (const Unsupported& e) {  // the refusal lists the kernels there are, from the one table
+    EXPECT_NE(std::string(e.what()).find(semiring_algorithm_names(Backend::Cuda)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ell, ellr, hyb, coo, dia"), std::string::npos) << e.what();
   }
   for (const gen::Matrix& m : {gen::poisson2d(200), gen::rmat(14, 16, 32), gen::banded(50000, 3, 7),
                                gen::mostly_empty(200000, 200000, 0.05, 16, 2)}) {
@@ -290,6 +292,62 @@ TEST(CudaSemiringFormats, RefusalsAndAuto) {
     const Algorithm chosen = cuda::SemiringPlan<float, std::int32_t>(d_a.view(), Semiring::MinPlus).algorithm();
     for (Algorithm algorithm : kSemiringFormats) EXPECT_NE(chosen, algorithm);
   }
+}
+
+// The plan's Options reach the conversions and kernels: max_padding moves ELL's and SELL's refusal, hyb_ell_width
+// HYB's split, sell_c / sell_sigma / subwarp SELL's layout, subwarp csr-vector's lanes (each shown by policy() and
+// still the definition's values); half-precision values, and widths the kernels are not compiled for, are refused.
+TEST(CudaSemiringFormats, OptionsReachTheConversionsAndKernels) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  using Plan = cuda::SemiringPlan<double, std::int32_t>;
+  // 200 rows of 10 among rows of 4: ELL pads every row to 10 (2.5 slots a nonzero), SELL the first slice of each
+  // window of 256 sorted rows (about 1.17): both under the default bound of 3, both over 1.05 (and its 1024 slots
+  // of slack).
+  const auto a = convert<double, std::int32_t>(gen::long_rows(20000, 20000, 200, 10, 4, 71));
+  const cuda::DeviceCsr d_a(a);
+  Options tight;
+  tight.max_padding = 1.05;
+  for (Algorithm algorithm : {Algorithm::Ell, Algorithm::EllR, Algorithm::Sell}) {
+    ASSERT_NO_THROW(Plan(d_a.view(), Semiring::MinPlus, algorithm)) << to_string(algorithm);
+    EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, algorithm, tight), Unsupported) << to_string(algorithm);
+  }
+  const auto check = [&](Algorithm algorithm, const Options& options, const std::string& shown) {
+    const auto run = [&](Semiring s, const auto& m, const auto& x, auto& y) {
+      using Value = typename std::decay_t<decltype(x)>::value_type;
+      const cuda::DeviceCsr d_m(m);
+      const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
+      cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};
+      cuda::SemiringPlan plan(d_m.view(), s, algorithm, options);
+      EXPECT_NE(plan.policy().find(shown), std::string::npos) << plan.policy();
+      plan.apply(d_x.data(), d_y.data());
+      d_y.download(std::span<Value>(y));
+    };
+    for (const auto& f : check_semirings(a, 72, run)) ADD_FAILURE() << to_string(algorithm) << " " << f;
+  };
+  Options hyb;
+  hyb.hyb_ell_width = 3;
+  check(Algorithm::Hyb, hyb, "ell_width=3");
+  Options sell;
+  sell.sell_c = 8;
+  sell.sell_sigma = 64;
+  sell.subwarp = 4;
+  check(Algorithm::Sell, sell, "C=8 sigma=64");
+  check(Algorithm::Sell, sell, "threads_per_row=4");
+  for (int width : {2, 8, 32}) {
+    Options lanes;
+    lanes.subwarp = width;
+    check(Algorithm::CsrVector, lanes, "subwarp=" + std::to_string(width));
+  }
+  Options odd;
+  odd.subwarp = 16;
+  EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::CsrVector, odd), InvalidArgument);
+  EXPECT_NO_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::MergePath, odd));
+  const auto f = convert<float, std::int32_t>(gen::poisson2d(20));
+  const cuda::DeviceCsr d_f(f);
+  Options half;
+  half.values = ValueStorage::F16;
+  using FloatPlan = cuda::SemiringPlan<float, std::int32_t>;
+  EXPECT_THROW(FloatPlan(d_f.view(), Semiring::MinPlus, Algorithm::Auto, half), Unsupported);
 }
 
 // What a plan reports: its format, a policy naming it, the converted copy in extra_bytes; a matrix without entries

@@ -27,11 +27,11 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // semiring_multiply at csr-vector's lanes per row (most matrices), and
 // Algorithm::MergePath, the merge-based kernel generic over the semiring (equal work per block for any
 // row lengths: a few huge rows, power-law and mostly-empty rows; tile boundaries found here, a small
-// workspace, extra_bytes). Algorithm::Sell, only when asked for, converts A to SELL-C-sigma here (C = 32,
-// sigma = 256, the SELL SpMV's layout and padding rule: Unsupported where that refuses; extra_bytes) and walks
+// workspace, extra_bytes). Algorithm::Sell, only when asked for, converts A to SELL-C-sigma here (the SELL
+// SpMV's layout and padding rule with `options`: Unsupported where that refuses; extra_bytes) and walks
 // its slices with the semiring's ops, padding never entering a row; no workspace. Algorithm::Ell, EllR, Hyb,
-// Coo and Dia, only when asked for, convert A here with the SpMV's device conversion of that format and the
-// default Options (Unsupported, with the conversion's message, where it refuses: padding beyond
+// Coo and Dia, only when asked for, convert A here with the SpMV's device conversion of that format and
+// `options` (Unsupported, with the conversion's message, where it refuses: padding beyond
 // Options::max_padding; extra_bytes holds the converted copy, policy() names the format) and fold only the
 // stored entries: ELL's padding (column -1) and DIA's slots outside the matrix or without a stored entry (a
 // stored-slot mask) never enter a row. COO, and HYB's COO part, reduce each run of equal rows with the
@@ -39,7 +39,7 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // into the rows its ELL part wrote. Dia refuses, for the semirings other than plus-times, a matrix with
 // duplicate entries (the conversion sums them). Algorithm::CsrScalar, CsrCoop, CsrAdaptive and LightSpmv,
 // only when asked for, run the SpMV's CSR kernels of those names with the semiring's ops, on A in place and
-// with the SpMV's launch rules (their default Options): csr-scalar (a thread a row), csr-coop (a group of
+// with the SpMV's launch rules and the Options it reads: csr-scalar (a thread a row), csr-coop (a group of
 // lanes a row, its partials combined with ⊕), CSR-Adaptive (its row blocks built here, extra_bytes; a row
 // split over CUDA blocks gets the semiring's zero first, then each chunk ⊕-added atomically) and LightSpMV
 // (rows handed out by an atomic row counter: a workspace). A matrix without entries converts nothing (y = the
@@ -47,10 +47,18 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // read them in place). Merge-path, COO, HYB (when its COO part holds entries) and LightSpMV products on
 // different streams are ordered one after another, as for Plan (their workspace); the others run at once. y is
 // only written, x and y as for semiring_multiply.
+// Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's threads a row: 1, 2
+// or 4; LightSpMV's vector: 2 to 32), sell_c, sell_sigma, max_padding, hyb_ell_width and values (half precision
+// is refused: Unsupported); block_size only by the CSR kernels (csr-scalar, csr-coop, LightSpMV: a multiple of
+// 32 up to 1024 for the last two; CSR-Adaptive: a power of two in [32, 1024]), coop and repeat by csr-coop, as
+// the SpMV reads them; the others are not (the other kernels' block sizes are their compiled ones). The overload
+// without Options takes the defaults.
 template <class Value, class Index>
 class SemiringPlan {
  public:
   SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm = Algorithm::Auto,
+               cudaStream_t stream = nullptr);
+  SemiringPlan(const CsrView<Value, Index>& a, Semiring s, Algorithm algorithm, const Options& options,
                cudaStream_t stream = nullptr);
   ~SemiringPlan();
   SemiringPlan(SemiringPlan&&) noexcept;
