@@ -3,10 +3,10 @@
 // semiring_csr_coop.cu, semiring_csr_adaptive.cu, semiring_lightspmv.cu, whose kernel bodies are the SpMV's):
 // the differential body of common/semiring_check.hpp over the whole zoo for every kernel, semiring and (value,
 // index) pair (min, max and or-and equal to the definition, plus-times within the error bound, y poisoned with
-// NaN); each compiled lane width of csr-coop and LightSpMV; NaN and +-Inf among the values; one huge row (split
-// over CUDA blocks by CSR-Adaptive, its chunks ⊕-added atomically) among empty rows; the plans' reports; the
-// plus-times bits from product to product; two plans on two streams at once and one LightSpMV plan (a workspace)
-// on two streams. Skipped without a device.
+// NaN); each compiled lane width of csr-coop and LightSpMV; the Options they read; NaN and +-Inf among the
+// values; one huge row (split over CUDA blocks by CSR-Adaptive, its chunks ⊕-added atomically) among empty rows;
+// the plans' reports; the plus-times bits from product to product; two plans on two streams at once and one
+// LightSpMV plan (a workspace) on two streams. Skipped without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -262,6 +262,64 @@ TEST(CudaSemiringCsrKernels, PlansReportTheirKernel) {
     const Algorithm chosen = cuda::SemiringPlan<float, std::int32_t>(d_f.view(), Semiring::MinPlus).algorithm();
     for (Algorithm algorithm : kCsrKernels) EXPECT_NE(chosen, algorithm);
   }
+}
+
+// The Options the SpMV's kernels read reach them through the plan, each checked against the definition: block_size
+// (every kernel), coop and repeat (csr-coop), subwarp (LightSpMV's vector, 16 only this way); values outside the
+// compiled sets are refused as the SpMV refuses them (InvalidArgument). Two rows of 9,000 among rows of 4: CSR-Adaptive
+// splits them, also at 64 and 1024 threads a block.
+TEST(CudaSemiringCsrKernels, OptionsReachTheKernels) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  using Plan = cuda::SemiringPlan<double, std::int32_t>;
+  const auto a = convert<double, std::int32_t>(gen::long_rows(20000, 20000, 2, 9000, 4, 75));
+  const cuda::DeviceCsr d_a(a);
+  const auto check = [&](Algorithm algorithm, const Options& options, const std::string& shown) {
+    SCOPED_TRACE(std::string(to_string(algorithm)) + ", " + shown);
+    const auto run = [&](Semiring s, const auto& m, const auto& x, auto& y) {
+      using Value = typename std::decay_t<decltype(x)>::value_type;
+      const cuda::DeviceCsr d_m(m);
+      const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
+      cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};
+      cuda::SemiringPlan plan(d_m.view(), s, algorithm, options);
+      EXPECT_EQ(plan.algorithm(), algorithm);
+      EXPECT_NE(plan.policy().find(shown), std::string::npos) << plan.policy();
+      plan.apply(d_x.data(), d_y.data());
+      d_y.download(std::span<Value>(y));
+    };
+    for (const auto& f : check_semirings(a, 76, run)) ADD_FAILURE() << f;
+  };
+  Options scalar;
+  scalar.block_size = 64;
+  check(Algorithm::CsrScalar, scalar, "csr-scalar block=64");
+  Options coop;
+  coop.block_size = 256;
+  coop.coop = 16;
+  coop.repeat = 3;
+  check(Algorithm::CsrCoop, coop, "block=256 coop=16 repeat=3 ");
+  for (int threads : {64, 1024}) {
+    Options adaptive;
+    adaptive.block_size = threads;
+    check(Algorithm::CsrAdaptive, adaptive, "csr-adaptive block=" + std::to_string(threads) + " ");
+  }
+  Options light;
+  light.block_size = 128;
+  light.subwarp = 16;
+  check(Algorithm::LightSpmv, light, "lightspmv block=128 ");
+  check(Algorithm::LightSpmv, light, "vector=16 ");
+
+  Options odd_coop;
+  odd_coop.coop = 3;
+  EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::CsrCoop, odd_coop), InvalidArgument);
+  Options odd_block;
+  odd_block.block_size = 96;  // whole warps, not a power of two: CUB's block sizes refuse it
+  EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::CsrAdaptive, odd_block), InvalidArgument);
+  EXPECT_NO_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::LightSpmv, odd_block));
+  odd_block.block_size = 48;  // not whole warps
+  EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::CsrCoop, odd_block), InvalidArgument);
+  EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::LightSpmv, odd_block), InvalidArgument);
+  Options one_lane;
+  one_lane.subwarp = 1;  // LightSpMV's vectors hold 2 to 32 lanes
+  EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::LightSpmv, one_lane), InvalidArgument);
 }
 
 // Each row is walked in one fixed order by one thread or one group of lanes (LightSpMV: whichever vector draws it),
