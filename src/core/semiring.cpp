@@ -23,9 +23,11 @@ constexpr std::array<std::pair<Semiring, std::string_view>, 5> kNames{{{Semiring
 constexpr Algorithm kCpuKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
                                      Algorithm::Sell, Algorithm::Ell,     Algorithm::EllR,
                                      Algorithm::Hyb,  Algorithm::Coo,     Algorithm::Dia};
-constexpr Algorithm kCudaKernels[] = {Algorithm::Auto, Algorithm::CsrVector, Algorithm::MergePath,
-                                      Algorithm::Sell, Algorithm::Ell,       Algorithm::EllR,
-                                      Algorithm::Hyb,  Algorithm::Coo,       Algorithm::Dia};
+constexpr Algorithm kCudaKernels[] = {Algorithm::Auto,      Algorithm::CsrVector, Algorithm::MergePath,
+                                      Algorithm::Sell,      Algorithm::Ell,       Algorithm::EllR,
+                                      Algorithm::Hyb,       Algorithm::Coo,       Algorithm::Dia,
+                                      Algorithm::CsrScalar, Algorithm::CsrCoop,   Algorithm::CsrAdaptive,
+                                      Algorithm::LightSpmv};
 
 }  // namespace
 

@@ -16,7 +16,12 @@
 //    file each), converted here by the SpMV's device conversions; COO and HYB's COO part reduce their runs of
 //    equal rows into a workspace, so their products on different streams are chained as merge-path's. Auto
 //    never takes them (not timed on a GPU). A matrix without entries converts nothing: every row gets the
-//    semiring's zero from the row kernel (nothing to walk).
+//    semiring's zero from the row kernel (nothing to walk);
+//  - only when asked for (Algorithm::CsrScalar, CsrCoop, CsrAdaptive, LightSpmv), the SpMV's CSR kernels with the
+//    semiring's ops behind the same interface (semiring_formats.cuh: one file each, the kernel bodies shared with
+//    the SpMV through csr_scalar.cuh, csr_coop.cuh, csr_adaptive.cuh and lightspmv.cuh): A read in place,
+//    CSR-Adaptive's row blocks built here; LightSpMV's row counter is a workspace (products on different streams
+//    chained). Auto never takes them (not timed on a GPU); a matrix without entries as for the formats.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -86,12 +91,23 @@ int row_kernel_width(const RowStatistics& s, std::int64_t rows, std::int64_t col
   return w <= 8 ? w : 32;
 }
 
+// The kernels behind SemiringFormat (semiring_formats.cuh): the formats and the SpMV's CSR kernels.
 bool is_format(Algorithm algorithm) {
-  return algorithm == Algorithm::Ell || algorithm == Algorithm::EllR || algorithm == Algorithm::Hyb ||
-         algorithm == Algorithm::Coo || algorithm == Algorithm::Dia;
+  switch (algorithm) {
+    case Algorithm::Ell:
+    case Algorithm::EllR:
+    case Algorithm::Hyb:
+    case Algorithm::Coo:
+    case Algorithm::Dia:
+    case Algorithm::CsrScalar:
+    case Algorithm::CsrCoop:
+    case Algorithm::CsrAdaptive:
+    case Algorithm::LightSpmv: return true;
+    default: return false;
+  }
 }
 
-// The format asked for, converted from `a` (rows and entries) for `s`.
+// The format asked for, converted from `a` (rows and entries) for `s`, or the CSR kernel asked for.
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<Value, Index>& a, Semiring s,
                                             const Options& options, cudaStream_t stream) {
@@ -100,6 +116,10 @@ SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<V
     case Algorithm::EllR: return make_semiring_ellr(a, s, options, stream);
     case Algorithm::Hyb: return make_semiring_hyb(a, s, options, stream);
     case Algorithm::Coo: return make_semiring_coo(a, s, options, stream);
+    case Algorithm::CsrScalar: return make_semiring_csr_scalar(a, s, options, stream);
+    case Algorithm::CsrCoop: return make_semiring_csr_coop(a, s, options, stream);
+    case Algorithm::CsrAdaptive: return make_semiring_csr_adaptive(a, s, options, stream);
+    case Algorithm::LightSpmv: return make_semiring_lightspmv(a, s, options, stream);
     default: return make_semiring_dia(a, s, options, stream);
   }
 }
@@ -128,8 +148,8 @@ struct SemiringPlan<Value, Index>::Impl {
   std::optional<detail::WorkspaceOrder<EventDriver>> order;
   bool sell = false;                        // Algorithm::Sell
   std::optional<SemiringSell<Value, Index>> sell_layout;  // Sell on a matrix with rows
-  Algorithm format = Algorithm::Auto;                      // Ell, EllR, Hyb, Coo or Dia when asked for
-  SemiringFormatPtr<Value, Index> format_kernel;           // that format, on a matrix with entries
+  Algorithm format = Algorithm::Auto;                      // Ell, EllR, Hyb, Coo, Dia or a CSR kernel when asked
+  SemiringFormatPtr<Value, Index> format_kernel;           // that format or kernel, on a matrix with entries
 };
 
 template <class Value, class Index>
