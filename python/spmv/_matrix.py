@@ -494,7 +494,8 @@ class Matrix:
         names its kernel ('auto' when None; the matrix's default algorithm is for the ordinary product):
         on the CPU 'row-loop', 'merge-parallel', or a format: 'sell' (SELL-C-sigma), 'ell', 'ellr', 'hyb', 'coo'
         or 'dia' (padding never enters a row; DIA refuses duplicate entries), on the GPU 'csr-vector',
-        'merge-path', the same formats, or the SpMV's 'pcsr', 'hola' or 'segmented-sum' kernels. A plan is kept per semiring, algorithm and direction on each device, so a
+        'merge-path', the SpMV's CSR kernels 'csr-scalar', 'csr-coop', 'csr-adaptive', 'lightspmv', 'pcsr', 'hola'
+        and 'segmented-sum', or the same formats. A plan is kept per semiring, algorithm and direction on each device, so a
         format is converted by the first call only (on the CPU with the matrix's options: threads, max_padding,
         sell_c, ...).
         """

@@ -299,7 +299,8 @@ def test_transposed_view_matrix_of_vectors_and_numpy_on_the_gpu():
 SEMIRINGS = ["plus-times", "min-plus", "max-times", "or-and", "max-min"]
 
 
-@pytest.mark.parametrize("algorithm", [None, "csr-vector", "merge-path", "sell"])
+@pytest.mark.parametrize("algorithm", [None, "csr-vector", "merge-path", "sell", "csr-scalar", "csr-coop",
+                                       "csr-adaptive", "lightspmv"])
 @pytest.mark.parametrize("transpose", [False, True], ids=["N", "T"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("semiring", SEMIRINGS[1:])

@@ -100,9 +100,9 @@ int run_multiply(const MultiplyOptions& o) {
   if (other_semiring) {
     // The semirings other than plus-times have no alpha and beta, and their own kernels: on the CPU the row
     // loop or merge-path (--algo row-loop / merge-parallel forces one), on CUDA the SemiringPlan's Auto
-    // (--algo csr-vector / merge-path forces one, and pcsr, hola or segmented-sum runs that SpMV kernel with the
-    // semiring's ops); on both --algo sell, ell, ellr, hyb, coo or dia converts to that format. Checked against the
-    // backend below, once it is resolved.
+    // (--algo csr-vector / merge-path forces one, or the SpMV's csr-scalar, csr-coop, csr-adaptive, lightspmv, pcsr,
+    // hola, segmented-sum); on both --algo sell, ell, ellr, hyb, coo or dia converts to that format. Checked against
+    // the backend below, once it is resolved.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));
@@ -235,9 +235,9 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_option("--semiring", o->semiring,
                   "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
                       " (not plus-times: no alpha/beta; CPU or CUDA; --algo forces a kernel: row-loop or "
-                      "merge-parallel on the CPU, csr-vector or merge-path on CUDA, sell, ell, ellr, hyb, coo or dia "
-                      "on both; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf for "
-                      "min-plus)")
+                      "merge-parallel on the CPU, csr-vector, merge-path, csr-scalar, csr-coop, csr-adaptive or "
+                      "lightspmv on CUDA, sell, ell, ellr, hyb, coo or dia on both; pattern entries count as 1; an "
+                      "empty row gives the semiring's zero, e.g. inf for min-plus)")
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);
   sub->footer(

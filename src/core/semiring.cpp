@@ -23,10 +23,12 @@ constexpr std::array<std::pair<Semiring, std::string_view>, 5> kNames{{{Semiring
 constexpr Algorithm kCpuKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
                                      Algorithm::Sell, Algorithm::Ell,     Algorithm::EllR,
                                      Algorithm::Hyb,  Algorithm::Coo,     Algorithm::Dia};
-constexpr Algorithm kCudaKernels[] = {Algorithm::Auto, Algorithm::CsrVector, Algorithm::MergePath,
-                                      Algorithm::Sell, Algorithm::Ell,       Algorithm::EllR,
-                                      Algorithm::Hyb,  Algorithm::Coo,       Algorithm::Dia,
-                                      Algorithm::Pcsr, Algorithm::Hola,      Algorithm::SegmentedSum};
+constexpr Algorithm kCudaKernels[] = {Algorithm::Auto,      Algorithm::CsrVector, Algorithm::MergePath,
+                                      Algorithm::Sell,      Algorithm::Ell,       Algorithm::EllR,
+                                      Algorithm::Hyb,       Algorithm::Coo,       Algorithm::Dia,
+                                      Algorithm::CsrScalar, Algorithm::CsrCoop,   Algorithm::CsrAdaptive,
+                                      Algorithm::LightSpmv, Algorithm::Pcsr,      Algorithm::Hola,
+                                      Algorithm::SegmentedSum};
 
 }  // namespace
 

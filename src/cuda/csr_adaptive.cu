@@ -9,7 +9,6 @@
 //               each, whose partial sums are atomically added into y.
 // Row blocks are built on the device (the SC'14 procedure is a sequential greedy walk; see
 // row_block_weight for the parallel rule used here). docs/algorithms/csr_adaptive.md has the details.
-#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -18,36 +17,20 @@
 #include <climits>
 #include <string>
 
+#include "core/semiring_ops.hpp"
 #include "cuda/algorithms.cuh"
 #include "cuda/common/adaptive_block_threads.cuh"
 #include "cuda/common/adaptive_products.cuh"
 #include "cuda/common/adaptive_rows.cuh"
-#include "cuda/common/epilogue.cuh"
 #include "cuda/common/launch.cuh"
+#include "cuda/common/row_output.cuh"
+#include "cuda/csr_adaptive.cuh"
 
 namespace spmv::cuda {
 namespace {
 
-// Launch policy (tuning as data). First values, to be tuned on the H100/H200:
-//  block_threads 256 (CSR-stream of SC'14 uses 256-thread work-groups);
-//  window: row blocks are cut where a row's first nonzero crosses a multiple of `window`, so a block
-//    of several rows holds fewer than 2 * window nonzeros: the shared tile is 2 * window values =
-//    16 KiB for both value types (2048 floats / 1024 doubles per window, the SC'14 budget range);
-//  long_row_chunk_windows: rows longer than this many windows are split across CUDA blocks
-//    (CSR-VectorL) in chunks of that size, so one huge row spreads over many SMs.
-struct CsrAdaptivePolicy {
-  int block_threads;
-  int window;
-  int long_row_chunk_windows;
-};
-constexpr CsrAdaptivePolicy csr_adaptive_policy(int value_bytes) { return {256, 8192 / value_bytes, 4}; }
-
-// Both count products staged in shared memory, which are of the compute type.
-template <class Value>
-constexpr long long kWindow = csr_adaptive_policy(sizeof(compute_t<Value>)).window;
-template <class Value>
-constexpr long long kLongRowChunk =
-    kWindow<Value> * csr_adaptive_policy(sizeof(compute_t<Value>)).long_row_chunk_windows;
+using csr_adaptive::kLongRowChunk;
+using csr_adaptive::kWindow;
 
 // Threads of the setup kernels (plan time only).
 constexpr int kSetupBlock = 256;
@@ -112,63 +95,18 @@ __global__ void scale_split_rows_kernel(const Index* split_rows, long long count
   }
 }
 
+// The block loop is csr_adaptive.cuh's, shared with the semiring product (semiring_csr_adaptive.cu): plus-times
+// here, y = alpha * sum + beta * y, and a CSR-VectorL chunk adds alpha * partial atomically (its row was scaled by
+// beta first: scale_split_rows_kernel).
 template <int Threads, class Value, class Index>
 __global__ void __launch_bounds__(Threads)
     csr_adaptive_kernel(CsrView<Value, Index> a, const Index* __restrict__ blocks, long long num_blocks, bool aligned,
                         compute_t<Value> alpha, const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
                         compute_t<Value>* __restrict__ y) {
   using Real = compute_t<Value>;
-  using Products = CsrProducts<Value, Index>;
-  using BlockReduce = cub::BlockReduce<Real, Threads>;
-  constexpr long long kChunk = kLongRowChunk<Value>;
-  // A multi-row block holds < 2 * window nonzeros; staging whole vector groups adds < 2 * width.
-  constexpr int kTile = static_cast<int>(2 * kWindow<Value>) + 2 * Products::width;
-  union SharedStorage {
-    alignas(16) Real products[kTile];
-    typename BlockReduce::TempStorage reduce;
-  };
-  __shared__ SharedStorage smem;
-
-  const Products products{a.values, a.col_idx, x, a.nnz, aligned};
-  const int tid = static_cast<int>(threadIdx.x);
-  for (long long b = blockIdx.x; b < num_blocks; b += gridDim.x) {
-    const Index first_row = blocks[b];
-    const Index next_row = blocks[b + 1];
-    const long long begin = a.row_ptr[first_row];
-    if (next_row - first_row > 1) {
-      // CSR-Stream (SC'14): coalesced products into shared memory, then per-row reduction.
-      const long long end = a.row_ptr[next_row];
-      const long long base = stage_range(smem.products, products, begin, end, tid, Threads);
-      __syncthreads();
-      reduce_rows_in_shared<Threads>(smem.products, a.row_ptr, first_row, next_row - first_row, base,
-                                     [&](Index row, Real sum) { y[row] = axpby(alpha, sum, beta, y, row); });
-    } else {
-      const long long end = a.row_ptr[first_row + 1];
-      const long long length = end - begin;
-      if (length > kChunk) {
-        // CSR-VectorL (HiPC'15): this block's chunk is its distance from the row's first block.
-        const long long chunks = (length + kChunk - 1) / kChunk;
-        long long lo = b - (chunks - 1) > 0 ? b - (chunks - 1) : 0, hi = b;
-        while (lo < hi) {
-          const long long mid = lo + (hi - lo) / 2;
-          if (blocks[mid] < first_row)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
-        const long long chunk_begin = begin + (b - lo) * kChunk;
-        const long long chunk_end = chunk_begin + kChunk < end ? chunk_begin + kChunk : end;
-        const Real partial =
-            BlockReduce(smem.reduce).Sum(range_sum<Real>(products, chunk_begin, chunk_end, tid, Threads));
-        if (tid == 0) atomicAdd(y + first_row, alpha * partial);  // y[row] was scaled by beta first
-      } else {
-        // CSR-Vector (SC'14): the whole block on one row.
-        const Real sum = BlockReduce(smem.reduce).Sum(range_sum<Real>(products, begin, end, tid, Threads));
-        if (tid == 0) y[first_row] = axpby(alpha, sum, beta, y, first_row);
-      }
-    }
-    __syncthreads();  // shared memory is reused by the next row block
-  }
+  csr_adaptive::row_blocks<Threads, semiring_ops::PlusTimes<Real>>(
+      a, blocks, num_blocks, aligned, x, y, ScaledRow<Real>{alpha, beta},
+      [alpha](Real* out, Index row, Real partial) { atomicAdd(out + row, alpha * partial); });
 }
 
 template <class Value, class Index>
@@ -178,96 +116,103 @@ class CsrAdaptive final : public CudaAlgorithm<compute_t<Value>, Index> {
  public:
   CsrAdaptive(const CsrView<Value, Index>& a, const Options& options, cudaStream_t stream)
       : a_(a),
-        threads_(checked_block_threads(options.block_size, csr_adaptive_policy(sizeof(Value)).block_threads,
+        threads_(checked_block_threads(options.block_size, csr_adaptive::policy_for(sizeof(Value)).block_threads,
                                        "CsrAdaptive")),
-        aligned_(is_aligned(a.values, 16) && is_aligned(a.col_idx, 16)) {
-    build_row_blocks(stream);
-  }
+        aligned_(is_aligned(a.values, 16) && is_aligned(a.col_idx, 16)),
+        blocks_(csr_adaptive::build_row_blocks(a.row_ptr, a.rows, a.nnz, kWindow<Value>, kLongRowChunk<Value>,
+                                               stream)) {}
 
   void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
-    if (split_rows_.size() > 0 && beta != Real(1)) {
+    const auto split = static_cast<long long>(blocks_.split_rows.size());
+    if (split > 0 && beta != Real(1)) {
       constexpr int block = 256;
-      scale_split_rows_kernel<<<grid_for(static_cast<long long>(split_rows_.size()), block), block, 0, stream>>>(
-          split_rows_.data(), static_cast<long long>(split_rows_.size()), beta, y);
+      scale_split_rows_kernel<<<grid_for(split, block), block, 0, stream>>>(blocks_.split_rows.data(), split, beta, y);
       SPMV_CHECK_LAUNCH("scale_split_rows_kernel");
     }
-    const unsigned grid = static_cast<unsigned>(std::min<long long>(num_blocks_, INT_MAX));
+    const unsigned grid = static_cast<unsigned>(std::min<long long>(blocks_.count, INT_MAX));
     with_block_threads(threads_, [&](auto threads) {
       constexpr int kThreads = decltype(threads)::value;
       csr_adaptive_kernel<kThreads, Value, Index>
-          <<<grid, kThreads, 0, stream>>>(a_, blocks_.data(), num_blocks_, aligned_, alpha, x, beta, y);
+          <<<grid, kThreads, 0, stream>>>(a_, blocks_.blocks.data(), blocks_.count, aligned_, alpha, x, beta, y);
       SPMV_CHECK_LAUNCH("csr_adaptive_kernel");
     });
   }
 
   bool writes_workspace() const override { return false; }  // reads its row blocks only
   std::string policy() const override {
-    return "block=" + std::to_string(threads_) + " window=" + std::to_string(kWindow<Value>) +
-           " long_row_chunk=" + std::to_string(kLongRowChunk<Value>) + " cuda_blocks=" + std::to_string(num_blocks_) +
-           " split_rows=" + std::to_string(split_rows_.size()) + " vector_loads=" + (aligned_ ? "on" : "off");
+    return csr_adaptive::policy_string(threads_, kWindow<Value>, kLongRowChunk<Value>, blocks_.count,
+                                       blocks_.split_rows.size(), aligned_);
   }
-  std::size_t extra_bytes() const override { return blocks_.bytes() + split_rows_.bytes(); }
+  std::size_t extra_bytes() const override { return blocks_.bytes(); }
 
  private:
-  // Row blocks on the device: per-row weights, an in-place cub::DeviceScan, a scatter; the split rows
-  // by cub::DeviceSelect. Synchronises `stream` (plan time).
-  void build_row_blocks(cudaStream_t stream) {
-    const long long rows = a_.rows;
-    const long long window = kWindow<Value>, chunk = kLongRowChunk<Value>;
-    const unsigned grid = grid_for(rows, kSetupBlock);
-    DeviceBuffer<long long> weight(static_cast<std::size_t>(rows));
-    row_block_weight_kernel<<<grid, kSetupBlock, 0, stream>>>(a_.row_ptr, a_.rows, window, chunk, weight.data());
-    SPMV_CHECK_LAUNCH("row_block_weight_kernel");
-    std::size_t temp_bytes = 0;
-    SPMV_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, weight.data(), rows, stream));
-    DeviceBuffer<unsigned char> temp(temp_bytes);
-    SPMV_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, weight.data(), rows, stream));
-    long long total = 0;
-    SPMV_CUDA_CHECK(cudaMemcpyAsync(&total, weight.data() + (rows - 1), sizeof(total), cudaMemcpyDeviceToHost, stream));
-    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
-    // Every row weighs >= 0, row 0 >= 1, and splitting adds at most nnz / chunk blocks.
-    if (total < 1 || total > rows + static_cast<long long>(a_.nnz) / chunk + 1)
-      throw InvalidArgument("CsrAdaptive: row_ptr is not a non-decreasing offset array ending at nnz");
-    num_blocks_ = total;
-    blocks_ = DeviceBuffer<Index>(static_cast<std::size_t>(total + 1));
-    row_block_scatter_kernel<<<grid, kSetupBlock, 0, stream>>>(a_.row_ptr, a_.rows, window, chunk, weight.data(),
-                                                               total, blocks_.data());
-    SPMV_CHECK_LAUNCH("row_block_scatter_kernel");
-
-    // A split row holds more than `chunk` nonzeros, so there are at most nnz / (chunk + 1).
-    const long long max_split = static_cast<long long>(a_.nnz) / (chunk + 1);
-    if (max_split == 0) return;
-    DeviceBuffer<Index> candidates(static_cast<std::size_t>(max_split));
-    DeviceBuffer<long long> count(1);
-    const thrust::counting_iterator<Index> row_ids(0);
-    const IsSplitRow<Index> is_split{a_.row_ptr, chunk};
-    temp_bytes = 0;
-    SPMV_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, row_ids, candidates.data(), count.data(), rows,
-                                          is_split, stream));
-    DeviceBuffer<unsigned char> select_temp(temp_bytes);
-    SPMV_CUDA_CHECK(cub::DeviceSelect::If(select_temp.data(), temp_bytes, row_ids, candidates.data(), count.data(),
-                                          rows, is_split, stream));
-    long long split = 0;
-    SPMV_CUDA_CHECK(cudaMemcpyAsync(&split, count.data(), sizeof(split), cudaMemcpyDeviceToHost, stream));
-    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (split < 0 || split > max_split)
-      throw InvalidArgument("CsrAdaptive: row_ptr is not a non-decreasing offset array ending at nnz");
-    split_rows_ = DeviceBuffer<Index>(static_cast<std::size_t>(split));
-    if (split > 0)
-      SPMV_CUDA_CHECK(cudaMemcpyAsync(split_rows_.data(), candidates.data(), split_rows_.bytes(),
-                                      cudaMemcpyDeviceToDevice, stream));
-    SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the temporaries are freed
-  }
-
   CsrView<Value, Index> a_;
   int threads_;
   bool aligned_;
-  long long num_blocks_ = 0;
-  DeviceBuffer<Index> blocks_;      // first row of each CUDA block, then rows
-  DeviceBuffer<Index> split_rows_;  // rows processed by CSR-VectorL
+  csr_adaptive::RowBlocks<Index> blocks_;
 };
 
 }  // namespace
+
+// Row blocks on the device (csr_adaptive.cuh): per-row weights, an in-place cub::DeviceScan, a scatter; the split
+// rows by cub::DeviceSelect. Synchronises `stream` (plan time).
+template <class Index>
+csr_adaptive::RowBlocks<Index> csr_adaptive::build_row_blocks(const Index* row_ptr, Index rows_in, long long nnz,
+                                                              long long window, long long chunk, cudaStream_t stream) {
+  RowBlocks<Index> out;
+  const long long rows = rows_in;
+  const unsigned grid = grid_for(rows, kSetupBlock);
+  DeviceBuffer<long long> weight(static_cast<std::size_t>(rows));
+  row_block_weight_kernel<<<grid, kSetupBlock, 0, stream>>>(row_ptr, rows_in, window, chunk, weight.data());
+  SPMV_CHECK_LAUNCH("row_block_weight_kernel");
+  std::size_t temp_bytes = 0;
+  SPMV_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, weight.data(), rows, stream));
+  DeviceBuffer<unsigned char> temp(temp_bytes);
+  SPMV_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, weight.data(), rows, stream));
+  long long total = 0;
+  SPMV_CUDA_CHECK(cudaMemcpyAsync(&total, weight.data() + (rows - 1), sizeof(total), cudaMemcpyDeviceToHost, stream));
+  SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Every row weighs >= 0, row 0 >= 1, and splitting adds at most nnz / chunk blocks.
+  if (total < 1 || total > rows + nnz / chunk + 1)
+    throw InvalidArgument("CsrAdaptive: row_ptr is not a non-decreasing offset array ending at nnz");
+  out.count = total;
+  out.blocks = DeviceBuffer<Index>(static_cast<std::size_t>(total + 1));
+  row_block_scatter_kernel<<<grid, kSetupBlock, 0, stream>>>(row_ptr, rows_in, window, chunk, weight.data(), total,
+                                                             out.blocks.data());
+  SPMV_CHECK_LAUNCH("row_block_scatter_kernel");
+
+  // A split row holds more than `chunk` nonzeros, so there are at most nnz / (chunk + 1).
+  const long long max_split = nnz / (chunk + 1);
+  if (max_split == 0) return out;
+  DeviceBuffer<Index> candidates(static_cast<std::size_t>(max_split));
+  DeviceBuffer<long long> count(1);
+  const thrust::counting_iterator<Index> row_ids(0);
+  const IsSplitRow<Index> is_split{row_ptr, chunk};
+  temp_bytes = 0;
+  SPMV_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, row_ids, candidates.data(), count.data(), rows,
+                                        is_split, stream));
+  DeviceBuffer<unsigned char> select_temp(temp_bytes);
+  SPMV_CUDA_CHECK(cub::DeviceSelect::If(select_temp.data(), temp_bytes, row_ids, candidates.data(), count.data(),
+                                        rows, is_split, stream));
+  long long split = 0;
+  SPMV_CUDA_CHECK(cudaMemcpyAsync(&split, count.data(), sizeof(split), cudaMemcpyDeviceToHost, stream));
+  SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (split < 0 || split > max_split)
+    throw InvalidArgument("CsrAdaptive: row_ptr is not a non-decreasing offset array ending at nnz");
+  out.split_rows = DeviceBuffer<Index>(static_cast<std::size_t>(split));
+  if (split > 0)
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(out.split_rows.data(), candidates.data(), out.split_rows.bytes(),
+                                    cudaMemcpyDeviceToDevice, stream));
+  SPMV_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the temporaries are freed
+  return out;
+}
+
+template csr_adaptive::RowBlocks<std::int32_t> csr_adaptive::build_row_blocks(const std::int32_t*, std::int32_t,
+                                                                              long long, long long, long long,
+                                                                              cudaStream_t);
+template csr_adaptive::RowBlocks<std::int64_t> csr_adaptive::build_row_blocks(const std::int64_t*, std::int64_t,
+                                                                              long long, long long, long long,
+                                                                              cudaStream_t);
 
 template <class Value, class Index>
 AlgorithmPtr<compute_t<Value>, Index> make_csr_adaptive(const CsrView<Value, Index>& matrix, Operation op,

@@ -4,61 +4,23 @@
 // matrix's mean row length and row count (the paper's "fixed rule", which needs no run-time tuning).
 // The row walk and reduction are the shared sub-warp ones (warp_row.cuh, warp_reduce.cuh):
 // shuffles instead of the paper's shared-memory reduction, and unrolled loads for Hopper.
-#include <algorithm>
-#include <cmath>
-
+#include "core/semiring_ops.hpp"
 #include "cuda/algorithms.cuh"
-#include "cuda/common/epilogue.cuh"
 #include "cuda/common/launch.cuh"
-#include "cuda/common/warp_launch.cuh"
-#include "cuda/common/warp_reduce.cuh"
-#include "cuda/common/warp_row.cuh"
+#include "cuda/common/row_output.cuh"
+#include "cuda/csr_coop.cuh"
 
 namespace spmv::cuda {
 namespace {
 
-// The fixed rule's constants (Reguly & Giles).
-// Threads per block.
-constexpr int kFixedBlockSize = 128;
-// coop = the power of two at or above sqrt(mean row length), clamped to [kMinCoop, kMaxCoop]: long
-// rows get more threads, but fewer than CSR-vector's W ~ mean, so each thread keeps several loads.
-constexpr int kMinCoop = 1;
-constexpr int kMaxCoop = 32;
-// repeat = max(1, rows * coop / (block * kTargetBlocks)): enough blocks to fill the GPU and balance
-// the tail, and as many rows per group as that allows (fewer, larger blocks amortise row_ptr reads).
-constexpr std::int64_t kTargetBlocks = 1500;
-
-// Launch policy (tuning as data): unroll = whole steps in flight per thread. First value, to be tuned
-// on the H100/H200; the paper's kernel has no unrolling.
-struct CsrCoopPolicy {
-  int block_size;
-  int unroll;
-};
-constexpr CsrCoopPolicy csr_coop_policy(int /*value_bytes*/) { return {kFixedBlockSize, 4}; }
-
-// Each block owns tiles of (block / C) * repeat consecutive rows; pass i of a tile covers the i-th
-// slab of block / C rows, one row per group of C threads, so a warp's row_ptr reads are contiguous.
+// The fixed rule and the row walk are csr_coop.cuh's, shared with the semiring product (semiring_csr_coop.cu):
+// plus-times here, then y = alpha * sum + beta * y.
 template <int C, class Value, class Index>
 __global__ void __launch_bounds__(kMaxWarpKernelBlock)
     csr_coop_kernel(CsrView<Value, Index> a, compute_t<Value> alpha, const compute_t<Value>* __restrict__ x,
                     compute_t<Value> beta, compute_t<Value>* __restrict__ y, int repeat) {
-  constexpr int unroll = csr_coop_policy(sizeof(Value)).unroll;
-  const int lane = threadIdx.x & (C - 1);
-  const std::int64_t groups_per_block = blockDim.x / C;
-  const std::int64_t group = threadIdx.x / C;
-  const std::int64_t rows_per_tile = groups_per_block * repeat;
-  const std::int64_t tiles = (std::int64_t(a.rows) + rows_per_tile - 1) / rows_per_tile;
-  for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    for (int i = 0; i < repeat; ++i) {
-      const std::int64_t row = tile * rows_per_tile + i * groups_per_block + group;
-      if (row >= a.rows) break;  // later passes only hold larger rows
-      const std::int64_t begin = __ldg(a.row_ptr + row);
-      const std::int64_t end = __ldg(a.row_ptr + row + 1);
-      compute_t<Value> sum = subwarp_row_dot<C, 1, unroll>(a.col_idx, a.values, x, begin, end, a.nnz, lane);
-      sum = subwarp_sum<C>(sum);
-      if (lane == 0) y[row] = axpby(alpha, sum, beta, y, row);
-    }
-  }
+  using Real = compute_t<Value>;
+  csr_coop::rows<C, semiring_ops::PlusTimes<Real>>(a, x, y, repeat, ScaledRow<Real>{alpha, beta});
 }
 
 template <class Value, class Index, class Real = compute_t<Value>>
@@ -69,37 +31,25 @@ class CsrCoop final : public CudaAlgorithm<compute_t<Value>, Index> {
   using Real = compute_t<Value>;
 
  public:
-  CsrCoop(const CsrView<Value, Index>& a, const Options& options) : a_(a) {
-    const double mean = double(a.nnz) / double(a.rows);
-    block_ = warp_block_size(options.block_size, csr_coop_policy(sizeof(Value)).block_size, "CsrCoop");
-    coop_ = checked_width(options.coop, pow2_at_least(std::sqrt(mean), kMinCoop, kMaxCoop), kMinCoop, "CsrCoop: coop");
-    if (options.repeat > 0) {
-      repeat_ = options.repeat;
-    } else {
-      const std::int64_t r = std::int64_t(a.rows) * coop_ / (std::int64_t(block_) * kTargetBlocks);
-      repeat_ = static_cast<int>(std::clamp<std::int64_t>(r, 1, 1 << 20));
-    }
-    with_width<kMinCoop>(coop_, [&](auto c) { kernel_ = csr_coop_kernel<decltype(c)::value, Value, Index>; });
+  CsrCoop(const CsrView<Value, Index>& a, const Options& options)
+      : a_(a), launch_(csr_coop::launch_for(a.rows, a.nnz, sizeof(Value), options)) {
+    with_width<csr_coop::kMinCoop>(launch_.coop,
+                                   [&](auto c) { kernel_ = csr_coop_kernel<decltype(c)::value, Value, Index>; });
   }
 
   void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
-    const std::int64_t rows_per_block = std::int64_t(block_ / coop_) * repeat_;
-    kernel_<<<grid_for(a_.rows, rows_per_block), block_, 0, stream>>>(a_, alpha, x, beta, y, repeat_);
+    const std::int64_t rows_per_block = std::int64_t(launch_.block / launch_.coop) * launch_.repeat;
+    kernel_<<<grid_for(a_.rows, rows_per_block), launch_.block, 0, stream>>>(a_, alpha, x, beta, y, launch_.repeat);
     SPMV_CHECK_LAUNCH("csr_coop_kernel");
   }
 
   bool writes_workspace() const override { return false; }
   bool reproducible() const override { return true; }
-  std::string policy() const override {
-    return "block=" + std::to_string(block_) + " coop=" + std::to_string(coop_) + " repeat=" + std::to_string(repeat_) +
-           " unroll=" + std::to_string(csr_coop_policy(sizeof(Value)).unroll);
-  }
+  std::string policy() const override { return csr_coop::policy_string(launch_, sizeof(Value)); }
 
  private:
   CsrView<Value, Index> a_;
-  int block_ = 0;
-  int coop_ = 1;
-  int repeat_ = 1;
+  csr_coop::Launch launch_;
   Kernel<Value, Index> kernel_ = nullptr;
 };
 

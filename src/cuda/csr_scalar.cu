@@ -1,30 +1,23 @@
 // CSR-scalar (Bell & Garland, "Implementing sparse matrix-vector multiplication on throughput-oriented
 // processors", SC'09, §3.4): one thread per row. Simple and fast for short, even rows; a warp's
 // loads are uncoalesced when rows are long.
+#include "core/semiring_ops.hpp"
 #include "cuda/algorithms.cuh"
-#include "cuda/common/epilogue.cuh"
 #include "cuda/common/launch.cuh"
+#include "cuda/common/row_output.cuh"
+#include "cuda/csr_scalar.cuh"
 
 namespace spmv::cuda {
 namespace {
 
-// Launch policy (tuning as data). block_size: first value, to be tuned on the H100/H200.
-struct CsrScalarPolicy {
-  int block_size;
-};
-constexpr CsrScalarPolicy csr_scalar_policy(int /*value_bytes*/) { return {256}; }
-
+// The row loop is csr_scalar.cuh's, shared with the semiring product (semiring_csr_scalar.cu): plus-times here,
+// then y = alpha * sum + beta * y.
 template <class Value, class Index>
 __global__ void csr_scalar_kernel(CsrView<Value, Index> a, compute_t<Value> alpha,
                                   const compute_t<Value>* __restrict__ x, compute_t<Value> beta,
                                   compute_t<Value>* __restrict__ y) {
-  // Grid-stride over rows so any grid size is correct.
-  for (Index row = blockIdx.x * Index(blockDim.x) + threadIdx.x; row < a.rows; row += Index(gridDim.x) * blockDim.x) {
-    compute_t<Value> sum = 0;
-    const Index end = a.row_ptr[row + 1];
-    for (Index k = a.row_ptr[row]; k < end; ++k) sum += widen(a.values[k]) * __ldg(x + a.col_idx[k]);
-    y[row] = axpby(alpha, sum, beta, y, row);
-  }
+  using Real = compute_t<Value>;
+  csr_scalar::rows<semiring_ops::PlusTimes<Real>>(a, x, y, ScaledRow<Real>{alpha, beta});
 }
 
 template <class Value, class Index>
@@ -33,7 +26,7 @@ class CsrScalar final : public CudaAlgorithm<compute_t<Value>, Index> {
 
  public:
   CsrScalar(const CsrView<Value, Index>& a, const Options& options)
-      : a_(a), block_(options.block_size > 0 ? options.block_size : csr_scalar_policy(sizeof(Value)).block_size) {}
+      : a_(a), block_(csr_scalar::block_size(options.block_size, sizeof(Value))) {}
 
   void apply(Real alpha, const Real* x, Real beta, Real* y, cudaStream_t stream) override {
     csr_scalar_kernel<<<grid_for(a_.rows, block_), block_, 0, stream>>>(a_, alpha, x, beta, y);

@@ -103,15 +103,14 @@ __global__ void __launch_bounds__(Threads)
     // Only the last owned row can extend past the tile: the others end where the next owned row starts.
     const long long last_end = row_ptr[end_row];
     const bool tail = last_end > tile_end;
-    reduce_rows_in_shared<Threads>(
-        tile, row_ptr, first_row, (end_row - first_row) - (tail ? 1 : 0), tile_begin,
-        [&](Index row, Value sum) { output.row(y, row, sum); }, Ops{});
+    reduce_rows_in_shared<Threads, Ops>(tile, row_ptr, first_row, (end_row - first_row) - (tail ? 1 : 0), tile_begin,
+                                        [&](Index row, Value sum) { output.row(y, row, sum); });
     if (tail) {
       const Index row = end_row - 1;
       Value sum = Ops::zero();
       for (long long k = row_ptr[row] - tile_begin + tid; k < tile_end - tile_begin; k += Threads)
         sum = Ops::add(sum, tile[k]);
-      sum = Ops::add(sum, range_sum<Value>(dense, tile_end, last_end, tid, Threads, Ops{}));
+      sum = Ops::add(sum, range_fold<Ops, Value>(dense, tile_end, last_end, tid, Threads));
       sum = cub_sum<Ops>(BlockReduce(reduce), sum);
       if (tid == 0) output.row(y, row, sum);
     }

@@ -4,9 +4,15 @@
 // converts A once with the SpMV's device conversion of its format and the plan's Options (format_ell.cuh,
 // format_hyb.cuh, format_coo.cuh, format_dia.cuh: max_padding, hyb_ell_width), so it refuses (Unsupported, the
 // conversion's message) exactly where the SpMV's format does with those Options, and walks it with the semiring's
-// add, multiply and zero (core/semiring_ops.hpp). The SpMV's balanced CSR kernels over a semiring (PCSR, Hola,
-// segmented-sum: below) stand behind the same interface. The objects stay behind it, so semiring_plan.cu does not
-// compile the conversions' CUB calls.
+// add, multiply and zero (core/semiring_ops.hpp).
+// The SpMV's CSR kernels csr-scalar, csr-coop, CSR-Adaptive and LightSpMV (Algorithm::CsrScalar, CsrCoop,
+// CsrAdaptive, LightSpmv) sit behind the same interface, one file each (semiring_csr_scalar.cu,
+// semiring_csr_coop.cu, semiring_csr_adaptive.cu, semiring_lightspmv.cu): they run the SpMV's kernel body
+// (csr_scalar.cuh, csr_coop.cuh, csr_adaptive.cuh, lightspmv.cuh) with the semiring's ops on A in place, with the
+// SpMV's launch rule and the Options it reads (block_size; coop and repeat; subwarp). So do the balanced CSR
+// kernels PCSR, Hola and segmented-sum (Algorithm::Pcsr, Hola, SegmentedSum; semiring_pcsr.cu, semiring_hola.cu,
+// semiring_segmented_sum.cu over pcsr.cuh, hola_spmv.cuh, segmented_sum.cuh).
+// The objects stay behind this interface, so semiring_plan.cu does not compile the conversions' CUB calls.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -57,6 +63,25 @@ SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_dia(const CsrView<Value, Index>& a, Semiring s, const Options& options,
                                                    cudaStream_t stream);
+
+// The CSR kernels: no conversion; A's arrays are read by every product (they must outlive the object).
+// CSR-scalar: one thread a row (no workspace).
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_csr_scalar(const CsrView<Value, Index>& a, Semiring s,
+                                                         const Options& options, cudaStream_t stream);
+// Cooperative CSR: `coop` lanes a row, `repeat` rows a group (no workspace).
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_csr_coop(const CsrView<Value, Index>& a, Semiring s,
+                                                       const Options& options, cudaStream_t stream);
+// CSR-Adaptive: its row blocks built here (synchronises `stream`); long rows split over CUDA blocks, their chunks
+// ⊕-added atomically into y (no workspace: the row blocks are only read).
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_csr_adaptive(const CsrView<Value, Index>& a, Semiring s,
+                                                           const Options& options, cudaStream_t stream);
+// LightSpMV: rows handed out by an atomic row counter (a workspace).
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_lightspmv(const CsrView<Value, Index>& a, Semiring s,
+                                                        const Options& options, cudaStream_t stream);
 
 // The balanced CSR kernels of the SpMV over a semiring (SemiringPlan with Algorithm::Pcsr, Hola or SegmentedSum), one
 // file each (semiring_pcsr.cu, semiring_hola.cu, semiring_segmented_sum.cu), running the SpMV's kernels (pcsr.cuh,

@@ -17,6 +17,11 @@
 //    equal rows into a workspace, so their products on different streams are chained as merge-path's. Auto
 //    never takes them (not timed on a GPU). A matrix without entries converts nothing: every row gets the
 //    semiring's zero from the row kernel (nothing to walk);
+//  - only when asked for (Algorithm::CsrScalar, CsrCoop, CsrAdaptive, LightSpmv), the SpMV's CSR kernels with the
+//    semiring's ops behind the same interface (semiring_formats.cuh: one file each, the kernel bodies shared with
+//    the SpMV through csr_scalar.cuh, csr_coop.cuh, csr_adaptive.cuh and lightspmv.cuh): A read in place,
+//    CSR-Adaptive's row blocks built here; LightSpMV's row counter is a workspace (products on different streams
+//    chained). Auto never takes them (not timed on a GPU); a matrix without entries as for the formats;
 //  - only when asked for (Algorithm::Pcsr, Hola, SegmentedSum), the SpMV's balanced CSR kernels with the
 //    semiring's ops (semiring_pcsr.cu, semiring_hola.cu, semiring_segmented_sum.cu, behind the formats'
 //    interface): nothing converted, their tiles or blocks planned here. PCSR's products array and
@@ -91,15 +96,27 @@ int row_kernel_width(const RowStatistics& s, std::int64_t rows, std::int64_t col
   return w <= 8 ? w : 32;
 }
 
-// The algorithms behind semiring_formats.cuh's interface: the formats, and the balanced CSR kernels (nothing
-// converted, but planned and applied the same way).
+// The kernels behind SemiringFormat (semiring_formats.cuh): the formats and the SpMV's CSR kernels (the
+// balanced ones, PCSR, Hola and segmented-sum, included).
 bool is_format(Algorithm algorithm) {
-  return algorithm == Algorithm::Ell || algorithm == Algorithm::EllR || algorithm == Algorithm::Hyb ||
-         algorithm == Algorithm::Coo || algorithm == Algorithm::Dia || algorithm == Algorithm::Pcsr ||
-         algorithm == Algorithm::Hola || algorithm == Algorithm::SegmentedSum;
+  switch (algorithm) {
+    case Algorithm::Ell:
+    case Algorithm::EllR:
+    case Algorithm::Hyb:
+    case Algorithm::Coo:
+    case Algorithm::Dia:
+    case Algorithm::CsrScalar:
+    case Algorithm::CsrCoop:
+    case Algorithm::CsrAdaptive:
+    case Algorithm::LightSpmv:
+    case Algorithm::Pcsr:
+    case Algorithm::Hola:
+    case Algorithm::SegmentedSum: return true;
+    default: return false;
+  }
 }
 
-// The format asked for, converted from `a` (rows and entries) for `s`.
+// The format asked for, converted from `a` (rows and entries) for `s`, or the CSR kernel asked for.
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<Value, Index>& a, Semiring s,
                                             const Options& options, cudaStream_t stream) {
@@ -108,6 +125,10 @@ SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<V
     case Algorithm::EllR: return make_semiring_ellr(a, s, options, stream);
     case Algorithm::Hyb: return make_semiring_hyb(a, s, options, stream);
     case Algorithm::Coo: return make_semiring_coo(a, s, options, stream);
+    case Algorithm::CsrScalar: return make_semiring_csr_scalar(a, s, options, stream);
+    case Algorithm::CsrCoop: return make_semiring_csr_coop(a, s, options, stream);
+    case Algorithm::CsrAdaptive: return make_semiring_csr_adaptive(a, s, options, stream);
+    case Algorithm::LightSpmv: return make_semiring_lightspmv(a, s, options, stream);
     case Algorithm::Pcsr: return make_semiring_pcsr(a, s, options, stream);
     case Algorithm::Hola: return make_semiring_hola(a, s, options, stream);
     case Algorithm::SegmentedSum: return make_semiring_segmented_sum(a, s, options, stream);
@@ -139,8 +160,8 @@ struct SemiringPlan<Value, Index>::Impl {
   std::optional<detail::WorkspaceOrder<EventDriver>> order;
   bool sell = false;                        // Algorithm::Sell
   std::optional<SemiringSell<Value, Index>> sell_layout;  // Sell on a matrix with rows
-  Algorithm format = Algorithm::Auto;                      // Ell, EllR, Hyb, Coo or Dia when asked for
-  SemiringFormatPtr<Value, Index> format_kernel;           // that format, on a matrix with entries
+  Algorithm format = Algorithm::Auto;                      // Ell, EllR, Hyb, Coo, Dia or a CSR kernel when asked
+  SemiringFormatPtr<Value, Index> format_kernel;           // that format or kernel, on a matrix with entries
 };
 
 template <class Value, class Index>

@@ -46,7 +46,6 @@ struct Pending {
   bool warmed;
   bool gated;    // the gate ran between the warm-up and middle (not part of the warm-up's time)
   int products;  // timed back to back between middle and end
-  double host_ms;  // the host's time to launch them (steady clock)
 };
 
 // The timing gate: a one-thread kernel that holds the stream before a sample's timed products (after
@@ -69,13 +68,6 @@ constexpr double kGateMaxProductMs = 0.4;
 // 4 lanes 3.81 us alone, 5.48 us back to back). A product is short while the best estimate is below
 // kBurstMaxProductMs; before any estimate, while the matrix has fewer than kBurstMaxNnz nonzeros
 // (about that time at HBM speed). The burst's other products are tuning cost (TuningStep::products).
-//
-// The host's launch rate: behind the gate the device times only its own work, but a loop of products on an idle
-// stream also waits for the host to launch them: a plan of two or three launches (csr-vector's split
-// rows with their atomics, merge-path's fix-up) costs the host 2-3 us each, more than a 4-6 us product's
-// device time leaves. A sample is therefore the slower of the two rates, the burst's device time and the
-// host's time to launch it (H200, hint 1000: PGPgiantcompo's Auto, two launches, 4.4-4.6 us a product
-// behind the gate and 5.7-5.9 us in the benchmark's loop, settled over one-launch plans 17-19% faster).
 constexpr int kBurstProducts = 8;
 constexpr double kBurstMaxProductMs = 0.05;
 constexpr std::int64_t kBurstMaxNnz = std::int64_t(1) << 24;
@@ -172,9 +164,7 @@ struct TunedPlan<Value, Index>::Impl {
         if (p.gated) warm = std::max(0.0f, warm - static_cast<float>(gate_ns(p.products) * 1e-6));
       }
       SPMV_CUDA_CHECK(cudaEventElapsedTime(&ms, slots[p.slot].middle.get(), slots[p.slot].end.get()));
-      // A loop of products runs at the slower of the device's rate and the host's launch rate (see above
-      // kBurstProducts).
-      tuner->record(p.candidate, std::max(static_cast<double>(ms), p.host_ms) / p.products, warm, p.products);
+      tuner->record(p.candidate, ms / p.products, warm, p.products);
     }
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(done));
   }
@@ -403,12 +393,10 @@ void TunedPlan<Value, Index>::apply(Value alpha, const Value* x, Value beta, Val
       SPMV_CUDA_CHECK(cudaGetLastError());
     }
     SPMV_CUDA_CHECK(cudaEventRecord(e.middle.get(), stream));
-    const auto launched = std::chrono::steady_clock::now();
     for (int i = 1; i < products; ++i) m.plans[c]->apply(alpha, x, Value(0), m.scratch.data(), stream);
     m.plans[c]->apply(alpha, x, beta, y, stream);
-    const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - launched).count();
     SPMV_CUDA_CHECK(cudaEventRecord(e.end.get(), stream));
-    m.pending.push_back({c, slot, warm, gate, products, host_ms});
+    m.pending.push_back({c, slot, warm, gate, products});
   }
   m.chain_out(stream);
 }

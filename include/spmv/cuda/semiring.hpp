@@ -38,19 +38,26 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // semiring's add (cub::DeviceReduce::ReduceByKey into a workspace: no atomics, but plus-times's last bits may vary
 // from product to product, CUB's look-back order; the other semirings are exact); HYB ⊕-adds its COO part
 // into the rows its ELL part wrote. Dia refuses, for the semirings other than plus-times, a matrix with
-// duplicate entries (the conversion sums them). A matrix without entries converts nothing (y = the
-// semiring's zero). Algorithm::Pcsr, Hola and SegmentedSum, only when asked for, run the SpMV's balanced CSR
-// kernels with the semiring's ops (nothing converted; their tiles or blocks planned here, extra_bytes): PCSR folds
-// each row in one block (deterministic); Hola and segmented-sum ⊕-add the partial folds of rows that cross blocks
-// or tiles with atomics (a compare-and-swap loop for min, max and or: exact; atomicAdd for plus-times: not
-// bit-reproducible). Other algorithms are refused. A's arrays must outlive the plan (COO and the balanced CSR
-// kernels read them in place). Merge-path, COO, HYB (when its COO part holds entries), PCSR (its products
-// array) and segmented-sum (its carries) products on different streams are ordered one after another, as for
-// Plan (their workspace); the others run at once. y is only written, x and y as for semiring_multiply.
-// Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's threads a row: 1 or
-// 2), sell_c, sell_sigma, max_padding, hyb_ell_width, values (half precision is refused: Unsupported), and for
-// Pcsr, Hola and SegmentedSum block_size (as their SpMV reads it) and for Hola hola_sort_columns; the others are
-// not (the other kernels' block sizes are compiled ones). The overload without Options takes the defaults.
+// duplicate entries (the conversion sums them). Algorithm::CsrScalar, CsrCoop, CsrAdaptive and LightSpmv,
+// only when asked for, run the SpMV's CSR kernels of those names with the semiring's ops, on A in place and
+// with the SpMV's launch rules and the Options it reads: csr-scalar (a thread a row), csr-coop (a group of
+// lanes a row, its partials combined with ⊕), CSR-Adaptive (its row blocks built here, extra_bytes; a row
+// split over CUDA blocks gets the semiring's zero first, then each chunk ⊕-added atomically) and LightSpMV
+// (rows handed out by an atomic row counter: a workspace). Algorithm::Pcsr, Hola and SegmentedSum, only when
+// asked for, run the SpMV's balanced CSR kernels likewise (their tiles or blocks planned here, extra_bytes):
+// PCSR folds each row in one block (deterministic); Hola and segmented-sum ⊕-add the partial folds of rows that
+// cross blocks or tiles with atomics (a compare-and-swap loop for min, max and or: exact; atomicAdd for
+// plus-times: not bit-reproducible). A matrix without entries converts nothing (y = the semiring's zero). Other
+// algorithms are refused. A's arrays must outlive the plan (COO and the CSR kernels read them in place).
+// Merge-path, COO, HYB (when its COO part holds entries), LightSpMV, PCSR (its products array) and segmented-sum
+// (its carries) products on different streams are ordered one after another, as for Plan (their workspace); the
+// others run at once. y is only written, x and y as for semiring_multiply.
+// Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's threads a row: 1 or 2;
+// LightSpMV's vector: 2 to 32), sell_c, sell_sigma, max_padding, hyb_ell_width and values (half precision
+// is refused: Unsupported); block_size only by the CSR kernels (csr-scalar, csr-coop, LightSpMV, Hola and
+// segmented-sum: a multiple of 32 up to 1024 for all but csr-scalar; CSR-Adaptive and PCSR: a power of two in
+// [32, 1024]), coop and repeat by csr-coop, hola_sort_columns by Hola, as the SpMV reads them; the others are not
+// (the other kernels' block sizes are their compiled ones). The overload without Options takes the defaults.
 template <class Value, class Index>
 class SemiringPlan {
  public:
@@ -64,7 +71,9 @@ class SemiringPlan {
 
   void apply(const Value* x, Value* y, cudaStream_t stream = nullptr);
 
-  Algorithm algorithm() const;  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo, Dia, Pcsr, Hola or SegmentedSum
+  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo, Dia, CsrScalar, CsrCoop, CsrAdaptive, LightSpmv, Pcsr, Hola or
+  // SegmentedSum
+  Algorithm algorithm() const;
   Semiring semiring() const;
   std::string policy() const;
   std::size_t extra_bytes() const;

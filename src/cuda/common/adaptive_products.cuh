@@ -114,20 +114,27 @@ __device__ __forceinline__ long long stage_range(Value* dst, const Loader& load,
   return first * width;
 }
 
-// This thread's share of the sum (Ops::add, from Ops::zero: the semiring's; + from 0 by default) of
-// items [begin, end); reduce across threads afterwards.
-template <class Value, class Loader, class Ops = semiring_ops::PlusTimes<Value>>
-__device__ __forceinline__ Value range_sum(const Loader& load, long long begin, long long end, int tid,
-                                           int threads, Ops = {}) {
+// This thread's share of the ⊕-sum (Ops::add, from Ops::zero()) of items [begin, end); reduce across threads
+// afterwards. The loader fills slots outside the range with the semiring's zero (CsrProducts with the same Ops).
+template <class Ops, class Value, class Loader>
+__device__ __forceinline__ Value range_fold(const Loader& load, long long begin, long long end, int tid,
+                                            int threads) {
   constexpr int width = Loader::width;
-  Value sum = Ops::zero();
+  Value acc = Ops::zero();
   for (long long group = begin / width + tid; group * width < end; group += threads) {
     Value items[width];
     load(group, begin, end, items);
 #pragma unroll
-    for (int j = 0; j < width; ++j) sum = Ops::add(sum, items[j]);
+    for (int j = 0; j < width; ++j) acc = Ops::add(acc, items[j]);
   }
-  return sum;
+  return acc;
+}
+
+// This thread's share of the sum of items [begin, end); reduce across threads afterwards.
+template <class Value, class Loader>
+__device__ __forceinline__ Value range_sum(const Loader& load, long long begin, long long end, int tid,
+                                           int threads) {
+  return range_fold<semiring_ops::PlusTimes<Value>, Value>(load, begin, end, tid, threads);
 }
 
 }  // namespace spmv::cuda

@@ -3,6 +3,8 @@
 // reduction of rows whose products sit in shared memory.
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "core/semiring_ops.hpp"
 
 namespace spmv::cuda {
@@ -27,11 +29,13 @@ __device__ __forceinline__ Index lower_bound_index(const Index* a, Index n, long
 // threads (lanes = Threads / n_rows rounded down, at most a warp, reduced with shuffles); with many
 // rows each thread reduces whole rows serially. emit(row, sum) runs once per row on one thread.
 // Every lane of every warp runs the same number of shuffles, so the full-warp masks are valid.
-// The sums are Ops's (a semiring's add from its zero, so an empty row gives the zero; + from 0 by default).
-template <int Threads, class Value, class Index, class Emit, class Ops = semiring_ops::PlusTimes<Value>>
+// Ops: the semiring whose add combines the products, each row folded from its zero (an empty row gives
+// the zero); plus-times by default (the SpMV's sum).
+template <int Threads, class Ops = void, class Value, class Index, class Emit>
 __device__ __forceinline__ void reduce_rows_in_shared(const Value* s, const Index* row_ptr, Index first_row,
-                                                      Index n_rows, long long base, Emit&& emit, Ops = {}) {
+                                                      Index n_rows, long long base, Emit&& emit) {
   static_assert(Threads % 32 == 0, "whole warps only");
+  using Add = std::conditional_t<std::is_void_v<Ops>, semiring_ops::PlusTimes<Value>, Ops>;
   int lanes = 1;
   while (lanes < 32 && n_rows <= Threads / (2 * lanes)) lanes *= 2;
   const int lane = static_cast<int>(threadIdx.x) & (lanes - 1);
@@ -40,14 +44,14 @@ __device__ __forceinline__ void reduce_rows_in_shared(const Value* s, const Inde
   for (Index pass = 0; pass < n_rows; pass += groups) {
     const Index local = pass + group;
     const Index row = first_row + local;
-    Value sum = Ops::zero();
+    Value sum = Add::zero();
     if (local < n_rows) {
       const long long end = static_cast<long long>(row_ptr[row + 1]) - base;
       for (long long k = static_cast<long long>(row_ptr[row]) - base + lane; k < end; k += lanes)
-        sum = Ops::add(sum, s[k]);
+        sum = Add::add(sum, s[k]);
     }
     for (int offset = lanes / 2; offset > 0; offset /= 2)
-      sum = Ops::add(sum, __shfl_xor_sync(0xffffffffu, sum, offset));
+      sum = Add::add(sum, __shfl_xor_sync(0xffffffffu, sum, offset));
     if (lane == 0 && local < n_rows) emit(row, sum);
   }
 }

@@ -1,8 +1,12 @@
 #pragma once
-// What a kernel written once for the SpMV and the semiring product writes into y: a finished row, a carry into a
-// row that another tile or block finished (merge-path's, segmented-sum's) and y ⊕= v as one atomic step. Written
-// for merge-path (merge_path.cuh) and shared with PCSR, Hola and segmented-sum (pcsr.cuh, hola_spmv.cuh,
-// segmented_sum.cuh).
+// What a kernel written once for the SpMV and the semiring product writes into y.
+//  - For a finished row alone (csr_scalar.cuh, csr_coop.cuh, lightspmv.cuh, csr_adaptive.cuh): the SpMV's
+//    y = alpha * sum + beta * y, y unread when beta == 0 (ScaledRow), or the semiring product's y = the row's ⊕-sum,
+//    no alpha or beta (PlainRow).
+//  - For a finished row and a carry into a row that another tile or block finished (merge-path's, segmented-sum's),
+//    and y ⊕= v as one atomic step: ScaledRows and SemiringRows, atomic_add. Written for merge-path (merge_path.cuh)
+//    and shared with PCSR, Hola and segmented-sum (pcsr.cuh, hola_spmv.cuh, segmented_sum.cuh), whose kernels take
+//    RowOutput<Ops> from two scalars (row_output below).
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -13,6 +17,23 @@
 #include "cuda/common/semiring_cub.cuh"
 
 namespace spmv::cuda {
+
+template <class Real>
+struct ScaledRow {
+  Real alpha, beta;
+  template <class Index>
+  __device__ __forceinline__ void operator()(Real* y, Index row, Real sum) const {
+    y[row] = axpby(alpha, sum, beta, y, row);
+  }
+};
+
+template <class Real>
+struct PlainRow {
+  template <class Index>
+  __device__ __forceinline__ void operator()(Real* y, Index row, Real sum) const {
+    y[row] = sum;
+  }
+};
 
 // The SpMV's rows: y = alpha * sum + beta * y; a carry into a row finished by a later tile adds
 // alpha * carry (atomically: several tiles may carry into one long row).

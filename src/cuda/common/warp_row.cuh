@@ -11,6 +11,7 @@
 // Positions are 64-bit: begin + U*W*E never overflows even for 32-bit matrices near INT_MAX nonzeros.
 #include <cstdint>
 
+#include "core/semiring_ops.hpp"
 #include "cuda/common/stored_value.cuh"
 #include "cuda/common/vector_load.cuh"
 
@@ -76,17 +77,30 @@ __device__ __forceinline__ void subwarp_row_walk(const Index* __restrict__ col_i
   for (int u = 0; u < U; ++u) masked_step(step + u * span + lane_offset);
 }
 
+// The lane's partial fold of the row's a_k ⊗ x[col_k] with a semiring's ⊕, from its zero (Ops:
+// core/semiring_ops.hpp; reduce it over the sub-warp with subwarp_reduce and Ops::add). x is gathered through
+// the read-only path: it is the only array reused across rows.
+template <int W, int E, int U, class Ops, class Value, class Index>
+__device__ __forceinline__ compute_t<Value> subwarp_row_fold(const Index* __restrict__ col_idx,
+                                                             const Value* __restrict__ values,
+                                                             const compute_t<Value>* __restrict__ x,
+                                                             std::int64_t begin, std::int64_t end, std::int64_t nnz,
+                                                             int lane) {
+  compute_t<Value> acc = Ops::zero();
+  subwarp_row_walk<W, E, U>(col_idx, values, begin, end, nnz, lane, [&](Index column, compute_t<Value> value) {
+    acc = Ops::add(acc, Ops::mul(value, __ldg(x + column)));
+  });
+  return acc;
+}
+
 // The lane's partial dot product of the row with x (reduce it over the sub-warp with subwarp_sum).
-// x is gathered through the read-only path: it is the only array reused across rows.
 template <int W, int E, int U, class Value, class Index>
 __device__ __forceinline__ compute_t<Value> subwarp_row_dot(const Index* __restrict__ col_idx,
                                                             const Value* __restrict__ values,
                                                             const compute_t<Value>* __restrict__ x, std::int64_t begin,
                                                             std::int64_t end, std::int64_t nnz, int lane) {
-  compute_t<Value> sum = 0;
-  subwarp_row_walk<W, E, U>(col_idx, values, begin, end, nnz, lane,
-                            [&](Index column, compute_t<Value> value) { sum += value * __ldg(x + column); });
-  return sum;
+  return subwarp_row_fold<W, E, U, semiring_ops::PlusTimes<compute_t<Value>>>(col_idx, values, x, begin, end, nnz,
+                                                                              lane);
 }
 
 // Short-row walk for narrow sub-warps (W <= 8, scalar loads): each lane issues the column and value
