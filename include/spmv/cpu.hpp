@@ -15,6 +15,10 @@
 #include "spmv/algorithm.hpp"
 #include "spmv/csr.hpp"
 
+namespace spmv {
+enum class Semiring;  // spmv/semiring.hpp
+}  // namespace spmv
+
 namespace spmv::cpu {
 
 // ---- Oracle ---------------------------------------------------------------------------------------
@@ -65,8 +69,14 @@ class ColumnChunkedPlan {
   // span <= 0: default_column_span<Value>(); threads <= 0: omp_get_max_threads().
   ColumnChunkedPlan(const CsrMatrix<Value, Index>& a, Operation op, std::int64_t span = 0, int threads = 0);
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y);
+  // y = A ⊕.⊗ x over a semiring (spmv/semiring.hpp), N plans only (InvalidArgument otherwise): the same walk of
+  // the spans, each row folded from the semiring's zero, y only written (no alpha or beta). Const and safe from
+  // many threads at once: its cursors and row results are the call's own (a segment's, allocated by the call),
+  // not the plan's. spmv::SemiringPlan's Algorithm::ColumnChunked.
+  void apply(Semiring s, std::span<const Value> x, std::span<Value> y) const;
   std::string policy() const;
   std::size_t extra_bytes() const;  // cursors, row sums (N), chunk buffers (T); a sorted copy replaces A
+  std::size_t matrix_bytes() const;  // the plan's copy of A (sorted when the input was not)
   bool sorted_copy() const { return sorted_copy_; }
 
  private:

@@ -51,6 +51,11 @@ std::string semiring_algorithm_names(Backend backend);  // those, as "auto, row-
 //                             equal work per thread however long the rows; a row split between threads has its
 //                             pieces ⊕-added afterwards in a fixed order (plus-times: the same bits for a given
 //                             thread count, not the row loop's);
+//   Algorithm::ColumnChunked  the column-chunked CSR walk (spmv::cpu::ColumnChunkedPlan, Reguly & Giles): a copy of A
+//                             (its columns sorted), the columns cut into spans of options.column_span (0: a span of
+//                             x that fits L2), each row advancing a cursor through its entries span by span; rows in
+//                             contiguous segments of equal rows + nonzeros, a thread each; the row loop's bits for
+//                             plus-times when the columns were sorted;
 //   Algorithm::Sell           A converted to SELL-C-sigma (to_sell: C = options.sell_c, 0: the SIMD width, as the
 //                             SELL SpMV's; sigma = options.sell_sigma, 0: 256), slices of C rows on demand; padding
 //                             never enters a row; the row loop's bits for plus-times;
@@ -65,12 +70,12 @@ std::string semiring_algorithm_names(Backend backend);  // those, as "auto, row-
 // plus-times on a matrix with duplicate entries (to_dia sums them, and for min-plus min(a1 + x, a2 + x) is not
 // (a1 + a2) + x), for half-precision options.values and for other algorithms; InvalidArgument on malformed
 // options (sell_c not a power of two, ...). Options read: threads (0: the OpenMP default, resolved here),
-// max_padding, sell_c, sell_sigma, hyb_ell_width, values; the others are not.
+// max_padding, sell_c, sell_sigma, hyb_ell_width, column_span, values; the others are not.
 //
 // Lifetime: RowLoop and MergeParallel (so Auto) read A in every apply: A must outlive the plan, unchanged. The
-// format plans hold their converted copy (extra_bytes) and do not read A after the construction.
-// Threads: apply() is const and writes nothing in the plan (a call's scratch, the threads' accumulators and
-// merge-path's carries, is its own), so any number of threads may apply one plan at once, each with its own y.
+// format plans and ColumnChunked hold their copy (extra_bytes) and do not read A after the construction.
+// Threads: apply() is const and writes nothing in the plan (a call's scratch, the threads' accumulators,
+// merge-path's carries and column-chunked's cursors, is its own), so any number of threads may apply one plan at once, each with its own y.
 template <class Value, class Index>
 class SemiringPlan {
  public:

@@ -492,11 +492,11 @@ class Matrix:
         semiring's zero: +inf for min-plus, -inf for max-times and max-min); on the CPU, or on the GPU
         for device='cuda' or CUDA arrays, like the ordinary product. With a semiring, ``algorithm``
         names its kernel ('auto' when None; the matrix's default algorithm is for the ordinary product):
-        on the CPU 'row-loop', 'merge-parallel', or a format: 'sell' (SELL-C-sigma), 'ell', 'ellr', 'hyb', 'coo'
-        or 'dia' (padding never enters a row; DIA refuses duplicate entries), on the GPU 'csr-vector',
-        'merge-path', the SpMV's CSR kernels 'csr-scalar', 'csr-coop', 'csr-adaptive', 'lightspmv', 'pcsr', 'hola'
-        and 'segmented-sum', or the same formats. A plan is kept per semiring, algorithm and direction on each device, so a
-        format is converted by the first call only (on the CPU with the matrix's options: threads, max_padding,
+        on the CPU 'row-loop', 'merge-parallel', 'column-chunked', or a format: 'sell' (SELL-C-sigma), 'ell',
+        'ellr', 'hyb', 'coo' or 'dia' (padding never enters a row; DIA refuses duplicate entries), on the GPU
+        'csr-vector', 'merge-path', the SpMV's CSR kernels 'csr-scalar', 'csr-coop', 'csr-adaptive', 'lightspmv',
+        'pcsr', 'hola' and 'segmented-sum', or the same formats. A plan is kept per semiring, algorithm and direction
+        on each device, so a format is converted by the first call only (on the CPU with the matrix's options: threads, max_padding,
         sell_c, ...).
         """
         alpha = _scalar(alpha, "alpha")

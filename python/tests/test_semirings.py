@@ -38,7 +38,7 @@ def definition(s, a, x, semiring):
     return y
 
 
-@pytest.mark.parametrize("algorithm", [None, "row-loop", "merge-parallel", "sell"] + FORMATS)
+@pytest.mark.parametrize("algorithm", [None, "row-loop", "merge-parallel", "column-chunked", "sell"] + FORMATS)
 @pytest.mark.parametrize("transpose", [False, True], ids=["N", "T"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("semiring", SEMIRINGS)
@@ -104,7 +104,8 @@ def test_semiring_refusals():
     with pytest.raises(ValueError, match="expected one of"):
         a.apply(x, semiring="plus-min")
     # A kernel the CPU semiring product does not have; the matrix's default algorithm is not read.
-    with pytest.raises(spmv.UnsupportedError, match="no semiring kernel on the CPU; use auto, row-loop, merge-parallel"):
+    with pytest.raises(spmv.UnsupportedError,
+                       match="no semiring kernel on the CPU; use auto, row-loop, merge-parallel"):
         a.apply(x, semiring="min-plus", algorithm="csr-vector", device="cpu")
     with pytest.raises(TypeError, match="algorithm must be a name"):
         a.apply(x, semiring="min-plus", algorithm=3)
@@ -119,7 +120,7 @@ def _bits(y):
     return y.view(np.uint64 if y.dtype == np.float64 else np.uint32)
 
 
-@pytest.mark.parametrize("algorithm", [None, "auto", "row-loop", "merge-parallel", "sell"] + FORMATS)
+@pytest.mark.parametrize("algorithm", [None, "auto", "row-loop", "merge-parallel", "column-chunked", "sell"] + FORMATS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 def test_semiring_plans_are_kept(dtype, algorithm):
     # One CPU plan per (semiring, algorithm, direction), made by the first call: later calls give the first call's

@@ -21,8 +21,8 @@ constexpr std::array<std::pair<Semiring, std::string_view>, 5> kNames{{{Semiring
 
 // The semiring kernels of each backend (src/cpu/semiring_plan.cpp, src/cuda/semiring_plan.cu), Auto first.
 constexpr Algorithm kCpuKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
-                                     Algorithm::Sell, Algorithm::Ell,     Algorithm::EllR,
-                                     Algorithm::Hyb,  Algorithm::Coo,     Algorithm::Dia};
+                                     Algorithm::ColumnChunked, Algorithm::Sell, Algorithm::Ell,
+                                     Algorithm::EllR, Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
 constexpr Algorithm kCudaKernels[] = {Algorithm::Auto,      Algorithm::CsrVector, Algorithm::MergePath,
                                       Algorithm::Sell,      Algorithm::Ell,       Algorithm::EllR,
                                       Algorithm::Hyb,       Algorithm::Coo,       Algorithm::Dia,

@@ -10,9 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/semiring_ops.hpp"
 #include "cpu/instantiate.hpp"
 #include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
+#include "spmv/semiring.hpp"
 
 namespace spmv::cpu {
 namespace {
@@ -38,6 +40,34 @@ void sort_columns(CsrMatrix<Value, Index>& a) {
       a.values[a.row_ptr[r] + static_cast<Index>(i)] = row[i].second;
     }
   }
+}
+
+// The N walk of one segment's rows [r0, r1): span by span, each row advances its cursor through its entries of the
+// span and folds them into its result with the semiring's ops, from Ops::zero(); then finish(r, result) writes
+// each row. cursor and result are the segment's own (indexed r - r0). Plus-times is the SpMV's walk (a + v * x).
+template <class Ops, class Value, class Index, class Finish>
+void fold_segment(const CsrMatrix<Value, Index>& a, Index r0, Index r1, std::int64_t span, const Value* x,
+                  Index* cursor, Value* result, Finish&& finish) {
+  const Index* row_ptr = a.row_ptr.data();
+  const Index* col = a.col_idx.data();
+  const Value* val = a.values.data();
+  const std::int64_t cols = a.cols;
+  for (Index r = r0; r < r1; ++r) {
+    cursor[r - r0] = row_ptr[r];
+    result[r - r0] = Ops::zero();
+  }
+  for (std::int64_t c0 = 0; c0 < cols; c0 += span) {
+    const Index c1 = static_cast<Index>(std::min(cols, c0 + span));
+    for (Index r = r0; r < r1; ++r) {
+      Index k = cursor[r - r0];
+      const Index end = row_ptr[r + 1];
+      Value acc = result[r - r0];
+      for (; k < end && col[k] < c1; ++k) acc = Ops::add(acc, Ops::mul(val[k], x[col[k]]));
+      cursor[r - r0] = k;
+      result[r - r0] = acc;
+    }
+  }
+  for (Index r = r0; r < r1; ++r) finish(r, result[r - r0]);
 }
 
 template <class Value>
@@ -103,22 +133,9 @@ void ColumnChunkedPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
 #pragma omp parallel for schedule(static, 1) num_threads(segments)
     for (int s = 0; s < segments; ++s) {
       const Index r0 = segment_rows_[s], r1 = segment_rows_[s + 1];
-      for (Index r = r0; r < r1; ++r) {
-        cursor[r] = row_ptr[r];
-        sum[r] = 0;
-      }
-      for (std::int64_t c0 = 0; c0 < cols; c0 += span) {
-        const Index c1 = static_cast<Index>(std::min(cols, c0 + span));
-        for (Index r = r0; r < r1; ++r) {
-          Index k = cursor[r];
-          const Index end = row_ptr[r + 1];
-          Value acc = sum[r];
-          for (; k < end && col[k] < c1; ++k) acc += val[k] * xp[col[k]];
-          cursor[r] = k;
-          sum[r] = acc;
-        }
-      }
-      for (Index r = r0; r < r1; ++r) yp[r] = beta == 0 ? alpha * sum[r] : alpha * sum[r] + beta * yp[r];
+      fold_segment<semiring_ops::PlusTimes<Value>>(
+          a_, r0, r1, span, xp, cursor + r0, sum + r0,
+          [&](Index r, Value acc) { yp[r] = beta == 0 ? alpha * acc : alpha * acc + beta * yp[r]; });
     }
     return;
   }
@@ -155,6 +172,30 @@ void ColumnChunkedPlan<Value, Index>::apply(Value alpha, std::span<const Value> 
       }
     }
   }
+}
+
+template <class Value, class Index>
+void ColumnChunkedPlan<Value, Index>::apply(Semiring s, std::span<const Value> x, std::span<Value> y) const {
+  if (op_ != Operation::NonTranspose)
+    throw InvalidArgument("spmv::cpu::ColumnChunkedPlan: the semiring product needs a plan for A x (op N)");
+  semiring_ops::check_lengths(s, a_.rows, a_.cols, x.size(), y.size());
+  const Value* xp = x.data();
+  Value* yp = y.data();
+  semiring_ops::with_semiring<Value>(s, [&](auto ops) {
+    using Ops = decltype(ops);
+#pragma omp parallel for schedule(static, 1) num_threads(segments_)
+    for (int seg = 0; seg < segments_; ++seg) {
+      const Index r0 = segment_rows_[seg], r1 = segment_rows_[seg + 1];
+      std::vector<Index> cursor(static_cast<std::size_t>(r1 - r0));  // the call's own: applies may overlap
+      std::vector<Value> result(static_cast<std::size_t>(r1 - r0));
+      fold_segment<Ops>(a_, r0, r1, span_, xp, cursor.data(), result.data(), [&](Index r, Value acc) { yp[r] = acc; });
+    }
+  });
+}
+
+template <class Value, class Index>
+std::size_t ColumnChunkedPlan<Value, Index>::matrix_bytes() const {
+  return a_.row_ptr.size() * sizeof(Index) + a_.col_idx.size() * sizeof(Index) + a_.values.size() * sizeof(Value);
 }
 
 template <class Value, class Index>

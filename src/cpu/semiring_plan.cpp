@@ -19,6 +19,7 @@
 #include "cpu/cpu_operator.hpp"
 #include "cpu/instantiate.hpp"
 #include "cpu/semiring_kernels.hpp"
+#include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 #include "spmv/formats.hpp"
 
@@ -52,7 +53,8 @@ struct SemiringPlan<Value, Index>::Impl {
   cpu::detail::SemiringMergeSplit<Index> split;   // MergeParallel
   // The converted copy of the format algorithms (one alternative a format; ELL-R keeps its row lengths).
   std::variant<std::monostate, SellMatrix<Value, Index>, EllMatrix<Value, Index>, EllRMatrix<Value, Index>,
-               HybMatrix<Value, Index>, CooMatrix<Value, Index>, DiaMatrix<Value, Index>>
+               HybMatrix<Value, Index>, CooMatrix<Value, Index>, DiaMatrix<Value, Index>,
+               cpu::ColumnChunkedPlan<Value, Index>>
       held;
 };
 
@@ -88,6 +90,9 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrMatrix<Value, Index>& a, Semir
       p.held = to_sell(a, sell);
       break;
     }
+    case Algorithm::ColumnChunked:  // its copy of A (columns sorted), spans of options.column_span columns
+      p.held = cpu::ColumnChunkedPlan<Value, Index>(a, Operation::NonTranspose, options.column_span, p.team);
+      break;
     case Algorithm::Ell: p.held = to_ell(a, options); break;
     case Algorithm::EllR: p.held = to_ellr(a, options); break;
     case Algorithm::Hyb: p.held = to_hyb(a, options); break;
@@ -126,6 +131,8 @@ void SemiringPlan<Value, Index>::apply(std::span<const Value> x, std::span<Value
     case Algorithm::RowLoop: return cpu::detail::semiring_rows(s, *p.a, xp, yp, p.team);
     case Algorithm::MergeParallel: return cpu::detail::semiring_merge(s, *p.a, p.split, xp, yp, p.team);
     case Algorithm::Sell: return cpu::detail::semiring_sell(s, std::get<SellMatrix<Value, Index>>(p.held), xp, yp, p.team);
+    case Algorithm::ColumnChunked:
+      return std::get<cpu::ColumnChunkedPlan<Value, Index>>(p.held).apply(s, x, y);
     case Algorithm::Ell:
       return cpu::detail::semiring_ell(s, std::get<EllMatrix<Value, Index>>(p.held), static_cast<const Index*>(nullptr),
                                        xp, yp, p.team);
@@ -177,6 +184,8 @@ std::string SemiringPlan<Value, Index>::policy() const {
       return kernel + " ell_width=" + std::to_string(m.ell.width) + " coo_nnz=" + std::to_string(m.coo.values.size());
     }
     case Algorithm::Coo: return kernel + " nnz=" + std::to_string(nnz);
+    case Algorithm::ColumnChunked:
+      return "column-chunked " + std::get<cpu::ColumnChunkedPlan<Value, Index>>(p.held).policy();
     case Algorithm::Dia: {
       const auto& m = std::get<DiaMatrix<Value, Index>>(p.held);
       return kernel + " diagonals=" + std::to_string(m.offsets.size()) + " " + slots_text(m.slots(), nnz);
@@ -191,7 +200,10 @@ std::size_t SemiringPlan<Value, Index>::extra_bytes() const {
   const std::size_t split = (p.split.start_row.size() + p.split.start_nz.size()) * sizeof(Index);
   return split + std::visit(
                      [](const auto& m) -> std::size_t {
-                       if constexpr (std::is_same_v<std::decay_t<decltype(m)>, std::monostate>) return 0;
+                       using Held = std::decay_t<decltype(m)>;
+                       if constexpr (std::is_same_v<Held, std::monostate>) return 0;
+                       else if constexpr (std::is_same_v<Held, cpu::ColumnChunkedPlan<Value, Index>>)
+                         return m.matrix_bytes() + m.extra_bytes();  // its copy of A, cursors and row sums
                        else return storage_bytes(m);
                      },
                      p.held);

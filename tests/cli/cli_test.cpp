@@ -300,7 +300,8 @@ TEST_F(Cli, MultiplySemiring) {
     }
   }
   // The CPU kernels forced with --algo (the same values: min is exact in any order), and named on stderr.
-  for (const char* algo : {"row-loop", "merge-parallel", "sell", "ell", "ellr", "hyb", "coo", "dia"}) {
+  for (const char* algo :
+       {"row-loop", "merge-parallel", "column-chunked", "sell", "ell", "ellr", "hyb", "coo", "dia"}) {
     const CliResult r = run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus --backend cpu " +
                             "--threads 2 --algo " + algo + " -o " + arg("mp_forced.mtx"));
     EXPECT_EQ(r.exit_code, 0) << r.err;

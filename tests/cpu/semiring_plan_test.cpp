@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -21,6 +22,7 @@
 #include "common/semiring_check.hpp"
 #include "common/zoo.hpp"
 #include "cpu/cpu_operator.hpp"
+#include "spmv/cpu.hpp"
 #include "spmv/error.hpp"
 #include "spmv/formats.hpp"
 #include "spmv/generators.hpp"
@@ -32,8 +34,9 @@ namespace {
 using PlanD = SemiringPlan<double, std::int32_t>;  // names without a comma, for gtest's macros
 using PlanF = SemiringPlan<float, std::int32_t>;
 
-constexpr Algorithm kKernels[] = {Algorithm::RowLoop, Algorithm::MergeParallel, Algorithm::Sell, Algorithm::Ell,
-                                  Algorithm::EllR,    Algorithm::Hyb,           Algorithm::Coo,  Algorithm::Dia};
+constexpr Algorithm kKernels[] = {Algorithm::RowLoop, Algorithm::MergeParallel, Algorithm::ColumnChunked,
+                                  Algorithm::Sell,    Algorithm::Ell,           Algorithm::EllR,
+                                  Algorithm::Hyb,     Algorithm::Coo,           Algorithm::Dia};
 constexpr Algorithm kConverting[] = {Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,
                                      Algorithm::Hyb,  Algorithm::Coo, Algorithm::Dia};
 
@@ -325,6 +328,72 @@ TEST(SemiringPlan, RefusalsAtConstruction) {
   EXPECT_NO_THROW(PlanD(dup, Semiring::PlusTimes, Algorithm::Dia));
   for (Algorithm bad : {Algorithm::CsrVector, Algorithm::MergePath, Algorithm::Reference, Algorithm::Tune})
     EXPECT_THROW(PlanD(dup, Semiring::MinPlus, bad), Unsupported) << to_string(bad);
+}
+
+// Column-chunked over a semiring: spans of 7 columns on a 300-column matrix with unsorted columns and duplicates
+// (the plan sorts its copy, keeping both entries of a pair as two terms), so every row crosses many spans with its
+// cursor; each semiring against the definition on 1 and 3 threads, the caller's matrix left as it was, plus-times
+// with the bits of the SpMV's ColumnChunkedPlan (the same walk, alpha 1, beta 0); a plan for A^T x refuses.
+TEST(SemiringPlan, ColumnChunkedSpansUnsortedAndDuplicates) {
+  auto a = convert<double, std::int32_t>(gen::random_uniform(500, 300, 24, 91));
+  for (std::int32_t r = 0; r < a.rows; ++r) {  // reverse each row, then repeat its first entry at its end
+    std::reverse(a.col_idx.begin() + a.row_ptr[r], a.col_idx.begin() + a.row_ptr[r + 1]);
+    std::reverse(a.values.begin() + a.row_ptr[r], a.values.begin() + a.row_ptr[r + 1]);
+  }
+  CsrMatrix<double, std::int32_t> dup;
+  dup.rows = a.rows;
+  dup.cols = a.cols;
+  dup.row_ptr.assign(1, 0);
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    for (std::int32_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      dup.col_idx.push_back(a.col_idx[k]);
+      dup.values.push_back(a.values[k]);
+    }
+    if (a.row_ptr[r + 1] > a.row_ptr[r] && r % 3 == 0) {
+      dup.col_idx.push_back(a.col_idx[a.row_ptr[r]]);
+      dup.values.push_back(-0.5 * a.values[a.row_ptr[r]]);
+    }
+    dup.row_ptr.push_back(static_cast<std::int32_t>(dup.col_idx.size()));
+  }
+  const auto before = dup.col_idx;
+  for (int threads : {1, 3}) {
+    Options options;
+    options.threads = threads;
+    options.column_span = 7;
+    for (Semiring s : kSemirings) {
+      SCOPED_TRACE(std::string(to_string(s)) + ", threads " + std::to_string(threads));
+      const PlanD plan(dup, s, Algorithm::ColumnChunked, options);
+      EXPECT_NE(plan.policy().find("span=7"), std::string::npos) << plan.policy();
+      EXPECT_NE(plan.policy().find("sorted-copy"), std::string::npos) << plan.policy();
+      EXPECT_GE(plan.extra_bytes(), dup.values.size() * (sizeof(double) + sizeof(std::int32_t)));
+      for (double shift : {0.0, 2.5}) {
+        const auto x = ramp_x(dup.cols, shift);
+        std::vector<double> y(static_cast<std::size_t>(dup.rows), std::numeric_limits<double>::quiet_NaN());
+        plan.apply(x, y);
+        const auto want = semiring_reference(s, dup, x);
+        if (s == Semiring::PlusTimes) {
+          // Two orders of one sum of n terms: |y - want| <= 2 n eps sum_j |a_ij x_j| (each within n eps of it).
+          for (std::int32_t r = 0; r < dup.rows; ++r) {
+            double magnitude = 0;
+            for (std::int32_t k = dup.row_ptr[r]; k < dup.row_ptr[r + 1]; ++k)
+              magnitude += std::abs(dup.values[k] * x[dup.col_idx[k]]);
+            const double n = dup.row_ptr[r + 1] - dup.row_ptr[r];
+            EXPECT_LE(std::abs(y[r] - want[r]), 2 * n * std::numeric_limits<double>::epsilon() * magnitude) << r;
+          }
+          cpu::ColumnChunkedPlan<double, std::int32_t> spmv(dup, Operation::NonTranspose, 7, threads);
+          std::vector<double> z(y.size(), 0.0);
+          spmv.apply(1.0, x, 0.0, z);
+          EXPECT_TRUE(same_bits(y, z));
+        } else {
+          EXPECT_EQ(y, want);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(dup.col_idx, before);
+  const cpu::ColumnChunkedPlan<double, std::int32_t> transposed(dup, Operation::Transpose, 7, 1);
+  std::vector<double> x(static_cast<std::size_t>(dup.cols), 1.0), y(static_cast<std::size_t>(dup.rows));
+  EXPECT_THROW(transposed.apply(Semiring::MinPlus, x, y), InvalidArgument);
 }
 
 // x and y of the wrong lengths (InvalidArgument, y untouched), and a moved-from plan.
