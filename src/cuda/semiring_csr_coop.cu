@@ -55,9 +55,7 @@ class SemiringCsrCoop final : public SemiringFormat<Value, Index> {
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_csr_coop(const CsrView<Value, Index>& a, Semiring s,
                                                        const Options& options, cudaStream_t) {
-  return semiring_ops::with_semiring<Value>(s, [&](auto ops) -> SemiringFormatPtr<Value, Index> {
-    return std::make_unique<SemiringCsrCoop<decltype(ops), Value, Index>>(a, options);
-  });
+  return semiring_format::make_for<SemiringCsrCoop, Value, Index>(s, a, options);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_csr_coop)

@@ -45,9 +45,7 @@ class SemiringCsrScalar final : public SemiringFormat<Value, Index> {
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_csr_scalar(const CsrView<Value, Index>& a, Semiring s,
                                                          const Options& options, cudaStream_t) {
-  return semiring_ops::with_semiring<Value>(s, [&](auto ops) -> SemiringFormatPtr<Value, Index> {
-    return std::make_unique<SemiringCsrScalar<decltype(ops), Value, Index>>(a, options);
-  });
+  return semiring_format::make_for<SemiringCsrScalar, Value, Index>(s, a, options);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_csr_scalar)

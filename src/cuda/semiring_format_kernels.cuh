@@ -19,15 +19,6 @@ namespace spmv::cuda::semiring_format {
 // format_dia.cu's DiaPolicy: first values, not tuned for the semirings, which have not been timed on a GPU).
 inline constexpr int kThreads = 256;
 
-// The format object for the semiring `s`: Format<Ops, Value, Index>(args...) with Ops its add, multiply and zero,
-// fixed for the plan's life (one semiring a plan), so a product dispatches nothing.
-template <template <class, class, class> class Format, class Value, class Index, class... Args>
-SemiringFormatPtr<Value, Index> make_for(Semiring s, Args&&... args) {
-  return semiring_ops::with_semiring<Value>(s, [&](auto ops) -> SemiringFormatPtr<Value, Index> {
-    return std::make_unique<Format<decltype(ops), Value, Index>>(args...);
-  });
-}
-
 // One thread per row over a group-1 ELL: format_ell.cuh's ell_kernel with the semiring's ops (strided_row_fold,
 // kSlotUnroll slots in flight). kStopAtLength (ELL-R): the row stops at its length; otherwise every slot is
 // walked and padding (column -1) skipped by its column, never folded as 0 ⊗ x_j. A row's entries are folded in

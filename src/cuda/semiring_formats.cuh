@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "core/semiring_ops.hpp"
 #include "spmv/cuda/plan.hpp"
 #include "spmv/semiring.hpp"
 
@@ -40,6 +41,19 @@ class SemiringFormat {
 
 template <class Value, class Index>
 using SemiringFormatPtr = std::unique_ptr<SemiringFormat<Value, Index>>;
+
+namespace semiring_format {
+
+// The format object for the semiring `s`: Format<Ops, Value, Index>(args...) with Ops its add, multiply and zero,
+// fixed for the plan's life (one semiring a plan), so a product dispatches nothing.
+template <template <class, class, class> class Format, class Value, class Index, class... Args>
+SemiringFormatPtr<Value, Index> make_for(Semiring s, Args&&... args) {
+  return semiring_ops::with_semiring<Value>(s, [&](auto ops) -> SemiringFormatPtr<Value, Index> {
+    return std::make_unique<Format<decltype(ops), Value, Index>>(args...);
+  });
+}
+
+}  // namespace semiring_format
 
 // Each factory takes a matrix with rows and entries (the plan handles the others), converts it on `stream` and
 // synchronises it.

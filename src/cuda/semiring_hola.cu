@@ -44,9 +44,7 @@ class SemiringHola final : public SemiringFormat<Value, Index> {
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_hola(const CsrView<Value, Index>& a, Semiring s, const Options& options,
                                                    cudaStream_t) {
-  return semiring_ops::with_semiring<Value>(s, [&](auto ops) -> SemiringFormatPtr<Value, Index> {
-    return std::make_unique<SemiringHola<decltype(ops), Value, Index>>(a, options);
-  });
+  return semiring_format::make_for<SemiringHola, Value, Index>(s, a, options);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_hola)

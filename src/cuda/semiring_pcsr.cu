@@ -51,9 +51,7 @@ class SemiringPcsr final : public SemiringFormat<Value, Index> {
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_pcsr(const CsrView<Value, Index>& a, Semiring s, const Options& options,
                                                    cudaStream_t stream) {
-  return semiring_ops::with_semiring<Value>(s, [&](auto ops) -> SemiringFormatPtr<Value, Index> {
-    return std::make_unique<SemiringPcsr<decltype(ops), Value, Index>>(a, options, stream);
-  });
+  return semiring_format::make_for<SemiringPcsr, Value, Index>(s, a, options, stream);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_pcsr)
