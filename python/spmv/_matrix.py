@@ -495,8 +495,8 @@ class Matrix:
         on the CPU 'row-loop', 'merge-parallel', 'column-chunked', or a format: 'sell' (SELL-C-sigma), 'ell',
         'ellr', 'hyb', 'coo' or 'dia' (padding never enters a row; DIA refuses duplicate entries), on the GPU
         'csr-vector', 'merge-path', the SpMV's CSR kernels 'csr-scalar', 'csr-coop', 'csr-adaptive', 'lightspmv',
-        'pcsr', 'hola' and 'segmented-sum', or the same formats. A plan is kept per semiring, algorithm and direction
-        on each device, so a format is converted by the first call only (on the CPU with the matrix's options: threads, max_padding,
+        'pcsr', 'hola', 'segmented-sum', 'column-chunked' and 'ellr-vector', or the same formats. A plan is kept
+        per semiring, algorithm and direction on each device, so a format is converted by the first call only (on the CPU with the matrix's options: threads, max_padding,
         sell_c, ...).
         """
         alpha = _scalar(alpha, "alpha")

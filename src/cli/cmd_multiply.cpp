@@ -101,8 +101,8 @@ int run_multiply(const MultiplyOptions& o) {
     // The semirings other than plus-times have no alpha and beta, and their own kernels: on the CPU the row
     // loop or merge-path (--algo row-loop / merge-parallel forces one), on CUDA the SemiringPlan's Auto
     // (--algo csr-vector / merge-path forces one, or the SpMV's csr-scalar, csr-coop, csr-adaptive, lightspmv, pcsr,
-    // hola, segmented-sum); on both --algo sell, ell, ellr, hyb, coo or dia converts to that format. Checked against
-    // the backend below, once it is resolved.
+    // hola, segmented-sum, column-chunked, ellr-vector); on both --algo sell, ell, ellr, hyb, coo or dia converts to
+    // that format. Checked against the backend below, once it is resolved.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));

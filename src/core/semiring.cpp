@@ -28,7 +28,7 @@ constexpr Algorithm kCudaKernels[] = {Algorithm::Auto,      Algorithm::CsrVector
                                       Algorithm::Hyb,       Algorithm::Coo,       Algorithm::Dia,
                                       Algorithm::CsrScalar, Algorithm::CsrCoop,   Algorithm::CsrAdaptive,
                                       Algorithm::LightSpmv, Algorithm::Pcsr,      Algorithm::Hola,
-                                      Algorithm::SegmentedSum};
+                                      Algorithm::SegmentedSum, Algorithm::ColumnChunked, Algorithm::EllRVector};
 
 }  // namespace
 

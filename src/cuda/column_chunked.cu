@@ -10,7 +10,7 @@
 // product writes only its chunk of y (A_k^T x is chunk k of A^T x), so each applies beta to its chunk.
 // The blocks' results are summed in a fixed order: the plan is as reproducible as its inner plans.
 //
-// The conversion: a stable radix sort of the nonzeros by chunk number (cub::DeviceRadixSort, 16-bit
+// The conversion (chunk_columns, shared with the semiring product's semiring_column_chunked.cu): a stable radix sort of the nonzeros by chunk number (cub::DeviceRadixSort, 16-bit
 // keys, only the bits in use) keeps each chunk's entries in row order (and each row's in input order);
 // per-(chunk, row) counts (atomics, one per nonzero) and one exclusive scan (cub::DeviceScan, in place)
 // give every block's row offsets.
@@ -120,19 +120,15 @@ class ColumnChunked final : public ColumnChunkedAlgorithm<Value, Index> {
  public:
   ColumnChunked(const CsrView<Value, Index>& a, Index span, Operation op, const Options& options,
                 cudaStream_t stream)
-      : op_(op), span_(span), chunks_((static_cast<std::int64_t>(a.cols) + span - 1) / span) {
-    const std::vector<Index> block_starts = convert(a, stream);
+      : op_(op), chunks_(chunk_columns(a, span, stream)) {
     Options inner = options;
     inner.column_span = 0;
-    for (std::int64_t k = 0; k < chunks_; ++k) {
-      const Index first = static_cast<Index>(k * span_);
-      const Index width = static_cast<Index>(std::min<std::int64_t>(span_, std::int64_t(a.cols) - first));
-      const Index begin = block_starts[k], nnz = block_starts[k + 1] - begin;
+    for (std::int64_t k = 0; k < chunks_.chunks; ++k) {
+      const CsrView<Value, Index> block = chunks_.block(k);
       // A x: an empty block adds nothing; A^T x: its chunk of y still gets beta (a degenerate plan's).
-      if (nnz == 0 && op == Operation::NonTranspose) continue;
-      const CsrView<Value, Index> block{a.rows, width, nnz, offsets_.data() + k * (std::int64_t(a.rows) + 1),
-                                        cols_.data() + begin, values_.data() + begin};
-      blocks_.push_back({first, std::make_unique<Plan<Value, Index>>(block, Algorithm::Auto, op, inner, stream)});
+      if (block.nnz == 0 && op == Operation::NonTranspose) continue;
+      blocks_.push_back(
+          {chunks_.first_column(k), std::make_unique<Plan<Value, Index>>(block, Algorithm::Auto, op, inner, stream)});
     }
   }
 
@@ -144,12 +140,12 @@ class ColumnChunked final : public ColumnChunkedAlgorithm<Value, Index> {
     }
   }
   std::string policy() const override {
-    return "span=" + std::to_string(span_) + " chunks=" + std::to_string(chunks_) + " blocks=" +
+    return "span=" + std::to_string(chunks_.span) + " chunks=" + std::to_string(chunks_.chunks) + " blocks=" +
            std::to_string(blocks_.size()) + " inner=" + std::string(to_string(blocks_.front().plan->algorithm())) +
            "[" + blocks_.front().plan->policy() + "]";
   }
   std::size_t extra_bytes() const override {
-    std::size_t bytes = cols_.bytes() + values_.bytes() + offsets_.bytes();
+    std::size_t bytes = chunks_.bytes();
     for (const auto& b : blocks_) bytes += b.plan->extra_bytes();
     return bytes;
   }
@@ -158,72 +154,65 @@ class ColumnChunked final : public ColumnChunkedAlgorithm<Value, Index> {
   bool reproducible() const override {
     return std::all_of(blocks_.begin(), blocks_.end(), [](const auto& b) { return b.plan->reproducible(); });
   }
-  Index span() const override { return span_; }
+  Index span() const override { return chunks_.span; }
 
  private:
-  // Fills the blocks' arrays; returns each block's first position in them (chunks + 1 entries, the last nnz).
-  std::vector<Index> convert(const CsrView<Value, Index>& a, cudaStream_t stream) {
-    const auto n = static_cast<std::size_t>(a.nnz);
-    const long long starts_size = chunks_ * static_cast<long long>(a.rows) + 1;
-    require_device_memory("column-chunked's blocks and their conversion",
-                          conversion_bytes<Value, Index>(a.rows, a.nnz, chunks_));
-    cols_ = DeviceBuffer<Index>(n);
-    values_ = DeviceBuffer<Value>(n);
-    offsets_ = DeviceBuffer<Index>(static_cast<std::size_t>(chunks_ * (std::int64_t(a.rows) + 1)));
-    DeviceBuffer<ChunkKey> keys(n), sorted_keys(n);
-    DeviceBuffer<Index> order(n), perm(n);
-    DeviceBuffer<Index> starts(static_cast<std::size_t>(starts_size));
-    SPMV_CUDA_CHECK(cudaMemsetAsync(starts.data(), 0, starts.bytes(), stream));
-    chunk_keys_kernel<<<grid_for(a.nnz, kConvertBlock), kConvertBlock, 0, stream>>>(
-        a.row_ptr, a.rows, a.col_idx, a.nnz, span_, keys.data(), order.data(), starts.data());
-    SPMV_CHECK_LAUNCH("chunk_keys_kernel");
-    int end_bit = 1;  // only the bits chunk numbers use
-    while (end_bit < 16 && ((chunks_ - 1) >> end_bit) != 0) ++end_bit;
-    std::size_t sort_bytes = 0, scan_bytes = 0;
-    SPMV_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), sorted_keys.data(),
-                                                    order.data(), perm.data(), a.nnz, 0, end_bit, stream));
-    SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, starts.data(), starts.data(), starts_size, stream));
-    DeviceBuffer<unsigned char> temp(std::max<std::size_t>({sort_bytes, scan_bytes, 1}));
-    SPMV_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), sort_bytes, keys.data(), sorted_keys.data(),
-                                                    order.data(), perm.data(), a.nnz, 0, end_bit, stream));
-    SPMV_CUDA_CHECK(
-        cub::DeviceScan::ExclusiveSum(temp.data(), scan_bytes, starts.data(), starts.data(), starts_size, stream));
-    gather_chunked_kernel<<<grid_for(a.nnz, kConvertBlock), kConvertBlock, 0, stream>>>(
-        perm.data(), sorted_keys.data(), a.col_idx, a.values, a.nnz, span_, cols_.data(), values_.data());
-    SPMV_CHECK_LAUNCH("gather_chunked_kernel");
-    block_offsets_kernel<<<grid_for(chunks_ * (std::int64_t(a.rows) + 1), kConvertBlock), kConvertBlock, 0, stream>>>(
-        starts.data(), a.rows, chunks_, offsets_.data());
-    SPMV_CHECK_LAUNCH("block_offsets_kernel");
-    DeviceBuffer<Index> firsts(static_cast<std::size_t>(chunks_) + 1);
-    block_firsts_kernel<<<grid_for(chunks_ + 1, kConvertBlock), kConvertBlock, 0, stream>>>(starts.data(), a.rows,
-                                                                                          chunks_, firsts.data());
-    SPMV_CHECK_LAUNCH("block_firsts_kernel");
-    return firsts.to_host(stream);  // synchronises: the temporaries may go
-  }
-
   struct Block {
     Index first;  // the chunk's first column
     std::unique_ptr<Plan<Value, Index>> plan;
   };
   Operation op_;
-  Index span_;
-  std::int64_t chunks_;
-  DeviceBuffer<Index> cols_;
-  DeviceBuffer<Value> values_;
-  DeviceBuffer<Index> offsets_;  // chunks x (rows + 1)
+  ColumnChunks<Value, Index> chunks_;
   std::vector<Block> blocks_;
 };
 
 }  // namespace
 
 template <class Value, class Index>
-std::unique_ptr<ColumnChunkedAlgorithm<Value, Index>> make_column_chunked_span(const CsrView<Value, Index>& matrix,
-                                                                                std::int64_t span, Operation op,
-                                                                                const Options& options,
-                                                                                cudaStream_t stream) {
-  const std::int64_t min_span = (std::int64_t(matrix.cols) + kMaxColumnChunks - 1) / kMaxColumnChunks;
-  span = std::clamp<std::int64_t>(span, std::max<std::int64_t>(min_span, 1), std::max<std::int64_t>(matrix.cols, 1));
-  return std::make_unique<ColumnChunked<Value, Index>>(matrix, static_cast<Index>(span), op, options, stream);
+ColumnChunks<Value, Index> chunk_columns(const CsrView<Value, Index>& a, Index span, cudaStream_t stream) {
+  ColumnChunks<Value, Index> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.span = span;
+  c.chunks = (static_cast<std::int64_t>(a.cols) + span - 1) / span;
+  const std::int64_t chunks = c.chunks;
+  const auto n = static_cast<std::size_t>(a.nnz);
+  const long long starts_size = chunks * static_cast<long long>(a.rows) + 1;
+  require_device_memory("column-chunked's blocks and their conversion",
+                        conversion_bytes<Value, Index>(a.rows, a.nnz, chunks));
+  c.col_idx = DeviceBuffer<Index>(n);
+  c.values = DeviceBuffer<Value>(n);
+  c.offsets = DeviceBuffer<Index>(static_cast<std::size_t>(chunks * (std::int64_t(a.rows) + 1)));
+  DeviceBuffer<ChunkKey> keys(n), sorted_keys(n);
+  DeviceBuffer<Index> order(n), perm(n);
+  DeviceBuffer<Index> starts(static_cast<std::size_t>(starts_size));
+  SPMV_CUDA_CHECK(cudaMemsetAsync(starts.data(), 0, starts.bytes(), stream));
+  chunk_keys_kernel<<<grid_for(a.nnz, kConvertBlock), kConvertBlock, 0, stream>>>(
+      a.row_ptr, a.rows, a.col_idx, a.nnz, span, keys.data(), order.data(), starts.data());
+  SPMV_CHECK_LAUNCH("chunk_keys_kernel");
+  int end_bit = 1;  // only the bits chunk numbers use
+  while (end_bit < 16 && ((chunks - 1) >> end_bit) != 0) ++end_bit;
+  std::size_t sort_bytes = 0, scan_bytes = 0;
+  SPMV_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.data(), sorted_keys.data(),
+                                                  order.data(), perm.data(), a.nnz, 0, end_bit, stream));
+  SPMV_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, starts.data(), starts.data(), starts_size, stream));
+  DeviceBuffer<unsigned char> temp(std::max<std::size_t>({sort_bytes, scan_bytes, 1}));
+  SPMV_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), sort_bytes, keys.data(), sorted_keys.data(),
+                                                  order.data(), perm.data(), a.nnz, 0, end_bit, stream));
+  SPMV_CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(temp.data(), scan_bytes, starts.data(), starts.data(), starts_size, stream));
+  gather_chunked_kernel<<<grid_for(a.nnz, kConvertBlock), kConvertBlock, 0, stream>>>(
+      perm.data(), sorted_keys.data(), a.col_idx, a.values, a.nnz, span, c.col_idx.data(), c.values.data());
+  SPMV_CHECK_LAUNCH("gather_chunked_kernel");
+  block_offsets_kernel<<<grid_for(chunks * (std::int64_t(a.rows) + 1), kConvertBlock), kConvertBlock, 0, stream>>>(
+      starts.data(), a.rows, chunks, c.offsets.data());
+  SPMV_CHECK_LAUNCH("block_offsets_kernel");
+  DeviceBuffer<Index> firsts(static_cast<std::size_t>(chunks) + 1);
+  block_firsts_kernel<<<grid_for(chunks + 1, kConvertBlock), kConvertBlock, 0, stream>>>(starts.data(), a.rows,
+                                                                                        chunks, firsts.data());
+  SPMV_CHECK_LAUNCH("block_firsts_kernel");
+  c.firsts = firsts.to_host(stream);  // synchronises: the temporaries may go
+  return c;
 }
 
 static int l2_cache_bytes() {
@@ -234,11 +223,25 @@ static int l2_cache_bytes() {
 }
 
 template <class Value, class Index>
+Index column_span_of(const CsrView<Value, Index>& matrix, std::int64_t span) {
+  if (span <= 0) span = detail::column_span_for(matrix.rows, matrix.cols, matrix.nnz, sizeof(Value), l2_cache_bytes());
+  const std::int64_t min_span = (std::int64_t(matrix.cols) + kMaxColumnChunks - 1) / kMaxColumnChunks;
+  return static_cast<Index>(
+      std::clamp<std::int64_t>(span, std::max<std::int64_t>(min_span, 1), std::max<std::int64_t>(matrix.cols, 1)));
+}
+
+template <class Value, class Index>
+std::unique_ptr<ColumnChunkedAlgorithm<Value, Index>> make_column_chunked_span(const CsrView<Value, Index>& matrix,
+                                                                                std::int64_t span, Operation op,
+                                                                                const Options& options,
+                                                                                cudaStream_t stream) {
+  return std::make_unique<ColumnChunked<Value, Index>>(matrix, column_span_of(matrix, span), op, options, stream);
+}
+
+template <class Value, class Index>
 AlgorithmPtr<Value, Index> make_column_chunked(const CsrView<Value, Index>& matrix, Operation op,
                                                const Options& options, cudaStream_t stream) {
-  std::int64_t span = options.column_span;
-  if (span <= 0) span = detail::column_span_for(matrix.rows, matrix.cols, matrix.nnz, sizeof(Value), l2_cache_bytes());
-  return make_column_chunked_span(matrix, span, op, options, stream);
+  return make_column_chunked_span(matrix, options.column_span, op, options, stream);  // 0: the cost model
 }
 
 // Products timed per contender in the race; the first is a warm-up, the minimum of the rest counts
@@ -299,7 +302,9 @@ SPMV_INSTANTIATE_FACTORY(make_column_chunked)
   template std::unique_ptr<ColumnChunkedAlgorithm<V, I>> make_column_chunked_span(                          \
       const CsrView<V, I>&, std::int64_t, Operation, const Options&, cudaStream_t);                        \
   template AlgorithmPtr<V, I> race_column_chunked(const CsrView<V, I>&, CudaAlgorithm<V, I>&, const Options&, \
-                                                  cudaStream_t);
+                                                  cudaStream_t);                                            \
+  template I column_span_of(const CsrView<V, I>&, std::int64_t);                                           \
+  template ColumnChunks<V, I> chunk_columns(const CsrView<V, I>&, I, cudaStream_t);
 SPMV_INSTANTIATE(float, std::int32_t)
 SPMV_INSTANTIATE(float, std::int64_t)
 SPMV_INSTANTIATE(double, std::int32_t)

@@ -117,6 +117,19 @@ template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_segmented_sum(const CsrView<Value, Index>& a, Semiring s,
                                                             const Options& options, cudaStream_t stream);
 
+// Column-chunked CSR and ELLR-T of the SpMV over a semiring (SemiringPlan with Algorithm::ColumnChunked or
+// EllRVector; semiring_column_chunked.cu, semiring_ellr_vector.cu). Column-chunked: the SpMV's blocks
+// (column_chunked.cuh, Options.column_span), each block a SemiringPlan of its own (Auto); block 0 writes y, each later
+// one a partial vector ⊕-added into y by a second launch (no atomics; a workspace with two blocks or more).
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_column_chunked(const CsrView<Value, Index>& a, Semiring s,
+                                                             const Options& options, cudaStream_t stream);
+// ELLR-T: the SpMV's group-T ELL with row lengths (ellr_vector.cuh; Options.block_size, subwarp, max_padding), T
+// threads a row combined with ⊕ by shuffles; deterministic, no workspace.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_ellr_vector(const CsrView<Value, Index>& a, Semiring s,
+                                                          const Options& options, cudaStream_t stream);
+
 // Each factory's file instantiates it for SemiringPlan's (value, index) pairs (cpu/instantiate.hpp's).
 #define SPMV_INSTANTIATE_SEMIRING_FORMAT(name)                                                                \
   template SemiringFormatPtr<float, std::int32_t> name(const CsrView<float, std::int32_t>&, Semiring,        \

@@ -27,6 +27,11 @@
 //    interface): nothing converted, their tiles or blocks planned here. PCSR's products array and
 //    segmented-sum's carries are a workspace (products on different streams chained as merge-path's); Hola
 //    has none. Auto never takes them (not timed on a GPU). A matrix without entries: as the formats.
+//  - only when asked for (Algorithm::ColumnChunked, EllRVector), the SpMV's column-chunked blocks (each block a
+//    SemiringPlan of its own, Auto; the later blocks' results ⊕-added into y through a partial vector, a workspace:
+//    products on different streams chained) and ELLR-T (its group-T ELL converted here; no workspace), behind the
+//    formats' interface (semiring_column_chunked.cu, semiring_ellr_vector.cu). Not run on a GPU yet; Auto never
+//    takes them. A matrix without entries: as the formats.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -111,7 +116,9 @@ bool is_format(Algorithm algorithm) {
     case Algorithm::LightSpmv:
     case Algorithm::Pcsr:
     case Algorithm::Hola:
-    case Algorithm::SegmentedSum: return true;
+    case Algorithm::SegmentedSum:
+    case Algorithm::ColumnChunked:
+    case Algorithm::EllRVector: return true;
     default: return false;
   }
 }
@@ -132,6 +139,8 @@ SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<V
     case Algorithm::Pcsr: return make_semiring_pcsr(a, s, options, stream);
     case Algorithm::Hola: return make_semiring_hola(a, s, options, stream);
     case Algorithm::SegmentedSum: return make_semiring_segmented_sum(a, s, options, stream);
+    case Algorithm::ColumnChunked: return make_semiring_column_chunked(a, s, options, stream);
+    case Algorithm::EllRVector: return make_semiring_ellr_vector(a, s, options, stream);
     default: return make_semiring_dia(a, s, options, stream);
   }
 }

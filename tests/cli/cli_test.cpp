@@ -322,10 +322,11 @@ TEST_F(Cli, MultiplySemiring) {
     EXPECT_NE(r.err.find("semiring or-and, row-loop"), std::string::npos) << r.err;
   }
   // The CUDA kernels forced with --algo (SemiringPlan: the rows and merge-path kernels, SELL, the formats and the
-  // SpMV's CSR kernels csr-scalar, csr-coop, CSR-Adaptive, LightSpMV, PCSR, Hola and segmented-sum), named on
-  // stderr; the pattern matrix's empty row (all padding in SELL, ELL and DIA) gives inf there too.
+  // SpMV's CSR kernels csr-scalar, csr-coop, CSR-Adaptive, LightSpMV, PCSR, Hola and segmented-sum, column-chunked and
+  // ELLR-T), named on stderr; the pattern matrix's empty row (all padding in SELL, ELL and DIA) gives inf there too.
   for (const char* algo : {"csr-vector", "merge-path", "sell", "ell", "ellr", "hyb", "coo", "dia", "csr-scalar",
-                           "csr-coop", "csr-adaptive", "lightspmv", "pcsr", "hola", "segmented-sum"}) {
+                           "csr-coop", "csr-adaptive", "lightspmv", "pcsr", "hola", "segmented-sum", "column-chunked",
+                           "ellr-vector"}) {
     const std::string forced = "multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus " +
                                "--backend cuda --algo " + algo + " -o " + arg("mp_cuda_forced.mtx");
     const CliResult r = run(forced);

@@ -47,16 +47,21 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // asked for, run the SpMV's balanced CSR kernels likewise (their tiles or blocks planned here, extra_bytes):
 // PCSR folds each row in one block (deterministic); Hola and segmented-sum ⊕-add the partial folds of rows that
 // cross blocks or tiles with atomics (a compare-and-swap loop for min, max and or: exact; atomicAdd for
-// plus-times: not bit-reproducible). A matrix without entries converts nothing (y = the semiring's zero). Other
-// algorithms are refused. A's arrays must outlive the plan (COO and the CSR kernels read them in place).
-// Merge-path, COO, HYB (when its COO part holds entries), LightSpMV, PCSR (its products array) and segmented-sum
-// (its carries) products on different streams are ordered one after another, as for Plan (their workspace); the
-// others run at once. y is only written, x and y as for semiring_multiply.
+// plus-times: not bit-reproducible). Algorithm::ColumnChunked and EllRVector, only when asked for (not run on a GPU
+// yet), run the SpMV's column-chunked CSR (its blocks of options.column_span columns, 0 for the L2 cost model,
+// converted here, extra_bytes; each block a SemiringPlan of its own with Auto; block 0 writes y, each later block a
+// partial vector ⊕-added into y in chunk order: no atomics) and ELLR-T (the SpMV's group-T ELL with row lengths,
+// converted here with its padding rule, T threads a row combined with ⊕; deterministic). A matrix without entries
+// converts nothing (y = the semiring's zero). Other algorithms are refused. A's arrays must outlive the plan (COO and the CSR kernels read them in place).
+// Merge-path, COO, HYB (when its COO part holds entries), LightSpMV, PCSR (its products array), segmented-sum
+// (its carries) and column-chunked (its partial vector, with two blocks or more) products on different streams are
+// ordered one after another, as for Plan (their workspace); the others run at once. y is only written, x and y as for semiring_multiply.
 // Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's threads a row: 1 or 2;
-// LightSpMV's vector: 2 to 32), sell_c, sell_sigma, max_padding, hyb_ell_width and values (half precision
-// is refused: Unsupported); block_size only by the CSR kernels (csr-scalar, csr-coop, LightSpMV, Hola and
-// segmented-sum: a multiple of 32 up to 1024 for all but csr-scalar; CSR-Adaptive and PCSR: a power of two in
-// [32, 1024]), coop and repeat by csr-coop, hola_sort_columns by Hola, as the SpMV reads them; the others are not
+// LightSpMV's vector: 2 to 32; ELLR-T's threads a row: a power of two in [1, 32]), sell_c, sell_sigma, max_padding,
+// hyb_ell_width, column_span (column-chunked, whose blocks' Auto plans read the rest) and values (half precision
+// is refused: Unsupported); block_size only by the CSR kernels and ELLR-T (csr-scalar, csr-coop, LightSpMV, Hola,
+// segmented-sum and ELLR-T: a multiple of 32 up to 1024 for all but csr-scalar; CSR-Adaptive and PCSR: a power of
+// two in [32, 1024]), coop and repeat by csr-coop, hola_sort_columns by Hola, as the SpMV reads them; the others are not
 // (the other kernels' block sizes are their compiled ones). The overload without Options takes the defaults.
 template <class Value, class Index>
 class SemiringPlan {
@@ -71,8 +76,8 @@ class SemiringPlan {
 
   void apply(const Value* x, Value* y, cudaStream_t stream = nullptr);
 
-  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo, Dia, CsrScalar, CsrCoop, CsrAdaptive, LightSpmv, Pcsr, Hola or
-  // SegmentedSum
+  // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo, Dia, CsrScalar, CsrCoop, CsrAdaptive, LightSpmv, Pcsr, Hola,
+  // SegmentedSum, ColumnChunked or EllRVector
   Algorithm algorithm() const;
   Semiring semiring() const;
   std::string policy() const;
