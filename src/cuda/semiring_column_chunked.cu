@@ -95,9 +95,7 @@ class SemiringColumnChunked final : public SemiringFormat<Value, Index> {
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_column_chunked(const CsrView<Value, Index>& a, Semiring s,
                                                              const Options& options, cudaStream_t stream) {
-  return semiring_ops::with_semiring<Value>(s, [&](auto ops) -> SemiringFormatPtr<Value, Index> {
-    return std::make_unique<SemiringColumnChunked<decltype(ops), Value, Index>>(a, s, options, stream);
-  });
+  return semiring_format::make_for<SemiringColumnChunked, Value, Index>(s, a, s, options, stream);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_column_chunked)

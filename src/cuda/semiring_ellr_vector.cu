@@ -59,9 +59,7 @@ class SemiringEllRVector final : public SemiringFormat<Value, Index> {
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_ellr_vector(const CsrView<Value, Index>& a, Semiring s,
                                                           const Options& options, cudaStream_t stream) {
-  return semiring_ops::with_semiring<Value>(s, [&](auto ops) -> SemiringFormatPtr<Value, Index> {
-    return std::make_unique<SemiringEllRVector<decltype(ops), Value, Index>>(a, options, stream);
-  });
+  return semiring_format::make_for<SemiringEllRVector, Value, Index>(s, a, options, stream);
 }
 
 SPMV_INSTANTIATE_SEMIRING_FORMAT(make_semiring_ellr_vector)

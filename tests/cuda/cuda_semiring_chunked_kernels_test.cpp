@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cuda_semiring_streams.hpp"
 #include "common/semiring_check.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cuda/device_buffer.hpp"
@@ -371,35 +372,6 @@ TEST(CudaSemiringChunkedKernels, PlusTimesIsReproducible) {
     }
   }
 }
-
-// One x a stream on two streams for `a`, y downloaded and compared with the CPU's product.
-struct TwoStreams {
-  explicit TwoStreams(const CsrMatrix<double, std::int32_t>& matrix) : a(matrix), csr(matrix) {
-    for (int i = 0; i < 2; ++i) {
-      xs.emplace_back(static_cast<std::size_t>(a.cols));
-      for (std::size_t j = 0; j < xs[i].size(); ++j) xs[i][j] = static_cast<double>((j * (i + 5)) % 31) - 9.0 * i;
-      dxs.emplace_back(std::span<const double>(xs[i]));
-      dys.emplace_back(static_cast<std::size_t>(a.rows));
-      SPMV_CUDA_CHECK(cudaMemset(dys.back().data(), 0xff, dys.back().bytes()));  // NaN
-      SPMV_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
-    }
-  }
-  ~TwoStreams() {
-    for (cudaStream_t stream : streams) (void)cudaStreamDestroy(stream);
-  }
-  void expect_cpu(Semiring s, int i, const std::string& what) {
-    SPMV_CUDA_CHECK(cudaStreamSynchronize(streams[i]));
-    std::vector<double> want(static_cast<std::size_t>(a.rows));
-    semiring_multiply(s, a, std::span<const double>(xs[i]), std::span(want));
-    EXPECT_EQ(dys[i].to_host(), want) << what << ", stream " << i;
-  }
-
-  const CsrMatrix<double, std::int32_t>& a;
-  const cuda::DeviceCsr<double, std::int32_t> csr;
-  std::vector<std::vector<double>> xs;
-  std::vector<cuda::DeviceBuffer<double>> dxs, dys;
-  cudaStream_t streams[2] = {};
-};
 
 // A column-chunked and an ELLR-T plan on two streams, enqueued before either is waited for; then one column-chunked
 // plan (its partial vector a workspace: the plan orders its products) and one ELLR-T plan (none), each applied on
