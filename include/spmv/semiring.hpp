@@ -72,10 +72,10 @@ std::string semiring_algorithm_names(Backend backend);  // those, as "auto, row-
 // options (sell_c not a power of two, ...). Options read: threads (0: the OpenMP default, resolved here),
 // max_padding, sell_c, sell_sigma, hyb_ell_width, column_span, values; the others are not.
 //
-// Lifetime: RowLoop and MergeParallel (so Auto) read A in every apply: A must outlive the plan, unchanged. The
-// format plans and ColumnChunked hold their copy (extra_bytes) and do not read A after the construction.
-// Threads: apply() is const and writes nothing in the plan (a call's scratch, the threads' accumulators,
-// merge-path's carries and column-chunked's cursors, is its own), so any number of threads may apply one plan at once, each with its own y.
+// Lifetime: RowLoop and MergeParallel (so Auto) read A in every apply: A must outlive the plan, unchanged. The format
+// plans and ColumnChunked hold their copy (extra_bytes) and do not read A after the construction. Threads: apply() is
+// const and writes nothing in the plan (a call's scratch, the threads' accumulators, merge-path's carries and
+// column-chunked's cursors, is its own), so any number of threads may apply one plan at once, each with its own y.
 template <class Value, class Index>
 class SemiringPlan {
  public:

@@ -10,10 +10,10 @@
 // product writes only its chunk of y (A_k^T x is chunk k of A^T x), so each applies beta to its chunk.
 // The blocks' results are summed in a fixed order: the plan is as reproducible as its inner plans.
 //
-// The conversion (chunk_columns, shared with the semiring product's semiring_column_chunked.cu): a stable radix sort of the nonzeros by chunk number (cub::DeviceRadixSort, 16-bit
-// keys, only the bits in use) keeps each chunk's entries in row order (and each row's in input order);
-// per-(chunk, row) counts (atomics, one per nonzero) and one exclusive scan (cub::DeviceScan, in place)
-// give every block's row offsets.
+// The conversion (chunk_columns, shared with the semiring product's semiring_column_chunked.cu): a stable radix sort
+// of the nonzeros by chunk number (cub::DeviceRadixSort, 16-bit keys, only the bits in use) keeps each chunk's
+// entries in row order (and each row's in input order); per-(chunk, row) counts (atomics, one per nonzero) and one
+// exclusive scan (cub::DeviceScan, in place) give every block's row offsets.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 

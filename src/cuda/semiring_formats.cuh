@@ -69,7 +69,8 @@ SemiringFormatPtr<Value, Index> make_semiring_ellr(const CsrView<Value, Index>& 
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_hyb(const CsrView<Value, Index>& a, Semiring s, const Options& options,
                                                    cudaStream_t stream);
-// COO: a segmented reduction over the runs of equal rows (no atomics; plus-times not bitwise reproducible; a workspace).
+// COO: a segmented reduction over the runs of equal rows (no atomics; plus-times not bitwise reproducible; a
+// workspace).
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_coo(const CsrView<Value, Index>& a, Semiring s, const Options& options,
                                                    cudaStream_t stream);
