@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/cuda_semiring_streams.hpp"
+#include "common/cuda_semiring_plans.hpp"
 #include "common/semiring_check.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cuda/device_buffer.hpp"
@@ -40,21 +40,6 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 inline constexpr Algorithm kBalancedKernels[] = {Algorithm::Pcsr, Algorithm::Hola, Algorithm::SegmentedSum};
 
-// A SemiringPlan with `algorithm` and `options` on host data (check_semirings' `multiply`): A and x uploaded, y's
-// NaN poison uploaded too (every entry must be written), the plan made and applied on the default stream, y
-// downloaded.
-const auto planned = [](Algorithm algorithm, Options options = {}) {
-  return [algorithm, options](Semiring s, const auto& a, const auto& x, auto& y) {
-    using Value = typename std::decay_t<decltype(x)>::value_type;
-    const cuda::DeviceCsr d_a(a);
-    const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
-    cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};
-    cuda::SemiringPlan plan(d_a.view(), s, algorithm, options);
-    EXPECT_EQ(plan.algorithm(), algorithm);
-    plan.apply(d_x.data(), d_y.data());
-    d_y.download(std::span<Value>(y));
-  };
-};
 
 template <class Value, class Index>
 void expect_kernels_match_the_definition(const CsrMatrix<Value, Index>& m, std::uint64_t seed, const char* types) {
@@ -235,28 +220,7 @@ TEST(CudaSemiringBalanced, PlansReportTheirKernel) {
   sort.hola_sort_columns = 2;
   EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::Hola, sort), InvalidArgument);
 
-  CsrMatrix<double, std::int32_t> none;  // 6 x 5, no entries
-  none.rows = 6;
-  none.cols = 5;
-  none.row_ptr.assign(7, 0);
-  const cuda::DeviceCsr d_none(none);
-  CsrMatrix<double, std::int32_t> no_rows;
-  no_rows.cols = 5;
-  const cuda::DeviceCsr d_no_rows(no_rows);
-  const cuda::DeviceBuffer<double> d_x(5);
-  for (Algorithm algorithm : kBalancedKernels) {
-    Plan plan(d_none.view(), Semiring::MinPlus, algorithm);
-    EXPECT_EQ(plan.algorithm(), algorithm);
-    EXPECT_NE(plan.policy().find("no entries"), std::string::npos) << plan.policy();
-    EXPECT_EQ(plan.extra_bytes(), 0u);
-    std::vector<double> poison(6, nan);
-    cuda::DeviceBuffer<double> d_y{std::span<const double>(poison)};
-    plan.apply(d_x.data(), d_y.data());
-    EXPECT_EQ(d_y.to_host(), std::vector<double>(6, inf)) << to_string(algorithm);
-    Plan empty(d_no_rows.view(), Semiring::OrAnd, algorithm);
-    EXPECT_NO_THROW(empty.apply(nullptr, nullptr));  // no rows: nothing is written
-    EXPECT_THROW(plan.apply(d_x.data(), nullptr), InvalidArgument);
-  }
+  expect_degenerate_matrices(kBalancedKernels);
 }
 
 // PCSR folds every row in one block in a fixed order: plus-times gives the same bits on every product of a plan,

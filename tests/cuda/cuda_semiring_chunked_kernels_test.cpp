@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/cuda_semiring_streams.hpp"
+#include "common/cuda_semiring_plans.hpp"
 #include "common/semiring_check.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cuda/device_buffer.hpp"
@@ -35,21 +35,6 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr Algorithm kChunkedKernels[] = {Algorithm::ColumnChunked, Algorithm::EllRVector};
 
-// A SemiringPlan with `algorithm` and `options` on host data (check_semirings' `multiply`): A and x uploaded, y's
-// NaN poison uploaded too (every entry must be written), the plan made and applied on the default stream, y
-// downloaded.
-const auto planned = [](Algorithm algorithm, Options options = {}) {
-  return [algorithm, options](Semiring s, const auto& a, const auto& x, auto& y) {
-    using Value = typename std::decay_t<decltype(x)>::value_type;
-    const cuda::DeviceCsr d_a(a);
-    const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
-    cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};
-    cuda::SemiringPlan plan(d_a.view(), s, algorithm, options);
-    EXPECT_EQ(plan.algorithm(), algorithm);
-    plan.apply(d_x.data(), d_y.data());
-    d_y.download(std::span<Value>(y));
-  };
-};
 
 Options span_of(int columns) {
   Options o;
@@ -257,28 +242,7 @@ TEST(CudaSemiringChunkedKernels, PlansReportTheirKernel) {
   EXPECT_EQ(ellr.policy(), "ellr-vector block=256 threads_per_row=2 width=6 unroll=4") << ellr.policy();
   EXPECT_EQ(ellr.extra_bytes(), 1600u * 6u * (sizeof(double) + sizeof(std::int32_t)) + 1600u * sizeof(std::int32_t));
 
-  CsrMatrix<double, std::int32_t> none;  // 6 x 5, no entries
-  none.rows = 6;
-  none.cols = 5;
-  none.row_ptr.assign(7, 0);
-  const cuda::DeviceCsr d_none(none);
-  CsrMatrix<double, std::int32_t> no_rows;
-  no_rows.cols = 5;
-  const cuda::DeviceCsr d_no_rows(no_rows);
-  const cuda::DeviceBuffer<double> d_x(5);
-  for (Algorithm algorithm : kChunkedKernels) {
-    cuda::SemiringPlan<double, std::int32_t> plan(d_none.view(), Semiring::MinPlus, algorithm);
-    EXPECT_EQ(plan.algorithm(), algorithm);
-    EXPECT_NE(plan.policy().find("no entries"), std::string::npos) << plan.policy();
-    EXPECT_EQ(plan.extra_bytes(), 0u);
-    std::vector<double> poison(6, std::numeric_limits<double>::quiet_NaN());
-    cuda::DeviceBuffer<double> d_y{std::span<const double>(poison)};
-    plan.apply(d_x.data(), d_y.data());
-    EXPECT_EQ(d_y.to_host(), std::vector<double>(6, inf)) << to_string(algorithm);
-    cuda::SemiringPlan<double, std::int32_t> empty(d_no_rows.view(), Semiring::OrAnd, algorithm);
-    EXPECT_NO_THROW(empty.apply(nullptr, nullptr));  // no rows: nothing is written
-    EXPECT_THROW(plan.apply(d_x.data(), nullptr), InvalidArgument);
-  }
+  expect_degenerate_matrices(kChunkedKernels);
   for (const gen::Matrix& m :
        {gen::poisson2d(200), gen::rmat(14, 16, 32), gen::mostly_empty(200000, 200000, 0.05, 16, 2)}) {
     const auto f = convert<float, std::int32_t>(m);
@@ -301,9 +265,7 @@ TEST(CudaSemiringChunkedKernels, OptionsReachTheKernels) {
   const cuda::DeviceCsr d_a(a);
   const auto check = [&](Algorithm algorithm, const Options& options, const std::string& shown) {
     SCOPED_TRACE(std::string(to_string(algorithm)) + ", " + shown);
-    const cuda::SemiringPlan<double, std::int32_t> plan(d_a.view(), Semiring::MinPlus, algorithm, options);
-    EXPECT_NE(plan.policy().find(shown), std::string::npos) << plan.policy();
-    for (const auto& f : check_semirings(a, 132, planned(algorithm, options))) ADD_FAILURE() << f;
+    for (const auto& f : check_semirings(a, 132, planned(algorithm, options, shown))) ADD_FAILURE() << f;
   };
   Options chunked = span_of(300);
   check(Algorithm::ColumnChunked, chunked, "column-chunked span=300 chunks=7 blocks=7 ");

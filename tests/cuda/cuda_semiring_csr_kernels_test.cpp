@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/cuda_semiring_streams.hpp"
+#include "common/cuda_semiring_plans.hpp"
 #include "common/semiring_check.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cuda/device_buffer.hpp"
@@ -35,20 +35,6 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr Algorithm kCsrKernels[] = {Algorithm::CsrScalar, Algorithm::CsrCoop, Algorithm::CsrAdaptive,
                                      Algorithm::LightSpmv};
 
-// A SemiringPlan with `algorithm` on host data (check_semirings' `multiply`): A and x uploaded, y's NaN poison
-// uploaded too (every entry must be written), the plan made and applied on the default stream, y downloaded.
-const auto planned = [](Algorithm algorithm) {
-  return [algorithm](Semiring s, const auto& a, const auto& x, auto& y) {
-    using Value = typename std::decay_t<decltype(x)>::value_type;
-    const cuda::DeviceCsr d_a(a);
-    const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
-    cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};
-    cuda::SemiringPlan plan(d_a.view(), s, algorithm);
-    EXPECT_EQ(plan.algorithm(), algorithm);
-    plan.apply(d_x.data(), d_y.data());
-    d_y.download(std::span<Value>(y));
-  };
-};
 
 template <class Value, class Index>
 void expect_kernels_match_the_definition(const CsrMatrix<Value, Index>& m, std::uint64_t seed, const char* types) {
@@ -234,28 +220,7 @@ TEST(CudaSemiringCsrKernels, PlansReportTheirKernel) {
   const cuda::SemiringPlan<float, std::int64_t> adaptive32(d_a64.view(), Semiring::OrAnd, Algorithm::CsrAdaptive);
   EXPECT_NE(adaptive32.policy().find("window=2048 "), std::string::npos) << adaptive32.policy();
 
-  CsrMatrix<double, std::int32_t> none;  // 6 x 5, no entries
-  none.rows = 6;
-  none.cols = 5;
-  none.row_ptr.assign(7, 0);
-  const cuda::DeviceCsr d_none(none);
-  CsrMatrix<double, std::int32_t> no_rows;
-  no_rows.cols = 5;
-  const cuda::DeviceCsr d_no_rows(no_rows);
-  const cuda::DeviceBuffer<double> d_x(5);
-  for (Algorithm algorithm : kCsrKernels) {
-    cuda::SemiringPlan<double, std::int32_t> plan(d_none.view(), Semiring::MinPlus, algorithm);
-    EXPECT_EQ(plan.algorithm(), algorithm);
-    EXPECT_NE(plan.policy().find("no entries"), std::string::npos) << plan.policy();
-    EXPECT_EQ(plan.extra_bytes(), 0u);
-    std::vector<double> poison(6, std::numeric_limits<double>::quiet_NaN());
-    cuda::DeviceBuffer<double> d_y{std::span<const double>(poison)};
-    plan.apply(d_x.data(), d_y.data());
-    EXPECT_EQ(d_y.to_host(), std::vector<double>(6, inf)) << to_string(algorithm);
-    cuda::SemiringPlan<double, std::int32_t> empty(d_no_rows.view(), Semiring::OrAnd, algorithm);
-    EXPECT_NO_THROW(empty.apply(nullptr, nullptr));  // no rows: nothing is written
-    EXPECT_THROW(plan.apply(d_x.data(), nullptr), InvalidArgument);
-  }
+  expect_degenerate_matrices(kCsrKernels);
   for (const gen::Matrix& m :
        {gen::poisson2d(200), gen::rmat(14, 16, 32), gen::mostly_empty(200000, 200000, 0.05, 16, 2)}) {
     const auto f = convert<float, std::int32_t>(m);
@@ -276,18 +241,7 @@ TEST(CudaSemiringCsrKernels, OptionsReachTheKernels) {
   const cuda::DeviceCsr d_a(a);
   const auto check = [&](Algorithm algorithm, const Options& options, const std::string& shown) {
     SCOPED_TRACE(std::string(to_string(algorithm)) + ", " + shown);
-    const auto run = [&](Semiring s, const auto& m, const auto& x, auto& y) {
-      using Value = typename std::decay_t<decltype(x)>::value_type;
-      const cuda::DeviceCsr d_m(m);
-      const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
-      cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};
-      cuda::SemiringPlan plan(d_m.view(), s, algorithm, options);
-      EXPECT_EQ(plan.algorithm(), algorithm);
-      EXPECT_NE(plan.policy().find(shown), std::string::npos) << plan.policy();
-      plan.apply(d_x.data(), d_y.data());
-      d_y.download(std::span<Value>(y));
-    };
-    for (const auto& f : check_semirings(a, 76, run)) ADD_FAILURE() << f;
+    for (const auto& f : check_semirings(a, 76, planned(algorithm, options, shown))) ADD_FAILURE() << f;
   };
   Options scalar;
   scalar.block_size = 64;

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/cuda_semiring_streams.hpp"
+#include "common/cuda_semiring_plans.hpp"
 #include "common/semiring_check.hpp"
 #include "common/zoo.hpp"
 #include "spmv/cuda/device_buffer.hpp"
@@ -35,20 +35,6 @@ namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-// A SemiringPlan with `algorithm` on host data (check_semirings' `multiply`): A and x uploaded, y's NaN poison
-// uploaded too (every entry must be written), the plan made and applied on the default stream, y downloaded.
-const auto planned = [](Algorithm algorithm) {
-  return [algorithm](Semiring s, const auto& a, const auto& x, auto& y) {
-    using Value = typename std::decay_t<decltype(x)>::value_type;
-    const cuda::DeviceCsr d_a(a);
-    const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
-    cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};
-    cuda::SemiringPlan plan(d_a.view(), s, algorithm);
-    EXPECT_EQ(plan.algorithm(), algorithm);
-    plan.apply(d_x.data(), d_y.data());
-    d_y.download(std::span<Value>(y));
-  };
-};
 
 // The definition's values for `a` with every format on the device, or Unsupported where the conversion refuses
 // (never a fallback); DIA with duplicates refuses the semirings other than plus-times, naming them (the
@@ -313,17 +299,8 @@ TEST(CudaSemiringFormats, OptionsReachTheConversionsAndKernels) {
     EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, algorithm, tight), Unsupported) << to_string(algorithm);
   }
   const auto check = [&](Algorithm algorithm, const Options& options, const std::string& shown) {
-    const auto run = [&](Semiring s, const auto& m, const auto& x, auto& y) {
-      using Value = typename std::decay_t<decltype(x)>::value_type;
-      const cuda::DeviceCsr d_m(m);
-      const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
-      cuda::DeviceBuffer<Value> d_y{std::span<const Value>(y)};
-      cuda::SemiringPlan plan(d_m.view(), s, algorithm, options);
-      EXPECT_NE(plan.policy().find(shown), std::string::npos) << plan.policy();
-      plan.apply(d_x.data(), d_y.data());
-      d_y.download(std::span<Value>(y));
-    };
-    for (const auto& f : check_semirings(a, 72, run)) ADD_FAILURE() << to_string(algorithm) << " " << f;
+    for (const auto& f : check_semirings(a, 72, planned(algorithm, options, shown)))
+      ADD_FAILURE() << to_string(algorithm) << " " << f;
   };
   Options hyb;
   hyb.hyb_ell_width = 3;
@@ -371,28 +348,7 @@ TEST(CudaSemiringFormats, PlansReportTheirFormat) {
     EXPECT_EQ(plan.policy().rfind(name, 0), 0u) << plan.policy();
     EXPECT_GT(plan.extra_bytes(), static_cast<std::size_t>(a.nnz()) * sizeof(std::int32_t)) << to_string(algorithm);
   }
-  CsrMatrix<double, std::int32_t> none;  // 6 x 5, no entries
-  none.rows = 6;
-  none.cols = 5;
-  none.row_ptr.assign(7, 0);
-  const cuda::DeviceCsr d_none(none);
-  CsrMatrix<double, std::int32_t> no_rows;
-  no_rows.cols = 5;
-  const cuda::DeviceCsr d_no_rows(no_rows);
-  const cuda::DeviceBuffer<double> d_x(5);
-  for (Algorithm algorithm : kSemiringFormats) {
-    cuda::SemiringPlan<double, std::int32_t> plan(d_none.view(), Semiring::MinPlus, algorithm);
-    EXPECT_EQ(plan.algorithm(), algorithm);
-    EXPECT_NE(plan.policy().find("no entries"), std::string::npos) << plan.policy();
-    EXPECT_EQ(plan.extra_bytes(), 0u);
-    std::vector<double> poison(6, std::numeric_limits<double>::quiet_NaN());
-    cuda::DeviceBuffer<double> d_y{std::span<const double>(poison)};
-    plan.apply(d_x.data(), d_y.data());
-    EXPECT_EQ(d_y.to_host(), std::vector<double>(6, inf)) << to_string(algorithm);
-    cuda::SemiringPlan<double, std::int32_t> empty(d_no_rows.view(), Semiring::OrAnd, algorithm);
-    EXPECT_NO_THROW(empty.apply(nullptr, nullptr));  // no rows: nothing is written
-    EXPECT_THROW(plan.apply(d_x.data(), nullptr), InvalidArgument);
-  }
+  expect_degenerate_matrices(kSemiringFormats);
 }
 
 // COO's runs are reduced by CUB's ReduceByKey, whose look-back combines a run's tile prefixes in an order set by
