@@ -98,11 +98,9 @@ int run_multiply(const MultiplyOptions& o) {
   if (!semiring) throw UsageError(fmt::format("--semiring '{}': expected one of {}", o.semiring, semiring_names()));
   const bool other_semiring = *semiring != Semiring::PlusTimes;
   if (other_semiring) {
-    // The semirings other than plus-times have no alpha and beta, and their own kernels: on the CPU the row
-    // loop or merge-path (--algo row-loop / merge-parallel forces one), on CUDA the SemiringPlan's Auto
-    // (--algo csr-vector / merge-path forces one, or the SpMV's csr-scalar, csr-coop, csr-adaptive, lightspmv, pcsr,
-    // hola, segmented-sum, column-chunked, ellr-vector); on both --algo sell, ell, ellr, hyb, coo or dia converts to
-    // that format. Checked against the backend below, once it is resolved.
+    // The semirings other than plus-times have no alpha and beta, and their own kernels: each backend's plan picks
+    // one, or --algo forces one of semiring_algorithms(backend). Checked against the backend below, once it is
+    // resolved.
     if (o.alpha != 1.0 || o.beta != 0.0 || !o.y0_file.empty())
       throw UsageError(fmt::format("--semiring {}: y = op(A) (+).(x) x has no --alpha, --beta or --y0 (plus-times only)",
                                    o.semiring));
@@ -234,10 +232,9 @@ Command add_multiply_command(CLI::App& parent) {
   sub->add_flag("-q,--quiet", o->quiet, "Do not print the chosen backend/algorithm on stderr");
   sub->add_option("--semiring", o->semiring,
                   "y = op(A) (+).(x) x over a semiring: " + semiring_names() +
-                      " (not plus-times: no alpha/beta; CPU or CUDA; --algo forces a kernel: row-loop or "
-                      "merge-parallel on the CPU, csr-vector, merge-path, csr-scalar, csr-coop, csr-adaptive or "
-                      "lightspmv on CUDA, sell, ell, ellr, hyb, coo or dia on both; pattern entries count as 1; an "
-                      "empty row gives the semiring's zero, e.g. inf for min-plus)")
+                      " (not plus-times: no alpha/beta; CPU or CUDA; --algo forces a kernel, on the CPU " +
+                      semiring_algorithm_names(Backend::Cpu) + ", on CUDA " + semiring_algorithm_names(Backend::Cuda) +
+                      "; pattern entries count as 1; an empty row gives the semiring's zero, e.g. inf for min-plus)")
       ->capture_default_str();
   add_distributed_options(*sub, o->distributed);
   sub->footer(
