@@ -348,6 +348,17 @@ void Tuner::queue_neighbours(int c, bool after_the_queue) {
   }
 }
 
+int Tuner::near_tie_of_another_family() const {
+  const int family = points_[best_].candidate.family;
+  int tie = -1;
+  for (int i = 0; i < point_count(); ++i)
+    if (points_[i].candidate.family != family && points_[i].state == State::Sampled &&
+        points_[i].estimate < points_[best_].estimate * (1 + kMinGain) &&
+        (tie < 0 || points_[i].estimate < points_[tie].estimate))
+      tie = i;
+  return tie;
+}
+
 void Tuner::finish(const std::string& why) {
   settled_ = true;
   log(best_, best_ >= 0 ? points_[best_].estimate : 0.0, why);
@@ -392,10 +403,17 @@ Tuner::Next Tuner::next() {
     recheck_ = -1;
     return run(p);
   }
-  while (!confirming_ && !queue_.empty() && samples_ < max_samples_) {
-    const int p = queue_.front();
-    queue_.erase(queue_.begin());
-    if (points_[p].state == State::New) return run(p);
+  for (;;) {
+    const int budget = max_samples_ - (tie_explored_ ? 2 : 0);
+    while (!confirming_ && !queue_.empty() && samples_ < budget) {
+      const int p = queue_.front();
+      queue_.erase(queue_.begin());
+      if (points_[p].state == State::New) return run(p);
+    }
+    if (confirming_ || tie_explored_ || samples_ + 2 >= max_samples_) break;
+    tie_explored_ = true;
+    queue_.clear();
+    if (const int tie = near_tie_of_another_family(); tie >= 0) queue_neighbours(tie);
   }
   // 3. Confirmation of a near tie.
   if (!confirming_) {

@@ -18,6 +18,11 @@
 //      sampled (Auto's choice), once it loses the best on its single sample by less than kConfirmBand,
 //      is sampled once more before anything else: the first sample after a plan is built can run slow
 //      (H200: watt_2 f64, 1.54x its later time, lost to csr-coop at 0.968 and never sampled again);
+//      When the best's neighbourhood is done, the neighbours of the fastest point of another family
+//      within kMinGain of the best (a tie the hysteresis kept behind it) are sampled too, leaving
+//      two samples for the confirmation: which of two tied families has the better knob is not
+//      known until both are explored (H200: poisson3d 140^3 f64, csr-scalar screened at 0.992 of
+//      Auto's csr-vector, its block size 64 7% faster than anything of csr-vector's);
 //   3. confirmation: the best and a runner-up within kConfirmBand are sampled once more;
 //   then it settles, at the latest after kMaxTuningSamples samples. A sample above kPruneRatio times
 //   the best so far prunes its point: it never runs again and its neighbours are not explored.
@@ -178,6 +183,8 @@ class Tuner {
   int find_or_add(const Candidate& c);
   // The queue becomes c's unexplored neighbours, or they join its end (after_the_queue: a lead's).
   void queue_neighbours(int c, bool after_the_queue = false);
+  // The fastest sampled point of a family other than the best's, within kMinGain of the best (-1: none).
+  int near_tie_of_another_family() const;
   void finish(const std::string& why);
   void log(int c, double ms, std::string decision, double warmup_ms = 0, int products = 1);
 
@@ -192,6 +199,7 @@ class Tuner {
   int origin_ = -1;   // the first point sampled
   int recheck_ = -1;  // the origin, beaten on its single sample: sampled again before the local search
   bool searching_ = false;
+  bool tie_explored_ = false;  // the near tie's neighbours were queued (they keep two samples back)
   bool confirming_ = false;
   int best_ = -1;
   int samples_ = 0;
