@@ -15,6 +15,7 @@
 #include "core/semiring_ops.hpp"
 #include "cuda/common/adaptive_products.cuh"
 #include "cuda/common/adaptive_rows.cuh"
+#include "cuda/common/semiring_cub.cuh"
 #include "cuda/common/stored_value.cuh"
 #include "spmv/cuda/device_buffer.hpp"
 #include "spmv/cuda/plan.hpp"
@@ -63,16 +64,6 @@ inline std::string policy_string(int threads, long long window, long long chunk,
   return "block=" + std::to_string(threads) + " window=" + std::to_string(window) + " long_row_chunk=" +
          std::to_string(chunk) + " cuda_blocks=" + std::to_string(cuda_blocks) + " split_rows=" +
          std::to_string(split_rows) + " vector_loads=" + (aligned ? "on" : "off");
-}
-
-// The block's reduction with the semiring's add: cub's Sum for plus-times (the SpMV's code), else Reduce.
-template <class Ops, class BlockReduce, class Real>
-__device__ __forceinline__ Real block_fold(BlockReduce&& reduce, Real v) {
-  if constexpr (std::is_same_v<Ops, semiring_ops::PlusTimes<Real>>) {
-    return reduce.Sum(v);
-  } else {
-    return reduce.Reduce(v, [](Real p, Real q) { return Ops::add(p, q); });
-  }
 }
 
 // One CUDA block per row block, grid-stride over the row blocks:
@@ -128,13 +119,13 @@ __device__ __forceinline__ void row_blocks(const CsrView<Value, Index>& a, const
         }
         const long long chunk_begin = begin + (b - lo) * kChunk;
         const long long chunk_end = chunk_begin + kChunk < end ? chunk_begin + kChunk : end;
-        const Real partial = block_fold<Ops>(BlockReduce(smem.reduce),
+        const Real partial = cub_sum<Ops>(BlockReduce(smem.reduce),
                                              range_fold<Ops, Real>(products, chunk_begin, chunk_end, tid, Threads));
         if (tid == 0) chunk(y, first_row, partial);
       } else {
         // CSR-Vector (SC'14): the whole block on one row.
         const Real sum =
-            block_fold<Ops>(BlockReduce(smem.reduce), range_fold<Ops, Real>(products, begin, end, tid, Threads));
+            cub_sum<Ops>(BlockReduce(smem.reduce), range_fold<Ops, Real>(products, begin, end, tid, Threads));
         if (tid == 0) output(y, first_row, sum);
       }
     }
