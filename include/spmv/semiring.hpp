@@ -64,6 +64,10 @@ std::string semiring_algorithm_names(Backend backend);  // those, as "auto, row-
 //                             thread. Only stored entries enter a row: ELL padding (column -1) and DIA slots outside
 //                             the matrix or without a stored entry (DIA's stored-slot mask) are skipped, never
 //                             folded as 0 ⊗ x_j.
+//   Algorithm::CompressedCsr  A converted with `options` (to_compressed_csr: slices of 32 rows, 16/32-bit column
+//                             offsets, values as pattern, codes or raw), slices on demand; each row folded in storage
+//                             order up to its own length (padding never enters it); Unsupported for a row above
+//                             65535 entries or a slice spanning 2^32 columns, with the conversion's message.
 // Algorithm::Auto (the default) takes the one semiring_cpu_algorithm names for options.threads (RowLoop or
 // MergeParallel); it never converts. The construction throws Unsupported, with the conversion's message, where
 // the conversion refuses (padding over options.max_padding, SELL's included), for Dia with a semiring other than

@@ -1,8 +1,8 @@
-"""The CUDA semiring product on ELL, ELL-R, HYB, COO and DIA (docs/SEMIRINGS.md): a SemiringPlan with the format
-asked for, on CuPy arrays in place and on NumPy vectors through the device, against numpy evaluations of the
-definition; the refusals (the padding rule, DIA's duplicates) where the CPU's conversion of the same format
-refuses too. Skipped when CuPy cannot be imported, when no GPU is present, or when the extension was built
-without CUDA."""
+"""The CUDA semiring product on ELL, ELL-R, HYB, COO, DIA and compressed CSR (docs/SEMIRINGS.md): a SemiringPlan
+with the format asked for, on CuPy arrays in place and on NumPy vectors through the device, against numpy
+evaluations of the definition; the refusals (the padding rule, DIA's duplicates) where the CPU's conversion of the
+same format refuses too. Skipped when CuPy cannot be imported, when no GPU is present, or when the extension was
+built without CUDA."""
 
 import numpy as np
 import pytest

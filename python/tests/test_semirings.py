@@ -13,7 +13,7 @@ from cases import CASES, stored
 
 SEMIRINGS = ["min-plus", "max-times", "or-and", "max-min"]
 # The formats the CPU semiring product converts A to (once, in the plan the matrix keeps; docs/SEMIRINGS.md).
-FORMATS = ["ell", "ellr", "hyb", "coo", "dia"]
+FORMATS = ["ell", "ellr", "hyb", "coo", "dia", "compressed-csr"]
 
 
 def definition(s, a, x, semiring):
@@ -58,7 +58,8 @@ def test_semirings_match_their_definition(case, semiring, dtype, transpose, algo
     except spmv.UnsupportedError as e:
         if algorithm in FORMATS:
             # The padded formats refuse as their SpMV conversions do (ELL's long row, DIA's random diagonals: over
-            # 3 x nnz + 1024 slots), and DIA refuses duplicate entries, which it would sum; COO refuses nothing.
+            # 3 x nnz + 1024 slots; compressed-csr's slices too), and DIA refuses duplicate entries, which it would
+            # sum; COO refuses nothing.
             # test_semiring_formats_on_regular_rows checks that they do run.
             message = str(e)
             assert algorithm != "coo" and ("padding factor" in message or "diagonals" in message or

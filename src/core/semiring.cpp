@@ -22,13 +22,15 @@ constexpr std::array<std::pair<Semiring, std::string_view>, 5> kNames{{{Semiring
 // The semiring kernels of each backend (src/cpu/semiring_plan.cpp, src/cuda/semiring_plan.cu), Auto first.
 constexpr Algorithm kCpuKernels[] = {Algorithm::Auto, Algorithm::RowLoop, Algorithm::MergeParallel,
                                      Algorithm::ColumnChunked, Algorithm::Sell, Algorithm::Ell,
-                                     Algorithm::EllR, Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia};
+                                     Algorithm::EllR, Algorithm::Hyb, Algorithm::Coo, Algorithm::Dia,
+                                     Algorithm::CompressedCsr};
 constexpr Algorithm kCudaKernels[] = {Algorithm::Auto,      Algorithm::CsrVector, Algorithm::MergePath,
                                       Algorithm::Sell,      Algorithm::Ell,       Algorithm::EllR,
                                       Algorithm::Hyb,       Algorithm::Coo,       Algorithm::Dia,
                                       Algorithm::CsrScalar, Algorithm::CsrCoop,   Algorithm::CsrAdaptive,
                                       Algorithm::LightSpmv, Algorithm::Pcsr,      Algorithm::Hola,
-                                      Algorithm::SegmentedSum, Algorithm::ColumnChunked, Algorithm::EllRVector};
+                                      Algorithm::SegmentedSum, Algorithm::ColumnChunked, Algorithm::EllRVector,
+                                      Algorithm::CompressedCsr};
 
 }  // namespace
 

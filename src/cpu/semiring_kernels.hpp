@@ -75,8 +75,9 @@ void semiring_merge(Semiring s, const CsrMatrix<Value, Index>& a, const Semiring
 template <class Value, class Index>
 void semiring_sell(Semiring s, const SellMatrix<Value, Index>& m, const Value* x, Value* y, int threads);
 
-// The format kernels (Algorithm::Ell, EllR, Hyb, Coo, Dia; docs/SEMIRINGS.md "ELL, ELL-R, HYB, COO and DIA over a
-// semiring"), each on a matrix converted by semiring_multiply.cpp's call:
+// The format kernels (Algorithm::Ell, EllR, Hyb, Coo, Dia, CompressedCsr; docs/SEMIRINGS.md "ELL, ELL-R, HYB, COO and
+// DIA over a semiring", "Compressed CSR over a semiring"), each on a matrix converted by the plan
+// (semiring_plan.cpp):
 //   ELL / ELL-R: slot by slot over a chunk of rows, padding (column -1) skipped by a select; ELL-R stops each
 //                chunk at its longest row (row_length), ELL walks every slot (semiring_ell.cpp);
 //   COO:         entries sorted by row, each chunk's first entry found by binary search (semiring_coo.cpp);
@@ -92,6 +93,12 @@ template <class Value, class Index>
 void semiring_hyb(Semiring s, const HybMatrix<Value, Index>& m, const Value* x, Value* y, int threads);
 template <class Value, class Index>
 void semiring_dia(Semiring s, const DiaMatrix<Value, Index>& m, const Value* x, Value* y, int threads);
+// Compressed CSR (Algorithm::CompressedCsr; to_compressed_csr): slices of 32 rows on demand, slot by slot with one
+// accumulator a lane, each lane stopping at its row's length (padding kept out by a select), values from the
+// pattern, the table or raw (semiring_compressed_csr.cpp).
+template <class Value, class Index>
+void semiring_compressed_csr(Semiring s, const CompressedCsrMatrix<Value, Index>& m, const Value* x, Value* y,
+                             int threads);
 
 // Chunks of kSemiringRowChunk rows handed out to OpenMP threads on demand: fold(first, lanes, acc) folds rows
 // [first, first + lanes) into acc[0, lanes), which start at the semiring's zero (an empty row gives it), then

@@ -1,7 +1,8 @@
 // SemiringPlan (spmv/semiring.hpp), the CPU semiring product planned once: the constructor resolves Auto (the
 // rule of semiring_multiply.cpp), converts A for the format kernels with the caller's Options, makes merge-path's
 // split, and refuses what cannot run; apply() checks x and y and runs one kernel (semiring_rows.cpp,
-// semiring_merge.cpp, semiring_sell.cpp, semiring_ell.cpp, semiring_hyb.cpp, semiring_coo.cpp, semiring_dia.cpp).
+// semiring_merge.cpp, semiring_sell.cpp, semiring_ell.cpp, semiring_hyb.cpp, semiring_coo.cpp, semiring_dia.cpp,
+// semiring_compressed_csr.cpp).
 // The one-shot semiring_multiply is this plan made and applied once, so each format has one conversion and one
 // dispatch. apply() is const and the plan holds no scratch: the kernels allocate a call's accumulators and carries
 // themselves, so one plan may be applied from several threads at once (as the CUDA plan's row kernel may on
@@ -54,7 +55,7 @@ struct SemiringPlan<Value, Index>::Impl {
   // The converted copy of the format algorithms (one alternative a format; ELL-R keeps its row lengths).
   std::variant<std::monostate, SellMatrix<Value, Index>, EllMatrix<Value, Index>, EllRMatrix<Value, Index>,
                HybMatrix<Value, Index>, CooMatrix<Value, Index>, DiaMatrix<Value, Index>,
-               cpu::ColumnChunkedPlan<Value, Index>>
+               CompressedCsrMatrix<Value, Index>, cpu::ColumnChunkedPlan<Value, Index>>
       held;
 };
 
@@ -106,6 +107,8 @@ SemiringPlan<Value, Index>::SemiringPlan(const CsrMatrix<Value, Index>& a, Semir
       p.held = std::move(m);
       break;
     }
+    // Refused with the conversion's messages: a row above 65535 entries, a slice spanning 2^32 columns, the padding.
+    case Algorithm::CompressedCsr: p.held = to_compressed_csr(a, options); break;
     default:
       throw Unsupported("semiring_multiply: algorithm " + std::string(to_string(algorithm)) +
                         " has no semiring kernel on the CPU; use " + semiring_algorithm_names(Backend::Cpu));
@@ -143,6 +146,9 @@ void SemiringPlan<Value, Index>::apply(std::span<const Value> x, std::span<Value
     case Algorithm::Hyb: return cpu::detail::semiring_hyb(s, std::get<HybMatrix<Value, Index>>(p.held), xp, yp, p.team);
     case Algorithm::Coo: return cpu::detail::semiring_coo(s, std::get<CooMatrix<Value, Index>>(p.held), xp, yp, p.team);
     case Algorithm::Dia: return cpu::detail::semiring_dia(s, std::get<DiaMatrix<Value, Index>>(p.held), xp, yp, p.team);
+    case Algorithm::CompressedCsr:
+      return cpu::detail::semiring_compressed_csr(s, std::get<CompressedCsrMatrix<Value, Index>>(p.held), xp, yp,
+                                                  p.team);
     default: throw Unsupported("spmv::SemiringPlan::apply: no kernel");  // the constructor refused it already
   }
 }
@@ -190,6 +196,8 @@ std::string SemiringPlan<Value, Index>::policy() const {
       const auto& m = std::get<DiaMatrix<Value, Index>>(p.held);
       return kernel + " diagonals=" + std::to_string(m.offsets.size()) + " " + slots_text(m.slots(), nnz);
     }
+    case Algorithm::CompressedCsr:
+      return kernel + " " + compressed_csr_summary(std::get<CompressedCsrMatrix<Value, Index>>(p.held));
     default: return kernel;
   }
 }

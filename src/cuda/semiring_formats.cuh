@@ -11,7 +11,9 @@
 // (csr_scalar.cuh, csr_coop.cuh, csr_adaptive.cuh, lightspmv.cuh) with the semiring's ops on A in place, with the
 // SpMV's launch rule and the Options it reads (block_size; coop and repeat; subwarp). So do the balanced CSR
 // kernels PCSR, Hola and segmented-sum (Algorithm::Pcsr, Hola, SegmentedSum; semiring_pcsr.cu, semiring_hola.cu,
-// semiring_segmented_sum.cu over pcsr.cuh, hola_spmv.cuh, segmented_sum.cuh).
+// semiring_segmented_sum.cu over pcsr.cuh, hola_spmv.cuh, segmented_sum.cuh), and compressed CSR
+// (Algorithm::CompressedCsr; semiring_compressed_csr.cu over compressed_csr.cuh: the SpMV's device conversion and row
+// walk).
 // The objects stay behind this interface, so semiring_plan.cu does not compile the conversions' CUB calls.
 #include <cuda_runtime.h>
 
@@ -130,6 +132,14 @@ SemiringFormatPtr<Value, Index> make_semiring_column_chunked(const CsrView<Value
 template <class Value, class Index>
 SemiringFormatPtr<Value, Index> make_semiring_ellr_vector(const CsrView<Value, Index>& a, Semiring s,
                                                           const Options& options, cudaStream_t stream);
+
+// Compressed CSR (SemiringPlan with Algorithm::CompressedCsr; semiring_compressed_csr.cu): the SpMV's layout,
+// conversion and row walk (compressed_csr.cuh; Options.block_size, max_padding) with the semiring's ops, one thread
+// a row up to its length; refused with the SpMV's messages (rows above 65535 entries, slices spanning 2^32 columns,
+// the padding rule); deterministic, no workspace.
+template <class Value, class Index>
+SemiringFormatPtr<Value, Index> make_semiring_compressed_csr(const CsrView<Value, Index>& a, Semiring s,
+                                                             const Options& options, cudaStream_t stream);
 
 // Each factory's file instantiates it for SemiringPlan's (value, index) pairs (cpu/instantiate.hpp's).
 #define SPMV_INSTANTIATE_SEMIRING_FORMAT(name)                                                                \

@@ -32,6 +32,9 @@
 //    products on different streams chained) and ELLR-T (its group-T ELL converted here; no workspace), behind the
 //    formats' interface (semiring_column_chunked.cu, semiring_ellr_vector.cu). Not run on a GPU yet; Auto never
 //    takes them. A matrix without entries: as the formats.
+//  - only when asked for (Algorithm::CompressedCsr), the SpMV's compressed CSR (its device conversion and row walk,
+//    compressed_csr.cuh) behind the formats' interface (semiring_compressed_csr.cu): one thread a row, no workspace.
+//    Not run on a GPU yet; Auto never takes it. A matrix without entries: as the formats.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -118,7 +121,8 @@ bool is_format(Algorithm algorithm) {
     case Algorithm::Hola:
     case Algorithm::SegmentedSum:
     case Algorithm::ColumnChunked:
-    case Algorithm::EllRVector: return true;
+    case Algorithm::EllRVector:
+    case Algorithm::CompressedCsr: return true;
     default: return false;
   }
 }
@@ -141,6 +145,7 @@ SemiringFormatPtr<Value, Index> make_format(Algorithm algorithm, const CsrView<V
     case Algorithm::SegmentedSum: return make_semiring_segmented_sum(a, s, options, stream);
     case Algorithm::ColumnChunked: return make_semiring_column_chunked(a, s, options, stream);
     case Algorithm::EllRVector: return make_semiring_ellr_vector(a, s, options, stream);
+    case Algorithm::CompressedCsr: return make_semiring_compressed_csr(a, s, options, stream);
     default: return make_semiring_dia(a, s, options, stream);
   }
 }

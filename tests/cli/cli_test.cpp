@@ -301,15 +301,16 @@ TEST_F(Cli, MultiplySemiring) {
   }
   // The CPU kernels forced with --algo (the same values: min is exact in any order), and named on stderr.
   for (const char* algo :
-       {"row-loop", "merge-parallel", "column-chunked", "sell", "ell", "ellr", "hyb", "coo", "dia"}) {
+       {"row-loop", "merge-parallel", "column-chunked", "sell", "ell", "ellr", "hyb", "coo", "dia", "compressed-csr"}) {
     const CliResult r = run("multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus --backend cpu " +
                             "--threads 2 --algo " + algo + " -o " + arg("mp_forced.mtx"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find(std::string("semiring min-plus, ") + algo), std::string::npos) << r.err;
     EXPECT_EQ(spmv::read_vector(file("mp_forced.mtx").string()), (std::vector<double>{2, 5, 5})) << algo;
   }
-  for (const char* algo : {"sell", "ell", "dia"}) {
-    // The pattern matrix's empty row is all padding in SELL, ELL and DIA, and still gives min-plus's inf.
+  for (const char* algo : {"sell", "ell", "dia", "compressed-csr"}) {
+    // The pattern matrix's empty row is all padding in SELL, ELL, DIA and compressed CSR's slice, and still gives
+    // min-plus's inf.
     const CliResult r = run("multiply " + arg("pat.mtx") + " --semiring min-plus --backend cpu --algo " + algo +
                             " -o " + arg("inf_padded.mtx"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -322,11 +323,12 @@ TEST_F(Cli, MultiplySemiring) {
     EXPECT_NE(r.err.find("semiring or-and, row-loop"), std::string::npos) << r.err;
   }
   // The CUDA kernels forced with --algo (SemiringPlan: the rows and merge-path kernels, SELL, the formats and the
-  // SpMV's CSR kernels csr-scalar, csr-coop, CSR-Adaptive, LightSpMV, PCSR, Hola and segmented-sum, column-chunked and
-  // ELLR-T), named on stderr; the pattern matrix's empty row (all padding in SELL, ELL and DIA) gives inf there too.
+  // SpMV's CSR kernels csr-scalar, csr-coop, CSR-Adaptive, LightSpMV, PCSR, Hola and segmented-sum, column-chunked,
+  // ELLR-T and compressed CSR), named on stderr; the pattern matrix's empty row (all padding in SELL, ELL and DIA)
+  // gives inf there too.
   for (const char* algo : {"csr-vector", "merge-path", "sell", "ell", "ellr", "hyb", "coo", "dia", "csr-scalar",
                            "csr-coop", "csr-adaptive", "lightspmv", "pcsr", "hola", "segmented-sum", "column-chunked",
-                           "ellr-vector"}) {
+                           "ellr-vector", "compressed-csr"}) {
     const std::string forced = "multiply " + arg("hand.mtx") + " --x " + arg("x.txt") + " --semiring min-plus " +
                                "--backend cuda --algo " + algo + " -o " + arg("mp_cuda_forced.mtx");
     const CliResult r = run(forced);

@@ -130,11 +130,13 @@ inline PaddingBait padding_bait() {
   return p;
 }
 
-// The formats of the semiring products (Algorithm::Ell, EllR, Hyb, Coo, Dia) on both backends, and whether the
-// host conversion to one with the default Options refuses `a` (its padding rule; the CUDA conversions apply the
-// same rule: cuda/common/format_common.cuh's check_padded_size). COO stores no padding and refuses nothing.
+// The formats of the semiring products (Algorithm::Ell, EllR, Hyb, Coo, Dia, CompressedCsr) on both backends, and
+// whether the host conversion to one with the default Options refuses `a` (its padding rule; the CUDA conversions
+// apply the same rule: cuda/common/format_common.cuh's check_padded_size; compressed CSR also refuses a row above
+// 65535 entries and a 32-row slice spanning 2^32 columns, on both backends). COO stores no padding and refuses
+// nothing.
 inline constexpr Algorithm kSemiringFormats[] = {Algorithm::Ell, Algorithm::EllR, Algorithm::Hyb, Algorithm::Coo,
-                                                 Algorithm::Dia};
+                                                 Algorithm::Dia, Algorithm::CompressedCsr};
 template <class Value, class Index>
 bool conversion_refuses(const CsrMatrix<Value, Index>& a, Algorithm algorithm) {
   try {
@@ -143,6 +145,7 @@ bool conversion_refuses(const CsrMatrix<Value, Index>& a, Algorithm algorithm) {
       case Algorithm::EllR: (void)to_ellr(a); break;
       case Algorithm::Hyb: (void)to_hyb(a); break;
       case Algorithm::Dia: (void)to_dia(a); break;
+      case Algorithm::CompressedCsr: (void)to_compressed_csr(a); break;
       default: break;
     }
   } catch (const Unsupported&) {
@@ -183,6 +186,37 @@ inline PaddingBait dia_stored_zeros() {
 // A duplicate entry: row 0 holds (1, 2.0) twice, row 1 (0, 1.0). x = (1, 3): min-plus's row 0 is 2 + 3 = 5, where
 // DIA's summed slot would give 4 + 3; plus-times's is 12 either way.
 inline CsrMatrix<double, std::int32_t> duplicate_entry() { return hand_csr(2, 2, {0, 2, 3}, {1, 1, 0}, {2.0, 2.0, 1.0}); }
+
+// Compressed CSR's slices for its semiring kernels on both backends: 100 x 140000, four slices of 32 rows (the last
+// of 4). Slice 0 is wide (columns from 3 to about 100,000: 32-bit offsets), slice 1 narrow from base column 120,000,
+// slice 2 all empty (width 0), slice 3 narrow from base 50,000; rows of 0 to 2,900 entries (every seventh empty),
+// columns unsorted, duplicates in slice 1, about 80,000 entries. `distinct` picks the values and so the value mode:
+// 0 every value exactly 1 (pattern: nothing stored), 2..256 that many values (8-bit codes), 257..65536 (16-bit
+// codes), -1 random values (more than 65536 distinct: raw). The values are multiples of 2^-10, exact in float too.
+// A slot past a row's length holds offset 0 and code 0: folded, it would bring x[base] into the row, and a kernel
+// that ignored the base would read other columns.
+inline CsrMatrix<double, std::int32_t> compressed_slices(std::int64_t distinct, std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<std::vector<std::pair<std::int64_t, double>>> rows(100);
+  std::int64_t entries = 0;
+  for (std::int64_t r = 0; r < 100; ++r) {
+    const std::int64_t s = r / 32;
+    if (s == 2 || r % 7 == 3) continue;
+    const std::int64_t length = 1 + (r * 389) % 2900;
+    for (std::int64_t k = 0; k < length; ++k) {
+      std::int64_t c = 0;
+      if (s == 0) c = 3 + static_cast<std::int64_t>(rng.below(100000));
+      if (s == 1) c = k > 0 && k % 9 == 0 ? rows[r].back().first : 120000 + static_cast<std::int64_t>(rng.below(5000));
+      if (s == 3) c = 50000 + static_cast<std::int64_t>(rng.below(20000));
+      const double v = distinct == 0  ? 1.0
+                       : distinct < 0 ? rng.symmetric()
+                                      : static_cast<double>(entries % distinct - distinct / 2) * 0.0009765625;
+      rows[r].emplace_back(c, v);
+      ++entries;
+    }
+  }
+  return convert<double, std::int32_t>(zoo_detail::from_rows(140000, rows));
+}
 
 // Every semiring on `a` with two x vectors (finite; then with NaN and +-Inf sprinkled in). `multiply`
 // fills y (poisoned with NaN first: every entry must be written). Returns the failures, empty when all

@@ -1,10 +1,12 @@
-// The CPU semiring product on ELL, ELL-R, HYB, COO and DIA (spmv/semiring.hpp; src/cpu/semiring_ell.cpp,
-// semiring_hyb.cpp, semiring_coo.cpp, semiring_dia.cpp): hand-computed matrices whose padding (ELL's column -1
-// slots, DIA's empty and out-of-matrix slots) would change min-plus, max-times and max-min if it entered a row,
-// with DIA's stored zeros kept apart from its padding; the differential body of common/semiring_check.hpp over
-// the whole zoo through semiring_multiply (3 threads with f64/i32, 1 with f32/i64), or Unsupported exactly where
-// the conversion refuses; the kernels on conversions with the padding bound lifted and other HYB splits; the row
-// loop's values (and its bits for plus-times where the format keeps the row's order); the refusals.
+// The CPU semiring product on ELL, ELL-R, HYB, COO, DIA and compressed CSR (spmv/semiring.hpp;
+// src/cpu/semiring_ell.cpp, semiring_hyb.cpp, semiring_coo.cpp, semiring_dia.cpp, semiring_compressed_csr.cpp):
+// hand-computed matrices whose padding (ELL's column -1 slots, DIA's empty and out-of-matrix slots) would change
+// min-plus, max-times and max-min if it entered a row, with DIA's stored zeros kept apart from its padding; the
+// differential body of common/semiring_check.hpp over the whole zoo through semiring_multiply (3 threads with
+// f64/i32, 1 with f32/i64), or Unsupported exactly where the conversion refuses; the kernels on conversions with the
+// padding bound lifted and other HYB splits; the row loop's values (and its bits for plus-times where the format
+// keeps the row's order); the refusals; compressed CSR's wide and narrow slices and value modes (pattern, 8- and
+// 16-bit codes, raw) and its refusal of a row too long.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -290,6 +292,78 @@ TEST(SemiringFormats, RefusalsAndAuto) {
   const auto rmat = convert<double, std::int32_t>(gen::rmat(14, 16, 32));
   for (int threads : {1, 2, 4})
     for (Algorithm algorithm : kSemiringFormats) EXPECT_NE(semiring_cpu_algorithm(rmat, threads), algorithm);
+}
+
+// Compressed CSR's own boundaries (compressed_slices(), common/semiring_check.hpp): a wide slice (32-bit offsets),
+// narrow ones with a base column far from 0, an all-empty slice and a partial last one, with every value mode the
+// conversion picks (pattern, 8-bit codes, 16-bit codes, raw): every semiring against the definition through
+// semiring_multiply and the plan, 1 and 3 threads, f64/i32 and f32/i64, and the row loop's bits for min, max and
+// or-and (x with NaN, +-Inf and signed zeros); a row of 65536 entries is refused at construction with the
+// conversion's message.
+TEST(SemiringFormats, CompressedCsrSlicesAndValueModes) {
+  const std::pair<std::int64_t, CompressedValues> modes[] = {{0, CompressedValues::Pattern},
+                                                             {5, CompressedValues::Code8},
+                                                             {300, CompressedValues::Code16},
+                                                             {-1, CompressedValues::Raw}};
+  for (const auto& [distinct, mode] : modes) {
+    SCOPED_TRACE("distinct values " + std::to_string(distinct));
+    const auto a = compressed_slices(distinct, 131);
+    const auto check = [&](const auto& m, const char* types) {
+      const auto c = to_compressed_csr(m);
+      ASSERT_EQ(c.value_mode, mode) << types;
+      ASSERT_EQ(c.num_slices(), 4);
+      EXPECT_EQ(c.wide, (std::vector<std::uint8_t>{1, 0, 0, 0})) << types;
+      EXPECT_EQ(c.col_base[1], 120000) << types;
+      EXPECT_EQ(c.slice_ptr[3], c.slice_ptr[2]) << types << ": slice 2 is empty";
+      for (int threads : {1, 3}) {
+        const auto run = [&](Semiring s, const auto& mm, const auto& x, auto& y) {
+          semiring_multiply(s, mm, std::span(x), std::span(y), threads, Algorithm::CompressedCsr);
+        };
+        for (const auto& f : check_semirings(m, 132, run))
+          ADD_FAILURE() << types << ", " << threads << " threads: " << f;
+      }
+      using Value = typename std::decay_t<decltype(m)>::value_type;
+      using Index = typename std::decay_t<decltype(m)>::index_type;
+      const auto x = bits_probe_x<Value>(m.cols, 133);
+      for (Semiring s : kSemirings) {
+        Options options;
+        options.threads = 2;
+        const SemiringPlan<Value, Index> plan(m, s, Algorithm::CompressedCsr, options);
+        EXPECT_NE(plan.policy().find(compressed_csr_summary(c)), std::string::npos) << plan.policy();
+        EXPECT_EQ(plan.extra_bytes(), storage_bytes(c));
+        std::vector<Value> rows(static_cast<std::size_t>(m.rows));
+        std::vector<Value> got(rows.size(), std::numeric_limits<Value>::quiet_NaN());
+        semiring_multiply(s, m, std::span<const Value>(x), std::span(rows), 2, Algorithm::RowLoop);
+        plan.apply(x, got);
+        if (s == Semiring::PlusTimes) continue;  // NaN sums: check_semirings holds plus-times to its error bound
+        if (const std::int64_t i = first_bits_difference(s, rows, got); i >= 0)
+          ADD_FAILURE() << types << ", " << to_string(s) << ", row " << i << ": " << got[i] << ", row loop " << rows[i];
+      }
+    };
+    check(a, "f64/i32");
+    check(convert<float, std::int64_t>(a), "f32/i64");
+  }
+
+  // Row 1 of 65536 entries, one more than a 16-bit row length holds.
+  std::vector<std::vector<std::pair<std::int64_t, double>>> rows(3);
+  for (std::int64_t k = 0; k < 65536; ++k) rows[1].emplace_back((k * 7919) % 70000, 0.5);
+  rows[0].emplace_back(3, 2.0);
+  const auto long_row = convert<double, std::int32_t>(zoo_detail::from_rows(70000, rows));
+  std::vector<double> x(70000, 1.0), y(3);
+  for (int route = 0; route < 2; ++route) {
+    try {
+      if (route == 0)
+        SemiringPlan<double, std::int32_t>(long_row, Semiring::MinPlus, Algorithm::CompressedCsr);
+      else
+        semiring_multiply(Semiring::MaxMin, long_row, std::span<const double>(x), std::span(y), 2,
+                          Algorithm::CompressedCsr);
+      ADD_FAILURE() << "compressed-csr ran a row of 65536 entries, route " << route;
+    } catch (const Unsupported& e) {
+      EXPECT_EQ(std::string(e.what()), "compressed-csr: row 1 holds 65536 entries, more than the 65535 a 16-bit row "
+                                       "length holds; use csr-vector, merge-path or hola")
+          << "route " << route;
+    }
+  }
 }
 
 }  // namespace

@@ -36,9 +36,10 @@ using PlanF = SemiringPlan<float, std::int32_t>;
 
 constexpr Algorithm kKernels[] = {Algorithm::RowLoop, Algorithm::MergeParallel, Algorithm::ColumnChunked,
                                   Algorithm::Sell,    Algorithm::Ell,           Algorithm::EllR,
-                                  Algorithm::Hyb,     Algorithm::Coo,           Algorithm::Dia};
-constexpr Algorithm kConverting[] = {Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,
-                                     Algorithm::Hyb,  Algorithm::Coo, Algorithm::Dia};
+                                  Algorithm::Hyb,     Algorithm::Coo,           Algorithm::Dia,
+                                  Algorithm::CompressedCsr};
+constexpr Algorithm kConverting[] = {Algorithm::Sell, Algorithm::Ell, Algorithm::EllR,         Algorithm::Hyb,
+                                     Algorithm::Coo,  Algorithm::Dia, Algorithm::CompressedCsr};
 
 // What the plan's construction must throw for `a`, `s` and `algorithm` with `options`: the conversion's own
 // Unsupported message (computed here by calling the conversion), DIA's duplicate refusal (its message names the
@@ -57,6 +58,7 @@ std::optional<std::string> expected_refusal(const CsrMatrix<Value, Index>& a, Se
       case Algorithm::Ell: (void)to_ell(a, options); break;
       case Algorithm::EllR: (void)to_ellr(a, options); break;
       case Algorithm::Hyb: (void)to_hyb(a, options); break;
+      case Algorithm::CompressedCsr: (void)to_compressed_csr(a, options); break;
       case Algorithm::Dia: {
         CsrMatrix<Value, Index> c = a;
         canonicalize(c);
@@ -199,6 +201,9 @@ TEST(SemiringPlan, AutoAndAccessors) {
             storage_bytes(to_coo(rmat)));
   EXPECT_EQ(PlanD(rmat, Semiring::MinPlus, Algorithm::Hyb, two).extra_bytes(),
             storage_bytes(to_hyb(rmat)));
+  const auto grid = convert<double, std::int32_t>(gen::poisson2d(30));  // R-MAT's slices pad beyond the rule
+  EXPECT_EQ(PlanD(grid, Semiring::MinPlus, Algorithm::CompressedCsr, two).extra_bytes(),
+            storage_bytes(to_compressed_csr(grid)));
 }
 
 // The knobs the plan reads change what it builds: max_padding (ELL, ELL-R, DIA, SELL refuse a matrix the default

@@ -1,13 +1,14 @@
-// The CUDA semiring product on ELL, ELL-R, HYB, COO and DIA (SemiringPlan with Algorithm::Ell, EllR, Hyb, Coo, Dia;
-// src/cuda/semiring_ell.cu, semiring_hyb.cu, semiring_coo.cu, semiring_dia.cu), the twin of
-// tests/cpu/semiring_formats_test.cpp: the differential body of common/semiring_check.hpp over the whole zoo for
-// every format, semiring and (value, index) pair (min, max and or-and equal to the definition, plus-times within
-// the error bound, y poisoned with NaN), or Unsupported exactly where the host conversion of the format refuses;
-// hand-computed matrices whose padding (ELL's column -1 slots, DIA's empty and out-of-matrix slots) would change
-// min-plus, max-times and max-min if it entered a row, with DIA's stored zeros kept apart from its padding; HYB
-// with both parts; NaN and +-Inf among the values; the refusals and their messages; the plans' reports; COO's and
-// HYB's min/max/or-and bits from product to product; two plans on two streams at once and one COO / HYB plan (a
-// workspace) on two streams. Skipped without a device.
+// The CUDA semiring product on ELL, ELL-R, HYB, COO, DIA and compressed CSR (SemiringPlan with Algorithm::Ell, EllR,
+// Hyb, Coo, Dia, CompressedCsr; src/cuda/semiring_ell.cu, semiring_hyb.cu, semiring_coo.cu, semiring_dia.cu,
+// semiring_compressed_csr.cu), the twin of tests/cpu/semiring_formats_test.cpp: the differential body of
+// common/semiring_check.hpp over the whole zoo for every format, semiring and (value, index) pair (min, max and
+// or-and equal to the definition, plus-times within the error bound, y poisoned with NaN), or Unsupported exactly
+// where the host conversion of the format refuses; hand-computed matrices whose padding (ELL's column -1 slots, DIA's
+// empty and out-of-matrix slots) would change min-plus, max-times and max-min if it entered a row, with DIA's stored
+// zeros kept apart from its padding; HYB with both parts; NaN and +-Inf among the values; the refusals and their
+// messages; the plans' reports; COO's and HYB's min/max/or-and bits from product to product; two plans on two streams
+// at once and one COO / HYB plan (a workspace) on two streams; compressed CSR's wide and narrow slices and value
+// modes (pattern, 8- and 16-bit codes, raw) and its refusal of a row too long. Skipped without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,10 +52,13 @@ void expect_formats_match_the_definition(const CsrMatrix<Value, Index>& m, std::
         ADD_FAILURE() << "the device ran what the host conversion refuses: " << plan.policy();
       } catch (const Unsupported& e) {
         // The padding rule; or, for DIA, the duplicates (the host bound counts the entries left after summing
-        // them, the device's all of them: near the bound only the host's padding rule may refuse).
+        // them, the device's all of them: near the bound only the host's padding rule may refuse); or, for
+        // compressed CSR, a row too long for its 16-bit length or a slice too wide for 32-bit offsets.
         const std::string what = e.what();
         EXPECT_TRUE(what.find("padding factor") != std::string::npos ||
-                    (algorithm == Algorithm::Dia && duplicates && what.find("duplicate") != std::string::npos))
+                    (algorithm == Algorithm::Dia && duplicates && what.find("duplicate") != std::string::npos) ||
+                    (algorithm == Algorithm::CompressedCsr && (what.find("16-bit row length") != std::string::npos ||
+                                                               what.find("32-bit offsets") != std::string::npos)))
             << what;
       }
       continue;
@@ -266,11 +270,12 @@ TEST(CudaSemiringFormats, RefusalsAndAuto) {
   }
 
   try {
-    cuda::SemiringPlan<double, std::int32_t> plan(d_dup.view(), Semiring::OrAnd, Algorithm::CompressedCsr);
-    ADD_FAILURE() << "compressed-csr has no semiring kernel";
+    cuda::SemiringPlan<double, std::int32_t> plan(d_dup.view(), Semiring::OrAnd, Algorithm::CusparseCsrAlg1);
+    ADD_FAILURE() << "cusparse-csr-alg1 has no semiring kernel";
   } catch (const Unsupported& e) {  // the refusal lists the kernels there are, from the one table
     EXPECT_NE(std::string(e.what()).find(semiring_algorithm_names(Backend::Cuda)), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("ell, ellr, hyb, coo, dia"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("compressed-csr"), std::string::npos) << e.what();
   }
   for (const gen::Matrix& m : {gen::poisson2d(200), gen::rmat(14, 16, 32), gen::banded(50000, 3, 7),
                                gen::mostly_empty(200000, 200000, 0.05, 16, 2)}) {
@@ -340,13 +345,20 @@ TEST(CudaSemiringFormats, PlansReportTheirFormat) {
                                                      {Algorithm::EllR, "ellr block="},
                                                      {Algorithm::Hyb, "hyb block="},
                                                      {Algorithm::Coo, "coo reduce_by_key=cub"},
-                                                     {Algorithm::Dia, "dia block="}};
+                                                     {Algorithm::Dia, "dia block="},
+                                                     {Algorithm::CompressedCsr, "compressed-csr block="}};
   for (const auto& [algorithm, name] : names) {
     const cuda::SemiringPlan<double, std::int32_t> plan(d_a.view(), Semiring::MaxMin, algorithm);
     EXPECT_EQ(plan.algorithm(), algorithm);
     EXPECT_EQ(plan.semiring(), Semiring::MaxMin);
     EXPECT_EQ(plan.policy().rfind(name, 0), 0u) << plan.policy();
-    EXPECT_GT(plan.extra_bytes(), static_cast<std::size_t>(a.nnz()) * sizeof(std::int32_t)) << to_string(algorithm);
+    // Compressed CSR stores 16-bit offsets and 8-bit codes (Poisson's two values): 3 bytes a slot, at least.
+    const std::size_t per_entry = algorithm == Algorithm::CompressedCsr ? 3 : sizeof(std::int32_t);
+    EXPECT_GT(plan.extra_bytes(), static_cast<std::size_t>(a.nnz()) * per_entry) << to_string(algorithm);
+  }
+  {  // compressed CSR's conversion is the SpMV's: the same layout summary and bytes as the host conversion's
+    const cuda::SemiringPlan<double, std::int32_t> plan(d_a.view(), Semiring::MinPlus, Algorithm::CompressedCsr);
+    EXPECT_NE(plan.policy().find(compressed_csr_summary(to_compressed_csr(a))), std::string::npos) << plan.policy();
   }
   expect_degenerate_matrices(kSemiringFormats);
 }
@@ -388,8 +400,10 @@ TEST(CudaSemiringFormats, OrderFreeSemiringsRepeatTheirBits) {
 TEST(CudaSemiringFormats, TwoStreamsAtOnce) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const auto poisson = convert<double, std::int32_t>(gen::poisson2d(300));
-  const std::pair<Algorithm, Algorithm> pairs[] = {
-      {Algorithm::Coo, Algorithm::EllR}, {Algorithm::Dia, Algorithm::Hyb}, {Algorithm::Ell, Algorithm::Coo}};
+  const std::pair<Algorithm, Algorithm> pairs[] = {{Algorithm::Coo, Algorithm::EllR},
+                                                   {Algorithm::Dia, Algorithm::Hyb},
+                                                   {Algorithm::Ell, Algorithm::Coo},
+                                                   {Algorithm::CompressedCsr, Algorithm::CompressedCsr}};
   for (const auto& [first, second] : pairs) {
     TwoStreams t(poisson);
     cuda::SemiringPlan<double, std::int32_t> p0(t.csr.view(), Semiring::MinPlus, first);
@@ -411,6 +425,76 @@ TEST(CudaSemiringFormats, TwoStreamsAtOnce) {
       for (int i = 0; i < 2; ++i) plan.apply(t.dxs[i].data(), t.dys[i].data(), t.streams[i]);
     for (int i = 0; i < 2; ++i) t.expect_cpu(Semiring::MaxTimes, i, std::string(to_string(algorithm)));
   }
+}
+
+// Compressed CSR's own boundaries (compressed_slices(), common/semiring_check.hpp, the CPU test's matrices): a wide
+// slice (32-bit offsets), narrow ones with a base column far from 0, an all-empty slice and a partial last one, with
+// every value mode the device conversion picks (pattern, 8-bit codes, 16-bit codes, raw; shown by policy() as the
+// host conversion's summary): every semiring against the definition for each (value, index) pair, and the CPU
+// plan's bits for min, max and or-and (x with NaN, +-Inf and signed zeros); a row of 65536 entries is refused with the
+// SpMV conversion's message, and a block size that is not whole warps with InvalidArgument. One plan applied on two
+// streams at once (no workspace) gives the CPU's values on both.
+TEST(CudaSemiringFormats, CompressedCsrSlicesAndValueModes) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  for (std::int64_t distinct : {0, 5, 300, -1}) {
+    SCOPED_TRACE("distinct values " + std::to_string(distinct));
+    const auto a = compressed_slices(distinct, 141);
+    const auto check = [&](const auto& m, const char* types) {
+      using Value = typename std::decay_t<decltype(m)>::value_type;
+      using Index = typename std::decay_t<decltype(m)>::index_type;
+      const auto host = to_compressed_csr(m);
+      ASSERT_EQ(host.wide, (std::vector<std::uint8_t>{1, 0, 0, 0})) << types;
+      const std::string summary = compressed_csr_summary(host);
+      for (const auto& f : check_semirings(m, 142, planned(Algorithm::CompressedCsr, Options{}, summary)))
+        ADD_FAILURE() << types << ": " << f;
+      const auto x = bits_probe_x<Value>(m.cols, 143);
+      const cuda::DeviceCsr d_a(m);
+      const cuda::DeviceBuffer<Value> d_x{std::span<const Value>(x)};
+      cuda::DeviceBuffer<Value> d_y(static_cast<std::size_t>(m.rows));
+      for (Semiring s : {Semiring::MinPlus, Semiring::MaxTimes, Semiring::OrAnd, Semiring::MaxMin}) {
+        std::vector<Value> want(static_cast<std::size_t>(m.rows));
+        semiring_multiply(s, m, std::span<const Value>(x), std::span(want), 2, Algorithm::CompressedCsr);
+        cuda::SemiringPlan<Value, Index> plan(d_a.view(), s, Algorithm::CompressedCsr);
+        SPMV_CUDA_CHECK(cudaMemset(d_y.data(), 0xff, d_y.bytes()));
+        plan.apply(d_x.data(), d_y.data());
+        if (const std::int64_t i = first_bits_difference(s, want, d_y.to_host()); i >= 0)
+          ADD_FAILURE() << types << ", " << to_string(s) << ": row " << i << " differs from the CPU's";
+      }
+    };
+    check(a, "f64/i32");
+    check(convert<float, std::int64_t>(a), "f32/i64");
+    check(convert<float, std::int32_t>(a), "f32/i32");
+    check(convert<double, std::int64_t>(a), "f64/i64");
+  }
+
+  using Plan = cuda::SemiringPlan<double, std::int32_t>;
+  std::vector<std::vector<std::pair<std::int64_t, double>>> rows(3);  // row 1 of 65536 entries
+  for (std::int64_t k = 0; k < 65536; ++k) rows[1].emplace_back((k * 7919) % 70000, 0.5);
+  rows[0].emplace_back(3, 2.0);
+  const auto long_row = convert<double, std::int32_t>(zoo_detail::from_rows(70000, rows));
+  const cuda::DeviceCsr d_long(long_row);
+  try {
+    Plan plan(d_long.view(), Semiring::MinPlus, Algorithm::CompressedCsr);
+    ADD_FAILURE() << "compressed-csr ran a row of 65536 entries: " << plan.policy();
+  } catch (const Unsupported& e) {
+    EXPECT_EQ(std::string(e.what()), "compressed-csr: row 1 holds more than the 65535 entries a 16-bit row length "
+                                     "holds; use csr-vector, merge-path or hola");
+  }
+  const auto a = compressed_slices(5, 144);
+  const cuda::DeviceCsr d_a(a);
+  Options odd;
+  odd.block_size = 48;
+  EXPECT_THROW(Plan(d_a.view(), Semiring::MinPlus, Algorithm::CompressedCsr, odd), InvalidArgument);
+  Options whole;
+  whole.block_size = 64;
+  for (const auto& f : check_semirings(a, 145, planned(Algorithm::CompressedCsr, whole, "block=64 ")))
+    ADD_FAILURE() << "block 64: " << f;
+
+  TwoStreams t(a);
+  Plan plan(t.csr.view(), Semiring::MaxMin, Algorithm::CompressedCsr);
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 2; ++i) plan.apply(t.dxs[i].data(), t.dys[i].data(), t.streams[i]);
+  for (int i = 0; i < 2; ++i) t.expect_cpu(Semiring::MaxMin, i, "compressed-csr, one plan");
 }
 
 }  // namespace

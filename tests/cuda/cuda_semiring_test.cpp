@@ -186,7 +186,7 @@ TEST(CudaSemiringPlan, AutoChoosesByRowStatistics) {
   EXPECT_EQ(choice(gen::mostly_empty(400000, 400000, 0.05, 16, 1)), Algorithm::MergePath);  // 95% empty rows
   const auto a = convert<float, std::int32_t>(gen::poisson2d(20));
   const cuda::DeviceCsr d_a(a);
-  EXPECT_THROW(cuda::SemiringPlan(d_a.view(), Semiring::OrAnd, Algorithm::CompressedCsr), Unsupported);
+  EXPECT_THROW(cuda::SemiringPlan(d_a.view(), Semiring::OrAnd, Algorithm::CusparseCsrAlg1), Unsupported);
 }
 
 // From 2^20 nonzeros the row kernel takes csr-vector's width rule (16 lanes rounded up to 32), below it

@@ -49,7 +49,11 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // CSR (its blocks of options.column_span columns, 0 for the L2 cost model, converted here, extra_bytes; each block a
 // SemiringPlan of its own with Auto; block 0 writes y, each later block a partial vector ⊕-added into y in chunk
 // order: no atomics) and ELLR-T (the SpMV's group-T ELL with row lengths, converted here with its padding rule, T
-// threads a row combined with ⊕; deterministic). A matrix without entries converts nothing (y = the semiring's zero).
+// threads a row combined with ⊕; deterministic). Algorithm::CompressedCsr, only when asked for (not run on a GPU yet),
+// converts A here with the SpMV's device conversion (options.block_size, max_padding; Unsupported, with its message,
+// for a row above 65535 entries, a slice spanning 2^32 columns or the padding rule; extra_bytes) and runs its row
+// walk with the semiring's ops (a thread a row up to its length; deterministic, no workspace). A matrix without
+// entries converts nothing (y = the semiring's zero).
 // Other algorithms are refused. A's arrays must outlive the plan (COO and the CSR kernels read them in place).
 // Merge-path, COO, HYB (when its COO part holds entries), LightSpMV, PCSR (its products array), segmented-sum (its
 // carries) and column-chunked (its partial vector, with two blocks or more) products on different streams are ordered
@@ -57,11 +61,11 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // semiring_multiply. Options read: subwarp (csr-vector's lanes a row: 2, 4, 8 or 32; 0 for the rule; also SELL's
 // threads a row: 1 or 2; LightSpMV's vector: 2 to 32; ELLR-T's threads a row: a power of two in [1, 32]), sell_c,
 // sell_sigma, max_padding, hyb_ell_width, column_span (column-chunked, whose blocks' Auto plans read the rest) and
-// values (half precision is refused: Unsupported); block_size only by the CSR kernels and ELLR-T (csr-scalar,
-// csr-coop, LightSpMV, Hola, segmented-sum and ELLR-T: a multiple of 32 up to 1024 for all but csr-scalar;
-// CSR-Adaptive and PCSR: a power of two in [32, 1024]), coop and repeat by csr-coop, hola_sort_columns by Hola, as
-// the SpMV reads them; the others are not (the other kernels' block sizes are their compiled ones). The overload
-// without Options takes the defaults.
+// values (half precision is refused: Unsupported); block_size only by the CSR kernels, ELLR-T and compressed CSR
+// (csr-scalar, csr-coop, LightSpMV, Hola, segmented-sum, ELLR-T and compressed CSR: a multiple of 32 up to 1024 for
+// all but csr-scalar; CSR-Adaptive and PCSR: a power of two in [32, 1024]), coop and repeat by csr-coop,
+// hola_sort_columns by Hola, as the SpMV reads them; the others are not (the other kernels' block sizes are their
+// compiled ones). The overload without Options takes the defaults.
 template <class Value, class Index>
 class SemiringPlan {
  public:
