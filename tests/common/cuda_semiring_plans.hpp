@@ -1,7 +1,8 @@
 #pragma once
 // What the CUDA semiring tests (tests/cuda/cuda_semiring_*_test.cpp) share: `planned`, a SemiringPlan on host data
-// for check_semirings; `expect_degenerate_matrices`, every kernel on a matrix without entries and one without rows;
-// and TwoStreams, the two-stream fixture.
+// for check_semirings; `for_each_compiled_pair`, a zoo matrix in the plan's four (value, index) pairs;
+// `expect_degenerate_matrices`, every kernel on a matrix without entries and one without rows; and TwoStreams, the
+// two-stream fixture.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@
 #include "spmv/cuda/semiring.hpp"
 #include "spmv/error.hpp"
 #include "spmv/semiring.hpp"
+#include "common/zoo.hpp"
 
 namespace spmv::test {
 
@@ -36,6 +38,16 @@ inline auto planned(Algorithm algorithm, Options options = {}, std::string shown
     plan.apply(d_x.data(), d_y.data());
     d_y.download(std::span<Value>(y));
   };
+}
+
+// `check(m, seed, types)` with the zoo matrix `a` converted to each (value, index) pair SemiringPlan is compiled for:
+// f64/i32 and f32/i64 with `seed`, f32/i32 and f64/i64 with seed + 1 (other x and y, the same matrix).
+template <class Check>
+void for_each_compiled_pair(const ZooMatrix& a, std::uint64_t seed, Check&& check) {
+  check(convert<double, std::int32_t>(a), seed, "f64/i32");
+  check(convert<float, std::int64_t>(a), seed, "f32/i64");
+  check(convert<float, std::int32_t>(a), seed + 1, "f32/i32");
+  check(convert<double, std::int64_t>(a), seed + 1, "f64/i64");
 }
 
 // Each of `kernels` on a 6 x 5 matrix without entries (nothing converted or planned: extra_bytes 0, a policy saying

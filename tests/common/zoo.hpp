@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "common/paths.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/generators.hpp"
@@ -69,6 +71,20 @@ inline ZooMatrix from_rows(std::int64_t cols, const std::vector<std::vector<std:
     a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
   }
   return a;
+}
+
+// `rows` rows of `length` entries at random columns of `cols` (unsorted; duplicates likely when length is near
+// cols), values in [-1, 1), every third row empty when `with_empty`.
+inline ZooMatrix random_rows(std::int64_t rows, std::int64_t cols, std::int64_t length, bool with_empty,
+                             std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<std::vector<std::pair<std::int64_t, double>>> out(static_cast<std::size_t>(rows));
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    if (with_empty && r % 3 == 1) continue;
+    for (std::int64_t k = 0; k < length; ++k)
+      out[r].emplace_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(cols))), rng.symmetric());
+  }
+  return from_rows(cols, out);
 }
 
 inline ZooMatrix empty(std::int64_t rows, std::int64_t cols) {
@@ -324,5 +340,10 @@ inline std::size_t zoo_index(std::string_view name) {
 }
 
 inline const ZooMatrix& zoo_matrix(std::string_view name) { return zoo_matrix(zoo_index(name)); }
+
+// The zoo as a test parameter, each case named by its matrix:
+// INSTANTIATE_TEST_SUITE_P(Zoo, Suite, zoo_indices(), zoo_case_name).
+inline auto zoo_indices() { return testing::Range<std::size_t>(0, zoo().size()); }
+inline std::string zoo_case_name(const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; }
 
 }  // namespace spmv::test

@@ -251,8 +251,7 @@ TEST_P(SemiringFormatsZoo, GivesTheRowLoopsBits) {
   expect_formats_give_row_loop_bits(convert<float, std::int64_t>(a), seed);
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, SemiringFormatsZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, SemiringFormatsZoo, zoo_indices(), zoo_case_name);
 
 // The refusals pass the conversion's message through (ELL's padding on one huge row among short ones), DIA names
 // the duplicates it would sum, plus-times on DIA sums them as the SpMV does, and Auto never picks a format.

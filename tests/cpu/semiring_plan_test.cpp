@@ -143,8 +143,7 @@ TEST_P(SemiringPlanZoo, MatchesTheDefinition) {
   check(convert<float, std::int64_t>(a), "f32/i64", 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, SemiringPlanZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, SemiringPlanZoo, zoo_indices(), zoo_case_name);
 
 // A plan applied again and again gives the one-shot call's bits (plus-times included: the same kernel, split and
 // thread count), whichever x it saw before: x1, x2, x1 on one plan against a call for each.

@@ -130,8 +130,7 @@ TEST_P(SemiringSellZoo, GivesTheRowLoopsBits) {
   expect_sell_bits_equal_rows(convert<float, std::int64_t>(a), seed);
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, SemiringSellZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, SemiringSellZoo, zoo_indices(), zoo_case_name);
 
 // The zoo's huge_row (one row of 100,000 among 999 of 3) is what the padding rule refuses, rather than
 // a kernel falling back; R-MAT scale 14 and a 2D grid are converted and run, and Auto never picks SELL.

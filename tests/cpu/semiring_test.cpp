@@ -94,8 +94,7 @@ TEST_P(SemiringZoo, MergePathGivesTheRowLoopsBits) {
   expect_merge_bits_equal_rows(convert<float, std::int64_t>(a), seed);
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, SemiringZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, SemiringZoo, zoo_indices(), zoo_case_name);
 
 TEST(Semiring, WrongLengthsAreRefused) {
   const auto a = convert<double, std::int32_t>(gen::poisson2d(4));

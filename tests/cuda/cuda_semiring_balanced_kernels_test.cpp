@@ -58,14 +58,12 @@ TEST_P(CudaSemiringBalancedZoo, MatchesTheDefinition) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const ZooMatrix& a = zoo_matrix(GetParam());
   const std::uint64_t seed = hash_name(zoo()[GetParam()].name) + 43;
-  expect_kernels_match_the_definition(convert<double, std::int32_t>(a), seed, "f64/i32");
-  expect_kernels_match_the_definition(convert<float, std::int64_t>(a), seed, "f32/i64");
-  expect_kernels_match_the_definition(convert<float, std::int32_t>(a), seed + 1, "f32/i32");
-  expect_kernels_match_the_definition(convert<double, std::int64_t>(a), seed + 1, "f64/i64");
+  for_each_compiled_pair(a, seed, [](const auto& m, std::uint64_t s, const char* types) {
+    expect_kernels_match_the_definition(m, s, types);
+  });
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringBalancedZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringBalancedZoo, zoo_indices(), zoo_case_name);
 
 // The paths of the three kernels on one matrix of 60,000 columns, in sections:
 //  - 2,000 empty rows first (before the first tile's first nonzero);

@@ -89,27 +89,13 @@ TEST_P(CudaSemiringChunkedKernelsZoo, MatchesTheDefinition) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const ZooMatrix& a = zoo_matrix(GetParam());
   const std::uint64_t seed = hash_name(zoo()[GetParam()].name) + 41;
-  expect_kernels_match_the_definition(convert<double, std::int32_t>(a), seed, "f64/i32");
-  expect_kernels_match_the_definition(convert<float, std::int64_t>(a), seed, "f32/i64");
-  expect_kernels_match_the_definition(convert<float, std::int32_t>(a), seed + 1, "f32/i32");
-  expect_kernels_match_the_definition(convert<double, std::int64_t>(a), seed + 1, "f64/i64");
+  for_each_compiled_pair(a, seed, [](const auto& m, std::uint64_t s, const char* types) {
+    expect_kernels_match_the_definition(m, s, types);
+  });
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringChunkedKernelsZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringChunkedKernelsZoo, zoo_indices(), zoo_case_name);
 
-// `rows` rows of `length` entries at random columns of `cols` (unsorted, duplicates likely when length is near cols),
-// every third row empty when `with_empty`.
-ZooMatrix rows_of(std::int64_t rows, std::int64_t cols, std::int64_t length, bool with_empty, std::uint64_t seed) {
-  SplitMix64 rng(seed);
-  std::vector<std::vector<std::pair<std::int64_t, double>>> out(static_cast<std::size_t>(rows));
-  for (std::size_t r = 0; r < out.size(); ++r) {
-    if (with_empty && r % 3 == 1) continue;
-    for (std::int64_t k = 0; k < length; ++k)
-      out[r].emplace_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(cols))), rng.symmetric());
-  }
-  return zoo_detail::from_rows(cols, out);
-}
 
 // Rows of 600 entries in unsorted columns of 3,000 (duplicates among them), a third of the rows empty, cut into
 // chunks of 7 columns: 429 chunks, each row crossing most of them; the conversion's stable sort by chunk moves every
@@ -117,7 +103,7 @@ ZooMatrix rows_of(std::int64_t rows, std::int64_t cols, std::int64_t length, boo
 // row is the semiring's zero. Then spans of 1 (clamped to cols / 1024 = 3) and of more than cols (one chunk).
 TEST(CudaSemiringChunkedKernels, RowsCrossManyChunks) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  const auto a = convert<double, std::int32_t>(rows_of(300, 3000, 600, true, 101));
+  const auto a = convert<double, std::int32_t>(zoo_detail::random_rows(300, 3000, 600, true, 101));
   ASSERT_TRUE(has_duplicates(a));
   const cuda::DeviceCsr d_a(a);
   const struct {
@@ -165,7 +151,7 @@ TEST(CudaSemiringChunkedKernels, EveryThreadsPerRow) {
   for (const auto& c : cases) {
     SCOPED_TRACE("length " + std::to_string(c.length) + ", subwarp " + std::to_string(c.subwarp));
     const std::int64_t rows = std::max<std::int64_t>(30, 30000 / c.length);
-    const auto a = convert<double, std::int32_t>(rows_of(rows, 5000, c.length, true, 111 + c.length));
+    const auto a = convert<double, std::int32_t>(zoo_detail::random_rows(rows, 5000, c.length, true, 111 + c.length));
     Options options;
     options.subwarp = c.subwarp;
     const cuda::DeviceCsr d_a(a);
@@ -261,7 +247,7 @@ TEST(CudaSemiringChunkedKernels, OptionsReachTheKernels) {
   using Plan = cuda::SemiringPlan<double, std::int32_t>;
   // Rows of 60 (no empty ones): a chunk of 300 columns holds about 9 of each row, so each block's Auto plan takes
   // the row kernel (regular short rows).
-  const auto a = convert<double, std::int32_t>(rows_of(2000, 2000, 60, false, 131));
+  const auto a = convert<double, std::int32_t>(zoo_detail::random_rows(2000, 2000, 60, false, 131));
   const cuda::DeviceCsr d_a(a);
   const auto check = [&](Algorithm algorithm, const Options& options, const std::string& shown) {
     SCOPED_TRACE(std::string(to_string(algorithm)) + ", " + shown);
@@ -312,7 +298,7 @@ TEST(CudaSemiringChunkedKernels, OptionsReachTheKernels) {
 // bits on every product.
 TEST(CudaSemiringChunkedKernels, PlusTimesIsReproducible) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  const auto a = convert<double, std::int32_t>(rows_of(20000, 20000, 24, false, 141));
+  const auto a = convert<double, std::int32_t>(zoo_detail::random_rows(20000, 20000, 24, false, 141));
   std::vector<double> x(static_cast<std::size_t>(a.cols));
   SplitMix64 rng(142);
   for (double& v : x) v = rng.symmetric();
@@ -341,7 +327,7 @@ TEST(CudaSemiringChunkedKernels, PlusTimesIsReproducible) {
 // exact in any order).
 TEST(CudaSemiringChunkedKernels, TwoStreamsAtOnce) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
-  const auto m = convert<double, std::int32_t>(rows_of(20000, 20000, 10, true, 151));
+  const auto m = convert<double, std::int32_t>(zoo_detail::random_rows(20000, 20000, 10, true, 151));
   {
     TwoStreams t(m);
     cuda::SemiringPlan<double, std::int32_t> p0(t.csr.view(), Semiring::MinPlus, Algorithm::ColumnChunked,

@@ -53,26 +53,13 @@ TEST_P(CudaSemiringCsrKernelsZoo, MatchesTheDefinition) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const ZooMatrix& a = zoo_matrix(GetParam());
   const std::uint64_t seed = hash_name(zoo()[GetParam()].name) + 37;
-  expect_kernels_match_the_definition(convert<double, std::int32_t>(a), seed, "f64/i32");
-  expect_kernels_match_the_definition(convert<float, std::int64_t>(a), seed, "f32/i64");
-  expect_kernels_match_the_definition(convert<float, std::int32_t>(a), seed + 1, "f32/i32");
-  expect_kernels_match_the_definition(convert<double, std::int64_t>(a), seed + 1, "f64/i64");
+  for_each_compiled_pair(a, seed, [](const auto& m, std::uint64_t s, const char* types) {
+    expect_kernels_match_the_definition(m, s, types);
+  });
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringCsrKernelsZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringCsrKernelsZoo, zoo_indices(), zoo_case_name);
 
-// `rows` rows of `length` random entries (a third of the rows empty when `with_empty`), random columns of `cols`.
-ZooMatrix rows_of(std::int64_t rows, std::int64_t cols, std::int64_t length, bool with_empty, std::uint64_t seed) {
-  SplitMix64 rng(seed);
-  std::vector<std::vector<std::pair<std::int64_t, double>>> out(static_cast<std::size_t>(rows));
-  for (std::size_t r = 0; r < out.size(); ++r) {
-    if (with_empty && r % 3 == 1) continue;
-    for (std::int64_t k = 0; k < length; ++k)
-      out[r].emplace_back(static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(cols))), rng.symmetric());
-  }
-  return zoo_detail::from_rows(cols, out);
-}
 
 // csr-coop's lanes a row (the power of two at or above sqrt(mean length): 1, 2, 4, 8, 16, 32) and LightSpMV's
 // vector sizes (2, 4, 8, 32 from the rounded mean length) are each compiled per semiring: every width the rules
@@ -90,7 +77,7 @@ TEST(CudaSemiringCsrKernels, EveryCompiledWidth) {
   for (const auto& c : cases) {
     SCOPED_TRACE("length " + std::to_string(c.length));
     const std::int64_t rows = std::max<std::int64_t>(30, 60000 / c.length);
-    const auto a = convert<double, std::int32_t>(rows_of(rows, 5000, c.length, true, 91 + c.length));
+    const auto a = convert<double, std::int32_t>(zoo_detail::random_rows(rows, 5000, c.length, true, 91 + c.length));
     const cuda::DeviceCsr d_a(a);
     const cuda::SemiringPlan<double, std::int32_t> coop(d_a.view(), Semiring::MinPlus, Algorithm::CsrCoop);
     EXPECT_NE(coop.policy().find(c.coop), std::string::npos) << coop.policy();

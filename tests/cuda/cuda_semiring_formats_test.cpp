@@ -91,14 +91,12 @@ TEST_P(CudaSemiringFormatsZoo, MatchesTheDefinition) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const ZooMatrix& a = zoo_matrix(GetParam());
   const std::uint64_t seed = hash_name(zoo()[GetParam()].name) + 31;
-  expect_formats_match_the_definition(convert<double, std::int32_t>(a), seed, "f64/i32");
-  expect_formats_match_the_definition(convert<float, std::int64_t>(a), seed, "f32/i64");
-  expect_formats_match_the_definition(convert<float, std::int32_t>(a), seed + 1, "f32/i32");
-  expect_formats_match_the_definition(convert<double, std::int64_t>(a), seed + 1, "f64/i64");
+  for_each_compiled_pair(a, seed, [](const auto& m, std::uint64_t s, const char* types) {
+    expect_formats_match_the_definition(m, s, types);
+  });
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringFormatsZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringFormatsZoo, zoo_indices(), zoo_case_name);
 
 // padding_bait() (common/semiring_check.hpp, SELL's hand matrix): ELL of width 3 pads row 0 with two slots, row 2
 // with three and row 3 with one, and x0 = -5 would show in min-plus, max-times and max-min if one entered a row;

@@ -254,8 +254,7 @@ TEST(CudaSemiringPlan, OnePlanOnFourStreams) {
   EXPECT_NO_THROW(none.apply(dxs[0].data(), nullptr));  // no rows: nothing is written
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringZoo, testing::Range<std::size_t>(0, zoo().size()),
-                         [](const testing::TestParamInfo<std::size_t>& info) { return zoo()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Zoo, CudaSemiringZoo, zoo_indices(), zoo_case_name);
 
 // Four streams, each its own semiring on one matrix, enqueued before any is waited for: each result
 // equals the CPU's bit for bit (min, max, or-and).
