@@ -1,8 +1,8 @@
 #pragma once
 // What the CUDA semiring tests (tests/cuda/cuda_semiring_*_test.cpp) share: `planned`, a SemiringPlan on host data
-// for check_semirings; `for_each_compiled_pair`, a zoo matrix in the plan's four (value, index) pairs;
-// `expect_degenerate_matrices`, every kernel on a matrix without entries and one without rows; and TwoStreams, the
-// two-stream fixture.
+// for check_semirings, and `expect_kernels_match_the_definition` with it; `for_each_compiled_pair`, a zoo matrix in
+// the plan's four (value, index) pairs; `expect_degenerate_matrices`, every kernel on a matrix without entries and
+// one without rows; and TwoStreams, the two-stream fixture.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 #include "spmv/cuda/semiring.hpp"
 #include "spmv/error.hpp"
 #include "spmv/semiring.hpp"
+#include "common/semiring_check.hpp"
 #include "common/zoo.hpp"
 
 namespace spmv::test {
@@ -48,6 +49,17 @@ void for_each_compiled_pair(const ZooMatrix& a, std::uint64_t seed, Check&& chec
   check(convert<float, std::int64_t>(a), seed, "f32/i64");
   check(convert<float, std::int32_t>(a), seed + 1, "f32/i32");
   check(convert<double, std::int64_t>(a), seed + 1, "f64/i64");
+}
+
+// Each of `kernels` planned on `m` against the definition, every semiring (check_semirings: min, max and or-and
+// exact, plus-times within the error bound, y poisoned with NaN); `types` names the (value, index) pair.
+template <class Value, class Index>
+void expect_kernels_match_the_definition(std::span<const Algorithm> kernels, const CsrMatrix<Value, Index>& m,
+                                         std::uint64_t seed, const char* types) {
+  for (Algorithm algorithm : kernels) {
+    SCOPED_TRACE(std::string(types) + ", " + std::string(to_string(algorithm)));
+    for (const auto& f : check_semirings(m, seed, planned(algorithm))) ADD_FAILURE() << f;
+  }
 }
 
 // Each of `kernels` on a 6 x 5 matrix without entries (nothing converted or planned: extra_bytes 0, a policy saying

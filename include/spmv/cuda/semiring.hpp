@@ -45,11 +45,11 @@ void semiring_multiply(Semiring s, const CsrView<Value, Index>& a, const Value* 
 // kernels likewise (their tiles or blocks planned here, extra_bytes): PCSR folds each row in one block
 // (deterministic); Hola and segmented-sum ⊕-add the partial folds of rows that cross blocks or tiles with atomics (a
 // compare-and-swap loop for min, max and or: exact; atomicAdd for plus-times: not bit-reproducible).
-// Algorithm::ColumnChunked and EllRVector, only when asked for (not run on a GPU yet), run the SpMV's column-chunked
+// Algorithm::ColumnChunked and EllRVector, only when asked for, run the SpMV's column-chunked
 // CSR (its blocks of options.column_span columns, 0 for the L2 cost model, converted here, extra_bytes; each block a
 // SemiringPlan of its own with Auto; block 0 writes y, each later block a partial vector ⊕-added into y in chunk
 // order: no atomics) and ELLR-T (the SpMV's group-T ELL with row lengths, converted here with its padding rule, T
-// threads a row combined with ⊕; deterministic). Algorithm::CompressedCsr, only when asked for (not run on a GPU yet),
+// threads a row combined with ⊕; deterministic). Algorithm::CompressedCsr, only when asked for,
 // converts A here with the SpMV's device conversion (options.block_size, max_padding; Unsupported, with its message,
 // for a row above 65535 entries, a slice spanning 2^32 columns or the padding rule; extra_bytes) and runs its row
 // walk with the semiring's ops (a thread a row up to its length; deterministic, no workspace). A matrix without
@@ -80,7 +80,7 @@ class SemiringPlan {
   void apply(const Value* x, Value* y, cudaStream_t stream = nullptr);
 
   // CsrVector, MergePath, Sell, Ell, EllR, Hyb, Coo, Dia, CsrScalar, CsrCoop, CsrAdaptive, LightSpmv, Pcsr, Hola,
-  // SegmentedSum, ColumnChunked or EllRVector
+  // SegmentedSum, ColumnChunked, EllRVector or CompressedCsr
   Algorithm algorithm() const;
   Semiring semiring() const;
   std::string policy() const;
