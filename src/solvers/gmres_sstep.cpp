@@ -244,12 +244,13 @@ struct BlockCounts {
 
 template <class Value>
 void gmres_sstep_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
-                     std::span<const Value> inverse_diagonal, int m, int s, const sstep::NewtonShifts* preset) {
+                     std::span<const Value> inverse_diagonal, int m, int s, const sstep::NewtonShifts* preset,
+                     double pivot_share_override) {
   const auto n = static_cast<std::int64_t>(b.size());
   const bool jacobi = !inverse_diagonal.empty();
   const Value* dinv = inverse_diagonal.data();
   const double tau = orthogonality_tolerance<Value>();
-  const double pivot_share = sstep::kSStepPivotShare * tau;
+  const double pivot_share = pivot_share_override >= 0 ? pivot_share_override : sstep::kSStepPivotShare * tau;
   std::vector<Value> basis(static_cast<std::size_t>(m + 1) * n), z(jacobi ? n : 0);
   // hess: the unrotated Hessenberg matrix (the change of basis reads its earlier columns; the first cycle's
   // gives the Ritz values); rot: its columns rotated (R of the least-squares problem).
@@ -442,8 +443,8 @@ void gmres_sstep_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Val
 }
 
 template void gmres_sstep_cpu(CpuRun<float>&, std::span<const float>, std::span<float>, std::span<const float>, int,
-                              int, const sstep::NewtonShifts*);
+                              int, const sstep::NewtonShifts*, double);
 template void gmres_sstep_cpu(CpuRun<double>&, std::span<const double>, std::span<double>, std::span<const double>,
-                              int, int, const sstep::NewtonShifts*);
+                              int, int, const sstep::NewtonShifts*, double);
 
 }  // namespace spmv::solvers

@@ -203,11 +203,13 @@ NewtonShifts leja_newton_shifts(const std::vector<std::complex<double>>& ritz, i
 namespace spmv::solvers {
 
 // The CPU s-step GMRES(m) (gmres_sstep.cpp), s in [2, kGmresMaxSStep]; gmres_cpu calls it for
-// gmres_s_step > 1. `preset`: Newton shifts to use from the first cycle on instead of its Arnoldi steps (tests:
-// a block that meets an invariant subspace, which a first Arnoldi cycle would have solved); null in solves.
+// gmres_s_step > 1. Test hooks, left at their defaults in solves: `preset`, Newton shifts to use from the
+// first cycle on instead of its Arnoldi steps (a block that meets an invariant subspace, which a first
+// Arnoldi cycle would have solved); `pivot_share` >= 0 replaces kSStepPivotShare * tau (0: every positive
+// pivot accepted, so that a block reaches the second Cholesky QR, which the default share keeps rare).
 template <class Value>
 void gmres_sstep_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
                      std::span<const Value> inverse_diagonal, int restart, int s,
-                     const sstep::NewtonShifts* preset = nullptr);
+                     const sstep::NewtonShifts* preset = nullptr, double pivot_share = -1);
 
 }  // namespace spmv::solvers

@@ -347,6 +347,81 @@ TEST(GmresSStep, InvariantSubspaceInsideABlock) {
   }
 }
 
+// A = I + delta N (N tridiagonal, entries in [-1, 1]) with the monomial basis preset: the block's vectors are
+// q_0 + O(delta), so W - Q C is delta-small against W, and one block Gram-Schmidt pass leaves a loss of
+// about eps / delta against Q.
+SolverMatrix near_identity(std::int64_t n, double delta, std::uint64_t seed) {
+  const auto r = random_rhs(3 * n, seed);
+  CooMatrix<double, std::int64_t> coo;
+  coo.rows = coo.cols = n;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t d = -1; d <= 1; ++d) {
+      const std::int64_t j = i + d;
+      if (j < 0 || j >= n) continue;
+      coo.row_idx.push_back(i), coo.col_idx.push_back(j);
+      coo.values.push_back((d == 0 ? 1.0 : 0.0) + delta * r[3 * i + d + 1]);
+    }
+  return to_csr<double, std::int64_t>(coo);
+}
+
+// Runs gmres_sstep_cpu with the monomial shifts preset; returns the result and x.
+template <class Value>
+SolverResult preset_solve(const SolverMatrix& a64, const std::vector<double>& b64, std::vector<double>& x64, int s,
+                          int restart, double tolerance, double pivot_share) {
+  const auto a = convert<Value, std::int32_t>(a64);
+  auto op = make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose);
+  sstep::NewtonShifts monomial;
+  monomial.count = s;
+  for (int i = 0; i < s; ++i) monomial.sigma[i] = 1;
+  const SolverOptions o = sstep_options(false, tolerance, restart, s);
+  SolverResult result;
+  std::vector<Value> b(b64.begin(), b64.end()), x(b.size(), Value(0));
+  double bb = 0;
+  for (Value v : b) bb += static_cast<double>(v) * v;
+  solvers::CpuRun<Value> run(*op, o, std::sqrt(bb), result);
+  solvers::gmres_sstep_cpu<Value>(run, b, x, {}, restart, s, &monomial, pivot_share);
+  x64.assign(x.begin(), x.end());
+  return result;
+}
+
+double true_relative_residual(const SolverMatrix& a, const std::vector<double>& b, const std::vector<double>& x) {
+  const auto ax = reference_product(a, x);
+  double rr = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) rr += (b[i] - ax[i]) * (b[i] - ax[i]);
+  return std::sqrt(rr / reference_dot(b, b));
+}
+
+// The second block pass (BCGS2): in float with delta = 3e-5 the first pass's measured loss, about
+// eps_float / delta = 4e-3, is above sqrt(eps_float) = 3.4e-4; the second pass brings it to rounding, the
+// block keeps the one column whose pivot passes (the others differ from it by delta^2) and Arnoldi steps end
+// the solve at step 2 (measured), with the right x.
+TEST(GmresSStep, SecondBlockPassWhenTheLossIsMeasuredAboveTau) {
+  const SolverMatrix a = near_identity(400, 3e-5, 21);
+  const auto b = random_rhs(400, 22);
+  std::vector<double> x;
+  const SolverResult r = preset_solve<float>(a, b, x, 4, 8, 1e-6, -1);
+  ASSERT_TRUE(r.converged) << r.breakdown << " " << r.variant;
+  EXPECT_EQ(r.variant.find(" 0 second passes"), std::string::npos) << r.variant;
+  EXPECT_LE(true_relative_residual(a, b, x), 1e-5) << r.variant;
+  std::printf("[ measured ] %d iterations, %s\n", r.iterations, r.variant.c_str());
+}
+
+// The second Cholesky QR (CholQR2), which the default pivot share keeps rare: with every positive pivot
+// accepted (share 0) the monomial block of A = I + 1e-2 N has columns whose new directions shrink by about
+// delta a step, kappa ~ 1e6 over 4 columns, and one Cholesky QR leaves a loss of about eps kappa^2 = 1e-4
+// within the block: the scaling sweep measures it and the second Cholesky QR repairs it (measured: both
+// blocks of the solve, each also after a second pass; 7 iterations, no fallback).
+TEST(GmresSStep, SecondCholeskyQrWhenTheBlockLossIsMeasuredAboveTau) {
+  const SolverMatrix a = near_identity(400, 1e-2, 23);
+  const auto b = random_rhs(400, 24);
+  std::vector<double> x;
+  const SolverResult r = preset_solve<double>(a, b, x, 4, 8, 1e-12, 0.0);
+  ASSERT_TRUE(r.converged) << r.breakdown << " " << r.variant;
+  EXPECT_EQ(r.variant.find(" 0 second Cholesky QRs"), std::string::npos) << r.variant;
+  EXPECT_LE(true_relative_residual(a, b, x), 1e-11) << r.variant;
+  std::printf("[ measured ] %d iterations, %s\n", r.iterations, r.variant.c_str());
+}
+
 TEST(GmresSStep, NanInBIsRefusedAsBefore) {
   const SolverMatrix a = sstep_problem("poisson2d");
   auto b = random_rhs(a.rows, 1);
