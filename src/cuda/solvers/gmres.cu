@@ -19,6 +19,9 @@
 // before its finish (DeviceRun::global_rows), and recompute the correction's ||v|| globally.
 // Per cycle: gmres_solve_kernel (1 thread: y = R^-1 g) | gmres_update_kernel (x += M^-1 V y), then the
 // restart: r = b - A x into v_0 | dot_kernel | gmres_restart_kernel | gmres_rescale_kernel.
+// With SolverOptions::gmres_s_step > 1 (a basis in the value type) the cycles after the first build their
+// columns in s-step blocks (the s-step section below; src/solvers/gmres_sstep.hpp), falling back to the
+// Arnoldi steps above for the rest of a cycle when a block is refused.
 #include <cstdio>
 #include <string>
 
