@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 15: Krylov solvers per iteration, in one process, on the same systems and tolerance.
 
-spmv's CG (fused, unfused, in a CUDA graph), BiCGStab (also in a graph) and GMRES (also with a float32 basis in f64, fp16 in f32) against
+spmv's CG (fused, unfused, in a CUDA graph), BiCGStab (also in a graph) and GMRES (also with a float32 basis in f64, fp16 in f32,
+and s-step GMRES, --gmres-s-step, default S = 5 and 8: docs/SOLVERS.md "s-step GMRES") against
 ``cupyx.scipy.sparse.linalg`` (CUDA, when CuPy is importable) and ``scipy.sparse.linalg`` (CPU):
 iterations to the tolerance, time per
 iteration, the memory floor of spmv's iteration (docs/SOLVERS.md "The floor": the CSR byte model of
@@ -129,6 +130,8 @@ def main():
     p.add_argument("--maxit", type=int, default=5000)
     p.add_argument("--matrices", default=str(ROOT.parent / "shared" / "matrices"))
     p.add_argument("--json", help="write the rows as JSON here")
+    p.add_argument("--gmres-s-step", default="5,8",
+                   help="GMRES: the s-step variants to run, comma-separated block sizes in 2..8 ('' for none)")
     args = p.parse_args()
 
     cupy = cupy_or_none()
@@ -167,9 +170,11 @@ def main():
                     basis = "f32" if prec == "f64" else "f16"
                     compressed = [(f"spmv, {basis} basis", {"basis": basis}),
                                   (f"spmv, {basis} basis, hint", {"basis": basis})]
+                    # s-step GMRES: the working-precision basis, no hint (the issue's target setting).
+                    sstep = [(f"spmv, s-step {k}", {"s_step": int(k)}) for k in args.gmres_s_step.split(",") if k]
                     variants = [("spmv fused", {"fused": True}), ("spmv unfused", {"fused": False}), *graph,
                                 ("spmv fused, hint", {"fused": True})] \
-                        if method == "cg" else [("spmv", {}), *compressed] if method == "gmres" \
+                        if method == "cg" else [("spmv", {}), *compressed, *sstep] if method == "gmres" \
                         else [("spmv", {}), *bicg_graph]
                     unfused_floor = None
                     for name, extra in variants:

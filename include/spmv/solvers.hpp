@@ -65,6 +65,13 @@ struct SolverOptions {
   int max_iterations = 1000;  // >= 0; 0 only computes the initial residual
   int restart = 30;           // GMRES: Krylov vectors per cycle (m of GMRES(m)), >= 1
   GmresBasis gmres_basis = GmresBasis::Working;  // GMRES only (other methods reject the others)
+  // GMRES: Krylov vectors per s-step block (docs/SOLVERS.md, "s-step GMRES"), 1..8. 1: one Arnoldi step at a
+  // time (the default). S > 1: after a first cycle of Arnoldi steps, whose Hessenberg matrix gives the Newton
+  // shifts, every cycle builds its basis S vectors at a time (S products, then one block Gram-Schmidt pass over
+  // V and a Cholesky QR of the block), the last block of a cycle shorter when the restart is not a multiple of
+  // S. The working-precision basis only (a compressed gmres_basis with S > 1 is refused); other methods reject
+  // S != 1.
+  int gmres_s_step = 1;
   bool record_history = false;  // fill SolverResult::history
   // Called every `progress_every` iterations (0: never). The CUDA path calls it when it reads the
   // residual back, so possibly a few iterations late but with the values of that iteration.

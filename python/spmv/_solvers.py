@@ -82,7 +82,7 @@ def _basis_name(basis, dtype):
 
 
 def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
-           check_every, fused=True, graph=False, pipelined=False, basis="working"):
+           check_every, fused=True, graph=False, pipelined=False, basis="working", s_step=1):
     A = _as_matrix(A, algorithm)
     algorithm = A.algorithm if algorithm is None else algorithm
     if not isinstance(algorithm, str):
@@ -99,6 +99,7 @@ def _solve(method, A, b, x0, tol, maxiter, M, algorithm, backend, restart, callb
         "maxiter": int(maxiter),
         "restart": int(restart),
         "gmres_basis": _basis_name(basis, A.dtype),
+        "gmres_s_step": int(s_step),
         "history": bool(history),
         "progress_every": int(callback_every) if callback is not None else 0,
         "callback": callback,
@@ -175,13 +176,18 @@ def bicgstab(A, b, x0=None, *, tol=1e-8, maxiter=1000, M=None, algorithm=None, b
 
 
 def gmres(A, b, x0=None, *, tol=1e-8, restart=30, maxiter=1000, M=None, algorithm=None, backend=None, callback=None,
-          callback_every=1, history=False, check_every=1, basis="working"):
+          callback_every=1, history=False, check_every=1, basis="working", s_step=1):
     """Restarted GMRES(restart), right Jacobi preconditioning; maxiter counts Arnoldi steps (products).
 
     ``basis="f32"`` (or ``numpy.float32``) stores the Krylov basis in float32 for a float64 solve (a compressed
     basis: half the bytes of the orthogonalisation, which dominates a step; sums, A v, x and the residual stay
     float64); ``basis="f16"`` (or ``numpy.float16``) stores it in IEEE half for a float32 solve (float64 solves
     reject it); ``"working"`` stores it in the matrix's dtype.
+
+    ``s_step=S`` (1-8) builds the basis S vectors at a time after a first cycle of Arnoldi steps (s-step GMRES
+    with a Newton basis: one Gram-Schmidt pass over the basis per block instead of two per step;
+    docs/SOLVERS.md, "s-step GMRES"); the working-precision basis only. 1 (the default) is one Arnoldi step
+    at a time.
     """
     return _solve("gmres", A, b, x0, tol, maxiter, M, algorithm, backend, restart, callback, callback_every, history,
-                  check_every, basis=basis)
+                  check_every, basis=basis, s_step=s_step)

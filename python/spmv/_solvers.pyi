@@ -40,4 +40,5 @@ def bicgstab(A: Matrix | Any, b: Any, x0: Any | None = None, *, tol: float = 1e-
 def gmres(A: Matrix | Any, b: Any, x0: Any | None = None, *, tol: float = 1e-8, restart: int = 30,
           maxiter: int = 1000, M: Literal["jacobi", "none"] | None = None, algorithm: str | None = None,
           backend: str | None = None, callback: Callable[[int, float], Any] | None = None, callback_every: int = 1,
-          history: bool = False, check_every: int = 1) -> tuple[Any, SolveInfo]: ...
+          history: bool = False, check_every: int = 1, basis: str | Any = "working",
+          s_step: int = 1) -> tuple[Any, SolveInfo]: ...

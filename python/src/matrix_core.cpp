@@ -722,7 +722,7 @@ Target target_from(const std::string& backend, int ordinal) {
 }
 
 // The solver settings spmv/_solvers.py passes: method, preconditioner, tol, maxiter, restart,
-// gmres_basis, history, progress_every, callback (None or callable(iteration, residual)), check_every.
+// gmres_basis, gmres_s_step, history, progress_every, callback (None or callable(iteration, residual)), check_every.
 SolverOptions solver_options_from(const nb::dict& d) {
   SolverOptions o;
   const auto method = nb::cast<std::string>(d["method"]);
@@ -737,6 +737,7 @@ SolverOptions solver_options_from(const nb::dict& d) {
   const auto basis = nb::cast<std::string>(d["gmres_basis"]);
   if (auto b = parse_gmres_basis(basis)) o.gmres_basis = *b;
   else throw InvalidArgument("unknown basis '" + basis + "'; expected 'working', 'f32' or 'f16'");
+  o.gmres_s_step = nb::cast<int>(d["gmres_s_step"]);
   o.record_history = nb::cast<bool>(d["history"]);
   o.progress_every = nb::cast<int>(d["progress_every"]);
   o.check_every = nb::cast<int>(d["check_every"]);

@@ -201,6 +201,28 @@ def test_gmres_float32_basis():
         spmv.gmres(A, b, basis="bf16")
 
 
+def test_gmres_s_step():
+    """s_step=S (s-step GMRES, docs/SOLVERS.md): the tolerance met with the s = 1 solver's iterations (within
+    s - 1 + 5%), the variant naming the blocks, fewer floor bytes a step; S outside 1..8 and a compressed basis
+    refused."""
+    a = _convection_diffusion(20)
+    b = np.random.default_rng(6).uniform(-1, 1, a.shape[0])
+    A = spmv.Matrix.from_scipy(a)
+    _, info_1 = spmv.gmres(A, b, tol=1e-10, restart=20, maxiter=2000)
+    for s in (2, 5, 8):
+        x, info = spmv.gmres(A, b, tol=1e-10, restart=20, maxiter=2000, s_step=s)
+        assert info.converged
+        assert np.linalg.norm(b - a @ x) / np.linalg.norm(b) <= 1e-10 * (1 + 1e-6)
+        assert abs(info.iterations - info_1.iterations) <= s - 1 + (info_1.iterations + 19) // 20
+        assert info.variant.startswith(f"s-step {s}") and "blocks" in info.variant
+        assert info.vector_bytes < info_1.vector_bytes
+    for bad in (0, 9):
+        with pytest.raises(ValueError, match="gmres_s_step"):
+            spmv.gmres(A, b, s_step=bad)
+    with pytest.raises(ValueError, match="s-step basis"):
+        spmv.gmres(A, b, s_step=4, basis="f32")
+
+
 def test_gmres_float16_basis():
     """basis='f16' (an IEEE-half Krylov basis for float32 solves): the same tolerance, a float32 x, fewer floor
     bytes; float64 solves refuse it."""

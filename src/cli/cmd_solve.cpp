@@ -43,6 +43,7 @@ struct SolveOptions {
   int maxit = 1000;
   int restart = 30;
   std::string gmres_basis = "working";
+  int gmres_s_step = 1;
   std::string algo = "auto";
   std::string backend = "auto";
   std::string precision = "f64";
@@ -109,6 +110,7 @@ void write_json(const std::string& path, const std::string& label, const std::st
                       {"method", to_string(so.method)},
                       {"preconditioner", to_string(so.preconditioner)},
                       {"gmres_basis", to_string(so.gmres_basis)},
+                      {"gmres_s_step", so.gmres_s_step},
                       {"precision", precision},
                       {"tolerance", so.tolerance},
                       {"converged", r.converged},
@@ -141,7 +143,10 @@ void write_json(const std::string& path, const std::string& label, const std::st
 
 int run_solve(const SolveOptions& o) {
   if (o.distributed.enabled) {
-    refuse_with_distributed({{o.lma, "--lma"}, {o.history, "--history"}, {!o.json.empty(), "--json"}});
+    refuse_with_distributed({{o.lma, "--lma"},
+                             {o.history, "--history"},
+                             {!o.json.empty(), "--json"},
+                             {o.gmres_s_step != 1, "--gmres-s-step"}});
     return run_distributed_solve({o.file, o.gen, o.rhs_file, o.output, o.method, o.precond, o.algo, o.precision,
                                   o.backend, o.tol,
                                   o.maxit, o.restart, o.progress, o.unfused, o.pipelined, o.graph, o.gmres_basis, o.threads,
@@ -157,6 +162,7 @@ int run_solve(const SolveOptions& o) {
   so.pipelined = o.pipelined;
   so.check_every = o.check_every;
   so.gmres_basis = *parse_gmres_basis(o.gmres_basis);
+  so.gmres_s_step = o.gmres_s_step;
 
   if (o.file.empty() == o.gen.empty()) throw UsageError("give a matrix: FILE or --gen KIND:k=v,... (not both)");
   if (o.lma && (o.gen.rfind("fem2d", 0) != 0 && o.gen.rfind("fem3d", 0) != 0))
@@ -202,10 +208,11 @@ int run_solve(const SolveOptions& o) {
   fmt::print("solve: {} ({} rows, {} nonzeros), {}{}, {} backend, {}, tol {:g}, maxit {}{}\n", p.label,
              p.a.rows, p.a.nnz(), to_string(so.method),
              so.method == SolverMethod::Gmres
-                 ? fmt::format("({}){}", so.restart,
+                 ? fmt::format("({}){}{}", so.restart,
                                so.gmres_basis == GmresBasis::Working
                                    ? ""
-                                   : fmt::format(", {} basis", to_string(so.gmres_basis)))
+                                   : fmt::format(", {} basis", to_string(so.gmres_basis)),
+                               so.gmres_s_step == 1 ? "" : fmt::format(", s-step {}", so.gmres_s_step))
                  : "",
              to_string(backend), o.precision, so.tolerance, so.max_iterations,
              so.preconditioner == Preconditioner::Jacobi ? ", Jacobi" : "");
@@ -268,6 +275,12 @@ Command add_solve_command(CLI::App& parent) {
                   "GMRES: store the Krylov basis in the working precision, in f32 (a compressed basis for f64 "
                   "solves: half the orthogonalisation's bytes) or in f16 (f32 solves; docs/SOLVERS.md)")
       ->check(CLI::IsMember({"working", "f32", "f16"}, CLI::ignore_case))
+      ->capture_default_str();
+  sub->add_option("--gmres-s-step", o->gmres_s_step,
+                  "GMRES: Krylov vectors per s-step block, 1-8 (1: one Arnoldi step at a time; S > 1: Newton "
+                  "basis blocks after a first Arnoldi cycle, one Gram-Schmidt pass over V per block; "
+                  "working-precision basis only; docs/SOLVERS.md, \"s-step GMRES\")")
+      ->check(CLI::Range(1, 8))
       ->capture_default_str();
   sub->add_option("--precond", o->precond, "Preconditioner")
       ->check(CLI::IsMember({"none", "jacobi"}, CLI::ignore_case))

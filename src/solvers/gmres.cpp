@@ -15,6 +15,7 @@
 
 #include "solvers/cpu_vector_ops.hpp"
 #include "solvers/gmres_arnoldi.hpp"
+#include "solvers/gmres_sstep.hpp"
 #include "solvers/solver_setup.hpp"
 
 namespace spmv::solvers {
@@ -145,6 +146,8 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
 template <class Value>
 void gmres_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Value> x,
                std::span<const Value> inverse_diagonal, int restart) {
+  if (run.options().gmres_s_step > 1)  // working basis only (check_problem refuses the others)
+    return gmres_sstep_cpu<Value>(run, b, x, inverse_diagonal, restart, run.options().gmres_s_step);
   if constexpr (std::is_same_v<Value, double>) {
     if (run.options().gmres_basis == GmresBasis::Float32)
       return gmres_cycles<double, float>(run, b, x, inverse_diagonal, restart);

@@ -120,6 +120,16 @@ void check_problem(std::int64_t rows, std::int64_t cols, std::size_t b_size, std
     throw InvalidArgument(method + ": the pipelined recurrence is implemented for cg only");
   if (o.gmres_basis != GmresBasis::Working && o.method != SolverMethod::Gmres)
     throw InvalidArgument(method + ": a compressed Krylov basis (gmres_basis) is a gmres option");
+  if (o.gmres_s_step != 1 && o.method != SolverMethod::Gmres)
+    throw InvalidArgument(method + ": the s-step basis (gmres_s_step) is a gmres option");
+  if (o.gmres_s_step < 1 || o.gmres_s_step > kGmresMaxSStep)
+    throw InvalidArgument("gmres: gmres_s_step must be in [1, " + std::to_string(kGmresMaxSStep) + "], got " +
+                          std::to_string(o.gmres_s_step));
+  if (o.gmres_s_step > 1 && o.gmres_basis != GmresBasis::Working)
+    throw InvalidArgument("gmres: the s-step basis (gmres_s_step > 1) is stored in the working precision; a " +
+                          std::string(to_string(o.gmres_basis)) +
+                          " basis would round the block's Newton vectors before its Cholesky QR, which amplifies "
+                          "that rounding by the block's condition number (docs/SOLVERS.md, \"s-step GMRES\")");
   if (o.gmres_basis == GmresBasis::Float16 && value_size != sizeof(float))
     throw InvalidArgument("gmres: an f16 basis is for float solves; a double solve compresses its basis to f32");
 }
@@ -130,6 +140,16 @@ double vector_words_per_iteration(const SolverOptions& o, double basis_word) {
     case SolverMethod::Cg: return o.pipelined ? (jacobi ? 20 : 13) : (o.fused ? 10 : 11) + (jacobi ? 2 : 0);
     case SolverMethod::BiCgStab: return jacobi ? 23 : 21;
     case SolverMethod::Gmres: {
+      if (o.gmres_s_step > 1) {  // the later cycles' steps (solver_setup.hpp; the first cycle is Arnoldi's)
+        const int s = o.gmres_s_step;
+        double words = 0;
+        for (int j0 = 0; j0 < o.restart; j0 += s) {
+          const int sb = std::min(s, o.restart - j0);
+          words += sb >= 2 ? 2.0 * (j0 + 1) + 5.0 * sb + sb * (jacobi ? 5.0 : 3.0)
+                           : 2.0 * j0 + 5 + (jacobi ? 3 : 0);  // a block of one step is an Arnoldi step
+        }
+        return words / o.restart + 1;
+      }
       const double b = basis_word;  // a basis entry, in words of the value type
       const bool compressed = b != 1.0;
       double step_words = 0;  // summed over a cycle's steps j = 0..m-1 (solver_setup.hpp)
@@ -147,6 +167,7 @@ double vector_words_per_iteration(const SolverOptions& o, double basis_word) {
 void describe_iteration(const SolverOptions& o, std::int64_t n, std::size_t value_size, SolverResult& result) {
   result.variant = o.method == SolverMethod::Cg ? (o.pipelined ? "pipelined" : o.fused ? "fused" : "unfused") : "";
   if (o.graph) result.variant += result.variant.empty() ? "graph" : ", graph";
+  if (o.method == SolverMethod::Gmres && o.gmres_s_step > 1) result.variant = "s-step " + std::to_string(o.gmres_s_step);
   result.applies_per_iteration = o.method == SolverMethod::BiCgStab ? 2 : 1;
   const double basis_word =
       o.method == SolverMethod::Gmres ? static_cast<double>(gmres_basis_size(o, value_size)) / value_size : 1.0;

@@ -62,6 +62,14 @@ inline constexpr const char* kBreakdownCgStagnated =
 // a basis entry in words of the value type (0.5 for GmresBasis::Float32 in a double solve): the sweeps' reads and
 // writes of V count that much, w's a word; the SpMV then reads a widened copy of v_j (read v, write z: b + 1, or b + 2
 // with Jacobi's dinv).
+// s-step GMRES (gmres_s_step = s > 1, gmres_sstep.hpp), per block from column j0 of sb >= 2 steps (cols = j0 + 1
+// columns in V): sweep 1 (Q^T W) reads cols + sb, sweep 2 (W - Q C with its Gram matrix and Q^T W) reads
+// cols + sb and writes sb, sweep 3 (W R^-1 with its Gram matrix) reads and writes sb: 2 cols + 5 sb; each
+// product's Newton term (y = sigma (gamma w_{i-1} - alpha w_i), then y += sigma A M^-1 w_i) reads w_i and writes
+// y, the SpMV reads y back: 3 (5 with Jacobi: dinv read, z written). A block of one step is an Arnoldi step.
+// Summed over a cycle, / m, plus the cycle's update (1): m = 30, s = 5: 14.4 words a step (16.4 with Jacobi)
+// against 35 (38). The first cycle (Arnoldi steps) and a block's second pass or second Cholesky QR (rare)
+// are not counted.
 double vector_words_per_iteration(const SolverOptions& options, double basis_word = 1.0);
 
 // The bytes of one GMRES basis entry: float for GmresBasis::Float32, 2 for Float16, else the value type's.
@@ -102,6 +110,11 @@ constexpr double pythagoras_min_share() {
 // 256-thread blocks per SM, with up to 33 independent loads in flight per thread. Here, not in the CUDA
 // file, because vector_words_per_iteration counts the extra reads.
 inline constexpr int kGmresDotColumns = 32;
+
+// The largest s-step block (SolverOptions::gmres_s_step): the block's Gram matrix and change-of-basis work are
+// s x s and (m + 1) x s arrays sized by it on both backends, and beyond 8 Newton steps the block's vectors
+// are too close to dependent for a Cholesky QR in double (docs/SOLVERS.md, "s-step GMRES").
+inline constexpr int kGmresMaxSStep = 8;
 
 // Fills the options-dependent floor fields of `result` (variant, applies_per_iteration, vector_bytes)
 // for a solve of n unknowns in a value type of `value_size` bytes.
@@ -163,6 +176,8 @@ class CpuRun {
   }
 
   bool broken() const { return !result_.breakdown.empty(); }
+  // Appends to SolverResult::variant what the method did beyond its options (the s-step GMRES's blocks).
+  void append_variant(const std::string& text) { result_.variant += text; }
   bool converged() const { return result_.converged; }
 
   double stop_norm() const { return options_.tolerance * b_norm_; }

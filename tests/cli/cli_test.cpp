@@ -417,6 +417,27 @@ TEST_F(Cli, SolveFloorUnfusedAndJson) {
   EXPECT_NE(graph.err.find("graph"), std::string::npos) << graph.err;
 }
 
+// --gmres-s-step: s-step GMRES named in the header, converged to the known solution; the JSON records S and
+// the variant the blocks; outside 1..8, with a compressed basis or with another method it is refused.
+TEST_F(Cli, SolveGmresSStep) {
+  CliResult r = run("solve --gen poisson2d:n=20 --method gmres --restart 12 --gmres-s-step 5 --precond jacobi "
+                    "--tol 1e-10 --backend cpu --json " + arg("s.json") + " -o " + arg("xs.mtx"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("gmres(12), s-step 5"), std::string::npos) << r.out;
+  for (double v : spmv::read_vector(file("xs.mtx").string())) EXPECT_NEAR(v, 1.0, 1e-7);
+  const std::string json = read_file(file("s.json"));
+  EXPECT_NE(json.find("\"gmres_s_step\": 5"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"variant\": \"s-step 5, "), std::string::npos) << json;
+  for (const char* bad : {"--gmres-s-step 9", "--gmres-s-step 0"})
+    EXPECT_NE(run(std::string("solve --gen poisson2d:n=8 --method gmres --backend cpu ") + bad).exit_code, 0) << bad;
+  r = run("solve --gen poisson2d:n=8 --method gmres --gmres-s-step 4 --gmres-basis f32 --backend cpu");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("s-step basis"), std::string::npos) << r.err;
+  r = run("solve --gen poisson2d:n=8 --gmres-s-step 4 --backend cpu");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("gmres option"), std::string::npos) << r.err;
+}
+
 TEST_F(Cli, SolveWithKnownSolutionProgressAndExitCodes) {
   // b = A*1: the summary prints the max error against the known solution.
   CliResult r = run("solve --gen poisson2d:n=20 --precond jacobi --tol 1e-10 --progress 10 --backend cpu -o " +

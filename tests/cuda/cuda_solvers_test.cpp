@@ -570,5 +570,107 @@ TEST(CudaSolversDevice, ProgressAndMaxIterations) {
   }
 }
 
+// s-step GMRES on the device (GmresSStep.ConvergesLikeArnoldi* of tests/cpu/gmres_sstep_test.cpp): Poisson
+// 2D/3D, a FEM matrix and the nonsymmetric convection-diffusion, f32 and f64, with and without Jacobi, s in
+// {2, 3, 5, 8} at restart 30, and 23 (not a multiple of 5; a restart wider than one s-step tile, 40, too):
+// converged, the true residual within the working precision's bound, the iteration count within (s - 1) +
+// 5% of the device's s = 1 GMRES and within 2% (at least s) of the CPU's s-step solve, and the variant
+// naming the blocks.
+TEST(CudaSolversDevice, GmresSStepConvergesLikeArnoldi) {
+  SKIP_WITHOUT_CUDA();
+  struct Problem {
+    const char* name;
+    SolverMatrix a;
+  };
+  const Problem problems[] = {{"poisson2d", solver_problem_matrix("poisson2d")},
+                              {"poisson3d", solver_problem_matrix("poisson3d")},
+                              {"fem3d", gen::generate("fem3d", {{"n", 7}, {"kappa_amplitude", 0.5}})},
+                              {"convdiff", solver_problem_matrix("convdiff")}};
+  struct Shape {
+    int restart, s;
+  };
+  const Shape shapes[] = {{30, 2}, {30, 3}, {30, 5}, {30, 8}, {23, 5}, {40, 4}};
+  for (const Problem& p : problems)
+    for (bool single : {false, true})
+      for (bool jacobi : {false, true})
+        for (const Shape& shape : shapes) {
+          const auto b = random_rhs(p.a.rows, 11);
+          SolverOptions o;
+          o.method = SolverMethod::Gmres;
+          o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+          o.tolerance = single ? 1e-5 : 1e-10;
+          o.max_iterations = 3000;
+          o.restart = shape.restart;
+          std::vector<double> x_one, x_cpu, x_gpu;
+          const auto r_one = single ? run<float>(Backend::Cuda, p.a, b, x_one, o) : run<double>(Backend::Cuda, p.a, b, x_one, o);
+          o.gmres_s_step = shape.s;
+          const auto r_cpu = single ? run<float>(Backend::Cpu, p.a, b, x_cpu, o) : run<double>(Backend::Cpu, p.a, b, x_cpu, o);
+          const auto r_gpu = single ? run<float>(Backend::Cuda, p.a, b, x_gpu, o) : run<double>(Backend::Cuda, p.a, b, x_gpu, o);
+          const std::string what = std::string(p.name) + " m=" + std::to_string(shape.restart) + " s=" +
+                                   std::to_string(shape.s) + (jacobi ? " jacobi" : "") + (single ? " f32" : " f64");
+          ASSERT_TRUE(r_one.converged) << what << " (s = 1)";
+          ASSERT_TRUE(r_gpu.converged) << what << ": " << r_gpu.breakdown << " " << r_gpu.variant;
+          double xx = 0;
+          for (double v : x_gpu) {
+            ASSERT_TRUE(std::isfinite(v)) << what;
+            xx += v * v;
+          }
+          const double eps = single ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+          EXPECT_LE(r_gpu.residual, true_residual_bound(o.tolerance, eps, r_gpu.iterations, norm_inf_matrix(p.a),
+                                                        std::sqrt(xx), std::sqrt(reference_dot(b, b))))
+              << what;
+          EXPECT_LE(std::abs(r_gpu.iterations - r_one.iterations), (shape.s - 1) + (r_one.iterations + 19) / 20)
+              << what << ": s-step " << r_gpu.iterations << ", Arnoldi " << r_one.iterations;
+          EXPECT_NEAR(r_gpu.iterations, r_cpu.iterations, std::max(shape.s, r_cpu.iterations / 50)) << what;
+          EXPECT_TRUE(contains(r_gpu.variant, "s-step " + std::to_string(shape.s))) << r_gpu.variant;
+          std::printf("[ measured ] %-32s cuda s=1 %4d, cuda %4d, cpu %4d (%s)\n", what.c_str(), r_one.iterations,
+                      r_gpu.iterations, r_cpu.iterations, r_gpu.variant.c_str());
+        }
+}
+
+// An invariant subspace (A = diag with the values 1, 2, 3) and A = I: the first cycle's Arnoldi steps end
+// the solve with the exact solution, whatever s is; a compressed basis with s > 1 is refused.
+TEST(CudaSolversDevice, GmresSStepInvariantSubspaceAndRefusals) {
+  SKIP_WITHOUT_CUDA();
+  CooMatrix<double, std::int64_t> coo;
+  coo.rows = coo.cols = 30;
+  for (std::int64_t i = 0; i < 30; ++i) coo.row_idx.push_back(i), coo.col_idx.push_back(i), coo.values.push_back(1.0 + i % 3);
+  const auto diag3 = to_csr<double, std::int64_t>(coo);
+  const auto b = random_rhs(30, 4);
+  SolverOptions o;
+  o.method = SolverMethod::Gmres;
+  o.tolerance = 1e-12;
+  for (int s : {2, 5, 8}) {
+    o.gmres_s_step = s;
+    std::vector<double> x;
+    const auto r = run<double>(Backend::Cuda, diag3, b, x, o);
+    ASSERT_TRUE(r.converged) << s << " " << r.breakdown;
+    EXPECT_EQ(r.iterations, 3) << s;
+    for (int i = 0; i < 30; ++i) EXPECT_NEAR(x[i], b[i] / (1.0 + i % 3), 1e-12) << i;
+  }
+  o.gmres_basis = GmresBasis::Float32;
+  std::vector<double> x;
+  EXPECT_THROW(run<double>(Backend::Cuda, diag3, b, x, o), InvalidArgument);
+}
+
+// One small s-step solve that reaches the blocks (several cycles), the second-pass and CholQR2 kernels
+// enqueued: for compute-sanitizer (build-tmp/s32-sstep.sh runs memcheck and racecheck on it).
+TEST(CudaSolversDevice, GmresSStepOneSolve) {
+  SKIP_WITHOUT_CUDA();
+  const SolverMatrix a = solver_problem_matrix("poisson2d");
+  const auto b = random_rhs(a.rows, 2);
+  SolverOptions o;
+  o.method = SolverMethod::Gmres;
+  o.preconditioner = Preconditioner::Jacobi;
+  o.tolerance = 1e-10;
+  o.restart = 12;
+  o.gmres_s_step = 5;
+  std::vector<double> x;
+  const auto r = run<double>(Backend::Cuda, a, b, x, o);
+  ASSERT_TRUE(r.converged) << r.breakdown << " " << r.variant;
+  EXPECT_LE(r.residual, 1e-9);
+  EXPECT_TRUE(contains(r.variant, "blocks")) << r.variant;
+}
+
 }  // namespace
 }  // namespace spmv::test

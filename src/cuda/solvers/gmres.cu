@@ -19,7 +19,15 @@
 // before its finish (DeviceRun::global_rows), and recompute the correction's ||v|| globally.
 // Per cycle: gmres_solve_kernel (1 thread: y = R^-1 g) | gmres_update_kernel (x += M^-1 V y), then the
 // restart: r = b - A x into v_0 | dot_kernel | gmres_restart_kernel | gmres_rescale_kernel.
+// With SolverOptions::gmres_s_step > 1 (a basis in the value type) the cycles after the first build their
+// columns in s-step blocks (the s-step section below; src/solvers/gmres_sstep.hpp), falling back to the
+// Arnoldi steps above for the rest of a cycle when a block is refused.
+#include <cstdio>
+#include <string>
+
+#include "core/debug_log.hpp"
 #include "cuda/solvers/solver_kernels.cuh"
+#include "solvers/gmres_sstep.hpp"
 
 namespace spmv::cuda::solvers {
 namespace {
@@ -384,9 +392,8 @@ __global__ void __launch_bounds__(kSolverThreads)
 // Arnoldi step j's end (one thread): h_{j+1,j} = beta, rotations, g, the stopping rule. With `confirm`
 // (a compressed basis: gmres.cpp says why) a convergence of the estimate only closes the cycle, and the
 // restart's true residual decides.
-__global__ void gmres_rotation_kernel(SolverState* s, GmresScalars* c, double* hess, double* cs, double* sn,
-                                      double* g, int m, int j, double* history, int confirm) {
-  if (!arnoldi_running(s, c)) return;
+__device__ inline void rotate_column(SolverState* s, GmresScalars* c, double* hess, double* cs, double* sn, double* g,
+                                     int m, int j, double* history, int confirm) {
   const double h_next = c->beta;
   double* col = hess + static_cast<std::size_t>(j) * (m + 1);
   for (int i = 0; i < j; ++i) {
@@ -412,6 +419,12 @@ __global__ void gmres_rotation_kernel(SolverState* s, GmresScalars* c, double* h
     c->claimed = 1;
   }
   if (!running(s) || h_next == 0 || j + 1 == m) c->cycle_open = 0;
+}
+
+__global__ void gmres_rotation_kernel(SolverState* s, GmresScalars* c, double* hess, double* cs, double* sn,
+                                      double* g, int m, int j, double* history, int confirm) {
+  if (!arnoldi_running(s, c)) return;
+  rotate_column(s, c, hess, cs, sn, g, m, j, history, confirm);
 }
 
 // y = R^-1 g over the cycle's columns (back substitution, one thread: at most m^2/2 flops).
@@ -484,11 +497,341 @@ void launch_orthonormalise(cudaStream_t st, int blocks, const SolverState* s, co
   });
 }
 
+// ----- s-step GMRES (SolverOptions::gmres_s_step > 1; src/solvers/gmres_sstep.hpp has the algorithm and the
+// small-matrix work, which the one-thread kernels below run with the CPU's code) -----
+//
+// A block of sb steps from column j0, on one stream:
+//   sb x (gmres_sstep_newton_kernel | apply): w_{i+1} = sigma_i (A M^-1 w_i - alpha_i w_i + gamma_i w_{i-1})
+//   | gmres_sstep_dots_kernel (C = V^T W, one read of V and W) | finish
+//   | gmres_sstep_update_kernel (W -= V C with D = V^T W and G = W^T W from the same loads) | finish
+//   | gmres_sstep_decide_kernel (Cholesky QR of G, the loss D R^-1, the second pass's decision)
+//   | the second pass, each kernel returning at once unless the decision asked for it
+//   | gmres_sstep_scale_kernel (W <- W R^-1 with W^T W) | finish | gmres_sstep_check_kernel (CholQR2's
+//     decision) | the second Cholesky QR, returning at once unless asked
+//   | gmres_sstep_close_kernel (the Hessenberg columns, a row per thread; then the rotations and the
+//     stopping rule, one thread)
+//   | one copy of the block's outcome to the host and a wait: the host learns how many columns the block
+//     gave and whether the cycle is still open, and enqueues the next block or Arnoldi steps.
+// Why the decisions on the device and one wait per block: the s x s and (m + 1) x s work is a few thousand
+// flops, and doing it on the host would take two waits per block (after the update, for the second pass;
+// after the scaling, for CholQR2) where the device's one-thread kernels take two launches; the one wait
+// that remains tells the host what to enqueue next (a block's columns vary when it falls back), which
+// every-decision-on-the-device enqueuing (the s = 1 solver's) could only do with idle launches of both
+// kinds of step. Cost: one host round trip per block, against one per step never (the s = 1 solver has
+// none) but against two sweeps over V per step saved.
+
+namespace sstep = spmv::solvers::sstep;
+using sstep::kMaxS;
+
+// The block's decisions on the device (gmres_sstep.hpp steps 4 and 5).
+struct SStepScalars {
+  int p1 = 0;             // columns the first pass's Cholesky QR accepted
+  int p = 0;              // columns the block gives (0: refused)
+  int second_pass = 0;    // the BCGS2 pass runs
+  int second_cholqr = 0;  // CholQR2 runs
+  int passes = 0;         // BCGS2 passes over the solve
+  int cholqrs = 0;        // CholQR2 passes over the solve
+  double r[kMaxS * kMaxS];  // W = Q C + Q_new R (upper, ld kMaxS)
+  double x[kMaxS * kMaxS];  // what the next scaling sweep applies: R^-1, or R3^-1
+};
+
+// How the block sweeps lay V's columns over their threads: kSStepLanes adjacent lanes share a row and split a
+// tile of kSStepTile columns of V, kSStepPerLane each, every lane holding its columns' sums against all of
+// the block's (up to kMaxS) columns of W, whose loads the lanes of a row share (one transaction). 8 lanes x 4:
+// 32 + 8 double sums a thread in the update (D and G), a tile that covers V_j for GMRES(30). One row per
+// lane group and scalar loads: the first version, not measured; the s = 1 sweeps' 16-byte loads and
+// per-width tiles (launch_tile) are the tuning to try once a GPU has timed this one. Registers (ptxas,
+// sm_90, f64/f32): the dots kernel 120/118, the update 128 with 80 bytes spilled under its bound of two
+// blocks per SM (153 and one block per SM without it: which is faster is for the GPU to say), the scaling
+// 58/63, no spill elsewhere.
+inline constexpr int kSStepLanes = 8;
+inline constexpr int kSStepPerLane = 4;
+inline constexpr int kSStepTile = kSStepLanes * kSStepPerLane;
+inline constexpr int kSStepGroups = kSolverThreads / kSStepLanes;  // rows a block covers at a time
+static_assert(kSStepLanes >= kMaxS, "the update's Gram sums give each column of W a lane");
+
+// The rows [begin, ld) of a lane group: its first row and the grid's stride.
+__device__ inline std::int64_t sstep_first_row() {
+  return blockIdx.x * std::int64_t(kSStepGroups) + threadIdx.x / kSStepLanes;
+}
+__device__ inline std::int64_t sstep_row_stride() { return std::int64_t(gridDim.x) * kSStepGroups; }
+
+// Block sums of per-lane sums: lane q of a row group holds sum[k][t] for tile column q * kRows + k and W
+// column t. Warp shuffles add the lanes of the same q, shared memory the warps; thread e sums entry
+// (tc, t) = (e / sb, e % sb), tc < count, into partials[row(tc, t) * kMaxReductionBlocks + blockIdx.x].
+template <int kRows, class Row>
+__device__ inline void store_lane_sums(double (&sum)[kRows][kMaxS], int count, int sb, double* partials, Row&& row) {
+  constexpr int kWarps = kSolverThreads / 32;
+  __shared__ double warp_sums[kWarps][kSStepLanes * kRows * kMaxS];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int o = 16; o >= kSStepLanes; o >>= 1)
+#pragma unroll
+    for (int k = 0; k < kRows; ++k)
+#pragma unroll
+      for (int t = 0; t < kMaxS; ++t) sum[k][t] += __shfl_xor_sync(0xffffffffu, sum[k][t], o);
+  if (lane < kSStepLanes)
+#pragma unroll
+    for (int k = 0; k < kRows; ++k)
+#pragma unroll
+      for (int t = 0; t < kMaxS; ++t) warp_sums[warp][(lane * kRows + k) * kMaxS + t] = sum[k][t];
+  __syncthreads();
+  for (int e = threadIdx.x; e < count * sb; e += kSolverThreads) {
+    const int tc = e / sb, t = e % sb;
+    double total = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) total += warp_sums[w][tc * kMaxS + t];
+    partials[static_cast<std::size_t>(row(tc, t)) * kMaxReductionBlocks + blockIdx.x] = total;
+  }
+  __syncthreads();  // warp_sums may be reused by a second call
+}
+
+// Whether a guarded block kernel runs: the Arnoldi state open, and `run_if` null or set.
+__device__ inline bool sstep_runs(const SolverState* s, const GmresScalars* c, const int* run_if) {
+  return arnoldi_running(s, c) && (!run_if || *run_if);
+}
+
+// Step i of a block: z = M^-1 w_i (dinv non-null; n rows) and out = sigma (gamma w_{i-1} - alpha w_i) over
+// the ld rows (padding rows stay 0); the apply then adds sigma A z (beta = 1).
+template <class Value>
+__global__ void __launch_bounds__(kSolverThreads)
+    gmres_sstep_newton_kernel(const SolverState* s, const GmresScalars* c, const Value* dinv, const Value* wi,
+                              const Value* wprev, Value* z, Value* out, std::int64_t n, std::int64_t ld, double alpha,
+                              double gamma, double sigma) {
+  if (!arnoldi_running(s, c)) return;
+  SPMV_SOLVER_LOOP(i, ld) {
+    const Value v = wi[i];
+    if (dinv && i < n) z[i] = dinv[i] * v;
+    out[i] = static_cast<Value>(sigma * (gamma * static_cast<double>(wprev[i]) - alpha * static_cast<double>(v)));
+  }
+}
+
+// partials row c + t * cols = A_c . W_t for the `cols` columns of a (stride ld) and the sb of w: one read of
+// each. Grid (blocks, ceil(cols / kSStepTile)): grid row y takes A's tile y (and reads W again).
+template <class Value>
+__global__ void __launch_bounds__(kSolverThreads)
+    gmres_sstep_dots_kernel(const SolverState* s, const GmresScalars* c, const int* run_if, const Value* a, int cols,
+                            const Value* w, int sb, std::int64_t ld, double* partials) {
+  if (!sstep_runs(s, c, run_if)) return;
+  const int tile0 = blockIdx.y * kSStepTile;
+  const int first = tile0 + threadIdx.x % kSStepLanes * kSStepPerLane;  // this lane's columns
+  double sum[kSStepPerLane][kMaxS] = {};
+  for (std::int64_t i = sstep_first_row(); i < ld; i += sstep_row_stride()) {
+    double wv[kMaxS];
+#pragma unroll
+    for (int t = 0; t < kMaxS; ++t) wv[t] = t < sb ? static_cast<double>(w[t * ld + i]) : 0.0;
+#pragma unroll
+    for (int k = 0; k < kSStepPerLane; ++k) {
+      if (first + k >= cols) break;
+      const double v = static_cast<double>(a[(first + k) * ld + i]);
+#pragma unroll
+      for (int t = 0; t < kMaxS; ++t) sum[k][t] += v * wv[t];
+    }
+  }
+  const int count = min(kSStepTile, cols - tile0);
+  store_lane_sums<kSStepPerLane>(sum, count, sb, partials, [&](int tc, int t) { return tile0 + tc + t * cols; });
+}
+
+// The block update (gmres_sstep.hpp step 3): W_t <- W_t - sum_c coef[c + t * cols] V_c for t < sb, the
+// projection summed in double and rounded once; from the same loads, while cols <= kSStepTile, D = V^T W of
+// the result (partials rows c + t * cols), and always G = W^T W (rows cols * sb + a + b * sb, a <= b: lane q
+// sums column b = q). Wider V: the projection loops over the tiles, and D comes from a dots kernel after.
+// The coefficients sit in dynamic shared memory (cols * kMaxS doubles). Two blocks per SM (see the tile's
+// comment for the registers this costs).
+template <class Value>
+__global__ void __launch_bounds__(kSolverThreads, 2)
+    gmres_sstep_update_kernel(const SolverState* s, const GmresScalars* c, const int* run_if, const Value* basis,
+                              int cols, const double* coef, Value* w, int sb, std::int64_t ld, double* partials) {
+  if (!sstep_runs(s, c, run_if)) return;
+  extern __shared__ double coef_shared[];  // coef(col, t) at col + t * cols, 0 for t >= sb
+  for (int e = threadIdx.x; e < cols * kMaxS; e += kSolverThreads) coef_shared[e] = e < cols * sb ? coef[e] : 0.0;
+  __syncthreads();
+  const int q = threadIdx.x % kSStepLanes, first = q * kSStepPerLane;
+  // The lanes of this row group: they share i, so they take the same branches.
+  const unsigned group = ((1u << kSStepLanes) - 1u) << (threadIdx.x % 32 / kSStepLanes * kSStepLanes);
+  const bool with_d = cols <= kSStepTile;
+  double dsum[kSStepPerLane][kMaxS] = {}, gsum[1][kMaxS] = {};
+  for (std::int64_t i = sstep_first_row(); i < ld; i += sstep_row_stride()) {
+    double wv[kMaxS], projection[kMaxS] = {}, vcol[kSStepPerLane] = {};
+#pragma unroll
+    for (int t = 0; t < kMaxS; ++t) wv[t] = t < sb ? static_cast<double>(w[t * ld + i]) : 0.0;
+    for (int tile0 = 0; tile0 < cols; tile0 += kSStepTile) {
+#pragma unroll
+      for (int k = 0; k < kSStepPerLane; ++k) {
+        const int col = tile0 + first + k;
+        vcol[k] = col < cols ? static_cast<double>(basis[col * ld + i]) : 0.0;
+        if (col < cols)
+#pragma unroll
+          for (int t = 0; t < kMaxS; ++t) projection[t] += coef_shared[col + t * cols] * vcol[k];
+      }
+    }
+#pragma unroll
+    for (int o = 1; o < kSStepLanes; o <<= 1)
+#pragma unroll
+      for (int t = 0; t < kMaxS; ++t) projection[t] += __shfl_xor_sync(group, projection[t], o);
+    double out[kMaxS];
+#pragma unroll
+    for (int t = 0; t < kMaxS; ++t) out[t] = t < sb ? static_cast<double>(static_cast<Value>(wv[t] - projection[t])) : 0.0;
+    __syncwarp(group);  // every lane has read the row's W before lane 0 overwrites it
+    if (q == 0)
+#pragma unroll
+      for (int t = 0; t < kMaxS; ++t)
+        if (t < sb) w[t * ld + i] = static_cast<Value>(out[t]);
+    if (with_d)
+#pragma unroll
+      for (int k = 0; k < kSStepPerLane; ++k)
+#pragma unroll
+        for (int t = 0; t < kMaxS; ++t) dsum[k][t] += vcol[k] * out[t];
+#pragma unroll
+    for (int b = 0; b < kMaxS; ++b)
+      if (b == q)
+#pragma unroll
+        for (int a = 0; a <= b; ++a) gsum[0][a] += out[a] * out[b];
+  }
+  if (with_d)
+    store_lane_sums<kSStepPerLane>(dsum, min(kSStepTile, cols), sb, partials, [&](int tc, int t) { return tc + t * cols; });
+  store_lane_sums<1>(gsum, sb, sb, partials, [&](int b, int a) { return cols * sb + a + b * sb; });
+}
+
+// The scaling (gmres_sstep.hpp step 5): W <- W X over the block's first p columns (p and X from the
+// decisions), each row's result summed in double and rounded once, and partials rows a + b * sb = W_a . W_b
+// (a <= b < p) of the stored result. The update's lane layout: the lanes of a row group share the row's
+// loads, each computes the row's result, lane q stores column q and sums column q's Gram entries (a
+// thread per row holding all 36 sums took 212-218 registers, one block per SM).
+template <class Value>
+__global__ void __launch_bounds__(kSolverThreads)
+    gmres_sstep_scale_kernel(const SolverState* s, const GmresScalars* c, const int* run_if, const SStepScalars* st,
+                             Value* w, int sb, std::int64_t ld, double* partials) {
+  if (!sstep_runs(s, c, run_if) || st->p == 0) return;
+  const int p = st->p, q = threadIdx.x % kSStepLanes;
+  __shared__ double x[kMaxS * kMaxS];
+  for (int e = threadIdx.x; e < kMaxS * kMaxS; e += kSolverThreads) x[e] = st->x[e];
+  __syncthreads();
+  double gsum[1][kMaxS] = {};
+  for (std::int64_t i = sstep_first_row(); i < ld; i += sstep_row_stride()) {
+    double in[kMaxS], out[kMaxS];
+#pragma unroll
+    for (int t = 0; t < kMaxS; ++t) in[t] = t < p ? static_cast<double>(w[t * ld + i]) : 0.0;
+#pragma unroll
+    for (int t = 0; t < kMaxS; ++t) {
+      double sum = 0;
+#pragma unroll
+      for (int l = 0; l <= t; ++l) sum += x[l + t * kMaxS] * in[l];
+      out[t] = t < p ? static_cast<double>(static_cast<Value>(sum)) : 0.0;
+    }
+    // Every lane has read the row's inputs before any lane of the group overwrites them.
+    __syncwarp(((1u << kSStepLanes) - 1u) << (threadIdx.x % 32 / kSStepLanes * kSStepLanes));
+#pragma unroll
+    for (int b = 0; b < kMaxS; ++b)
+      if (b == q) {
+        if (b < p) w[b * ld + i] = static_cast<Value>(out[b]);
+#pragma unroll
+        for (int a = 0; a <= b; ++a) gsum[0][a] += out[a] * out[b];
+      }
+  }
+  store_lane_sums<1>(gsum, sb, sb, partials, [&](int b, int a) { return a + b * sb; });
+}
+
+// out[r] = the sum of partials row r, one block a row.
+__global__ void gmres_sstep_finish_kernel(const SolverState* s, const GmresScalars* c, const int* run_if,
+                                          const double* partials, int count, double* out) {
+  if (!sstep_runs(s, c, run_if)) return;
+  const double sum = finish_sum(partials + static_cast<std::size_t>(blockIdx.x) * kMaxReductionBlocks, 0, count);
+  if (threadIdx.x == 0) out[blockIdx.x] = sum;
+}
+
+// After the first pass's update (pass 0) or the second's (pass 1, only when asked): the Cholesky QR of G
+// (upd + cols * sb), its accepted columns, R^-1 and the loss D R^-1 (D = upd). Pass 0 above tau asks for
+// the second pass (its coefficients D into coef2, C += D); pass 1 above tau refuses the block (p = 0).
+__global__ void gmres_sstep_decide_kernel(const SolverState* s, const GmresScalars* c, SStepScalars* st,
+                                          const double* upd, double* cmat, double* coef2, int cols, int sb, int pass,
+                                          double pivot_share, double tau) {
+  if (!arnoldi_running(s, c) || (pass == 1 && !st->second_pass)) return;
+  int p = sstep::cholesky_rank(upd + cols * sb, sb, sb, pivot_share, st->r);
+  if (pass == 1) p = min(p, st->p1);
+  sstep::upper_inverse(st->r, p, st->x);
+  const double loss = sstep::projected_loss(upd, cols, st->x, p);
+  if (pass == 1) {
+    st->p = loss <= tau ? p : 0;
+    return;
+  }
+  st->p1 = p;
+  st->second_cholqr = 0;
+  if (loss <= tau) {
+    st->second_pass = 0;
+    st->p = p;
+    return;
+  }
+  st->second_pass = 1;
+  ++st->passes;
+  st->p = 0;
+  for (int e = 0; e < cols * sb; ++e) {
+    coef2[e] = upd[e];
+    cmat[e] += upd[e];
+  }
+}
+
+// After the scaling (stage 0) or its repetition (stage 1, only when asked): the loss within the block,
+// max |W^T W - I|. Above tau, stage 0 prepares CholQR2 (X = R3^-1 for the repetition, R <- R3 R) and
+// stage 1 refuses the block.
+__global__ void gmres_sstep_check_kernel(const SolverState* s, const GmresScalars* c, SStepScalars* st,
+                                         const double* qq, int sb, int stage, double pivot_share, double tau) {
+  if (!arnoldi_running(s, c) || st->p == 0 || (stage == 1 && !st->second_cholqr)) return;
+  const int p = st->p;
+  if (stage == 0) st->second_cholqr = 0;
+  if (sstep::identity_loss(qq, p, sb) <= tau) return;
+  if (stage == 1) {
+    st->p = 0;
+    return;
+  }
+  double r3[kMaxS * kMaxS];
+  if (sstep::cholesky_rank(qq, p, sb, pivot_share, r3) < p) {
+    st->p = 0;
+    return;
+  }
+  sstep::upper_inverse(r3, p, st->x);
+  sstep::compose_upper(r3, p, st->r);
+  st->second_cholqr = 1;
+  ++st->cholqrs;
+}
+
+// The block's end: the Hessenberg columns j0 .. j0 + p - 1 (a row per thread: the rows are independent,
+// gmres_sstep.hpp), then on thread 0 each column copied into the rotated matrix and closed as an Arnoldi
+// step's (rotate_column: rotations, g, the stopping rule, with `confirm`), stopping at the step that meets
+// the tolerance.
+__global__ void gmres_sstep_close_kernel(SolverState* s, GmresScalars* c, const SStepScalars* st, double* hplain,
+                                         const double* cmat, const sstep::NewtonShifts* shifts, double* hess,
+                                         double* cs, double* sn, double* g, int m, int j0, double* history) {
+  if (!arnoldi_running(s, c) || st->p == 0) return;
+  const int p = st->p;
+  for (int row = threadIdx.x; row <= j0 + p; row += blockDim.x)
+    sstep::reconstruct_hessenberg_row(hplain, m, j0, p, cmat, st->r, *shifts, row);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  const std::size_t ldh = static_cast<std::size_t>(m) + 1;
+  for (int i = 0; i < p && arnoldi_running(s, c); ++i) {
+    const int j = j0 + i;
+    for (int row = 0; row <= j; ++row) hess[j * ldh + row] = hplain[j * ldh + row];
+    c->beta = hplain[j * ldh + j + 1];
+    rotate_column(s, c, hess, cs, sn, g, m, j, history, 1);
+  }
+}
+
+// The first cycle keeps its Hessenberg columns unrotated (the Ritz values): column j and h_{j+1,j} = beta,
+// before gmres_rotation_kernel rotates them in place.
+__global__ void gmres_sstep_keep_column_kernel(const SolverState* s, const GmresScalars* c, const double* hess,
+                                               double* hplain, int m, int j) {
+  if (!arnoldi_running(s, c)) return;
+  const std::size_t ldh = static_cast<std::size_t>(m) + 1;
+  for (int row = threadIdx.x; row <= j; row += blockDim.x) hplain[j * ldh + row] = hess[j * ldh + row];
+  if (threadIdx.x == 0) hplain[j * ldh + j + 1] = c->beta;
+}
+
 // GMRES(m) with its basis stored in Basis: Value (w = A z is then column j + 1 itself), float for a
 // double solve (GmresBasis::Float32) or ScaledHalf for a float one (Float16): then w is a vector of the
 // value type of its own, and v_j is widened into z before each product.
 template <class Value, class Basis>
-void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
+void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_step) {
   constexpr bool kCompressed = !std::is_same_v<Value, Basis>;
   const std::int64_t n = run.n();
   const cudaStream_t st = run.stream();
@@ -577,14 +920,142 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
     rescale(static_cast<const Value*>(r), v0);
   };
 
+  // ----- s-step blocks (s_step > 1, a basis in the value type; check_problem refuses the others) -----
+  const bool blocks_on = s_step > 1 && !kCompressed;
+  const std::size_t ldh = static_cast<std::size_t>(m) + 1;
+  const int sum_rows = static_cast<int>(ldh) * kMaxS + kMaxS * kMaxS;  // C or D and G of the widest block
+  DeviceBuffer<double> hplain(blocks_on ? ldh * m : 0), cmat(blocks_on ? ldh * kMaxS : 0),
+      coef2(blocks_on ? ldh * kMaxS : 0), upd(blocks_on ? static_cast<std::size_t>(sum_rows) : 0),
+      qq(blocks_on ? kMaxS * kMaxS : 0),
+      block_partials(blocks_on ? static_cast<std::size_t>(sum_rows) * kMaxReductionBlocks : 0);
+  DeviceBuffer<SStepScalars> sstep_scalars(blocks_on ? 1 : 0);
+  DeviceBuffer<sstep::NewtonShifts> device_shifts(blocks_on ? 1 : 0);
+  if (blocks_on) {
+    SPMV_CUDA_CHECK(cudaMemsetAsync(sstep_scalars.data(), 0, sizeof(SStepScalars), st));
+    SPMV_CUDA_CHECK(cudaMemsetAsync(hplain.data(), 0, hplain.size() * sizeof(double), st));
+  }
+  sstep::NewtonShifts shifts;  // count 0 until the first cycle's Ritz values give them
+  const double tau = spmv::solvers::orthogonality_tolerance<Value>();
+  const double pivot_share = sstep::kSStepPivotShare * tau;
+  int block_count = 0, fallbacks = 0;
+  // The sums of partials rows [0, rows) into out (summed across processes first when distributed).
+  const auto finish_rows = [&](const int* run_if, int rows, double* out) {
+    const int count = run.global_rows(block_partials.data(), rows);
+    gmres_sstep_finish_kernel<<<rows, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run_if,
+                                                               block_partials.data(), count, out);
+    SPMV_CHECK_LAUNCH(gmres_sstep_finish_kernel);
+  };
+  // W -= V coef with D and G (the pass's sums in block_partials; D from a dots kernel for V wider than a tile).
+  const auto update = [&](const int* run_if, int cols, const double* coef, Value* w, int sb) {
+    if constexpr (!kCompressed) {  // a compressed basis has no s-step blocks (check_problem)
+      const std::size_t shared = static_cast<std::size_t>(cols) * kMaxS * sizeof(double);
+      gmres_sstep_update_kernel<Value><<<blocks, kSolverThreads, shared, st>>>(
+          run.state(), scalars.data(), run_if, basis.data(), cols, coef, w, sb, ld, block_partials.data());
+      SPMV_CHECK_LAUNCH(gmres_sstep_update_kernel);
+      if (cols > kSStepTile) {
+        const dim3 grid(blocks, (cols + kSStepTile - 1) / kSStepTile);
+        gmres_sstep_dots_kernel<Value><<<grid, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run_if,
+                                                                        basis.data(), cols, w, sb, ld,
+                                                                        block_partials.data());
+        SPMV_CHECK_LAUNCH(gmres_sstep_dots_kernel);
+      }
+      finish_rows(run_if, cols * sb + sb * sb, upd.data());
+    }
+  };
+  // What the host reads after a block (its one wait).
+  struct BlockOutcome {
+    int p = 0;
+    int cycle_open = 0;
+    SolverState state;
+  };
+  // One block of sb steps from column j0 (gmres_sstep.hpp): enqueued, then one wait. Returns its outcome.
+  const auto run_block = [&](int j0, int sb) {
+    BlockOutcome out;
+    if constexpr (!kCompressed) {  // a compressed basis has no s-step blocks (check_problem)
+      const int cols = j0 + 1;
+      Value* w = column(j0 + 1);
+      SStepScalars* sts = sstep_scalars.data();
+      ++block_count;
+      for (int i = 0; i < sb; ++i) {
+        const Value* wi = column(j0 + i);
+        gmres_sstep_newton_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(
+            run.state(), scalars.data(), dinv, wi, i > 0 ? column(j0 + i - 1) : wi, z.data(), column(j0 + i + 1), n, ld,
+            shifts.alpha[i], i > 0 ? shifts.gamma[i] : 0.0, shifts.sigma[i]);
+        SPMV_CHECK_LAUNCH(gmres_sstep_newton_kernel);
+        run.apply(static_cast<Value>(shifts.sigma[i]), dinv ? z.data() : wi, Value(1), column(j0 + i + 1));
+      }
+      const dim3 grid(blocks, (cols + kSStepTile - 1) / kSStepTile);
+      gmres_sstep_dots_kernel<Value><<<grid, kSolverThreads, 0, st>>>(run.state(), scalars.data(), nullptr,
+                                                                      basis.data(), cols, w, sb, ld,
+                                                                      block_partials.data());
+      SPMV_CHECK_LAUNCH(gmres_sstep_dots_kernel);
+      finish_rows(nullptr, cols * sb, cmat.data());
+      update(nullptr, cols, cmat.data(), w, sb);
+      gmres_sstep_decide_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), sts, upd.data(), cmat.data(), coef2.data(),
+                                                 cols, sb, 0, pivot_share, tau);
+      SPMV_CHECK_LAUNCH(gmres_sstep_decide_kernel);
+      update(&sts->second_pass, cols, coef2.data(), w, sb);
+      gmres_sstep_decide_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), sts, upd.data(), cmat.data(), coef2.data(),
+                                                 cols, sb, 1, pivot_share, tau);
+      SPMV_CHECK_LAUNCH(gmres_sstep_decide_kernel);
+      for (int stage = 0; stage < 2; ++stage) {
+        const int* run_if = stage == 0 ? nullptr : &sts->second_cholqr;
+        gmres_sstep_scale_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run_if, sts, w,
+                                                                           sb, ld, block_partials.data());
+        SPMV_CHECK_LAUNCH(gmres_sstep_scale_kernel);
+        finish_rows(run_if, sb * sb, qq.data());
+        gmres_sstep_check_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), sts, qq.data(), sb, stage, pivot_share,
+                                                  tau);
+        SPMV_CHECK_LAUNCH(gmres_sstep_check_kernel);
+      }
+      gmres_sstep_close_kernel<<<1, 64, 0, st>>>(run.state(), scalars.data(), sts, hplain.data(), cmat.data(),
+                                                 device_shifts.data(), hess.data(), cs.data(), sn.data(), g.data(), m,
+                                                 j0, run.history());
+      SPMV_CHECK_LAUNCH(gmres_sstep_close_kernel);
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(&out.p, &sts->p, sizeof(int), cudaMemcpyDeviceToHost, st));
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(&out.cycle_open, &scalars.data()->cycle_open, sizeof(int), cudaMemcpyDeviceToHost, st));
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(&out.state, run.state(), sizeof(SolverState), cudaMemcpyDeviceToHost, st));
+      SPMV_CUDA_CHECK(cudaStreamSynchronize(st));
+    }
+    return out;
+  };
+  const auto report = [&] {
+    if (block_count == 0) return;
+    SStepScalars counts;
+    SPMV_CUDA_CHECK(cudaMemcpyAsync(&counts, sstep_scalars.data(), sizeof(counts), cudaMemcpyDeviceToHost, st));
+    SPMV_CUDA_CHECK(cudaStreamSynchronize(st));
+    run.append_variant(", " + std::to_string(block_count) + " blocks, " + std::to_string(fallbacks) +
+                       " fell back to Arnoldi, " + std::to_string(counts.passes) + " second passes, " +
+                       std::to_string(counts.cholqrs) + " second Cholesky QRs");
+  };
+
   residual_and_open_cycle(1);
-  // Every closed cycle holds at least one iteration: m steps per iteration bound the host's enqueuing.
-  if (kCompressed) run.set_enqueue_limit(static_cast<std::int64_t>(run.max_iterations()) * m);
+  // Every closed cycle holds at least one iteration: m steps per iteration bound the host's enqueuing. (A
+  // cycle with s-step blocks confirms its convergence at the restart too, gmres_sstep.cpp.)
+  if (kCompressed || blocks_on) run.set_enqueue_limit(static_cast<std::int64_t>(run.max_iterations()) * m);
   run.start_loop();
   if (run.after_iteration(0)) return;
   for (int k = 0;;) {
-    bool stop = false;
-    for (int j = 0; j < m && !stop; ++j) {
+    bool stop = false, used_blocks = false, arnoldi_only = shifts.count == 0;
+    const bool first_cycle = blocks_on && shifts.count == 0;
+    for (int j = 0; j < m && !stop;) {
+      const int sb = std::min(s_step, m - j);
+      if (blocks_on && !arnoldi_only && sb >= 2) {
+        const BlockOutcome out = run_block(j, sb);
+        used_blocks = true;
+        for (int i = 0; i < out.p && !stop; ++i) stop = run.after_iteration(++k);
+        if (out.state.status != kRunning) stop = true;
+        if (out.p < sb) {
+          arnoldi_only = true;
+          ++fallbacks;
+          if (spmv::detail::debug_log_enabled())
+            std::fprintf(stderr, "[spmv] gmres s-step (cuda): block at column %d gave %d of %d steps; Arnoldi steps "
+                         "for the rest of the cycle\n", j, out.p, sb);
+        }
+        if (!out.cycle_open) break;
+        j += out.p;
+        continue;
+      }
       Value* w = product(j);
       const Value* input = nullptr;
       if (dinv || kCompressed) {
@@ -597,10 +1068,31 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
       }
       run.apply(Value(1), input, Value(0), w);
       orthonormalise(w, j);
+      if (first_cycle) {
+        gmres_sstep_keep_column_kernel<<<1, 64, 0, st>>>(run.state(), scalars.data(), hess.data(), hplain.data(), m, j);
+        SPMV_CHECK_LAUNCH(gmres_sstep_keep_column_kernel);
+      }
       gmres_rotation_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), hess.data(), cs.data(), sn.data(), g.data(),
-                                             m, j, run.history(), kCompressed ? 1 : 0);
+                                             m, j, run.history(), kCompressed || used_blocks ? 1 : 0);
       SPMV_CHECK_LAUNCH(gmres_rotation_kernel);
       stop = run.after_iteration(++k);
+      ++j;
+    }
+    if (first_cycle && !stop) {
+      // The Newton shifts from the first cycle's Ritz values (one wait per solve): its columns, fewer than m
+      // when it ended early.
+      GmresScalars cycle;
+      std::vector<double> h_host(ldh * m);
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(&cycle, scalars.data(), sizeof(cycle), cudaMemcpyDeviceToHost, st));
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(h_host.data(), hplain.data(), h_host.size() * sizeof(double),
+                                      cudaMemcpyDeviceToHost, st));
+      SPMV_CUDA_CHECK(cudaStreamSynchronize(st));
+      if (cycle.cycle_columns > 0) {
+        shifts = sstep::leja_newton_shifts(sstep::hessenberg_eigenvalues(h_host.data(), cycle.cycle_columns, m + 1),
+                                           s_step);
+        SPMV_CUDA_CHECK(cudaMemcpyAsync(device_shifts.data(), &shifts, sizeof(shifts), cudaMemcpyHostToDevice, st));
+        SPMV_CUDA_CHECK(cudaStreamSynchronize(st));  // &shifts is pageable and outlives the copy only so
+      }
     }
     // The cycle's update runs whatever stopped it (its columns are counted on the device).
     gmres_solve_kernel<<<1, 1, 0, st>>>(scalars.data(), hess.data(), g.data(), y.data(), m);
@@ -609,23 +1101,23 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m) {
                                                                          y.data(), x, n);
     SPMV_CHECK_LAUNCH(gmres_update_kernel);
     residual_and_open_cycle(0);
-    if (stop) return;
+    if (stop) return report();
   }
 }
 
 }  // namespace
 
 template <class Value>
-void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m, GmresBasis basis) {
+void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int m, GmresBasis basis, int s_step) {
   if constexpr (std::is_same_v<Value, double>) {
-    if (basis == GmresBasis::Float32) return gmres_cycles<double, float>(run, b, x, m);
+    if (basis == GmresBasis::Float32) return gmres_cycles<double, float>(run, b, x, m, 1);
   } else {
-    if (basis == GmresBasis::Float16) return gmres_cycles<float, spmv::solvers::ScaledHalf>(run, b, x, m);
+    if (basis == GmresBasis::Float16) return gmres_cycles<float, spmv::solvers::ScaledHalf>(run, b, x, m, 1);
   }
-  gmres_cycles<Value, Value>(run, b, x, m);
+  gmres_cycles<Value, Value>(run, b, x, m, s_step);
 }
 
-template void gmres_device(DeviceRun<float>&, const float*, float*, int, GmresBasis);
-template void gmres_device(DeviceRun<double>&, const double*, double*, int, GmresBasis);
+template void gmres_device(DeviceRun<float>&, const float*, float*, int, GmresBasis, int);
+template void gmres_device(DeviceRun<double>&, const double*, double*, int, GmresBasis, int);
 
 }  // namespace spmv::cuda::solvers

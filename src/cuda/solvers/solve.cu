@@ -375,7 +375,9 @@ SolverResult solve(LinearOperator<Value>& op, const Value* b, Value* x, const So
       else cg_device<Value>(run, b, x);
       break;
     case SolverMethod::BiCgStab: bicgstab_device<Value>(run, b, x); break;
-    case SolverMethod::Gmres: gmres_device<Value>(run, b, x, options.restart, options.gmres_basis); break;
+    case SolverMethod::Gmres:
+      gmres_device<Value>(run, b, x, options.restart, options.gmres_basis, options.gmres_s_step);
+      break;
   }
   run.finish();
 

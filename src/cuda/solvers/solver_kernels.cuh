@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -254,6 +255,8 @@ class DeviceRun {
     enqueue_limit_ = static_cast<int>(std::min<std::int64_t>(steps, std::numeric_limits<int>::max()));
   }
   void finish();  // waits, fills the result (status, iterations, history, timing)
+  // Appends to SolverResult::variant what the method did beyond its options (the s-step GMRES's blocks).
+  void append_variant(const std::string& text) { result_.variant += text; }
 
   SolverState* state() { return state_.data(); }
   double* history() { return history_.size() ? history_.data() : nullptr; }
@@ -317,7 +320,8 @@ template <class Value>
 void cg_pipelined_device(DeviceRun<Value>& run, const Value* b, Value* x);
 template <class Value>
 void bicgstab_device(DeviceRun<Value>& run, const Value* b, Value* x);
+// s_step > 1: s-step blocks after a first Arnoldi cycle (src/solvers/gmres_sstep.hpp; working basis only).
 template <class Value>
-void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int restart, GmresBasis basis);
+void gmres_device(DeviceRun<Value>& run, const Value* b, Value* x, int restart, GmresBasis basis, int s_step);
 
 }  // namespace spmv::cuda::solvers
