@@ -10,7 +10,7 @@
 //      loads counted once per rank, see there), then exchange the round's decisions (MPI_Allgatherv) and
 //      load changes (MPI_Allreduce);
 //   2. the rows renumbered and moved to their parts' ranks, and the edge cut (move_to_parts.hpp, shared
-//      with the parallel graph partition).
+//      with the parallel graph partition; the new ids computed from the global assignment).
 // Stanton & Kliot's stream is one sequence on one machine; the rounds are this file's parallel variant:
 // on one rank it is their LDG exactly (any batch_rows), and more ranks score against the other ranks'
 // decisions one round old (docs/DISTRIBUTED.md measures what that costs in edge cut).
@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/phase_log.hpp"
@@ -33,7 +34,7 @@ namespace {
 
 using detail::check_mpi;
 
-// Step 1: the part of each of this rank's rows, in [0, ranks).
+// Step 1: the part of every global row, in [0, ranks), the same on every rank.
 template <class Value>
 std::vector<std::int32_t> ldg_parts(const Communicator& comm, const LocalRows<Value>& in,
                                     const StreamingPartitionOptions& options) {
@@ -136,7 +137,7 @@ std::vector<std::int32_t> ldg_parts(const Communicator& comm, const LocalRows<Va
     round_total = own[parts];
     std::fill(own.begin(), own.end(), 0);
   }
-  return {assigned.begin() + begin, assigned.begin() + begin + n};
+  return assigned;
 }
 
 }  // namespace
@@ -156,9 +157,9 @@ LocalRows<Value> partition_streaming(const Communicator& comm, const LocalRows<V
   // SPMV_DEBUG_LOG=1: each rank's steps on stderr.
   const std::string phase = "streaming partition rank " + std::to_string(comm.rank()) + "/";
   spmv::detail::PhaseLog log(phase + "LDG stream");
-  const auto part = ldg_parts(comm, in, options);
+  auto assigned = ldg_parts(comm, in, options);
   log.next(phase + "rows moved");
-  LocalRows<Value> out = detail::move_to_parts(comm, in, part);
+  LocalRows<Value> out = detail::move_to_parts_global(comm, in, std::move(assigned));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ms, 1, MPI_DOUBLE, MPI_MAX, comm.get()), "MPI_Allreduce");
   out.partition_ms = ms;
