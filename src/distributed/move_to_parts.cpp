@@ -75,8 +75,8 @@ std::int64_t edge_cut(const Communicator& comm, const LocalRows<Value>& out) {
   send = {};
   std::int64_t both_ways = 0;
   for (const Entry& e : asked) {
-    const auto first = m.col_idx.begin() + m.row_ptr[e.row - begin], last = m.col_idx.begin() + m.row_ptr[e.row - begin + 1];
-    both_ways += std::binary_search(first, last, e.col);
+    const std::int64_t r = e.row - begin;
+    both_ways += std::binary_search(m.col_idx.begin() + m.row_ptr[r], m.col_idx.begin() + m.row_ptr[r + 1], e.col);
   }
   std::int64_t cut = seen - both_ways;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &cut, 1, MPI_INT64_T, MPI_SUM, comm.get()), "MPI_Allreduce");

@@ -36,8 +36,9 @@ LocalRows<Value> move_to_parts(const Communicator& comm, const LocalRows<Value>&
                                std::span<const std::int32_t> part);
 
 // move_to_parts where every rank holds every row's part (global_part[j] for global row j, global_rows
-// entries, the same on every rank: the streaming partition's assignment): the same result, the new ids computed on each rank from it (8 B a global row
-// while the rows move) instead of asked of the owners. Frees global_part before the rows move.
+// entries, the same on every rank: the streaming partition's assignment): the same result, the new ids
+// computed on each rank from it (8 B a global row while the rows move) instead of asked of the owners.
+// Frees global_part before the rows move.
 template <class Value>
 LocalRows<Value> move_to_parts_global(const Communicator& comm, const LocalRows<Value>& in,
                                       std::vector<std::int32_t> global_part);

@@ -1,4 +1,4 @@
-// PartitionKind::Streaming (include/spmv/distributed.hpp, docs/DISTRIBUTED.md "Streaming partition"):
+// PartitionKind::Streaming (include/spmv/distributed.hpp, docs/DISTRIBUTED.md "The streaming path"):
 // the linear deterministic greedy (LDG) heuristic of Stanton & Kliot, "Streaming graph partitioning for
 // large distributed graphs", KDD 2012 (section 4): one pass over the vertices, each placed for good in
 // the part holding most of its already placed neighbours, discounted by how full that part is. It needs
@@ -77,7 +77,7 @@ std::vector<std::int32_t> ldg_parts(const Communicator& comm, const LocalRows<Va
     // whole round (scaled by the round's weight over this rank's share of it): the other ranks decide
     // at the same time from the same loads, and a rank that counted its own decisions once would fill a
     // part the others fill too (in a round that holds the whole matrix, every rank would fill the same
-    // part up to C). Two consequences (docs/DISTRIBUTED.md "Streaming partition"): a part's projected
+    // part up to C). Two consequences (docs/DISTRIBUTED.md "The streaming path"): a part's projected
     // load stays below C while each rank adds less than its share of the part's room, so no part
     // exceeds C by more than one row a rank; and the projected loads sum to less than the total weight,
     // so the least loaded part is always below C.

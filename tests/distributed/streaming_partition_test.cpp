@@ -79,8 +79,9 @@ std::vector<int> simulated_parts(const Matrix& a, const RowPartition& input, Str
         for (int p = 0; p < ranks; ++p) {
           const double score = static_cast<double>(count[p]) * (1 - view[p] / capacity);
           if (count[p] == 0 || score <= 0) continue;
-          if (best < 0 || score > best_score ||
-              (score == best_score && (view[p] < view[best] || (view[p] == view[best] && rank_order(p) < rank_order(best))))) {
+          const bool tie_won = best >= 0 && score == best_score &&
+                               (view[p] < view[best] || (view[p] == view[best] && rank_order(p) < rank_order(best)));
+          if (best < 0 || score > best_score || tie_won) {
             best = p;
             best_score = score;
           }
@@ -92,8 +93,8 @@ std::vector<int> simulated_parts(const Matrix& a, const RowPartition& input, Str
         }
         mine[i] = best;
         added[best] += 1 + a.row_length(i);
-        view[best] = static_cast<double>(known_load[best]) +
-                     static_cast<double>(round_total) / static_cast<double>(weight[q]) * static_cast<double>(added[best]);
+        const double scale = static_cast<double>(round_total) / static_cast<double>(weight[q]);
+        view[best] = static_cast<double>(known_load[best]) + scale * static_cast<double>(added[best]);
         assigned[i] = best;
         load[best] += 1 + a.row_length(i);
       }
@@ -163,7 +164,8 @@ TEST(StreamingPartition, ProductsEqualTheOneProcessProductOfTheOriginalMatrix) {
   const auto f = convert<float, std::int64_t>(shuffled);
   const auto rows32 = partition_streaming(comm, slice(comm, f, partition_rows(f.rows, comm.size())));
   for (Backend b : {Backend::Cpu, Backend::Cuda})
-    if (b == Backend::Cpu || cuda) check_products<float>(rows32, f, "scrambled poisson2d 40, f32", Operation::NonTranspose, b);
+    if (b == Backend::Cpu || cuda)
+      check_products<float>(rows32, f, "scrambled poisson2d 40, f32", Operation::NonTranspose, b);
 }
 
 // The same input gives the same parts on every run, through scatter_rows, generate and the rows passed in.
