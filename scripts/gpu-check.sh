@@ -434,7 +434,7 @@ if want distributed; then
   for np in $([[ $parts == *tests* ]] && printf "%s\n" 2 "$gpus" | sort -un); do
     # The CUDA cases (CI runs the CPU ones), every one at two ranks and at one rank per GPU: ~20 s a
     # sweep since matrices borrow pooled NCCL communicators (docs/DISTRIBUTED.md).
-    filter=${DIST_FILTER:-*_cuda:*Cuda*:GraphPartition.*:ParallelGraphPartition.*}
+    filter=${DIST_FILTER:-*_cuda:*Cuda*:GraphPartition.*:ParallelGraphPartition.*:StreamingPartition.*}
     OMP_NUM_THREADS=2 timeout ${DIST_TEST_TIMEOUT:-300} "${mpi[@]}" -np "$np" $build/tests/spmv_distributed_tests \
       --gtest_filter="$filter" --gtest_brief=1 --gtest_color=no > "$OUT/dist_tests_np$np.log" 2>&1
     rc=$?

@@ -96,10 +96,12 @@ template <class Value>
 LocalRows<Value> scatter_rows(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole,
                               PartitionKind kind, int root) {
   // The root partitions and broadcasts; the matrix's shape travels with the partition. The graph
-  // partition scatters P A P^T instead of A, its parts as the contiguous blocks; the parallel one
-  // partitions the nonzero partition's rows across the ranks.
+  // partition scatters P A P^T instead of A, its parts as the contiguous blocks; the parallel and the
+  // streaming ones partition the nonzero partition's rows across the ranks.
   if (kind == PartitionKind::ParallelGraph)
     return partition_graph_parallel(comm, scatter_rows(comm, whole, PartitionKind::Nonzeros, root));
+  if (kind == PartitionKind::Streaming)
+    return partition_streaming(comm, scatter_rows(comm, whole, PartitionKind::Nonzeros, root));
   RowPartition rows;
   GraphPartition graph;
   CsrMatrix<Value, std::int64_t> permuted;
@@ -174,9 +176,12 @@ CsrMatrix<Value, std::int64_t> gather_rows(const Communicator& comm, const Local
 template <class Value>
 LocalRows<Value> generate(const Communicator& comm, std::string_view kind, const std::map<std::string, double>& params,
                           PartitionKind partition, const gen::GenerateOptions& options) {
-  // The parallel graph partition starts from the nonzero partition's rows, generated where they are.
+  // The parallel graph and streaming partitions start from the nonzero partition's rows, generated where
+  // they are.
   if (partition == PartitionKind::ParallelGraph)
     return partition_graph_parallel(comm, generate<Value>(comm, kind, params, PartitionKind::Nonzeros, options));
+  if (partition == PartitionKind::Streaming)
+    return partition_streaming(comm, generate<Value>(comm, kind, params, PartitionKind::Nonzeros, options));
   if (!gen::supports_row_ranges(kind) || partition == PartitionKind::Graph) {
     if (spmv::detail::debug_log_enabled() && comm.rank() == 0)
       std::fprintf(stderr, "[spmv] generator %.*s: rank 0 generates it whole and scatters (%s)\n",

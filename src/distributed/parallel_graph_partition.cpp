@@ -6,11 +6,8 @@
 //   1. the pattern of A + A^T without self loops: each rank has its rows' columns; the transposed
 //      entries go to the owners of their rows (MPI_Alltoallv), then every row is sorted and deduplicated;
 //   2. SCOTCH_dgraphBuild + SCOTCH_dgraphPart into one part per rank;
-//   3. new ids: part p's rows get the block [offsets[p], offsets[p + 1]) in their input order, so each
-//      rank's new ids follow from an exclusive scan of the per-part counts; the new ids of the
-//      neighbours another rank owns are asked of it (one request and one answer, MPI_Alltoallv);
-//   4. each rank renumbers its rows' columns and sends every row to its part's rank; what a rank
-//      receives comes in sender order, each sender's rows in order: its part, in input order.
+//   3. the rows renumbered and moved to their parts' ranks, and the edge cut (move_to_parts.hpp, shared
+//      with the streaming partition).
 #include <omp.h>
 
 #include <algorithm>
@@ -18,13 +15,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/phase_log.hpp"
 #include "distributed/collective.hpp"
+#include "distributed/move_to_parts.hpp"
 #include "distributed/mpi_util.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/error.hpp"
@@ -42,8 +38,6 @@ namespace {
 
 using detail::check_mpi;
 using detail::collectively;
-
-constexpr int kTagPermutation = 12;
 
 #ifdef SPMV_WITH_PTSCOTCH
 
@@ -220,22 +214,6 @@ std::vector<SCOTCH_Num> scotch_parts(const Communicator& comm, const LocalRows<V
   return part;
 }
 
-// Step 3, the ids another rank owns: new_of_remote[k] is the new id of remote[k] (sorted global ids
-// outside this rank's rows), asked of their owners.
-std::vector<std::int64_t> ask_owners(const Communicator& comm, const RowPartition& rows,
-                                     const std::vector<std::int64_t>& remote, const std::vector<std::int64_t>& new_id) {
-  const int rank = comm.rank(), ranks = comm.size();
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), 0);
-  for (const std::int64_t j : remote) ++counts[static_cast<std::size_t>(rows.owner(j))];  // sorted: grouped by owner
-  std::vector<std::int64_t> from;
-  auto asked =
-      detail::alltoallv_in_rounds<std::int64_t>(comm.get(), remote, counts, detail::kAlltoallRoundBytes, &from);
-  for (auto& j : asked) j = new_id[static_cast<std::size_t>(j - rows.begin(rank))];
-  std::vector<std::int64_t> answer_counts(static_cast<std::size_t>(ranks));
-  for (int q = 0; q < ranks; ++q) answer_counts[q] = from[q + 1] - from[q];
-  return detail::alltoallv_in_rounds<std::int64_t>(comm.get(), asked, answer_counts);
-}
-
 #endif
 
 }  // namespace
@@ -250,22 +228,8 @@ bool parallel_graph_partition_available() {
 
 template <class Value>
 LocalRows<Value> partition_graph_parallel(const Communicator& comm, const LocalRows<Value>& in) {
-  const int rank = comm.rank(), ranks = comm.size();
   collectively(comm, [&] {
-    if (in.global_rows != in.global_cols)
-      throw InvalidArgument("parallel graph partition: needs a square matrix (this one is " +
-                            std::to_string(in.global_rows) + " x " + std::to_string(in.global_cols) +
-                            "); use the nonzero or row partition");
-    if (in.rows.ranks() != ranks || in.rows.size() != in.global_rows || in.matrix.rows != in.rows.count(rank) ||
-        in.matrix.cols != in.global_cols)
-      throw InvalidArgument("parallel graph partition: this rank's rows do not match their partition");
-    if (!in.permutation.empty())
-      throw InvalidArgument("parallel graph partition: these rows are already renumbered by the root's graph "
-                            "partition");
-    if (!in.original_rows.empty() && static_cast<std::int64_t>(in.original_rows.size()) != in.matrix.rows)
-      throw InvalidArgument("parallel graph partition: original_rows has " + std::to_string(in.original_rows.size()) +
-                            " entries for " + std::to_string(in.matrix.rows) + " rows");
-    validate(in.matrix);
+    detail::check_partition_input(comm, in, "parallel graph partition");
 #ifndef SPMV_WITH_PTSCOTCH
     throw Unsupported("parallel graph partition: this spmv was built without PT-Scotch (apt-get install "
                       "libptscotch-dev, then configure with -DSPMV_WITH_PTSCOTCH=ON)");
@@ -273,95 +237,20 @@ LocalRows<Value> partition_graph_parallel(const Communicator& comm, const LocalR
   });
 #ifdef SPMV_WITH_PTSCOTCH
   const auto start = std::chrono::steady_clock::now();
-  const MPI_Comm c = comm.get();
-  const auto& m = in.matrix;
-  const std::int64_t n = m.rows, begin = in.rows.begin(rank);
-  std::vector<SCOTCH_Num> part;
-  std::vector<std::int64_t> remote;  // the neighbours other ranks own, sorted
   // SPMV_DEBUG_LOG=1: each rank's steps on stderr.
-  const std::string phase = "parallel graph partition rank " + std::to_string(rank) + "/";
+  const std::string phase = "parallel graph partition rank " + std::to_string(comm.rank()) + "/";
   spmv::detail::PhaseLog log(phase + "graph of A + A^T");
-  LocalGraph graph = symmetric_graph(comm, in);
-  log.next(phase + "SCOTCH_dgraphPart");
-  part = scotch_parts(comm, in, graph);
-  log.next(phase + "new ids");
-  remote.assign(graph.adj.begin(), graph.adj.begin() + graph.start.back());
-  std::erase_if(remote, [&](std::int64_t j) { return j >= begin && j < begin + n; });
-  std::sort(remote.begin(), remote.end());
-  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
-
-  // Step 3: part p's rows on ranks before this one come first in its block, then this rank's in order.
-  const auto p = static_cast<std::size_t>(ranks);
-  std::vector<std::int64_t> mine(p, 0), before(p, 0), total(p, 0);
-  for (std::int64_t i = 0; i < n; ++i) ++mine[static_cast<std::size_t>(part[i])];
-  check_mpi(MPI_Exscan(mine.data(), before.data(), ranks, MPI_INT64_T, MPI_SUM, c), "MPI_Exscan");
-  if (rank == 0) std::fill(before.begin(), before.end(), 0);  // MPI_Exscan leaves rank 0's result undefined
-  check_mpi(MPI_Allreduce(mine.data(), total.data(), ranks, MPI_INT64_T, MPI_SUM, c), "MPI_Allreduce");
-  LocalRows<Value> out;
-  out.global_rows = in.global_rows;
-  out.global_cols = in.global_cols;
-  out.rows.offsets.assign(p + 1, 0);
-  for (std::size_t q = 0; q < p; ++q) out.rows.offsets[q + 1] = out.rows.offsets[q] + total[q];
-  out.cols = default_column_partition(out.global_rows, out.global_cols, out.rows);
-  std::vector<std::int64_t> new_id(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto q = static_cast<std::size_t>(part[i]);
-    new_id[i] = out.rows.offsets[q] + before[q]++;
+  std::vector<std::int32_t> part;
+  {
+    LocalGraph graph = symmetric_graph(comm, in);
+    log.next(phase + "SCOTCH_dgraphPart");
+    const auto scotch = scotch_parts(comm, in, graph);
+    part.assign(scotch.begin(), scotch.begin() + in.matrix.rows);  // checked in [0, ranks)
   }
-  const auto new_of_remote = ask_owners(comm, in.rows, remote, new_id);
-  const auto renumber = [&](std::int64_t j) {
-    if (j >= begin && j < begin + n) return new_id[static_cast<std::size_t>(j - begin)];
-    return new_of_remote[static_cast<std::size_t>(std::lower_bound(remote.begin(), remote.end(), j) - remote.begin())];
-  };
-  // The edge cut: each cut edge is seen from both of its ends, on whichever ranks hold them.
-  std::int64_t cut_ends = 0;
-  for (std::int64_t i = 0; i < n; ++i)
-    for (auto k = graph.start[i]; k < graph.start[i + 1]; ++k)
-      cut_ends += out.rows.owner(renumber(graph.adj[k])) != part[i];
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &cut_ends, 1, MPI_INT64_T, MPI_SUM, c), "MPI_Allreduce");
-  out.edge_cut = cut_ends / 2;
-  graph = {};
-
-  // Step 4: rows grouped by destination (stable), columns renumbered and sorted as permute_symmetric's.
   log.next(phase + "rows moved");
-  std::vector<std::int64_t> rows_to(p, 0), entries_to(p, 0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    ++rows_to[static_cast<std::size_t>(part[i])];
-    entries_to[static_cast<std::size_t>(part[i])] += m.row_length(i);
-  }
-  std::vector<std::int64_t> row_at(p + 1, 0), entry_at(p + 1, 0);
-  for (std::size_t q = 0; q < p; ++q) {
-    row_at[q + 1] = row_at[q] + rows_to[q];
-    entry_at[q + 1] = entry_at[q] + entries_to[q];
-  }
-  std::vector<std::int64_t> lengths(static_cast<std::size_t>(n)), ids(static_cast<std::size_t>(n));
-  std::vector<std::int64_t> cols(static_cast<std::size_t>(m.nnz()));
-  std::vector<Value> values(cols.size());
-  std::vector<std::pair<std::int64_t, Value>> row;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto q = static_cast<std::size_t>(part[i]);
-    const std::int64_t r = row_at[q]++;
-    lengths[r] = m.row_length(i);
-    ids[r] = in.original_rows.empty() ? begin + i : in.original_rows[static_cast<std::size_t>(i)];
-    row.clear();
-    for (auto k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) row.emplace_back(renumber(m.col_idx[k]), m.values[k]);
-    std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [col, value] : row) {
-      cols[static_cast<std::size_t>(entry_at[q])] = col;
-      values[static_cast<std::size_t>(entry_at[q]++)] = value;
-    }
-  }
-  const auto got_lengths = detail::alltoallv_in_rounds<std::int64_t>(c, lengths, rows_to);
-  out.original_rows = detail::alltoallv_in_rounds<std::int64_t>(c, ids, rows_to);
-  auto& b = out.matrix;
-  b.rows = out.rows.count(rank);
-  b.cols = out.global_cols;
-  b.row_ptr.assign(static_cast<std::size_t>(b.rows) + 1, 0);
-  for (std::size_t r = 0; r < got_lengths.size(); ++r) b.row_ptr[r + 1] = b.row_ptr[r] + got_lengths[r];
-  b.col_idx = detail::alltoallv_in_rounds<std::int64_t>(c, cols, entries_to);
-  b.values = detail::alltoallv_in_rounds<Value>(c, values, entries_to);
+  LocalRows<Value> out = detail::move_to_parts(comm, in, part);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ms, 1, MPI_DOUBLE, MPI_MAX, c), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ms, 1, MPI_DOUBLE, MPI_MAX, comm.get()), "MPI_Allreduce");
   out.partition_ms = ms;
   return out;
 #else
@@ -369,36 +258,7 @@ LocalRows<Value> partition_graph_parallel(const Communicator& comm, const LocalR
 #endif
 }
 
-template <class Value>
-std::vector<std::int64_t> gather_permutation(const Communicator& comm, const LocalRows<Value>& rows, int root) {
-  const int rank = comm.rank();
-  int distributed = !rows.original_rows.empty();
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &distributed, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
-  collectively(comm, [&] {
-    if (root < 0 || root >= comm.size()) throw InvalidArgument("gather_permutation: no rank " + std::to_string(root));
-    if (distributed && (rows.rows.ranks() != comm.size() ||
-                        static_cast<std::int64_t>(rows.original_rows.size()) != rows.rows.count(rank)))
-      throw InvalidArgument("gather_permutation: this rank's original_rows do not match its rows");
-  });
-  if (!distributed) return rank == root ? rows.permutation : std::vector<std::int64_t>{};
-  if (rank != root) {
-    detail::send_all<std::int64_t>(rows.original_rows, root, kTagPermutation, comm.get());
-    return {};
-  }
-  std::vector<std::int64_t> whole(static_cast<std::size_t>(rows.rows.size()));
-  for (int r = 0; r < comm.size(); ++r) {
-    const std::span<std::int64_t> part(whole.data() + rows.rows.begin(r), static_cast<std::size_t>(rows.rows.count(r)));
-    if (r == root) std::copy(rows.original_rows.begin(), rows.original_rows.end(), part.begin());
-    else detail::recv_all<std::int64_t>(part, r, kTagPermutation, comm.get());
-  }
-  return whole;
-}
-
-#define SPMV_INSTANTIATE(V)                                                                                    \
-  template LocalRows<V> partition_graph_parallel<V>(const Communicator&, const LocalRows<V>&);              \
-  template std::vector<std::int64_t> gather_permutation<V>(const Communicator&, const LocalRows<V>&, int);
-SPMV_INSTANTIATE(float)
-SPMV_INSTANTIATE(double)
-#undef SPMV_INSTANTIATE
+template LocalRows<float> partition_graph_parallel<float>(const Communicator&, const LocalRows<float>&);
+template LocalRows<double> partition_graph_parallel<double>(const Communicator&, const LocalRows<double>&);
 
 }  // namespace spmv::dist

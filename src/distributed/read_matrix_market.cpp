@@ -333,10 +333,13 @@ LocalRows<Value> read_byte_ranges(const Communicator& comm, const std::string& p
 template <class Value>
 LocalRows<Value> read_matrix_market(const Communicator& comm, const std::string& path, PartitionKind kind,
                                     const ReadOptions& options, ReadMode mode, std::int64_t round_bytes) {
-  // The parallel graph partition starts from the nonzero partition's rows, read either way.
+  // The parallel graph and streaming partitions start from the nonzero partition's rows, read either way.
   if (kind == PartitionKind::ParallelGraph)
     return partition_graph_parallel(comm, read_matrix_market<Value>(comm, path, PartitionKind::Nonzeros, options, mode,
                                                                    round_bytes));
+  if (kind == PartitionKind::Streaming)
+    return partition_streaming(comm, read_matrix_market<Value>(comm, path, PartitionKind::Nonzeros, options, mode,
+                                                              round_bytes));
   if (mode != ReadMode::Root) {
     int refusal = 0;
     std::string reason;

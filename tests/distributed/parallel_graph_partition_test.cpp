@@ -16,6 +16,7 @@
 #include "common/differential.hpp"
 #include "distributed/cuda_ranks.hpp"
 #include "distributed/original_order.hpp"
+#include "distributed/partition_checks.hpp"
 #include "spmv/distributed.hpp"
 #include "spmv/generators.hpp"
 #include "spmv/reorder.hpp"
@@ -23,115 +24,19 @@
 namespace spmv::dist {
 namespace {
 
-using test::OriginalOrderOperator;
+using test::check_partition;
+using test::check_products;
 using test::scrambled;
+using test::slice;
 using test::summed_halo;
 using Matrix = CsrMatrix<double, std::int64_t>;
+
+// PT-Scotch is asked for METIS's tolerance (3% of the mean part weight); one row may tip a part over.
+constexpr test::Balance kScotchBalance{0.03, 1};
 
 #define SKIP_WITHOUT_PTSCOTCH()                 \
   if (!parallel_graph_partition_available()) \
   GTEST_SKIP() << "built without PT-Scotch (SPMV_WITH_PTSCOTCH=OFF)"
-
-// Every rank's rows of `whole` (which every rank holds here) under `rows`, the input of
-// partition_graph_parallel as a generator's row ranges would give it.
-template <class Value>
-LocalRows<Value> slice(const Communicator& comm, const CsrMatrix<Value, std::int64_t>& whole,
-                       const RowPartition& rows) {
-  LocalRows<Value> out;
-  out.global_rows = whole.rows;
-  out.global_cols = whole.cols;
-  out.rows = rows;
-  out.cols = default_column_partition(whole.rows, whole.cols, rows);
-  auto& m = out.matrix;
-  const std::int64_t begin = rows.begin(comm.rank()), end = rows.end(comm.rank());
-  m.rows = end - begin;
-  m.cols = whole.cols;
-  m.row_ptr.assign(1, 0);
-  for (std::int64_t r = begin; r < end; ++r) {
-    for (auto k = whole.row_ptr[r]; k < whole.row_ptr[r + 1]; ++k) {
-      m.col_idx.push_back(whole.col_idx[k]);
-      m.values.push_back(whole.values[k]);
-    }
-    m.row_ptr.push_back(static_cast<std::int64_t>(m.col_idx.size()));
-  }
-  return out;
-}
-
-// The products of the partitioned rows in the original numbering against the one-process product of
-// `whole` (the differential body and its error bound).
-template <class Value>
-void check_products(const LocalRows<Value>& rows, const CsrMatrix<Value, std::int64_t>& whole, const std::string& name,
-                    Operation op, Backend backend = Backend::Cpu) {
-  const Communicator comm;
-  const auto a = convert<Value, std::int32_t>(whole);
-  DistributedMatrix<Value, std::int32_t> m(comm, rows, op, {backend, Algorithm::Auto, {}});
-  OriginalOrderOperator<Value, std::int32_t> original(comm, gather_permutation(comm, rows), m);
-  const auto check = test::check_operator<Value, std::int32_t>(original, a, test::hash_name(name));
-  EXPECT_EQ(check.pairs, 20);
-  for (const auto& f : check.failures)
-    ADD_FAILURE() << "rank " << comm.rank() << "/" << comm.size() << " " << name << ", op " << spmv::to_string(op)
-                  << ", " << spmv::to_string(backend) << ", " << test::type_name<Value>() << ": " << f;
-}
-
-// The partition itself, on the root: the gathered permutation is one, the parts are contiguous blocks
-// grouped in their input order, balanced by 1 + row length, and the gathered rows are exactly
-// permute_symmetric's. Returns the permutation (on the root; empty elsewhere). `in_order`: the input
-// rows were in the original order, so each part's rows keep it.
-std::vector<std::int64_t> check_partition(const LocalRows<double>& rows, const Matrix& whole, bool in_order = true) {
-  const Communicator comm;
-  EXPECT_EQ(rows.cols.offsets, rows.rows.offsets);
-  EXPECT_EQ(static_cast<std::int64_t>(rows.original_rows.size()), rows.matrix.rows);
-  EXPECT_TRUE(rows.permutation.empty());
-  EXPECT_GE(rows.edge_cut, 0);
-  const auto permutation = gather_permutation(comm, rows);
-  const auto gathered = gather_rows(comm, rows);
-  if (comm.rank() != 0) {
-    EXPECT_TRUE(permutation.empty());
-    return permutation;
-  }
-  std::vector<char> seen(static_cast<std::size_t>(whole.rows), 0);
-  EXPECT_EQ(static_cast<std::int64_t>(permutation.size()), whole.rows);
-  for (const std::int64_t old : permutation) {
-    EXPECT_TRUE(old >= 0 && old < whole.rows && !seen[static_cast<std::size_t>(old)]) << old;
-    if (old >= 0 && old < whole.rows) seen[static_cast<std::size_t>(old)] = 1;
-  }
-  if (::testing::Test::HasFailure()) return permutation;
-  // PT-Scotch is asked for METIS's tolerance (3% of the mean part weight); one row may tip a part over.
-  std::int64_t total = 0, heaviest_row = 0;
-  for (std::int64_t r = 0; r < whole.rows; ++r) {
-    total += 1 + whole.row_length(r);
-    heaviest_row = std::max<std::int64_t>(heaviest_row, 1 + whole.row_length(r));
-  }
-  for (int p = 0; p < rows.rows.ranks(); ++p) {
-    std::int64_t weight = 0;
-    for (std::int64_t i = rows.rows.begin(p); i < rows.rows.end(p); ++i) {
-      weight += 1 + whole.row_length(permutation[i]);
-      if (in_order && i > rows.rows.begin(p)) EXPECT_LT(permutation[i - 1], permutation[i]);  // input order
-    }
-    EXPECT_LE(static_cast<double>(weight), 1.03 * static_cast<double>(total) / rows.rows.ranks() + heaviest_row)
-        << "part " << p;
-  }
-  const auto expected = permute_symmetric(whole, permutation);
-  EXPECT_EQ(gathered.row_ptr, expected.row_ptr);
-  EXPECT_EQ(gathered.col_idx, expected.col_idx);
-  EXPECT_EQ(gathered.values, expected.values);
-  // The edge cut of the graph of A + A^T without self loops, counted here from the whole matrix.
-  std::vector<int> part_of(static_cast<std::size_t>(whole.rows));
-  for (int p = 0; p < rows.rows.ranks(); ++p)
-    for (std::int64_t i = rows.rows.begin(p); i < rows.rows.end(p); ++i) part_of[permutation[i]] = p;
-  const auto t = transpose(whole);
-  std::int64_t cut = 0;
-  for (std::int64_t r = 0; r < whole.rows; ++r) {
-    std::vector<std::int64_t> nbrs(whole.col_idx.begin() + whole.row_ptr[r],
-                                   whole.col_idx.begin() + whole.row_ptr[r + 1]);
-    nbrs.insert(nbrs.end(), t.col_idx.begin() + t.row_ptr[r], t.col_idx.begin() + t.row_ptr[r + 1]);
-    std::sort(nbrs.begin(), nbrs.end());
-    nbrs.erase(std::unique(nbrs.begin(), nbrs.end()), nbrs.end());
-    for (const std::int64_t j : nbrs) cut += j != r && part_of[j] != part_of[r];
-  }
-  EXPECT_EQ(rows.edge_cut, cut / 2);
-  return permutation;
-}
 
 // Generated (rmat: scattered from the root; poisson2d: each rank's own row range), and a randomly
 // numbered mesh passed in by equal rows: the partition's invariants, then A x and A^T x in f64 and
@@ -156,7 +61,7 @@ TEST(ParallelGraphPartition, ProductsEqualTheOneProcessProductOfTheOriginalMatri
   const bool cuda = test::cuda_on_every_rank(comm);
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    check_partition(c.rows, c.whole);
+    check_partition(c.rows, c.whole, kScotchBalance);
     for (Backend b : {Backend::Cpu, Backend::Cuda}) {
       if (b == Backend::Cuda && !cuda) continue;
       check_products<double>(c.rows, c.whole, c.name, Operation::NonTranspose, b);
@@ -181,7 +86,7 @@ TEST(ParallelGraphPartition, Reproducible) {
   EXPECT_EQ(first.original_rows, second.original_rows);
   EXPECT_EQ(first.rows.offsets, second.rows.offsets);
   EXPECT_EQ(first.edge_cut, second.edge_cut);
-  check_partition(first, a);
+  check_partition(first, a, kScotchBalance);
 }
 
 // A 2D Poisson matrix numbered at random: the nonzero partition's blocks need almost every neighbour
@@ -221,7 +126,7 @@ TEST(ParallelGraphPartition, DegenerateInputs) {
     skewed.offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
     for (int r = 1; r <= ranks; ++r) skewed.offsets[r] = a.rows * (r - 1) / (ranks - 1);
     const auto rows = partition_graph_parallel(comm, slice(comm, a, skewed));
-    check_partition(rows, a);
+    check_partition(rows, a, kScotchBalance);
     check_products<double>(rows, a, "skewed input", Operation::NonTranspose);
     check_products<double>(rows, a, "skewed input", Operation::Transpose);
   }
@@ -229,7 +134,7 @@ TEST(ParallelGraphPartition, DegenerateInputs) {
     SCOPED_TRACE("1 x 1");
     const Matrix a = gen::poisson2d(1);
     const auto rows = partition_graph_parallel(comm, slice(comm, a, partition_rows(1, ranks)));
-    check_partition(rows, a);
+    check_partition(rows, a, kScotchBalance);
     EXPECT_EQ(rows.edge_cut, 0);
     check_products<double>(rows, a, "1x1", Operation::NonTranspose);
   }
@@ -244,7 +149,7 @@ TEST(ParallelGraphPartition, DegenerateInputs) {
       d.values.push_back(static_cast<double>(i + 1));
     }
     const auto rows = partition_graph_parallel(comm, slice(comm, d, partition_rows(d.rows, ranks)));
-    check_partition(rows, d);
+    check_partition(rows, d, kScotchBalance);
     EXPECT_EQ(rows.edge_cut, 0);
     check_products<double>(rows, d, "diagonal", Operation::NonTranspose);
     check_products<double>(rows, d, "diagonal", Operation::Transpose);
@@ -263,7 +168,7 @@ TEST(ParallelGraphPartition, DegenerateInputs) {
     const Matrix a = scrambled(gen::poisson2d(15), 4);
     const auto once = partition_graph_parallel(comm, slice(comm, a, partition_rows(a.rows, ranks)));
     const auto twice = partition_graph_parallel(comm, once);
-    check_partition(twice, a, false);
+    check_partition(twice, a, kScotchBalance, false);
     check_products<double>(twice, a, "twice", Operation::NonTranspose);
   }
 }

@@ -20,7 +20,7 @@ namespace spmv::cli {
 
 struct DistributedFlags {
   bool enabled = false;
-  std::string partition = "nonzeros";  // nonzeros | rows | graph | parallel-graph
+  std::string partition = "nonzeros";  // nonzeros | rows | graph | parallel-graph | streaming
   std::string read_mode = "auto";      // auto | ranges | root: dist::ReadMode of a Matrix Market file
   int progress_chunks = 0;             // dist::DistributedOptions::progress_chunks
 };

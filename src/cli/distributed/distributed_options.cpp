@@ -17,15 +17,16 @@ void add_distributed_options(CLI::App& sub, DistributedFlags& flags) {
                  "--distributed: contiguous rows per rank balanced by nonzeros or by rows, or graph: a METIS "
                  "partition of a square matrix that cuts the halo (rows renumbered on rank 0, vectors moved back), "
                  "or parallel-graph: the same kind of partition computed by PT-Scotch across the ranks from their "
-                 "rows (no rank holds the whole matrix)")
-      ->check(CLI::IsMember({"nonzeros", "rows", "graph", "parallel-graph"}))
+                 "rows (no rank holds the whole matrix), or streaming: a one-pass greedy (LDG) partition streamed "
+                 "over the ranks' rows, for graphs too large for the others (4 B a row on every rank; cuts less)")
+      ->check(CLI::IsMember({"nonzeros", "rows", "graph", "parallel-graph", "streaming"}))
       ->capture_default_str()
       ->group("Distributed");
   sub.add_option("--read-mode", flags.read_mode,
                  "--distributed, a Matrix Market file: ranges: every rank parses its byte range of the file (of a "
                  "gzip file: its share of the inflated lines); root: rank 0 reads it whole and scatters; auto: "
                  "ranges where they can run (a coordinate file that every rank opens, not --partition graph; "
-                 "parallel-graph reads by ranges, then partitions), "
+                 "parallel-graph and streaming read by ranges, then partition), "
                  "else root")
       ->check(CLI::IsMember({"auto", "ranges", "root"}))
       ->capture_default_str()

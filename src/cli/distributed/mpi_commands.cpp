@@ -39,6 +39,7 @@ using dist::Communicator;
 dist::PartitionKind partition_kind(const DistributedFlags& f) {
   if (f.partition == "graph") return dist::PartitionKind::Graph;
   if (f.partition == "parallel-graph") return dist::PartitionKind::ParallelGraph;
+  if (f.partition == "streaming") return dist::PartitionKind::Streaming;
   return f.partition == "rows" ? dist::PartitionKind::Rows : dist::PartitionKind::Nonzeros;
 }
 
@@ -68,14 +69,22 @@ Backend distributed_backend(const Communicator& comm, const std::string& name) {
 
 // The graph partition's cost and quality, from the root (stderr: the reports on stdout keep their form).
 template <class Value>
-void report_graph_partition(const Communicator& comm, const dist::LocalRows<Value>& rows, bool quiet) {
+void report_graph_partition(const Communicator& comm, const dist::LocalRows<Value>& rows, const DistributedFlags& f,
+                            bool quiet) {
   if (quiet || comm.rank() != 0 || rows.edge_cut < 0) return;
-  if (rows.original_rows.empty() && !rows.permutation.empty())
-    fmt::print(stderr, "graph partition (METIS, {} parts): edge cut {}, {:.1f} ms on rank 0\n", comm.size(),
-               rows.edge_cut, rows.partition_ms);
-  else
-    fmt::print(stderr, "parallel graph partition (PT-Scotch, {} parts): edge cut {}, {:.1f} ms (slowest rank)\n",
-               comm.size(), rows.edge_cut, rows.partition_ms);
+  switch (partition_kind(f)) {
+    case dist::PartitionKind::Graph:
+      fmt::print(stderr, "graph partition (METIS, {} parts): edge cut {}, {:.1f} ms on rank 0\n", comm.size(),
+                 rows.edge_cut, rows.partition_ms);
+      break;
+    case dist::PartitionKind::Streaming:
+      fmt::print(stderr, "streaming partition (LDG, {} parts): edge cut {}, {:.1f} ms (slowest rank)\n", comm.size(),
+                 rows.edge_cut, rows.partition_ms);
+      break;
+    default:
+      fmt::print(stderr, "parallel graph partition (PT-Scotch, {} parts): edge cut {}, {:.1f} ms (slowest rank)\n",
+                 comm.size(), rows.edge_cut, rows.partition_ms);
+  }
 }
 
 // Runs f on the root alone; its failure is an error on every rank.
@@ -145,7 +154,7 @@ template <class Value>
 void multiply_in(const Communicator& comm, const DistributedMultiply& a, Backend backend) {
   const auto rows =
       dist::read_matrix_market<Value>(comm, a.file, partition_kind(a.flags), a.read, read_mode(a.flags));
-  // --partition graph|parallel-graph: the order, on the root (ParallelGraph's gathered from the ranks).
+  // --partition graph|parallel-graph|streaming: the order, on the root (gathered from the ranks but for graph).
   const auto permutation = dist::gather_permutation(comm, rows);
   const std::int64_t x_len = a.transpose ? rows.global_rows : rows.global_cols;
   const std::int64_t y_len = a.transpose ? rows.global_cols : rows.global_rows;
@@ -162,12 +171,12 @@ void multiply_in(const Communicator& comm, const DistributedMultiply& a, Backend
     };
     x = load(a.x_file, x_len, 1.0, "--x");  // default: all ones (y = row sums)
     y0 = load(a.y0_file, y_len, 0.0, "--y0");
-    // --partition graph|parallel-graph: the distributed rows are P A P^T; the vectors follow, the
+    // --partition graph|parallel-graph|streaming: the distributed rows are P A P^T; the vectors follow, the
     // output goes back.
     x = dist::to_distributed_order<double>(permutation, x);
     y0 = dist::to_distributed_order<double>(permutation, y0);
   });
-  report_graph_partition(comm, rows, a.quiet);
+  report_graph_partition(comm, rows, a.flags, a.quiet);
   const auto y = fits32_everywhere(comm, rows) ? multiply_on<Value, std::int32_t>(comm, rows, a, backend, x, y0)
                                                : multiply_on<Value, std::int64_t>(comm, rows, a, backend, x, y0);
   on_root(comm, [&] { write_vector(a.output, dist::to_original_order<double>(permutation, y)); });
@@ -434,7 +443,7 @@ bool bench_source(const Communicator& comm, const std::string& file, const std::
                                  : dist::read_matrix_market<Value>(comm, file, partition_kind(a.flags), a.read,
                                                                    read_mode(a.flags));
   const std::string label = file.empty() ? generator_label(kind, params) : matrix_name(file);
-  report_graph_partition(comm, rows, a.quiet);
+  report_graph_partition(comm, rows, a.flags, a.quiet);
   return fits32_everywhere(comm, rows) ? bench_on<Value, std::int32_t>(comm, rows, label, a, backend, records)
                                        : bench_on<Value, std::int64_t>(comm, rows, label, a, backend, records);
 }
@@ -452,8 +461,8 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
                                           matrix_options(a, backend, parse_algorithm_name(a.algo)));
   const dist::RowPartition& part = m.y_partition();
   const int rank = comm.rank();
-  // The order on the root, where whole vectors are read or written (gathered only then: ParallelGraph's
-  // permutation is otherwise never whole).
+  // The order on the root, where whole vectors are read or written (gathered only then: ParallelGraph's and
+  // Streaming's permutation is otherwise never whole).
   std::vector<std::int64_t> permutation;
   if (!a.rhs_file.empty() || !a.output.empty()) permutation = dist::gather_permutation(comm, rows);
   // b: this rank's part of --rhs (read on the root), or of A * 1 (row sums of the local rows, in double).
@@ -539,7 +548,7 @@ int solve_in(const Communicator& comm, const DistributedSolve& a) {
                label, rows.global_rows, comm.size(), a.flags.partition, a.method, to_string(backend),
                backend == Backend::Cuda ? " (one GPU per rank, reductions over NCCL)" : "", a.precision, a.tol, a.maxit,
                a.precond == "jacobi" ? ", Jacobi" : "");
-  report_graph_partition(comm, rows, false);
+  report_graph_partition(comm, rows, a.flags, false);
   return fits32_everywhere(comm, rows) ? solve_on<Value, std::int32_t>(comm, rows, label, a, backend)
                                        : solve_on<Value, std::int64_t>(comm, rows, label, a, backend);
 }
