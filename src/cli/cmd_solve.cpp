@@ -143,14 +143,11 @@ void write_json(const std::string& path, const std::string& label, const std::st
 
 int run_solve(const SolveOptions& o) {
   if (o.distributed.enabled) {
-    refuse_with_distributed({{o.lma, "--lma"},
-                             {o.history, "--history"},
-                             {!o.json.empty(), "--json"},
-                             {o.gmres_s_step != 1, "--gmres-s-step"}});
+    refuse_with_distributed({{o.lma, "--lma"}, {o.history, "--history"}, {!o.json.empty(), "--json"}});
     return run_distributed_solve({o.file, o.gen, o.rhs_file, o.output, o.method, o.precond, o.algo, o.precision,
                                   o.backend, o.tol,
                                   o.maxit, o.restart, o.progress, o.unfused, o.pipelined, o.graph, o.gmres_basis, o.threads,
-                                  o.expected_applies, o.read, o.distributed});
+                                  o.expected_applies, o.read, o.distributed, o.gmres_s_step});
   }
   std::string note;
   const Backend backend = resolve_backend(o.backend, &note);

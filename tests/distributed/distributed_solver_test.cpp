@@ -212,6 +212,37 @@ TEST(DistributedSolvers, GmresFloatBasis) { check_gmres_float_basis(Backend::Cpu
 
 TEST_F(DistributedCudaSolvers, GmresFloatBasis) { check_gmres_float_basis(Backend::Cuda); }
 
+// s-step GMRES (SolverOptions::gmres_s_step = 5) across processes: every block's sums (Q^T W, the update's
+// D and G, the scaling's Gram matrix) are summed over the ranks before the block's decisions, so every rank
+// accepts the same columns and stops at the same step; the count is the one-process s = 1 solver's within
+// (s - 1) + 5% (tests/cpu/gmres_sstep_test.cpp), and the converged residual is confirmed by the restart's.
+void check_gmres_sstep(Backend backend) {
+  const Communicator comm;
+  for (const char* name : {"poisson3d", "convdiff"}) {
+    const SolverMatrix a = test::solver_problem_matrix(name);
+    const auto b = test::random_rhs(a.rows, 14);
+    SolverOptions o;
+    o.method = SolverMethod::Gmres;
+    o.preconditioner = Preconditioner::Jacobi;
+    o.tolerance = 1e-10;
+    o.max_iterations = 2000;
+    o.restart = 20;
+    std::vector<double> x_one;
+    const SolverResult one = test::solve_cpu<double>(a, b, x_one, o);
+    o.gmres_s_step = 5;
+    const DistributedSolve s = solve_distributed<double>(comm, a, b, o, nullptr, backend);
+    ASSERT_TRUE(s.result.converged) << name << " " << s.result.breakdown << " " << s.result.variant;
+    EXPECT_TRUE(same_on_every_rank(comm, s.result.iterations)) << name;
+    EXPECT_LE(std::abs(s.result.iterations - one.iterations), 4 + (one.iterations + 19) / 20) << name;
+    EXPECT_NE(s.result.variant.find("blocks"), std::string::npos) << s.result.variant;
+    if (comm.rank() == 0) EXPECT_LE(s.result.residual, o.tolerance * (1 + 1e-6)) << name;  // confirmed
+  }
+}
+
+TEST(DistributedSolvers, GmresSStep) { check_gmres_sstep(Backend::Cpu); }
+
+TEST_F(DistributedCudaSolvers, GmresSStep) { check_gmres_sstep(Backend::Cuda); }
+
 // Rank 0 owns no rows (its parts are empty; it still joins every exchange and all-reduce), plain and
 // pipelined CG.
 void check_rank_without_rows(Backend backend) {

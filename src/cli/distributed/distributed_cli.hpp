@@ -73,6 +73,7 @@ struct DistributedSolve {
   std::int64_t expected_applies = 0;  // Options::expected_applies of both blocks
   ReadOptions read;
   DistributedFlags flags;
+  int gmres_s_step = 1;              // GMRES: Krylov vectors per s-step block (1: Arnoldi steps)
 };
 
 int run_distributed_multiply(const DistributedMultiply& args);

@@ -493,6 +493,7 @@ int solve_on(const Communicator& comm, const dist::LocalRows<Value>& rows, const
   so.pipelined = a.pipelined;
   so.graph = a.graph;
   so.gmres_basis = *parse_gmres_basis(a.gmres_basis);
+  so.gmres_s_step = a.gmres_s_step;
   const auto diagonal = so.preconditioner == Preconditioner::Jacobi ? dist::local_diagonal(comm, rows)
                                                                       : std::vector<Value>{};
   std::vector<Value> x(b.size(), Value(0));
