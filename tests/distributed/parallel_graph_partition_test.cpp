@@ -38,41 +38,13 @@ constexpr test::Balance kScotchBalance{0.03, 1};
   if (!parallel_graph_partition_available()) \
   GTEST_SKIP() << "built without PT-Scotch (SPMV_WITH_PTSCOTCH=OFF)"
 
-// Generated (rmat: scattered from the root; poisson2d: each rank's own row range), and a randomly
-// numbered mesh passed in by equal rows: the partition's invariants, then A x and A^T x in f64 and
-// A x in f32 against one process; on the CUDA backend too where every rank has a GPU (the partition
-// is backend-neutral: the blocks of P A P^T are built as any others).
+// Generated rows and a randomly numbered mesh: the partition's invariants and the products against one
+// process (partition_checks.hpp).
 TEST(ParallelGraphPartition, ProductsEqualTheOneProcessProductOfTheOriginalMatrix) {
   SKIP_WITHOUT_PTSCOTCH();
   const Communicator comm;
-  struct Case {
-    std::string name;
-    Matrix whole;
-    LocalRows<double> rows;
-  };
-  std::vector<Case> cases;
-  cases.push_back({"rmat 11", gen::generate<double, std::int64_t>("rmat", {{"scale", 11}}),
-                   generate<double>(comm, "rmat", {{"scale", 11}}, PartitionKind::ParallelGraph)});
-  cases.push_back({"poisson2d 30", gen::generate<double, std::int64_t>("poisson2d", {{"n", 30}}),
-                   generate<double>(comm, "poisson2d", {{"n", 30}}, PartitionKind::ParallelGraph)});
-  const Matrix shuffled = scrambled(gen::poisson2d(40), 5);
-  cases.push_back({"scrambled poisson2d 40", shuffled,
-                   partition_graph_parallel(comm, slice(comm, shuffled, partition_rows(shuffled.rows, comm.size())))});
-  const bool cuda = test::cuda_on_every_rank(comm);
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
-    check_partition(c.rows, c.whole, kScotchBalance);
-    for (Backend b : {Backend::Cpu, Backend::Cuda}) {
-      if (b == Backend::Cuda && !cuda) continue;
-      check_products<double>(c.rows, c.whole, c.name, Operation::NonTranspose, b);
-      check_products<double>(c.rows, c.whole, c.name, Operation::Transpose, b);
-    }
-  }
-  // f32: the same steps on float rows.
-  const auto f = convert<float, std::int64_t>(shuffled);
-  const auto rows32 = partition_graph_parallel(comm, slice(comm, f, partition_rows(f.rows, comm.size())));
-  for (Backend b : {Backend::Cpu, Backend::Cuda})
-    if (b == Backend::Cpu || cuda) check_products<float>(rows32, f, "scrambled poisson2d 40, f32", Operation::NonTranspose, b);
+  test::check_partition_products(
+      PartitionKind::ParallelGraph, [&](const auto& rows) { return partition_graph_parallel(comm, rows); }, kScotchBalance);
 }
 
 // The same input gives the same parts on every run (a fixed strategy and seed, Scotch's deterministic

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "common/differential.hpp"
+#include "distributed/cuda_ranks.hpp"
 #include "distributed/original_order.hpp"
 #include "spmv/distributed.hpp"
+#include "spmv/generators.hpp"
 #include "spmv/reorder.hpp"
 
 namespace spmv::test {
@@ -126,6 +128,47 @@ inline std::vector<std::int64_t> check_partition(const dist::LocalRows<double>& 
   }
   EXPECT_EQ(rows.edge_cut, cut / 2);
   return permutation;
+}
+
+// The products test of every partition computed from distributed rows: generated rows (rmat: scattered
+// from the root; poisson2d: each rank's own row range) and a randomly numbered mesh passed in by equal
+// rows, partitioned by `kind` (generate) and by `partition` (the rows passed in: a callable taking
+// LocalRows<double> and LocalRows<float>); the partition's invariants within `balance`, then A x and
+// A^T x in f64 and A x in f32 against one process, on the CUDA backend too where every rank has a GPU
+// (the partition is backend-neutral: the blocks of P A P^T are built as any others).
+template <class Partition>
+void check_partition_products(dist::PartitionKind kind, Partition partition, Balance balance) {
+  using Matrix = CsrMatrix<double, std::int64_t>;
+  const dist::Communicator comm;
+  struct Case {
+    std::string name;
+    Matrix whole;
+    dist::LocalRows<double> rows;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"rmat 11", gen::generate<double, std::int64_t>("rmat", {{"scale", 11}}),
+                   dist::generate<double>(comm, "rmat", {{"scale", 11}}, kind)});
+  cases.push_back({"poisson2d 30", gen::generate<double, std::int64_t>("poisson2d", {{"n", 30}}),
+                   dist::generate<double>(comm, "poisson2d", {{"n", 30}}, kind)});
+  const Matrix shuffled = scrambled(gen::poisson2d(40), 5);
+  cases.push_back({"scrambled poisson2d 40", shuffled,
+                   partition(slice(comm, shuffled, dist::partition_rows(shuffled.rows, comm.size())))});
+  const bool cuda = cuda_on_every_rank(comm);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_GE(c.rows.partition_ms, 0);
+    check_partition(c.rows, c.whole, balance);
+    for (Backend b : {Backend::Cpu, Backend::Cuda}) {
+      if (b == Backend::Cuda && !cuda) continue;
+      check_products<double>(c.rows, c.whole, c.name, Operation::NonTranspose, b);
+      check_products<double>(c.rows, c.whole, c.name, Operation::Transpose, b);
+    }
+  }
+  // f32: the same steps on float rows.
+  const auto f = convert<float, std::int64_t>(shuffled);
+  const auto rows32 = partition(slice(comm, f, dist::partition_rows(f.rows, comm.size())));
+  for (Backend b : {Backend::Cpu, Backend::Cuda})
+    if (b == Backend::Cpu || cuda) check_products<float>(rows32, f, "scrambled poisson2d 40, f32", Operation::NonTranspose, b);
 }
 
 }  // namespace spmv::test

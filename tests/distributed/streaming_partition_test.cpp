@@ -132,40 +132,12 @@ TEST(StreamingPartition, PartsAreTheDefinitions) {
       }
 }
 
-// Generated (rmat: scattered from the root; poisson2d: each rank's own row range), and a randomly
-// numbered mesh passed in by equal rows: the partition's invariants, then A x and A^T x in f64 and
-// A x in f32 against one process; on the CUDA backend too where every rank has a GPU.
+// Generated rows and a randomly numbered mesh: the partition's invariants and the products against one
+// process (partition_checks.hpp).
 TEST(StreamingPartition, ProductsEqualTheOneProcessProductOfTheOriginalMatrix) {
   const Communicator comm;
-  struct Case {
-    std::string name;
-    Matrix whole;
-    LocalRows<double> rows;
-  };
-  std::vector<Case> cases;
-  cases.push_back({"rmat 11", gen::generate<double, std::int64_t>("rmat", {{"scale", 11}}),
-                   generate<double>(comm, "rmat", {{"scale", 11}}, PartitionKind::Streaming)});
-  cases.push_back({"poisson2d 30", gen::generate<double, std::int64_t>("poisson2d", {{"n", 30}}),
-                   generate<double>(comm, "poisson2d", {{"n", 30}}, PartitionKind::Streaming)});
-  const Matrix shuffled = scrambled(gen::poisson2d(40), 5);
-  cases.push_back({"scrambled poisson2d 40", shuffled,
-                   partition_streaming(comm, slice(comm, shuffled, partition_rows(shuffled.rows, comm.size())))});
-  const bool cuda = test::cuda_on_every_rank(comm);
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
-    EXPECT_GE(c.rows.partition_ms, 0);
-    check_partition(c.rows, c.whole, streaming_balance(comm));
-    for (Backend b : {Backend::Cpu, Backend::Cuda}) {
-      if (b == Backend::Cuda && !cuda) continue;
-      check_products<double>(c.rows, c.whole, c.name, Operation::NonTranspose, b);
-      check_products<double>(c.rows, c.whole, c.name, Operation::Transpose, b);
-    }
-  }
-  const auto f = convert<float, std::int64_t>(shuffled);
-  const auto rows32 = partition_streaming(comm, slice(comm, f, partition_rows(f.rows, comm.size())));
-  for (Backend b : {Backend::Cpu, Backend::Cuda})
-    if (b == Backend::Cpu || cuda)
-      check_products<float>(rows32, f, "scrambled poisson2d 40, f32", Operation::NonTranspose, b);
+  test::check_partition_products(
+      PartitionKind::Streaming, [&](const auto& rows) { return partition_streaming(comm, rows); }, streaming_balance(comm));
 }
 
 // The same input gives the same parts on every run, through scatter_rows, generate and the rows passed in.
