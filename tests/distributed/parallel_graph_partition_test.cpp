@@ -84,65 +84,12 @@ TEST(ParallelGraphPartition, CutsTheHaloOfARandomlyNumberedMesh) {
                                                    << rmat_nonzeros;
 }
 
-// Degenerate inputs: a rank with no rows in the input partition; more ranks than rows (ranks with no
-// part); a matrix with no off-diagonal entry (no edge: any balanced split cuts nothing); an empty
-// matrix; one rank's rows already carrying original ids (composed).
+// Degenerate inputs (partition_checks.hpp): a rank with no input rows, more ranks than rows, no edge,
+// an empty matrix, rows partitioned twice.
 TEST(ParallelGraphPartition, DegenerateInputs) {
   SKIP_WITHOUT_PTSCOTCH();
   const Communicator comm;
-  const int ranks = comm.size();
-  if (ranks >= 2) {
-    SCOPED_TRACE("rank 0 holds no rows of the input");
-    const Matrix a = scrambled(gen::poisson2d(20), 9);
-    RowPartition skewed;
-    skewed.offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
-    for (int r = 1; r <= ranks; ++r) skewed.offsets[r] = a.rows * (r - 1) / (ranks - 1);
-    const auto rows = partition_graph_parallel(comm, slice(comm, a, skewed));
-    check_partition(rows, a, kScotchBalance);
-    check_products<double>(rows, a, "skewed input", Operation::NonTranspose);
-    check_products<double>(rows, a, "skewed input", Operation::Transpose);
-  }
-  {
-    SCOPED_TRACE("1 x 1");
-    const Matrix a = gen::poisson2d(1);
-    const auto rows = partition_graph_parallel(comm, slice(comm, a, partition_rows(1, ranks)));
-    check_partition(rows, a, kScotchBalance);
-    EXPECT_EQ(rows.edge_cut, 0);
-    check_products<double>(rows, a, "1x1", Operation::NonTranspose);
-  }
-  {
-    SCOPED_TRACE("diagonal");
-    Matrix d;
-    d.rows = d.cols = 50;
-    d.row_ptr.clear();
-    for (std::int64_t i = 0; i <= d.rows; ++i) d.row_ptr.push_back(i);
-    for (std::int64_t i = 0; i < d.rows; ++i) {
-      d.col_idx.push_back(i);
-      d.values.push_back(static_cast<double>(i + 1));
-    }
-    const auto rows = partition_graph_parallel(comm, slice(comm, d, partition_rows(d.rows, ranks)));
-    check_partition(rows, d, kScotchBalance);
-    EXPECT_EQ(rows.edge_cut, 0);
-    check_products<double>(rows, d, "diagonal", Operation::NonTranspose);
-    check_products<double>(rows, d, "diagonal", Operation::Transpose);
-  }
-  {
-    SCOPED_TRACE("0 x 0");
-    Matrix empty;
-    empty.row_ptr = {0};
-    const auto rows = partition_graph_parallel(comm, slice(comm, empty, partition_rows(0, ranks)));
-    EXPECT_EQ(rows.global_rows, 0);
-    EXPECT_EQ(rows.matrix.rows, 0);
-    EXPECT_EQ(rows.edge_cut, 0);
-  }
-  {
-    SCOPED_TRACE("partitioned twice: original ids compose");
-    const Matrix a = scrambled(gen::poisson2d(15), 4);
-    const auto once = partition_graph_parallel(comm, slice(comm, a, partition_rows(a.rows, ranks)));
-    const auto twice = partition_graph_parallel(comm, once);
-    check_partition(twice, a, kScotchBalance, false);
-    check_products<double>(twice, a, "twice", Operation::NonTranspose);
-  }
+  test::check_degenerate_partitions([&](const auto& rows) { return partition_graph_parallel(comm, rows); }, kScotchBalance);
 }
 
 // Refusals on every rank: a rectangular matrix (InvalidArgument); rows carrying the root's METIS

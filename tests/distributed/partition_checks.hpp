@@ -171,4 +171,71 @@ void check_partition_products(dist::PartitionKind kind, Partition partition, Bal
     if (b == Backend::Cpu || cuda) check_products<float>(rows32, f, "scrambled poisson2d 40, f32", Operation::NonTranspose, b);
 }
 
+// Degenerate inputs of every partition computed from distributed rows (`partition`: a callable taking
+// LocalRows<double>): a rank with no rows in the input partition; 1 and 2 rows (more ranks than rows at
+// -np 3: ranks with no part); a matrix with no off-diagonal entry (no edge: any balanced split cuts
+// nothing); an empty matrix; rows already carrying original ids (partitioned twice: the ids compose).
+template <class Partition>
+void check_degenerate_partitions(Partition partition, Balance balance) {
+  using Matrix = CsrMatrix<double, std::int64_t>;
+  const dist::Communicator comm;
+  const int ranks = comm.size();
+  if (ranks >= 2) {
+    SCOPED_TRACE("rank 0 holds no rows of the input");
+    const Matrix a = scrambled(gen::poisson2d(20), 9);
+    dist::RowPartition skewed;
+    skewed.offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
+    for (int r = 1; r <= ranks; ++r) skewed.offsets[r] = a.rows * (r - 1) / (ranks - 1);
+    const auto rows = partition(slice(comm, a, skewed));
+    check_partition(rows, a, balance);
+    check_products<double>(rows, a, "skewed input", Operation::NonTranspose);
+    check_products<double>(rows, a, "skewed input", Operation::Transpose);
+  }
+  for (const std::int64_t n : {1, 2}) {
+    SCOPED_TRACE(std::to_string(n) + " rows, more ranks than rows at -np 3");
+    Matrix small;  // 1 x 1: [4]; 2 x 2: [2 -1; -1 2]
+    small.rows = small.cols = n;
+    small.row_ptr = n == 1 ? std::vector<std::int64_t>{0, 1} : std::vector<std::int64_t>{0, 2, 4};
+    small.col_idx = n == 1 ? std::vector<std::int64_t>{0} : std::vector<std::int64_t>{0, 1, 0, 1};
+    small.values = n == 1 ? std::vector<double>{4} : std::vector<double>{2, -1, -1, 2};
+    const auto rows = partition(slice(comm, small, dist::partition_rows(small.rows, ranks)));
+    check_partition(rows, small, balance);
+    if (n == 1) EXPECT_EQ(rows.edge_cut, 0);
+    check_products<double>(rows, small, std::to_string(n) + " rows", Operation::NonTranspose);
+  }
+  {
+    SCOPED_TRACE("diagonal");
+    Matrix d;
+    d.rows = d.cols = 50;
+    d.row_ptr.clear();
+    for (std::int64_t i = 0; i <= d.rows; ++i) d.row_ptr.push_back(i);
+    for (std::int64_t i = 0; i < d.rows; ++i) {
+      d.col_idx.push_back(i);
+      d.values.push_back(static_cast<double>(i + 1));
+    }
+    const auto rows = partition(slice(comm, d, dist::partition_rows(d.rows, ranks)));
+    check_partition(rows, d, balance);
+    EXPECT_EQ(rows.edge_cut, 0);
+    check_products<double>(rows, d, "diagonal", Operation::NonTranspose);
+    check_products<double>(rows, d, "diagonal", Operation::Transpose);
+  }
+  {
+    SCOPED_TRACE("0 x 0");
+    Matrix empty;
+    empty.row_ptr = {0};
+    const auto rows = partition(slice(comm, empty, dist::partition_rows(0, ranks)));
+    EXPECT_EQ(rows.global_rows, 0);
+    EXPECT_EQ(rows.matrix.rows, 0);
+    EXPECT_EQ(rows.edge_cut, 0);
+  }
+  {
+    SCOPED_TRACE("partitioned twice: original ids compose");
+    const Matrix a = scrambled(gen::poisson2d(15), 4);
+    const auto once = partition(slice(comm, a, dist::partition_rows(a.rows, ranks)));
+    const auto twice = partition(once);
+    check_partition(twice, a, balance, false);
+    check_products<double>(twice, a, "twice", Operation::NonTranspose);
+  }
+}
+
 }  // namespace spmv::test

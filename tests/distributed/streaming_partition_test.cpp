@@ -181,67 +181,11 @@ TEST(StreamingPartition, CutsTheHaloOfARandomlyNumberedMesh) {
   EXPECT_LT(rmat_streaming, rmat_nonzeros) << "rmat 13: streaming " << rmat_streaming << ", nonzeros " << rmat_nonzeros;
 }
 
-// Degenerate inputs: a rank with no rows in the input partition; more ranks than rows (ranks with no
-// part); a matrix with no off-diagonal entry; an empty matrix; rows already carrying original ids
-// (composed); a row whose columns are all one other rank's.
+// Degenerate inputs (partition_checks.hpp): a rank with no input rows, more ranks than rows, no edge,
+// an empty matrix, rows partitioned twice.
 TEST(StreamingPartition, DegenerateInputs) {
   const Communicator comm;
-  const int ranks = comm.size();
-  {
-    SCOPED_TRACE("rank 0 holds no rows of the input");
-    const Matrix a = scrambled(gen::poisson2d(20), 9);
-    RowPartition skewed;
-    skewed.offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
-    for (int r = 1; r <= ranks; ++r) skewed.offsets[r] = a.rows * (r - 1) / (ranks - 1);
-    const auto rows = partition_streaming(comm, slice(comm, a, skewed));
-    check_partition(rows, a, streaming_balance(comm));
-    check_products<double>(rows, a, "skewed input", Operation::NonTranspose);
-    check_products<double>(rows, a, "skewed input", Operation::Transpose);
-  }
-  for (const std::int64_t n : {1, 2}) {
-    SCOPED_TRACE(std::to_string(n) + " rows, more ranks than rows at -np 3");
-    Matrix small;  // 1 x 1: [4]; 2 x 2: [2 -1; -1 2]
-    small.rows = small.cols = n;
-    small.row_ptr = n == 1 ? std::vector<std::int64_t>{0, 1} : std::vector<std::int64_t>{0, 2, 4};
-    small.col_idx = n == 1 ? std::vector<std::int64_t>{0} : std::vector<std::int64_t>{0, 1, 0, 1};
-    small.values = n == 1 ? std::vector<double>{4} : std::vector<double>{2, -1, -1, 2};
-    const auto rows = partition_streaming(comm, slice(comm, small, partition_rows(small.rows, ranks)));
-    check_partition(rows, small, streaming_balance(comm));
-    if (n == 1) EXPECT_EQ(rows.edge_cut, 0);
-    check_products<double>(rows, small, std::to_string(n) + " rows", Operation::NonTranspose);
-  }
-  {
-    SCOPED_TRACE("diagonal");
-    Matrix d;
-    d.rows = d.cols = 50;
-    d.row_ptr.clear();
-    for (std::int64_t i = 0; i <= d.rows; ++i) d.row_ptr.push_back(i);
-    for (std::int64_t i = 0; i < d.rows; ++i) {
-      d.col_idx.push_back(i);
-      d.values.push_back(static_cast<double>(i + 1));
-    }
-    const auto rows = partition_streaming(comm, slice(comm, d, partition_rows(d.rows, ranks)));
-    check_partition(rows, d, streaming_balance(comm));
-    EXPECT_EQ(rows.edge_cut, 0);
-    check_products<double>(rows, d, "diagonal", Operation::Transpose);
-  }
-  {
-    SCOPED_TRACE("0 x 0");
-    Matrix empty;
-    empty.row_ptr = {0};
-    const auto rows = partition_streaming(comm, slice(comm, empty, partition_rows(0, ranks)));
-    EXPECT_EQ(rows.global_rows, 0);
-    EXPECT_EQ(rows.matrix.rows, 0);
-    EXPECT_EQ(rows.edge_cut, 0);
-  }
-  {
-    SCOPED_TRACE("partitioned twice: original ids compose");
-    const Matrix a = scrambled(gen::poisson2d(15), 4);
-    const auto once = partition_streaming(comm, slice(comm, a, partition_rows(a.rows, ranks)));
-    const auto twice = partition_streaming(comm, once);
-    check_partition(twice, a, streaming_balance(comm), false);
-    check_products<double>(twice, a, "twice", Operation::NonTranspose);
-  }
+  test::check_degenerate_partitions([&](const auto& rows) { return partition_streaming(comm, rows); }, streaming_balance(comm));
 }
 
 // Refusals, on every rank: a rectangular matrix (InvalidArgument naming "square"), through scatter_rows,
