@@ -15,6 +15,7 @@
 
 #include "solvers/cpu_vector_ops.hpp"
 #include "solvers/gmres_arnoldi.hpp"
+#include "solvers/gmres_cycle.hpp"
 #include "solvers/gmres_sstep.hpp"
 #include "solvers/solver_setup.hpp"
 
@@ -53,25 +54,7 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
     cpu::copy<Value>(b, r);
     run.apply(Value(-1), x, Value(1), r);
     const double beta = std::sqrt(run.sum(cpu::dot<Value>(r, r)));
-    if (first) {
-      if (run.start(beta)) return;
-    } else if (!std::isfinite(beta)) {
-      run.stopped_on_breakdown(kBreakdownNonFinite);
-      return;
-    } else if (run.replace_last_residual(beta)) {
-      return;
-    } else if (k >= run.options().max_iterations) {  // only after an estimate that was not confirmed
-      return;
-    } else if (claimed) {
-      // Refused twice without progress: the rounding of b - A x in the working precision, not the basis,
-      // bounds the residual, and more cycles would repeat the refusal (a step or two each). Refusals
-      // one step apart that still reduce it are normal near the tolerance (poisson2d: 4% a step).
-      if (refused > 0 && beta >= refused) {
-        run.stopped_on_breakdown(kBreakdownGmresStagnated);
-        return;
-      }
-      refused = beta;
-    }
+    if (gmres_restart_ends(run, beta, first, k, claimed, refused)) return;
     const double inv_beta = 1.0 / beta;
     Basis* v0 = column(0);
 #pragma omp parallel for schedule(static)
@@ -99,22 +82,7 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
       const ArnoldiStep step = arnoldi_step(basis.data(), n, j, static_cast<const Value*>(w.data()), h.data(),
                                             s.data(), &H(0, j), [&](std::span<double> part) { run.global_sum(part); });
       const double h_next = step.beta;
-      // Earlier rotations on the new column, then the rotation that zeroes h_{j+1,j}.
-      for (int i = 0; i < j; ++i) {
-        const double t = cs[i] * H(i, j) + sn[i] * H(i + 1, j);
-        H(i + 1, j) = -sn[i] * H(i, j) + cs[i] * H(i + 1, j);
-        H(i, j) = t;
-      }
-      const double denom = std::hypot(H(j, j), h_next);
-      if (denom == 0 || !std::isfinite(denom)) {
-        run.stopped_on_breakdown(denom == 0 ? kBreakdownGmresSingular : kBreakdownNonFinite);
-        break;  // the columns before j still improve x
-      }
-      cs[j] = H(j, j) / denom;
-      sn[j] = h_next / denom;
-      H(j, j) = denom;
-      g[j + 1] = -sn[j] * g[j];
-      g[j] = cs[j] * g[j];
+      if (!gmres_rotate_column(run, &H(0, j), j, h_next, cs.data(), sn.data(), g.data())) break;
       columns = j + 1;
       ++k;
       stop = run.step(k, std::abs(g[j + 1]));
@@ -125,18 +93,7 @@ void gmres_cycles(CpuRun<Value>& run, std::span<const Value> b, std::span<Value>
     // it reports is confirmed by the restart's true residual (one more apply) before the solve stops.
     const bool confirm = kCompressed && stop && run.converged();
     claimed = confirm;
-    // y = R^-1 g (back substitution), x += M^-1 V y.
-    for (int i = columns - 1; i >= 0; --i) {
-      double sum = g[i];
-      for (int c = i + 1; c < columns; ++c) sum -= H(i, c) * y[c];
-      y[i] = sum / H(i, i);
-    }
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-      double sum = 0;
-      for (int c = 0; c < columns; ++c) sum += y[c] * static_cast<double>(basis[c * n + i]);
-      x[i] += jacobi ? dinv[i] * static_cast<Value>(sum) : static_cast<Value>(sum);
-    }
+    gmres_update_x(hess.data(), m + 1, g.data(), y.data(), columns, basis.data(), n, jacobi ? dinv : nullptr, x);
     if ((stop && !confirm) || run.broken()) return;
   }
 }

@@ -25,6 +25,7 @@
 #include "core/debug_log.hpp"
 #include "solvers/cpu_vector_ops.hpp"
 #include "solvers/gmres_arnoldi.hpp"
+#include "solvers/gmres_cycle.hpp"
 #include "solvers/solver_setup.hpp"
 
 namespace spmv::solvers {
@@ -346,27 +347,12 @@ void gmres_sstep_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Val
                        std::to_string(counts.second_cholqr) + " second Cholesky QRs");
   };
   for (bool first = true;; first = false) {
-    // r = b - A x into V_0, and the restart's decisions: gmres.cpp's.
+    // r = b - A x into V_0, and the restart's decisions.
     std::span<Value> r(column(0), n);
     cpu::copy<Value>(b, r);
     run.apply(Value(-1), x, Value(1), r);
     const double beta = std::sqrt(run.sum(cpu::dot<Value>(r, r)));
-    if (first) {
-      if (run.start(beta)) return report();
-    } else if (!std::isfinite(beta)) {
-      run.stopped_on_breakdown(kBreakdownNonFinite);
-      return report();
-    } else if (run.replace_last_residual(beta)) {
-      return report();
-    } else if (k >= run.options().max_iterations) {
-      return report();
-    } else if (claimed) {
-      if (refused > 0 && beta >= refused) {
-        run.stopped_on_breakdown(kBreakdownGmresStagnated);
-        return report();
-      }
-      refused = beta;
-    }
+    if (gmres_restart_ends(run, beta, first, k, claimed, refused)) return report();
     const Value inv_beta = static_cast<Value>(1.0 / beta);
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) r[i] *= inv_beta;
@@ -379,21 +365,7 @@ void gmres_sstep_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Val
     const auto close_column = [&](int jj) -> bool {
       for (int i = 0; i <= jj + 1; ++i) Rt(i, jj) = H(i, jj);
       const double h_next = H(jj + 1, jj);
-      for (int i = 0; i < jj; ++i) {
-        const double t = cs[i] * Rt(i, jj) + sn[i] * Rt(i + 1, jj);
-        Rt(i + 1, jj) = -sn[i] * Rt(i, jj) + cs[i] * Rt(i + 1, jj);
-        Rt(i, jj) = t;
-      }
-      const double denom = std::hypot(Rt(jj, jj), h_next);
-      if (denom == 0 || !std::isfinite(denom)) {
-        run.stopped_on_breakdown(denom == 0 ? kBreakdownGmresSingular : kBreakdownNonFinite);
-        return true;
-      }
-      cs[jj] = Rt(jj, jj) / denom;
-      sn[jj] = h_next / denom;
-      Rt(jj, jj) = denom;
-      g[jj + 1] = -sn[jj] * g[jj];
-      g[jj] = cs[jj] * g[jj];
+      if (!gmres_rotate_column(run, &Rt(0, jj), jj, h_next, cs.data(), sn.data(), g.data())) return true;
       columns = jj + 1;
       ++k;
       stop = run.step(k, std::abs(g[jj + 1]));
@@ -426,18 +398,7 @@ void gmres_sstep_cpu(CpuRun<Value>& run, std::span<const Value> b, std::span<Val
       shifts = sstep::leja_newton_shifts(sstep::hessenberg_eigenvalues(hess.data(), columns, m + 1), s);
     const bool confirm = used_blocks && stop && run.converged();
     claimed = confirm;
-    // y = R^-1 g (back substitution), x += M^-1 V y.
-    for (int i = columns - 1; i >= 0; --i) {
-      double sum = g[i];
-      for (int c = i + 1; c < columns; ++c) sum -= Rt(i, c) * y[c];
-      y[i] = sum / Rt(i, i);
-    }
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-      double sum = 0;
-      for (int c = 0; c < columns; ++c) sum += y[c] * static_cast<double>(basis[c * n + i]);
-      x[i] += jacobi ? dinv[i] * static_cast<Value>(sum) : static_cast<Value>(sum);
-    }
+    gmres_update_x(rot.data(), m + 1, g.data(), y.data(), columns, basis.data(), n, jacobi ? dinv : nullptr, x);
     if ((stop && !confirm) || run.broken()) return report();
   }
 }
