@@ -12,6 +12,41 @@ rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
 "$spmv" gen random_uniform rows=700 cols=500 per_row=7 seed=3 -o r.mtx
 awk 'BEGIN { for (i = 0; i < 1600; ++i) print (i * 7919) % 13 - 6 }' > x.txt
 awk 'BEGIN { for (i = 0; i < 1600; ++i) print (i * 104729) % 11 - 5 }' > y0.txt
+awk 'BEGIN { for (i = 0; i < 1600; ++i) print sin(0.01 * i * i) }' > b.txt
+# Under --partition $1: A x and A^T x on 2 and 3 ranks, read by byte ranges and by the root, equal to one
+# process's exactly (integer data).
+exact_products_on_2_and_3_ranks() {
+  for np in 2 3; do
+    for m in ranges root; do
+      for t in "" --transpose; do
+        "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q -o one.mtx
+        "$mpiexec" "$np_flag" $np "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q \
+          -o two.mtx --distributed --partition "$1" --read-mode $m
+        cmp one.mtx two.mtx
+      done
+    done
+  done
+}
+# Under --partition $1: a solve with a non-constant right-hand side gives one process's x (both within
+# tol * kappa(A) ~ 1e-12 * 660 of the solution, in the max norm: 1e-8 of max |x| has margin); a
+# rectangular matrix is refused; bench names the partition, prints its report line $2 with a nonzero edge
+# cut on stderr, and verifies against one process.
+solve_refusal_and_bench() {
+  "$spmv" solve a.mtx --backend cpu --rhs b.txt --tol 1e-12 -o x1.mtx > /dev/null
+  "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --partition "$1" --rhs b.txt --tol 1e-12 -o x2.mtx \
+    > /dev/null
+  paste x1.mtx x2.mtx | awk '/^%/ || NF != 2 { next } { a = $1 < 0 ? -$1 : $1; d = $1 - $2; d = d < 0 ? -d : d;
+    if (a > big) big = a; if (d > worst) worst = d } END { if (worst > 1e-8 * big) { print "x differs by " worst; exit 1 } }'
+  if "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx -q -o two.mtx --distributed --partition "$1" 2> err.txt; then
+    echo "expected a failure"; exit 1
+  fi
+  grep -q 'needs a square matrix' err.txt
+  "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --partition "$1" --reps 7 \
+    > bench.txt 2> err.txt
+  head -1 bench.txt | grep -q "2 ranks ($1 partition)"
+  grep -q "$2: edge cut [1-9]" err.txt
+  grep -q 'verified against the single-process reference: error/bound [0-9.e+-]*$' bench.txt
+}
 for t in "" --transpose; do
   "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q -o one.mtx
   "$mpiexec" "$np_flag" 2 "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q -o two.mtx --distributed
@@ -50,21 +85,7 @@ if "$mpiexec" "$np_flag" 2 "$spmv" multiply a.mtx -q -o two.mtx --distributed --
       --distributed --partition graph
     cmp one.mtx two.mtx
   done
-  awk 'BEGIN { for (i = 0; i < 1600; ++i) print sin(0.01 * i * i) }' > b.txt
-  "$spmv" solve a.mtx --backend cpu --rhs b.txt --tol 1e-12 -o x1.mtx > /dev/null
-  "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --partition graph --rhs b.txt --tol 1e-12 -o x2.mtx \
-    > /dev/null
-  # Both within tol * kappa(A) ~ 1e-12 * 660 of the solution, in the max norm: 1e-8 of max |x| has margin.
-  paste x1.mtx x2.mtx | awk '/^%/ || NF != 2 { next } { a = $1 < 0 ? -$1 : $1; d = $1 - $2; d = d < 0 ? -d : d;
-    if (a > big) big = a; if (d > worst) worst = d } END { if (worst > 1e-8 * big) { print "x differs by " worst; exit 1 } }'
-  if "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx -q -o two.mtx --distributed --partition graph 2> err.txt; then
-    echo "expected a failure"; exit 1
-  fi
-  grep -q 'needs a square matrix' err.txt
-  "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --partition graph --reps 7 \
-    > bench.txt 2> err.txt
-  head -1 bench.txt | grep -q '2 ranks (graph partition)'
-  grep -q 'graph partition (METIS, 2 parts): edge cut [1-9]' err.txt
+  solve_refusal_and_bench graph 'graph partition (METIS, 2 parts)'
 else
   grep -q 'built without METIS (apt-get install libmetis-dev' err.txt
   echo "--partition graph: refused, this build has no METIS"
@@ -75,32 +96,8 @@ fi
 # a rectangular matrix is refused; bench reports the edge cut. Without PT-Scotch: refused with the
 # package and the build option.
 if "$mpiexec" "$np_flag" 2 "$spmv" multiply a.mtx -q -o two.mtx --distributed --partition parallel-graph 2> err.txt; then
-  for np in 2 3; do
-    for m in ranges root; do
-      for t in "" --transpose; do
-        "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q -o one.mtx
-        "$mpiexec" "$np_flag" $np "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q \
-          -o two.mtx --distributed --partition parallel-graph --read-mode $m
-        cmp one.mtx two.mtx
-      done
-    done
-  done
-  awk 'BEGIN { for (i = 0; i < 1600; ++i) print sin(0.01 * i * i) }' > b.txt
-  "$spmv" solve a.mtx --backend cpu --rhs b.txt --tol 1e-12 -o x1.mtx > /dev/null
-  "$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --partition parallel-graph --rhs b.txt --tol 1e-12 \
-    -o x2.mtx > /dev/null
-  paste x1.mtx x2.mtx | awk '/^%/ || NF != 2 { next } { a = $1 < 0 ? -$1 : $1; d = $1 - $2; d = d < 0 ? -d : d;
-    if (a > big) big = a; if (d > worst) worst = d } END { if (worst > 1e-8 * big) { print "x differs by " worst; exit 1 } }'
-  if "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx -q -o two.mtx --distributed --partition parallel-graph \
-    2> err.txt; then
-    echo "expected a failure"; exit 1
-  fi
-  grep -q 'needs a square matrix' err.txt
-  "$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --partition parallel-graph --reps 7 \
-    > bench.txt 2> err.txt
-  head -1 bench.txt | grep -q '2 ranks (parallel-graph partition)'
-  grep -q 'parallel graph partition (PT-Scotch, 2 parts): edge cut [1-9]' err.txt
-  grep -q 'verified against the single-process reference: error/bound [0-9.e+-]*$' bench.txt
+  exact_products_on_2_and_3_ranks parallel-graph
+  solve_refusal_and_bench parallel-graph 'parallel graph partition (PT-Scotch, 2 parts)'
 else
   grep -q 'built without PT-Scotch (apt-get install libptscotch-dev, then configure with -DSPMV_WITH_PTSCOTCH=ON)' err.txt
   echo "--partition parallel-graph: refused, this build has no PT-Scotch"
@@ -108,31 +105,8 @@ fi
 # --partition streaming (LDG, no library): as parallel-graph, the output equals one process's exactly for
 # A x and A^T x on 2 and 3 ranks, both read modes; the solve gives one process's x; a rectangular
 # matrix is refused; bench reports the edge cut and verifies.
-for np in 2 3; do
-  for m in ranges root; do
-    for t in "" --transpose; do
-      "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q -o one.mtx
-      "$mpiexec" "$np_flag" $np "$spmv" multiply a.mtx --x x.txt --y0 y0.txt --alpha 2 --beta -3 $t -q \
-        -o two.mtx --distributed --partition streaming --read-mode $m
-      cmp one.mtx two.mtx
-    done
-  done
-done
-awk 'BEGIN { for (i = 0; i < 1600; ++i) print sin(0.01 * i * i) }' > b.txt
-"$spmv" solve a.mtx --backend cpu --rhs b.txt --tol 1e-12 -o x1.mtx > /dev/null
-"$mpiexec" "$np_flag" 2 "$spmv" solve a.mtx --distributed --partition streaming --rhs b.txt --tol 1e-12 \
-  -o x2.mtx > /dev/null
-paste x1.mtx x2.mtx | awk '/^%/ || NF != 2 { next } { a = $1 < 0 ? -$1 : $1; d = $1 - $2; d = d < 0 ? -d : d;
-  if (a > big) big = a; if (d > worst) worst = d } END { if (worst > 1e-8 * big) { print "x differs by " worst; exit 1 } }'
-if "$mpiexec" "$np_flag" 2 "$spmv" multiply r.mtx -q -o two.mtx --distributed --partition streaming 2> err.txt; then
-  echo "expected a failure"; exit 1
-fi
-grep -q 'needs a square matrix' err.txt
-"$mpiexec" "$np_flag" 2 "$spmv" bench --distributed --gen poisson2d:n=60 --partition streaming --reps 7 \
-  > bench.txt 2> err.txt
-head -1 bench.txt | grep -q '2 ranks (streaming partition)'
-grep -q 'streaming partition (LDG, 2 parts): edge cut [1-9]' err.txt
-grep -q 'verified against the single-process reference: error/bound [0-9.e+-]*$' bench.txt
+exact_products_on_2_and_3_ranks streaming
+solve_refusal_and_bench streaming 'streaming partition (LDG, 2 parts)'
 # A missing x file on rank 0 is an error, not a hang. Both ranks raise it (the C++ test
 # BadInputOnOneRankIsAnErrorOnEveryRank checks that), but mpiexec kills the other process as soon as one
 # exits with an error, so the second message may never be printed: at least rank 0's must be.
