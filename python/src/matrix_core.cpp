@@ -355,12 +355,12 @@ class TypedMatrix final : public MatrixCore {
     DevicePlan& plan = cuda_entry(target.ordinal, algorithm, Operation::NonTranspose, nullptr);
     nb::gil_scoped_release release;
     DeviceGuard guard(target.ordinal);
-    DevicePlanOperator op(plan, a_.rows, a_.cols);
     cuda::DeviceBuffer<Value> db(bs), dx(std::span<const Value>(xs.data(), xs.size())), dd;
     if (!diagonal.empty()) dd = cuda::DeviceBuffer<Value>(std::span<const Value>(diagonal));
-    SolverResult r = cuda::solve<Value>(op, db.data(), dx.data(), options, dd.size() ? dd.data() : nullptr, nullptr);
+    SolverResult r = solve_through(target.ordinal, plan, algorithm, [&](cuda::LinearOperator<Value>& op) {
+      return cuda::solve<Value>(op, db.data(), dx.data(), options, dd.size() ? dd.data() : nullptr, nullptr);
+    });
     dx.download(xs);
-    r.algorithm = algorithm_label(plan.algorithm(), plan.policy());
     r.apply_bytes = apply_bytes();
     return r;
 #else
@@ -385,12 +385,12 @@ class TypedMatrix final : public MatrixCore {
     nb::gil_scoped_release release;
     if (b.stream) stream_wait(stream, b.stream);
     if (x.stream) stream_wait(stream, x.stream);
-    DevicePlanOperator op(plan, a_.rows, a_.cols);
     cuda::DeviceBuffer<Value> dd;
     if (!diagonal.empty()) dd = cuda::DeviceBuffer<Value>(std::span<const Value>(diagonal), s);
-    SolverResult r = cuda::solve<Value>(op, reinterpret_cast<const Value*>(b.address), reinterpret_cast<Value*>(x.address),
-                                        options, dd.size() ? dd.data() : nullptr, s);
-    r.algorithm = algorithm_label(plan.algorithm(), plan.policy());
+    SolverResult r = solve_through(ordinal, plan, algorithm, [&](cuda::LinearOperator<Value>& op) {
+      return cuda::solve<Value>(op, reinterpret_cast<const Value*>(b.address), reinterpret_cast<Value*>(x.address),
+                                options, dd.size() ? dd.data() : nullptr, s);
+    });
     r.apply_bytes = apply_bytes();
     return r;
 #else
@@ -524,6 +524,25 @@ class TypedMatrix final : public MatrixCore {
     DevicePlan& plan_;
     std::int64_t rows_, cols_;
   };
+
+  // Runs `solve(op)` over the solvers' operator for `plan`: with Auto and no hint, one that may convert the
+  // matrix during the solve (cuda::ConvertingPlanOperator; the converted plan lives for this solve only, the
+  // cached plan stays as it is).
+  template <class Solve>
+  SolverResult solve_through(int ordinal, DevicePlan& plan, Algorithm algorithm, Solve&& solve) {
+    if (!plan.tuned && cuda::ConvertingPlanOperator<Value, Index>::wanted(algorithm, options_)) {
+      Options options = options_;
+      options.device = ordinal;
+      cuda::ConvertingPlanOperator<Value, Index> op(devices_.at(ordinal)->csr.view(), *plan.plan, options);
+      SolverResult r = solve(op);
+      r.algorithm = op.label();
+      return r;
+    }
+    DevicePlanOperator op(plan, a_.rows, a_.cols);
+    SolverResult r = solve(op);
+    r.algorithm = algorithm_label(plan.algorithm(), plan.policy());
+    return r;
+  }
 
   struct DeviceState {
     cuda::DeviceCsr<Value, Index> csr;  // uploaded once per device

@@ -69,6 +69,9 @@ SPMV_DECLARE_FACTORY(make_cusparse_coo_alg1)     // cusparse_baseline.cu
 // Facts of the Auto rule that the tuner (tuned_plan.cu) needs, defined in dispatch.cu beside the rule.
 // Whether Auto tries DIA for this operation, shape and hint (and so a CSR choice means DIA refused).
 bool auto_tries_dia(Operation op, const detail::RowShape& shape, int value_bytes, std::int64_t expected_applies);
+// Whether Auto's A x plan with this hint tries something its plan without the hint does not (a conversion or
+// column chunks): ConvertingPlanOperator builds a plan only then.
+bool auto_hint_may_convert(const detail::RowShape& shape, int value_bytes, std::int64_t expected_applies);
 // Whether the explicit transpose's copy and build scratch fit the device memory share Auto allows.
 template <class Value, class Index>
 bool explicit_transpose_fits(const CsrView<Value, Index>& a);

@@ -215,7 +215,7 @@ ColumnChunks<Value, Index> chunk_columns(const CsrView<Value, Index>& a, Index s
   return c;
 }
 
-static int l2_cache_bytes() {
+int l2_cache_bytes() {
   int device = 0, bytes = 0;
   SPMV_CUDA_CHECK(cudaGetDevice(&device));
   SPMV_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));

@@ -70,6 +70,9 @@ std::unique_ptr<ColumnChunkedAlgorithm<Value, Index>> make_column_chunked_span(c
 // blocks fit half the free device memory, builds them and times a few products of each against `whole`
 // (the plan Auto built for the whole matrix); returns the blocks when the time they save over the
 // expected applies exceeds their measured setup, else null (the reason logged under SPMV_DEBUG_LOG).
+// The current device's L2 size in bytes (the chunks' span rule reads it).
+int l2_cache_bytes();
+
 template <class Value, class Index>
 AlgorithmPtr<Value, Index> race_column_chunked(const CsrView<Value, Index>& matrix, CudaAlgorithm<Value, Index>& whole,
                                                const Options& options, cudaStream_t stream);

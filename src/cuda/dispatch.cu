@@ -186,6 +186,14 @@ bool auto_tries_dia(Operation op, const detail::RowShape& shape, int value_bytes
   return op == Operation::NonTranspose && detail::conversion_repaid(Algorithm::Dia, shape, value_bytes, expected_applies);
 }
 
+bool auto_hint_may_convert(const detail::RowShape& shape, int value_bytes, std::int64_t expected_applies) {
+  // The conversions the Plan constructor below tries for A x, then race_column_chunked's own test.
+  return auto_tries_dia(Operation::NonTranspose, shape, value_bytes, expected_applies) ||
+         detail::format_for(detail::classify_rows(shape), shape, value_bytes, expected_applies) != Algorithm::Auto ||
+         detail::column_chunks_may_pay(shape.rows, shape.cols, shape.nnz, value_bytes, l2_cache_bytes(),
+                                       expected_applies);
+}
+
 // The symmetric route for Auto's A^T x: its plan when A == A^T (algorithm set to Symmetric), else null
 // (the violation logged).
 template <class Value, class Index>

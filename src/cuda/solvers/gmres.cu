@@ -1039,6 +1039,7 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_
     bool stop = false, used_blocks = false, arnoldi_only = shifts.count == 0;
     const bool first_cycle = blocks_on && shifts.count == 0;
     for (int j = 0; j < m && !stop;) {
+      run.reconsider_operator();
       const int sb = std::min(s_step, m - j);
       if (blocks_on && !arnoldi_only && sb >= 2) {
         const BlockOutcome out = run_block(j, sb);

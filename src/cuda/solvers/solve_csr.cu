@@ -46,6 +46,11 @@ SolverResult solve_csr_cuda(const CsrMatrix<Value, Index>& a, Algorithm algorith
     TunedPlanOperator<Value, Index> op(plan);
     result = cuda::solve<Value>(op, db.data(), dx.data(), solver_options, d, stream);
     result.algorithm = "tune: " + plan.policy();
+  } else if (cuda::ConvertingPlanOperator<Value, Index>::wanted(algorithm, options)) {
+    cuda::Plan<Value, Index> plan(csr.view(), algorithm, Operation::NonTranspose, options, stream);
+    cuda::ConvertingPlanOperator<Value, Index> op(csr.view(), plan, options);
+    result = cuda::solve<Value>(op, db.data(), dx.data(), solver_options, d, stream);
+    result.algorithm = op.label();
   } else {
     cuda::Plan<Value, Index> plan(csr.view(), algorithm, Operation::NonTranspose, options, stream);
     cuda::PlanOperator<Value, Index> op(plan);

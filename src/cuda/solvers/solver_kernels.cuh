@@ -214,8 +214,10 @@ class DeviceRun {
   // body on the first call (on a private stream, in thread-local capture mode) and launched on the
   // solver's stream after. During the capture apply() enqueues on the capturing stream, untimed.
   // The body must enqueue the same work every time (same pointers; scalars read on the device).
+  // Before each iteration the operator may change its plan (reconsider_operator).
   template <class Body>
   void iterate(Body&& body) {
+    reconsider_operator();
     if (!options_.graph) return body(stream_);
     if (!graph_) {
       begin_capture();
@@ -228,6 +230,15 @@ class DeviceRun {
       end_capture(failed);
     }
     launch_graph();
+  }
+  // Between iterations (iterate() calls it; GMRES before each step or block): the operator may change how it
+  // applies A given the products made so far (LinearOperator::reconsider); a graph captured from the old
+  // apply is dropped and captured again at the next iterate().
+  void reconsider_operator() {
+    if (!op_.reconsider(result_.applies, stream_) || !graph_) return;
+    SPMV_CUDA_CHECK(cudaGraphExecDestroy(graph_));
+    graph_ = nullptr;
+    captured_applies_ = 0;
   }
   // After a kernel stored per-block partial sums (store_block_sums) in `rows` rows from `first_row`:
   // the count that the scalar kernel reading them passes to finish_sum. One process: blocks(). In a
