@@ -16,6 +16,12 @@ class LinearOperator {
   virtual std::int64_t cols() const = 0;  // of op(A): x's length
   // BLAS conventions: beta == 0 never reads y; alpha == 0 reads neither A nor x (y = beta*y).
   virtual void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) = 0;
+  // Called by the solvers before each product with the products made so far: an operator may change how
+  // it applies A now (spmv::ConvertingOperator converts its matrix). Returns true when it did.
+  virtual bool reconsider(std::int64_t applies) {
+    (void)applies;
+    return false;
+  }
 };
 
 }  // namespace spmv

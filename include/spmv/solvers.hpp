@@ -17,6 +17,7 @@
 // - Dot products and norms accumulate in double for both value types; vector updates are in Value.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -170,6 +171,46 @@ SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::spa
 
 // "merge-path <policy>": an algorithm and its policy as SolverResult::algorithm holds them.
 std::string algorithm_label(Algorithm algorithm, const std::string& policy);
+
+// Auto's CPU operator for A x made without Options::expected_applies, allowed to convert the matrix during
+// a solve (the twin of cuda::ConvertingPlanOperator; docs/SOLVERS.md "Conversion during a solve"): at 16,
+// 32, 64, ... products it asks whether Auto, told to expect as many products again as were made so far,
+// may convert (src/core/auto_rule.hpp, "CPU Auto"), and if so builds that operator and applies it from then
+// on, once the products made would have repaid the conversion (the ski-rental rule). At most kMaxAttempts
+// operators are built. solve_csr and the Python Matrix use it when the caller asked for Auto without the
+// hint; `a` and `first` (Auto's operator for A x) must outlive it.
+template <class Value, class Index>
+class ConvertingOperator final : public LinearOperator<Value> {
+ public:
+  static constexpr std::int64_t kFirstCheck = 16;
+  static constexpr int kMaxAttempts = 3;
+  // Auto, no hint, native values, no reordering (the plans that take no conversion are the others).
+  static bool wanted(Algorithm requested, const Options& options);
+  ConvertingOperator(const CsrMatrix<Value, Index>& a, Operator<Value, Index>& first, const Options& options);
+  ~ConvertingOperator() override;
+  std::int64_t rows() const override { return current().rows(); }
+  std::int64_t cols() const override { return current().cols(); }
+  void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) override {
+    active().apply(alpha, x, beta, y);
+  }
+  bool reconsider(std::int64_t applies) override;
+  const Operator<Value, Index>& current() const { return converted_ ? *converted_ : first_; }
+  std::int64_t converted_after() const { return converted_after_; }  // products before the conversion; 0: none
+  // algorithm_label of the operator in use, with the first one's and the product count after a conversion.
+  std::string label() const;
+
+ private:
+  Operator<Value, Index>& active() { return converted_ ? *converted_ : first_; }
+  struct Shape;
+  const CsrMatrix<Value, Index>& a_;
+  Operator<Value, Index>& first_;
+  Options options_;
+  std::unique_ptr<Shape> shape_;  // measured at the first check
+  std::unique_ptr<Operator<Value, Index>> converted_;
+  std::int64_t next_check_ = kFirstCheck;
+  std::int64_t converted_after_ = 0;
+  int attempts_ = 0;
+};
 
 // A CSR matrix on a backend, vectors on the host: builds the operator (`algorithm`, Auto resolved
 // by its rule, with `options`: pass options.expected_applies to let Auto convert formats), takes the

@@ -342,11 +342,21 @@ class TypedMatrix final : public MatrixCore {
     if (target.backend == Backend::Cpu) {
       Operator<Value, Index>& oper = cpu_entry(algorithm, Operation::NonTranspose);
       SolverResult r;
-      {
-        nb::gil_scoped_release release;  // the progress callback takes the GIL back when it runs
-        r = solve<Value>(oper, bs, xs, options, diagonal);
+      if (ConvertingOperator<Value, Index>::wanted(algorithm, options_)) {
+        // Auto without the hint may convert during the solve; the converted operator lives for this solve.
+        ConvertingOperator<Value, Index> converting(a_, oper, options_);
+        {
+          nb::gil_scoped_release release;  // the progress callback takes the GIL back when it runs
+          r = solve<Value>(converting, bs, xs, options, diagonal);
+        }
+        r.algorithm = converting.label();
+      } else {
+        {
+          nb::gil_scoped_release release;
+          r = solve<Value>(oper, bs, xs, options, diagonal);
+        }
+        r.algorithm = algorithm_label(oper.algorithm(), oper.policy());
       }
-      r.algorithm = algorithm_label(oper.algorithm(), oper.policy());
       r.apply_bytes = apply_bytes();
       return r;
     }

@@ -66,3 +66,18 @@ def test_cupy_cg_graph_and_unfused(jacobi):
     assert info_bg.iterations == info_bs.iterations
     assert cupy.array_equal(x_bg, x_bs)
     assert info_bg.apply_share == -1 and "graph" in info_bg.variant
+
+
+def test_auto_converts_during_a_long_cupy_solve():
+    """On the device too (cuda::ConvertingPlanOperator): a 250,000-row Laplacian's CG converts to DIA during
+    the solve, and converges as the fixed plan's solve does."""
+    s = spmv.generate.poisson2d(500).to_scipy().tocsr()
+    b = cupy.asarray(s @ np.ones(s.shape[0]))
+    a = spmv.Matrix.from_scipy(s, device="cuda")
+    x, info = spmv.cg(a, b, tol=1e-7, maxiter=5000)
+    assert info.converged
+    assert "converted after" in info.algorithm, info.algorithm
+    first = info.algorithm.split(" products of ", 1)[1].split()[0]  # '... (converted after N products of <algo> ...)'
+    _, fixed = spmv.cg(a, b, tol=1e-7, maxiter=5000, algorithm=first)
+    assert "converted" not in fixed.algorithm
+    assert abs(info.iterations - fixed.iterations) <= 3 + fixed.iterations // 20

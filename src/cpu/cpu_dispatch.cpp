@@ -44,14 +44,6 @@ namespace {
 constexpr std::int64_t kAutoMinParallelNnz = 4096;
 constexpr std::int64_t kAutoNnzPerThread = 1024;
 
-// The thread count Auto uses for a matrix of `nnz` nonzeros (see kAutoNnzPerThread).
-int auto_threads(std::int64_t nnz, const Options& options) {
-  if (options.threads > 0) return options.threads;
-  const std::int64_t allowed = std::max(1, omp_get_max_threads());
-  if (nnz < kAutoMinParallelNnz) return 1;
-  return static_cast<int>(std::min(allowed, std::max<std::int64_t>(2, nnz / kAutoNnzPerThread)));
-}
-
 // SELL's sorting window, when Options::sell_sigma is left 0: the whole matrix instead of the default window
 // where sorting all rows by length stores more than this share fewer slots. Power-law and mostly-empty
 // rows, whose long rows are rare, pad each window of 256 rows to its longest (rmat: 2.2 slots a nonzero
@@ -81,6 +73,14 @@ constexpr std::int64_t kSymmetricMinApplies = 32;
 Algorithm auto_algorithm(int threads) { return threads == 1 ? Algorithm::RowLoop : Algorithm::MergeParallel; }
 
 }  // namespace
+
+// The thread count Auto uses for a matrix of `nnz` nonzeros (see kAutoNnzPerThread).
+int auto_threads(std::int64_t nnz, const Options& options) {
+  if (options.threads > 0) return options.threads;
+  const std::int64_t allowed = std::max(1, omp_get_max_threads());
+  if (nnz < kAutoMinParallelNnz) return 1;
+  return static_cast<int>(std::min(allowed, std::max<std::int64_t>(2, nnz / kAutoNnzPerThread)));
+}
 
 // What the CPU rule (src/core/auto_rule.hpp, "CPU Auto") reads: row statistics and the slots DIA and
 // SELL-C-sigma (at the CPU's C and sigma) would store. One pass over the row pointers, then, when a

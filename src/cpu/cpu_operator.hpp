@@ -52,6 +52,8 @@ std::unique_ptr<Operator<Value, Index>> wrap_cpu_kernel(CpuKernel<Value, Index> 
 template <class Value, class Index>
 CpuKernel<Value, Index> build_kernel(const CsrMatrix<Value, Index>& a, Algorithm algorithm, Operation op,
                                      const Options& options);
+// The thread count Auto uses for a matrix of `nnz` nonzeros (Options::threads when set).
+int auto_threads(std::int64_t nnz, const Options& options);
 template <class Value, class Index>
 std::pair<RowShape, CpuFormatSlots> count_formats(const CsrMatrix<Value, Index>& a, const Options& options,
                                                   int value_bytes, int threads, int* sell_sigma = nullptr);

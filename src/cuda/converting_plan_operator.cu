@@ -45,7 +45,7 @@ bool ConvertingPlanOperator<Value, Index>::reconsider(std::int64_t applies, cuda
   Options hinted = options_;
   hinted.expected_applies = applies;
   auto plan = std::make_unique<Plan<Value, Index>>(matrix_, Algorithm::Auto, Operation::NonTranspose, hinted, stream);
-  const bool changed = plan->algorithm() != first_.algorithm() || plan->policy() != first_.policy();
+  const bool changed = plan->algorithm() != first_.algorithm();
   if (detail::debug_log_enabled())
     std::fprintf(stderr, "[spmv] solver: after %lld products Auto with the hint chose %s (%s)\n",
                  static_cast<long long>(applies), std::string(to_string(plan->algorithm())).c_str(),

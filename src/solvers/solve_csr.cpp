@@ -51,8 +51,14 @@ SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algori
     auto op = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
     std::vector<Value> diagonal;
     if (solver_options.preconditioner == Preconditioner::Jacobi) diagonal = matrix_diagonal(a);
-    result = solve<Value>(*op, b, x, solver_options, diagonal);
-    result.algorithm = algorithm_label(op->algorithm(), op->policy());
+    if (ConvertingOperator<Value, Index>::wanted(algorithm, options)) {  // Auto may convert during the solve
+      ConvertingOperator<Value, Index> converting(a, *op, options);
+      result = solve<Value>(converting, b, x, solver_options, diagonal);
+      result.algorithm = converting.label();
+    } else {
+      result = solve<Value>(*op, b, x, solver_options, diagonal);
+      result.algorithm = algorithm_label(op->algorithm(), op->policy());
+    }
   }
   // The floor is the CSR iteration's whatever format Auto or the tuner chose: a format that reads
   // fewer bytes shows below 1x (docs/SOLVERS.md, "The floor").

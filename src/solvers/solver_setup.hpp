@@ -139,7 +139,10 @@ class CpuRun {
   CpuRun(LinearOperator<Value>& op, const SolverOptions& options, double b_norm, SolverResult& result)
       : op_(op), options_(options), b_norm_(b_norm), result_(result) {}
 
+  // Before each product the operator may change how it applies A given the products made so far
+  // (LinearOperator::reconsider: ConvertingOperator); every apply runs outside the methods' parallel regions.
   void apply(Value alpha, std::span<const Value> x, Value beta, std::span<Value> y) {
+    op_.reconsider(result_.applies);
     const auto t0 = Clock::now();
     op_.apply(alpha, x, beta, y);
     apply_ms_ += ms_since(t0);
