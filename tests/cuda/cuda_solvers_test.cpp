@@ -672,5 +672,47 @@ TEST(CudaSolversDevice, GmresSStepOneSolve) {
   EXPECT_TRUE(contains(r.variant, "blocks")) << r.variant;
 }
 
+// The CPU's GmresSStep.ArnoldiAfterARefusedClaimInFloat on the device: in float near 3e-7 a cycle with
+// blocks ends on a Givens estimate that the restart refuses (the rebuilt Hessenberg relation holds to about
+// eps^(3/4)); the solve then runs Arnoldi steps to its end instead of stopping as stagnated. Converged, the
+// true residual within twice the device's s = 1 solve's (both stop on the estimate), the iterations within
+// the s-step allowance, and the variant naming the switch (the refusal itself depends on the sums' rounding:
+// at least one of the four solves must meet it; the CPU meets it in both of its).
+TEST(CudaSolversDevice, GmresSStepArnoldiAfterARefusedClaimInFloat) {
+  SKIP_WITHOUT_CUDA();
+  const SolverMatrix a = solver_problem_matrix("convdiff");
+  const auto b = random_rhs(a.rows, 11);
+  const auto true_residual = [&](const std::vector<double>& x) {
+    const auto ax = reference_product(a, x);
+    double rr = 0;
+    for (std::int64_t i = 0; i < a.rows; ++i) rr += (b[i] - ax[i]) * (b[i] - ax[i]);
+    return std::sqrt(rr / reference_dot(b, b));
+  };
+  int switched = 0;
+  for (double tolerance : {3e-7, 1e-7})
+    for (bool jacobi : {false, true}) {
+      SolverOptions o;
+      o.method = SolverMethod::Gmres;
+      o.preconditioner = jacobi ? Preconditioner::Jacobi : Preconditioner::None;
+      o.tolerance = tolerance;
+      o.max_iterations = 3000;
+      o.restart = 30;
+      std::vector<double> x_one, x;
+      const auto r_one = run<float>(Backend::Cuda, a, b, x_one, o);
+      o.gmres_s_step = 5;
+      const auto r = run<float>(Backend::Cuda, a, b, x, o);
+      const std::string what = "tolerance " + std::to_string(tolerance) + (jacobi ? " jacobi" : "");
+      ASSERT_TRUE(r_one.converged) << what << " (s = 1) " << r_one.breakdown;
+      ASSERT_TRUE(r.converged) << what << ": " << r.breakdown << " " << r.variant;
+      EXPECT_LE(true_residual(x), 2 * true_residual(x_one)) << what << " " << r.variant;
+      EXPECT_LE(std::abs(r.iterations - r_one.iterations), 4 + (r_one.iterations + 19) / 20) << what << " " << r.variant;
+      if (contains(r.variant, ", Arnoldi after a refused claim at step ")) ++switched;
+      std::printf("[ measured ] convdiff f32 %-24s cuda s=1 %4d, s=5 %4d (true residual %.2e against %.2e) %s\n",
+                  what.c_str(), r_one.iterations, r.iterations, true_residual(x), true_residual(x_one),
+                  r.variant.c_str());
+    }
+  EXPECT_GE(switched, 1);
+}
+
 }  // namespace
 }  // namespace spmv::test

@@ -535,55 +535,111 @@ struct SStepScalars {
   double x[kMaxS * kMaxS];  // what the next scaling sweep applies: R^-1, or R3^-1
 };
 
-// How the block sweeps lay V's columns over their threads: kSStepLanes adjacent lanes share a row and split a
-// tile of kSStepTile columns of V, kSStepPerLane each, every lane holding its columns' sums against all of
-// the block's (up to kMaxS) columns of W, whose loads the lanes of a row share (one transaction). 8 lanes x 4:
-// 32 + 8 double sums a thread in the update (D and G), a tile that covers V_j for GMRES(30). One row per
-// lane group and scalar loads: the first version, not measured; the s = 1 sweeps' 16-byte loads and
-// per-width tiles (launch_tile) are the tuning to try once a GPU has timed this one. Registers (ptxas,
-// sm_90, f64/f32): the dots kernel 120/118, the update 128 with 80 bytes spilled under its bound of two
-// blocks per SM (153 and one block per SM without it: which is faster is for the GPU to say), the scaling
-// 58/63, no spill elsewhere.
-inline constexpr int kSStepLanes = 8;
-inline constexpr int kSStepPerLane = 4;
-inline constexpr int kSStepTile = kSStepLanes * kSStepPerLane;
-inline constexpr int kSStepGroups = kSolverThreads / kSStepLanes;  // rows a block covers at a time
-static_assert(kSStepLanes >= kMaxS, "the update's Gram sums give each column of W a lane");
+// How the block sweeps lay rows and columns over their threads. A row group of `lanes` adjacent lanes owns
+// kRows consecutive rows (SStepSweep), read with one load of kRows values a column (16 bytes for the f64
+// dots; the column stride ld is a multiple of kWide, so the loads stay aligned and need no tail). Every
+// kernel is templated on the block's width sb (2..kMaxS, dispatch_block_width), so that a thread's arrays
+// are sized by sb, not by kMaxS.
+//  - dots (C = V^T W): lane q of a group (lanes 1..8, the fewest that cover V with kDotsPerLane columns a
+//    lane) takes V's columns q + k lanes and sums them against all sb columns of W, which every lane of the
+//    group loads (lanes that load the same address in one instruction share its transaction).
+//  - update (W -= V C, with D = V^T W and G = W^T W of the result): 4 lanes a group (kGramLanes), lane q
+//    takes V's columns q + 4 k, k < kPerLane (4, or 8 for V wider than 16 and sb <= kUpdateWideMaxS), and
+//    the group adds its projections with shuffles; G's column b goes to lane b (b < 4) or 7 - b, at most 9
+//    sums a lane (gram_slot).
+//  - scale (W <- W X, with W^T W): a thread a kScaleRows rows, holding all sb (sb + 1) / 2 Gram sums.
+// Why: the first version (8 lanes a row sharing the row's W loads, scalar loads, kMaxS-wide arrays) moved
+// 32 bytes a load instruction, and its update took 128 registers with spills (two blocks per SM): its
+// sweeps ran at 10-20% of the bandwidth. Measured (H200, the sweeps alone on 4,096,000 rows, sb = 5, V of
+// 16 / 31 columns; GB/s of the bytes each must move): f64 dots 4050 / 3010 (first version 800 / 1230),
+// update 1950 / 2200 (420 / 600), scale 3670 (550); f32 dots 2380 / 2040 (290 / 460), update 1330 / 1010
+// (190 / 280), scale 2270 (330). The update stays the slowest: its 4 lanes a row each load W and add the
+// projection by shuffles, the price of holding D's sums split by V's columns (a thread holding a row's
+// whole D would need cols x sb sums); software pipelining its loads (the next rows' before this rows'
+// arithmetic) measured 5% slower. Registers (ptxas, sm_90): see docs/SOLVERS.md.
+template <class Value>
+struct SStepSweep {
+  static constexpr int kDotsRows = kWide<Value>;  // the dots: one 16-byte load a column
+  static constexpr int kUpdateRows = 2;           // the update: its projection is summed in double per row
+  static constexpr int kScaleRows = 2;            // the scaling: a thread holds the rows' kSB x kSB sums
+};
+inline constexpr int kSStepTile = 32;    // V's columns a row group of the dots covers (lanes x columns a lane)
+inline constexpr int kDotsPerLane = 4;   // V's columns a lane of the dots holds
+inline constexpr int kGramLanes = 4;     // lanes of a group of the update (all of them hold Gram sums)
+static_assert(kMaxS <= 2 * kGramLanes, "gram_owner maps the block's columns onto kGramLanes lanes");
 
-// The rows [begin, ld) of a lane group: its first row and the grid's stride.
-__device__ inline std::int64_t sstep_first_row() {
-  return blockIdx.x * std::int64_t(kSStepGroups) + threadIdx.x / kSStepLanes;
+// The lanes of a group for `cols` columns of V, per_lane a lane (at least `minimum`, at most kSStepTile /
+// per_lane).
+inline int sstep_lanes(int cols, int per_lane, int minimum) {
+  int lanes = minimum;
+  while (lanes * per_lane < std::min(cols, kSStepTile)) lanes *= 2;
+  return lanes;
 }
-__device__ inline std::int64_t sstep_row_stride() { return std::int64_t(gridDim.x) * kSStepGroups; }
 
-// Block sums of per-lane sums: lane q of a row group holds sum[k][t] for tile column q * kRows + k and W
-// column t. Warp shuffles add the lanes of the same q, shared memory the warps; thread e sums entry
-// (tc, t) = (e / sb, e % sb), tc < count, into partials[row(tc, t) * kMaxReductionBlocks + blockIdx.x].
-template <int kRows, class Row>
-__device__ inline void store_lane_sums(double (&sum)[kRows][kMaxS], int count, int sb, double* partials, Row&& row) {
+// The lane of a group that sums G's column b (its entries a <= b), and the register that holds entry (a, b)
+// there: lane b's first column (b < 4) takes registers 0..b, lane 7 - b's second column the next.
+__host__ __device__ constexpr int gram_owner(int b) { return b < kGramLanes ? b : 2 * kGramLanes - 1 - b; }
+__host__ __device__ constexpr int gram_slot(int a, int b) {
+  return b < kGramLanes ? a : gram_owner(b) + 1 + a;
+}
+template <int kSB>
+__host__ __device__ constexpr int gram_slots() {
+  int most = 0;
+  for (int b = 0; b < kSB; ++b) most = gram_slot(b, b) + 1 > most ? gram_slot(b, b) + 1 : most;
+  return most;
+}
+
+// The row groups of a sweep: this group's first row, the grid's stride, and the group's lane mask.
+template <int kRows>
+__device__ inline std::int64_t sstep_first_row(int lanes) {
+  return (blockIdx.x * std::int64_t(kSolverThreads) + threadIdx.x) / lanes * kRows;
+}
+template <int kRows>
+__device__ inline std::int64_t sstep_row_stride(int lanes) {
+  return std::int64_t(gridDim.x) * kSolverThreads / lanes * kRows;
+}
+__device__ inline unsigned sstep_group_mask(int lanes) {
+  return (lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u) << (threadIdx.x % 32 / lanes * lanes);
+}
+
+// Block sums of per-lane sums: lane q of a group (q < owners) holds sum[k] for the entry entry(q, k). Warp
+// shuffles add the groups of a warp (lanes of the same q), shared memory the warps; thread e < owners * kK
+// then writes the block's sum of entry(e / kK, e % kK) to partials[row * kMaxReductionBlocks + blockIdx.x]
+// when entry gives a row >= 0.
+template <int kMaxOwners, int kK, class Entry>
+__device__ inline void store_sstep_sums(double (&sum)[kK], int lanes, int owners, double* partials, Entry&& entry) {
   constexpr int kWarps = kSolverThreads / 32;
-  __shared__ double warp_sums[kWarps][kSStepLanes * kRows * kMaxS];
+  __shared__ double warp_sums[kWarps][kMaxOwners * kK];  // owners <= kMaxOwners
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (int o = 16; o >= lanes; o >>= 1)
 #pragma unroll
-  for (int o = 16; o >= kSStepLanes; o >>= 1)
+    for (int k = 0; k < kK; ++k) sum[k] += __shfl_xor_sync(0xffffffffu, sum[k], o);
+  if (lane < owners)
 #pragma unroll
-    for (int k = 0; k < kRows; ++k)
-#pragma unroll
-      for (int t = 0; t < kMaxS; ++t) sum[k][t] += __shfl_xor_sync(0xffffffffu, sum[k][t], o);
-  if (lane < kSStepLanes)
-#pragma unroll
-    for (int k = 0; k < kRows; ++k)
-#pragma unroll
-      for (int t = 0; t < kMaxS; ++t) warp_sums[warp][(lane * kRows + k) * kMaxS + t] = sum[k][t];
+    for (int k = 0; k < kK; ++k) warp_sums[warp][lane * kK + k] = sum[k];
   __syncthreads();
-  for (int e = threadIdx.x; e < count * sb; e += kSolverThreads) {
-    const int tc = e / sb, t = e % sb;
+  for (int e = threadIdx.x; e < owners * kK; e += kSolverThreads) {
+    const int row = entry(e / kK, e % kK);
+    if (row < 0) continue;
     double total = 0;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) total += warp_sums[w][tc * kMaxS + t];
-    partials[static_cast<std::size_t>(row(tc, t)) * kMaxReductionBlocks + blockIdx.x] = total;
+    for (int w = 0; w < kWarps; ++w) total += warp_sums[w][e];
+    partials[static_cast<std::size_t>(row) * kMaxReductionBlocks + blockIdx.x] = total;
   }
   __syncthreads();  // warp_sums may be reused by a second call
+}
+
+// G's block sums from the Gram lanes' registers (gram_slot) into partials rows base + a + b * kSB, a <= b;
+// the rows a > b written as 0 (the finish reads all kSB x kSB).
+template <int kSB>
+__device__ inline void store_gram_sums(double (&gsum)[gram_slots<kSB>()], int lanes, double* partials, int base) {
+  store_sstep_sums<kGramLanes>(gsum, lanes, kGramLanes, partials, [&](int lane, int slot) {
+    const int b = slot <= lane ? lane : 2 * kGramLanes - 1 - lane;
+    const int a = slot <= lane ? slot : slot - lane - 1;
+    return b < kSB && a <= b ? base + a + b * kSB : -1;
+  });
+  for (int e = threadIdx.x; e < kSB * kSB; e += kSolverThreads)
+    if (e % kSB > e / kSB) partials[static_cast<std::size_t>(base + e) * kMaxReductionBlocks + blockIdx.x] = 0;
 }
 
 // Whether a guarded block kernel runs: the Arnoldi state open, and `run_if` null or set.
@@ -606,130 +662,241 @@ __global__ void __launch_bounds__(kSolverThreads)
   }
 }
 
-// partials row c + t * cols = A_c . W_t for the `cols` columns of a (stride ld) and the sb of w: one read of
-// each. Grid (blocks, ceil(cols / kSStepTile)): grid row y takes A's tile y (and reads W again).
-template <class Value>
+// partials row c + t * cols = A_c . W_t for the `cols` columns of a (stride ld) and the kSB of w: one read of
+// each. Grid (blocks, ceil(cols / (kDotsPerLane lanes))): grid row y takes the columns from y kDotsPerLane
+// lanes on (and reads W again; only for V wider than kSStepTile).
+template <class Value, int kSB>
 __global__ void __launch_bounds__(kSolverThreads)
     gmres_sstep_dots_kernel(const SolverState* s, const GmresScalars* c, const int* run_if, const Value* a, int cols,
-                            const Value* w, int sb, std::int64_t ld, double* partials) {
+                            const Value* w, std::int64_t ld, int lanes, double* partials) {
   if (!sstep_runs(s, c, run_if)) return;
-  const int tile0 = blockIdx.y * kSStepTile;
-  const int first = tile0 + threadIdx.x % kSStepLanes * kSStepPerLane;  // this lane's columns
-  double sum[kSStepPerLane][kMaxS] = {};
-  for (std::int64_t i = sstep_first_row(); i < ld; i += sstep_row_stride()) {
-    double wv[kMaxS];
+  constexpr int kRows = SStepSweep<Value>::kDotsRows;
+  constexpr int kPerLane = kDotsPerLane;
+  const int q = threadIdx.x % lanes;
+  const int first = blockIdx.y * kPerLane * lanes + q;  // columns first + k * lanes
+  double sum[kPerLane * kSB] = {};
+  for (std::int64_t i = sstep_first_row<kRows>(lanes); i < ld; i += sstep_row_stride<kRows>(lanes)) {
+    Packed<Value, kRows> wv[kSB], av[kPerLane];
 #pragma unroll
-    for (int t = 0; t < kMaxS; ++t) wv[t] = t < sb ? static_cast<double>(w[t * ld + i]) : 0.0;
+    for (int t = 0; t < kSB; ++t) wv[t] = load_packed<Value, kRows>(w + t * ld + i);
 #pragma unroll
-    for (int k = 0; k < kSStepPerLane; ++k) {
-      if (first + k >= cols) break;
-      const double v = static_cast<double>(a[(first + k) * ld + i]);
+    for (int k = 0; k < kPerLane; ++k)
+      if (first + k * lanes < cols) av[k] = load_packed<Value, kRows>(a + (first + k * lanes) * ld + i);
 #pragma unroll
-      for (int t = 0; t < kMaxS; ++t) sum[k][t] += v * wv[t];
-    }
+    for (int k = 0; k < kPerLane; ++k)
+      if (first + k * lanes < cols)
+#pragma unroll
+        for (int t = 0; t < kSB; ++t)
+#pragma unroll
+          for (int r = 0; r < kRows; ++r)
+            sum[k * kSB + t] += static_cast<double>(av[k].v[r]) * static_cast<double>(wv[t].v[r]);
   }
-  const int count = min(kSStepTile, cols - tile0);
-  store_lane_sums<kSStepPerLane>(sum, count, sb, partials, [&](int tc, int t) { return tile0 + tc + t * cols; });
+  store_sstep_sums<kSStepTile / kPerLane>(sum, lanes, lanes, partials, [&](int lane, int e) {
+    const int col = blockIdx.y * kPerLane * lanes + lane + e / kSB * lanes;
+    return col < cols ? col + e % kSB * cols : -1;
+  });
 }
 
-// The block update (gmres_sstep.hpp step 3): W_t <- W_t - sum_c coef[c + t * cols] V_c for t < sb, the
-// projection summed in double and rounded once; from the same loads, while cols <= kSStepTile, D = V^T W of
-// the result (partials rows c + t * cols), and always G = W^T W (rows cols * sb + a + b * sb, a <= b: lane q
-// sums column b = q). Wider V: the projection loops over the tiles, and D comes from a dots kernel after.
-// The coefficients sit in dynamic shared memory (cols * kMaxS doubles). Two blocks per SM (see the tile's
-// comment for the registers this costs).
-template <class Value>
-__global__ void __launch_bounds__(kSolverThreads, 2)
+// The block update (gmres_sstep.hpp step 3): W_t <- W_t - sum_c coef[c + t * cols] V_c for t < kSB, the
+// projection summed in double and rounded once; from the same loads, while cols <= kPerLane kGramLanes, D =
+// V^T W of the result (partials rows c + t * cols), and always G = W^T W (rows cols * kSB + a + b * kSB, the
+// entries a > b written as 0). Wider V: the lanes loop over the further columns for the projection, and D
+// comes from a dots kernel after (launch_sstep_update). The coefficients sit in dynamic shared memory
+// (cols * kSB doubles, V's column fastest: a warp's lanes read consecutive ones). The group's lanes add their
+// columns' share of the projection with shuffles; lane q stores W's columns q + 4 k.
+template <class Value, int kSB, int kPerLane>
+__global__ void __launch_bounds__(kSolverThreads)
     gmres_sstep_update_kernel(const SolverState* s, const GmresScalars* c, const int* run_if, const Value* basis,
-                              int cols, const double* coef, Value* w, int sb, std::int64_t ld, double* partials) {
+                              int cols, const double* coef, Value* w, std::int64_t ld, double* partials) {
   if (!sstep_runs(s, c, run_if)) return;
-  extern __shared__ double coef_shared[];  // coef(col, t) at col + t * cols, 0 for t >= sb
-  for (int e = threadIdx.x; e < cols * kMaxS; e += kSolverThreads) coef_shared[e] = e < cols * sb ? coef[e] : 0.0;
+  constexpr int kRows = SStepSweep<Value>::kUpdateRows;
+  constexpr int kSlots = gram_slots<kSB>();
+  constexpr int lanes = kGramLanes;
+  extern __shared__ double coef_shared[];  // coef(col, t) at col + t * cols
+  for (int e = threadIdx.x; e < cols * kSB; e += kSolverThreads) coef_shared[e] = coef[e];
   __syncthreads();
-  const int q = threadIdx.x % kSStepLanes, first = q * kSStepPerLane;
-  // The lanes of this row group: they share i, so they take the same branches.
-  const unsigned group = ((1u << kSStepLanes) - 1u) << (threadIdx.x % 32 / kSStepLanes * kSStepLanes);
-  const bool with_d = cols <= kSStepTile;
-  double dsum[kSStepPerLane][kMaxS] = {}, gsum[1][kMaxS] = {};
-  for (std::int64_t i = sstep_first_row(); i < ld; i += sstep_row_stride()) {
-    double wv[kMaxS], projection[kMaxS] = {}, vcol[kSStepPerLane] = {};
+  const int q = threadIdx.x % lanes;
+  const unsigned group = sstep_group_mask(lanes);
+  const bool with_d = cols <= kPerLane * lanes;
+  double dsum[kPerLane * kSB] = {}, gsum[kSlots] = {};
+  for (std::int64_t i = sstep_first_row<kRows>(lanes); i < ld; i += sstep_row_stride<kRows>(lanes)) {
+    Packed<Value, kRows> wv[kSB], av[kPerLane];
 #pragma unroll
-    for (int t = 0; t < kMaxS; ++t) wv[t] = t < sb ? static_cast<double>(w[t * ld + i]) : 0.0;
-    for (int tile0 = 0; tile0 < cols; tile0 += kSStepTile) {
+    for (int t = 0; t < kSB; ++t) wv[t] = load_packed<Value, kRows>(w + t * ld + i);
 #pragma unroll
-      for (int k = 0; k < kSStepPerLane; ++k) {
-        const int col = tile0 + first + k;
-        vcol[k] = col < cols ? static_cast<double>(basis[col * ld + i]) : 0.0;
-        if (col < cols)
+    for (int k = 0; k < kPerLane; ++k)
+      if (q + k * lanes < cols) av[k] = load_packed<Value, kRows>(basis + (q + k * lanes) * ld + i);
+      else av[k] = {};
+    double projection[kSB][kRows] = {};
 #pragma unroll
-          for (int t = 0; t < kMaxS; ++t) projection[t] += coef_shared[col + t * cols] * vcol[k];
-      }
+    for (int k = 0; k < kPerLane; ++k)
+      if (q + k * lanes < cols)
+#pragma unroll
+        for (int t = 0; t < kSB; ++t)
+#pragma unroll
+          for (int r = 0; r < kRows; ++r)
+            projection[t][r] += coef_shared[q + k * lanes + t * cols] * static_cast<double>(av[k].v[r]);
+    for (int col = q + kPerLane * lanes; col < cols; col += lanes) {  // V wider than the lanes' columns
+      const auto v = load_packed<Value, kRows>(basis + col * ld + i);
+#pragma unroll
+      for (int t = 0; t < kSB; ++t)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) projection[t][r] += coef_shared[col + t * cols] * static_cast<double>(v.v[r]);
     }
+    for (int o = 1; o < lanes; o <<= 1)
 #pragma unroll
-    for (int o = 1; o < kSStepLanes; o <<= 1)
+      for (int t = 0; t < kSB; ++t)
 #pragma unroll
-      for (int t = 0; t < kMaxS; ++t) projection[t] += __shfl_xor_sync(group, projection[t], o);
-    double out[kMaxS];
+        for (int r = 0; r < kRows; ++r) projection[t][r] += __shfl_xor_sync(group, projection[t][r], o);
+    Packed<Value, kRows> out[kSB];
 #pragma unroll
-    for (int t = 0; t < kMaxS; ++t) out[t] = t < sb ? static_cast<double>(static_cast<Value>(wv[t] - projection[t])) : 0.0;
-    __syncwarp(group);  // every lane has read the row's W before lane 0 overwrites it
-    if (q == 0)
+    for (int t = 0; t < kSB; ++t)
 #pragma unroll
-      for (int t = 0; t < kMaxS; ++t)
-        if (t < sb) w[t * ld + i] = static_cast<Value>(out[t]);
+      for (int r = 0; r < kRows; ++r)
+        out[t].v[r] = static_cast<Value>(static_cast<double>(wv[t].v[r]) - projection[t][r]);
+    __syncwarp(group);  // every lane of the group has read its rows of W before any overwrites them
+#pragma unroll
+    for (int t = 0; t < kSB; ++t)
+      if (t % lanes == q) *reinterpret_cast<Packed<Value, kRows>*>(w + t * ld + i) = out[t];
     if (with_d)
 #pragma unroll
-      for (int k = 0; k < kSStepPerLane; ++k)
+      for (int k = 0; k < kPerLane; ++k)
 #pragma unroll
-        for (int t = 0; t < kMaxS; ++t) dsum[k][t] += vcol[k] * out[t];
+        for (int t = 0; t < kSB; ++t)
 #pragma unroll
-    for (int b = 0; b < kMaxS; ++b)
-      if (b == q)
+          for (int r = 0; r < kRows; ++r)
+            dsum[k * kSB + t] += static_cast<double>(av[k].v[r]) * static_cast<double>(out[t].v[r]);
 #pragma unroll
-        for (int a = 0; a <= b; ++a) gsum[0][a] += out[a] * out[b];
+    for (int b = 0; b < kSB; ++b)
+      if (gram_owner(b) == q)
+#pragma unroll
+        for (int a = 0; a <= b; ++a)
+#pragma unroll
+          for (int r = 0; r < kRows; ++r)
+            gsum[gram_slot(a, b)] += static_cast<double>(out[a].v[r]) * static_cast<double>(out[b].v[r]);
   }
   if (with_d)
-    store_lane_sums<kSStepPerLane>(dsum, min(kSStepTile, cols), sb, partials, [&](int tc, int t) { return tc + t * cols; });
-  store_lane_sums<1>(gsum, sb, sb, partials, [&](int b, int a) { return cols * sb + a + b * sb; });
+    store_sstep_sums<kGramLanes>(dsum, lanes, lanes, partials, [&](int lane, int e) {
+      const int col = lane + e / kSB * lanes;
+      return col < cols ? col + e % kSB * cols : -1;
+    });
+  store_gram_sums<kSB>(gsum, lanes, partials, cols * kSB);
 }
 
 // The scaling (gmres_sstep.hpp step 5): W <- W X over the block's first p columns (p and X from the
-// decisions), each row's result summed in double and rounded once, and partials rows a + b * sb = W_a . W_b
-// (a <= b < p) of the stored result. The update's lane layout: the lanes of a row group share the row's
-// loads, each computes the row's result, lane q stores column q and sums column q's Gram entries (a
-// thread per row holding all 36 sums took 212-218 registers, one block per SM).
-template <class Value>
+// decisions), each row's result summed in double and rounded once, and partials rows a + b * kSB = W_a . W_b
+// (a <= b < p) of the stored result (the other entries written as 0). A thread a kScaleRows rows: it loads
+// their kSB values, stores their result and holds all kSB (kSB + 1) / 2 Gram sums (the block widths are
+// compiled one by one, so sb = 5 holds 15, not kMaxS's 36).
+template <class Value, int kSB>
 __global__ void __launch_bounds__(kSolverThreads)
     gmres_sstep_scale_kernel(const SolverState* s, const GmresScalars* c, const int* run_if, const SStepScalars* st,
-                             Value* w, int sb, std::int64_t ld, double* partials) {
+                             Value* w, std::int64_t ld, double* partials) {
   if (!sstep_runs(s, c, run_if) || st->p == 0) return;
-  const int p = st->p, q = threadIdx.x % kSStepLanes;
+  constexpr int kRows = SStepSweep<Value>::kScaleRows;
+  constexpr int kSums = kSB * (kSB + 1) / 2;  // entry (a, b), a <= b, at a + b (b + 1) / 2
+  const int p = st->p;
   __shared__ double x[kMaxS * kMaxS];
   for (int e = threadIdx.x; e < kMaxS * kMaxS; e += kSolverThreads) x[e] = st->x[e];
   __syncthreads();
-  double gsum[1][kMaxS] = {};
-  for (std::int64_t i = sstep_first_row(); i < ld; i += sstep_row_stride()) {
-    double in[kMaxS], out[kMaxS];
+  double gsum[kSums] = {};
+  for (std::int64_t i = sstep_first_row<kRows>(1); i < ld; i += sstep_row_stride<kRows>(1)) {
+    Packed<Value, kRows> in[kSB], out[kSB];
 #pragma unroll
-    for (int t = 0; t < kMaxS; ++t) in[t] = t < p ? static_cast<double>(w[t * ld + i]) : 0.0;
+    for (int t = 0; t < kSB; ++t)
+      if (t < p) in[t] = load_packed<Value, kRows>(w + t * ld + i);
+      else in[t] = {};
 #pragma unroll
-    for (int t = 0; t < kMaxS; ++t) {
-      double sum = 0;
+    for (int t = 0; t < kSB; ++t)
 #pragma unroll
-      for (int l = 0; l <= t; ++l) sum += x[l + t * kMaxS] * in[l];
-      out[t] = t < p ? static_cast<double>(static_cast<Value>(sum)) : 0.0;
-    }
-    // Every lane has read the row's inputs before any lane of the group overwrites them.
-    __syncwarp(((1u << kSStepLanes) - 1u) << (threadIdx.x % 32 / kSStepLanes * kSStepLanes));
+      for (int r = 0; r < kRows; ++r) {
+        double sum = 0;
 #pragma unroll
-    for (int b = 0; b < kMaxS; ++b)
-      if (b == q) {
-        if (b < p) w[b * ld + i] = static_cast<Value>(out[b]);
-#pragma unroll
-        for (int a = 0; a <= b; ++a) gsum[0][a] += out[a] * out[b];
+        for (int l = 0; l <= t; ++l) sum += x[l + t * kMaxS] * static_cast<double>(in[l].v[r]);
+        out[t].v[r] = t < p ? static_cast<Value>(sum) : Value(0);
       }
+#pragma unroll
+    for (int t = 0; t < kSB; ++t)
+      if (t < p) *reinterpret_cast<Packed<Value, kRows>*>(w + t * ld + i) = out[t];
+#pragma unroll
+    for (int b = 0; b < kSB; ++b)
+#pragma unroll
+      for (int a = 0; a <= b; ++a)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+          gsum[a + b * (b + 1) / 2] += static_cast<double>(out[a].v[r]) * static_cast<double>(out[b].v[r]);
   }
-  store_lane_sums<1>(gsum, sb, sb, partials, [&](int b, int a) { return a + b * sb; });
+  store_sstep_sums<1>(gsum, 1, 1, partials, [&](int, int e) {
+    int b = 0;
+    while ((b + 1) * (b + 2) / 2 <= e) ++b;
+    return e - b * (b + 1) / 2 + b * kSB;
+  });
+  for (int e = threadIdx.x; e < kSB * kSB; e += kSolverThreads)
+    if (e % kSB > e / kSB) partials[static_cast<std::size_t>(e) * kMaxReductionBlocks + blockIdx.x] = 0;
+}
+
+// The s-step sweeps' variant for a block of sb columns: launch(std::integral_constant<int, sb>).
+template <class Launch>
+void dispatch_block_width(int sb, Launch&& launch) {
+  static_assert(kMaxS == 8, "one case per block width");
+  switch (sb) {
+    case 2: return launch(std::integral_constant<int, 2>{});
+    case 3: return launch(std::integral_constant<int, 3>{});
+    case 4: return launch(std::integral_constant<int, 4>{});
+    case 5: return launch(std::integral_constant<int, 5>{});
+    case 6: return launch(std::integral_constant<int, 6>{});
+    case 7: return launch(std::integral_constant<int, 7>{});
+    default: return launch(std::integral_constant<int, 8>{});
+  }
+}
+
+// The launches of the block sweeps (the driver's dispatch; the sums into partials, run_if as the kernels
+// read it). C = V^T W over cols columns of V and the sb of W.
+template <class Value>
+void launch_sstep_dots(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c, const int* run_if,
+                       const Value* basis, int cols, const Value* w, int sb, std::int64_t ld, double* partials) {
+  const int lanes = sstep_lanes(cols, kDotsPerLane, 1);
+  const dim3 grid(blocks, (cols + kDotsPerLane * lanes - 1) / (kDotsPerLane * lanes));
+  dispatch_block_width(sb, [&](auto width) {
+    gmres_sstep_dots_kernel<Value, decltype(width)::value><<<grid, kSolverThreads, 0, st>>>(s, c, run_if, basis, cols,
+                                                                                           w, ld, lanes, partials);
+    SPMV_CHECK_LAUNCH(gmres_sstep_dots_kernel);
+  });
+}
+
+// W -= V coef with D and G: the update's variant holds 4 of V's columns a lane up to 16 columns, 8 up to 32
+// (wider: the projection loops over the rest, and D comes from a dots sweep after). 8 a lane only for
+// sb <= kUpdateWideMaxS: its D sums are 8 sb a lane, and at sb = 5 it took 170-250 registers without a
+// spill (f64); measured (H200, sb = 5, V of 21-31 columns) 1.8x faster than 8 lanes of 4 columns.
+inline constexpr int kUpdateWideMaxS = 5;
+template <class Value>
+void launch_sstep_update(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c, const int* run_if,
+                         const Value* basis, int cols, const double* coef, Value* w, int sb, std::int64_t ld,
+                         double* partials) {
+  const std::size_t shared = static_cast<std::size_t>(cols) * sb * sizeof(double);
+  int covered = 0;
+  dispatch_block_width(sb, [&](auto width) {
+    constexpr int kSB = decltype(width)::value;
+    const auto launch = [&](auto kernel, int per_lane) {
+      kernel<<<blocks, kSolverThreads, shared, st>>>(s, c, run_if, basis, cols, coef, w, ld, partials);
+      SPMV_CHECK_LAUNCH(gmres_sstep_update_kernel);
+      covered = per_lane * kGramLanes;
+    };
+    if (cols <= 4 * kGramLanes || kSB > kUpdateWideMaxS) launch(gmres_sstep_update_kernel<Value, kSB, 4>, 4);
+    else launch(gmres_sstep_update_kernel<Value, kSB, (kSB <= kUpdateWideMaxS ? 8 : 4)>, 8);
+  });
+  if (cols > covered) launch_sstep_dots<Value>(st, blocks, s, c, run_if, basis, cols, w, sb, ld, partials);
+}
+
+// W <- W X over the block's first p columns (SStepScalars), with W^T W.
+template <class Value>
+void launch_sstep_scale(cudaStream_t st, int blocks, const SolverState* s, const GmresScalars* c, const int* run_if,
+                        const SStepScalars* sts, Value* w, int sb, std::int64_t ld, double* partials) {
+  dispatch_block_width(sb, [&](auto width) {
+    gmres_sstep_scale_kernel<Value, decltype(width)::value><<<blocks, kSolverThreads, 0, st>>>(s, c, run_if, sts, w, ld,
+                                                                                              partials);
+    SPMV_CHECK_LAUNCH(gmres_sstep_scale_kernel);
+  });
 }
 
 // out[r] = the sum of partials row r, one block a row.
@@ -938,6 +1105,10 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_
   const double tau = spmv::solvers::orthogonality_tolerance<Value>();
   const double pivot_share = sstep::kSStepPivotShare * tau;
   int block_count = 0, fallbacks = 0;
+  // The iteration of the first refused claim (-1: none): from there on every cycle runs Arnoldi steps, as on
+  // the CPU (gmres_sstep.cpp says why: the rebuilt Hessenberg relation holds to about eps^(3/4) only, and
+  // refused cycles of blocks would repeat until the stagnation stop).
+  int arnoldi_from = -1;
   // The sums of partials rows [0, rows) into out (summed across processes first when distributed).
   const auto finish_rows = [&](const int* run_if, int rows, double* out) {
     const int count = run.global_rows(block_partials.data(), rows);
@@ -945,20 +1116,12 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_
                                                                block_partials.data(), count, out);
     SPMV_CHECK_LAUNCH(gmres_sstep_finish_kernel);
   };
-  // W -= V coef with D and G (the pass's sums in block_partials; D from a dots kernel for V wider than a tile).
+  // C = V^T W (cols x sb sums in block_partials), run_if as the kernels read it.
+  // W -= V coef with D and G (the pass's sums in block_partials), finished into upd.
   const auto update = [&](const int* run_if, int cols, const double* coef, Value* w, int sb) {
     if constexpr (!kCompressed) {  // a compressed basis has no s-step blocks (check_problem)
-      const std::size_t shared = static_cast<std::size_t>(cols) * kMaxS * sizeof(double);
-      gmres_sstep_update_kernel<Value><<<blocks, kSolverThreads, shared, st>>>(
-          run.state(), scalars.data(), run_if, basis.data(), cols, coef, w, sb, ld, block_partials.data());
-      SPMV_CHECK_LAUNCH(gmres_sstep_update_kernel);
-      if (cols > kSStepTile) {
-        const dim3 grid(blocks, (cols + kSStepTile - 1) / kSStepTile);
-        gmres_sstep_dots_kernel<Value><<<grid, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run_if,
-                                                                        basis.data(), cols, w, sb, ld,
-                                                                        block_partials.data());
-        SPMV_CHECK_LAUNCH(gmres_sstep_dots_kernel);
-      }
+      launch_sstep_update<Value>(st, blocks, run.state(), scalars.data(), run_if, basis.data(), cols, coef, w, sb, ld,
+                                 block_partials.data());
       finish_rows(run_if, cols * sb + sb * sb, upd.data());
     }
   };
@@ -984,11 +1147,8 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_
         SPMV_CHECK_LAUNCH(gmres_sstep_newton_kernel);
         run.apply(static_cast<Value>(shifts.sigma[i]), dinv ? z.data() : wi, Value(1), column(j0 + i + 1));
       }
-      const dim3 grid(blocks, (cols + kSStepTile - 1) / kSStepTile);
-      gmres_sstep_dots_kernel<Value><<<grid, kSolverThreads, 0, st>>>(run.state(), scalars.data(), nullptr,
-                                                                      basis.data(), cols, w, sb, ld,
-                                                                      block_partials.data());
-      SPMV_CHECK_LAUNCH(gmres_sstep_dots_kernel);
+      launch_sstep_dots<Value>(st, blocks, run.state(), scalars.data(), nullptr, basis.data(), cols, w, sb, ld,
+                               block_partials.data());
       finish_rows(nullptr, cols * sb, cmat.data());
       update(nullptr, cols, cmat.data(), w, sb);
       gmres_sstep_decide_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), sts, upd.data(), cmat.data(), coef2.data(),
@@ -1000,9 +1160,8 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_
       SPMV_CHECK_LAUNCH(gmres_sstep_decide_kernel);
       for (int stage = 0; stage < 2; ++stage) {
         const int* run_if = stage == 0 ? nullptr : &sts->second_cholqr;
-        gmres_sstep_scale_kernel<Value><<<blocks, kSolverThreads, 0, st>>>(run.state(), scalars.data(), run_if, sts, w,
-                                                                           sb, ld, block_partials.data());
-        SPMV_CHECK_LAUNCH(gmres_sstep_scale_kernel);
+        launch_sstep_scale<Value>(st, blocks, run.state(), scalars.data(), run_if, sts, w, sb, ld,
+                                  block_partials.data());
         finish_rows(run_if, sb * sb, qq.data());
         gmres_sstep_check_kernel<<<1, 1, 0, st>>>(run.state(), scalars.data(), sts, qq.data(), sb, stage, pivot_share,
                                                   tau);
@@ -1027,6 +1186,7 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_
     run.append_variant(", " + std::to_string(block_count) + " blocks, " + std::to_string(fallbacks) +
                        " fell back to Arnoldi, " + std::to_string(counts.passes) + " second passes, " +
                        std::to_string(counts.cholqrs) + " second Cholesky QRs");
+    if (arnoldi_from >= 0) run.append_variant(", Arnoldi after a refused claim at step " + std::to_string(arnoldi_from));
   };
 
   residual_and_open_cycle(1);
@@ -1035,8 +1195,25 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_
   if (kCompressed || blocks_on) run.set_enqueue_limit(static_cast<std::int64_t>(run.max_iterations()) * m);
   run.start_loop();
   if (run.after_iteration(0)) return;
+  bool after_blocks = false;  // the cycle before used blocks: its restart may have refused a claim
   for (int k = 0;;) {
-    bool stop = false, used_blocks = false, arnoldi_only = shifts.count == 0;
+    if (after_blocks && arnoldi_from < 0) {
+      // One wait per cycle that used blocks: whether gmres_restart_kernel refused its claim (refused > 0
+      // only after a refusal; a claim needs blocks, and a confirmed one ended the solve).
+      GmresScalars now;
+      SolverState state;
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(&now, scalars.data(), sizeof(now), cudaMemcpyDeviceToHost, st));
+      SPMV_CUDA_CHECK(cudaMemcpyAsync(&state, run.state(), sizeof(state), cudaMemcpyDeviceToHost, st));
+      SPMV_CUDA_CHECK(cudaStreamSynchronize(st));
+      if (now.refused > 0) {
+        arnoldi_from = state.iterations;
+        if (spmv::detail::debug_log_enabled())
+          std::fprintf(stderr, "[spmv] gmres s-step (cuda): the restart refused the estimate of a cycle with blocks at "
+                       "step %d (true residual %.3e); Arnoldi steps for the rest of the solve\n", arnoldi_from,
+                       now.refused);
+      }
+    }
+    bool stop = false, used_blocks = false, arnoldi_only = shifts.count == 0 || arnoldi_from >= 0;
     const bool first_cycle = blocks_on && shifts.count == 0;
     for (int j = 0; j < m && !stop;) {
       run.reconsider_operator();
@@ -1103,6 +1280,7 @@ void gmres_cycles(DeviceRun<Value>& run, const Value* b, Value* x, int m, int s_
     SPMV_CHECK_LAUNCH(gmres_update_kernel);
     residual_and_open_cycle(0);
     if (stop) return report();
+    after_blocks = used_blocks;
   }
 }
 
