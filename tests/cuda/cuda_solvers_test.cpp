@@ -676,8 +676,9 @@ TEST(CudaSolversDevice, GmresSStepOneSolve) {
 // blocks ends on a Givens estimate that the restart refuses (the rebuilt Hessenberg relation holds to about
 // eps^(3/4)); the solve then runs Arnoldi steps to its end instead of stopping as stagnated. Converged, the
 // true residual within twice the device's s = 1 solve's (both stop on the estimate), the iterations within
-// the s-step allowance, and the variant naming the switch (the refusal itself depends on the sums' rounding:
-// at least one of the four solves must meet it; the CPU meets it in both of its).
+// (s - 1) + 10% of its (the refused cycle's restart costs a few: measured on an H200 75/76 against 73 at
+// 3e-7, 89/92 against 83 at 1e-7), and the variant naming the switch (the refusal itself depends on the
+// sums' rounding: at least one of the four solves must meet it; all four did).
 TEST(CudaSolversDevice, GmresSStepArnoldiAfterARefusedClaimInFloat) {
   SKIP_WITHOUT_CUDA();
   const SolverMatrix a = solver_problem_matrix("convdiff");
@@ -701,11 +702,11 @@ TEST(CudaSolversDevice, GmresSStepArnoldiAfterARefusedClaimInFloat) {
       const auto r_one = run<float>(Backend::Cuda, a, b, x_one, o);
       o.gmres_s_step = 5;
       const auto r = run<float>(Backend::Cuda, a, b, x, o);
-      const std::string what = "tolerance " + std::to_string(tolerance) + (jacobi ? " jacobi" : "");
+      const std::string what = std::string(tolerance == 3e-7 ? "tolerance 3e-7" : "tolerance 1e-7") + (jacobi ? " jacobi" : "");
       ASSERT_TRUE(r_one.converged) << what << " (s = 1) " << r_one.breakdown;
       ASSERT_TRUE(r.converged) << what << ": " << r.breakdown << " " << r.variant;
       EXPECT_LE(true_residual(x), 2 * true_residual(x_one)) << what << " " << r.variant;
-      EXPECT_LE(std::abs(r.iterations - r_one.iterations), 4 + (r_one.iterations + 19) / 20) << what << " " << r.variant;
+      EXPECT_LE(std::abs(r.iterations - r_one.iterations), 4 + (r_one.iterations + 9) / 10) << what << " " << r.variant;
       if (contains(r.variant, ", Arnoldi after a refused claim at step ")) ++switched;
       std::printf("[ measured ] convdiff f32 %-24s cuda s=1 %4d, s=5 %4d (true residual %.2e against %.2e) %s\n",
                   what.c_str(), r_one.iterations, r.iterations, true_residual(x), true_residual(x_one),
