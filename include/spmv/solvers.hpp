@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "spmv/algorithm.hpp"
+#include "spmv/conversion_checks.hpp"
 #include "spmv/csr.hpp"
 #include "spmv/fem.hpp"
 #include "spmv/linear_operator.hpp"
@@ -173,19 +174,15 @@ SolverResult solve(LinearOperator<Value>& op, std::span<const Value> b, std::spa
 std::string algorithm_label(Algorithm algorithm, const std::string& policy);
 
 // Auto's CPU operator for A x made without Options::expected_applies, allowed to convert the matrix during
-// a solve (the twin of cuda::ConvertingPlanOperator; docs/SOLVERS.md "Conversion during a solve"): at 16,
-// 32, 64, ... products it asks whether Auto, told to expect as many products again as were made so far,
+// a solve (the twin of cuda::ConvertingPlanOperator; docs/SOLVERS.md "Conversion during a solve"): at each
+// of its ConversionChecks it asks whether Auto, told to expect as many products again as were made so far,
 // may convert (src/core/auto_rule.hpp, "CPU Auto"), and if so builds that operator and applies it from then
-// on, once the products made would have repaid the conversion (the ski-rental rule). At most kMaxAttempts
-// operators are built. solve_csr and the Python Matrix use it when the caller asked for Auto without the
-// hint; `a` and `first` (Auto's operator for A x) must outlive it.
+// on, once the products made would have repaid the conversion (the ski-rental rule). solve_csr and the
+// Python Matrix use it where converts_during_solve says so; `a` and `first` (Auto's operator for A x) must
+// outlive it.
 template <class Value, class Index>
 class ConvertingOperator final : public LinearOperator<Value> {
  public:
-  static constexpr std::int64_t kFirstCheck = 16;
-  static constexpr int kMaxAttempts = 3;
-  // Auto, no hint, native values, no reordering (the plans that take no conversion are the others).
-  static bool wanted(Algorithm requested, const Options& options);
   ConvertingOperator(const CsrMatrix<Value, Index>& a, Operator<Value, Index>& first, const Options& options);
   ~ConvertingOperator() override;
   std::int64_t rows() const override { return current().rows(); }
@@ -195,7 +192,7 @@ class ConvertingOperator final : public LinearOperator<Value> {
   }
   bool reconsider(std::int64_t applies) override;
   const Operator<Value, Index>& current() const { return converted_ ? *converted_ : first_; }
-  std::int64_t converted_after() const { return converted_after_; }  // products before the conversion; 0: none
+  std::int64_t converted_after() const { return checks_.converted_after(); }
   // algorithm_label of the operator in use, with the first one's and the product count after a conversion.
   std::string label() const;
 
@@ -207,9 +204,7 @@ class ConvertingOperator final : public LinearOperator<Value> {
   Options options_;
   std::unique_ptr<Shape> shape_;  // measured at the first check
   std::unique_ptr<Operator<Value, Index>> converted_;
-  std::int64_t next_check_ = kFirstCheck;
-  std::int64_t converted_after_ = 0;
-  int attempts_ = 0;
+  ConversionChecks checks_;
 };
 
 // A CSR matrix on a backend, vectors on the host: builds the operator (`algorithm`, Auto resolved

@@ -342,7 +342,7 @@ class TypedMatrix final : public MatrixCore {
     if (target.backend == Backend::Cpu) {
       Operator<Value, Index>& oper = cpu_entry(algorithm, Operation::NonTranspose);
       SolverResult r;
-      if (ConvertingOperator<Value, Index>::wanted(algorithm, options_)) {
+      if (converts_during_solve(algorithm, options_)) {
         // Auto without the hint may convert during the solve; the converted operator lives for this solve.
         ConvertingOperator<Value, Index> converting(a_, oper, options_);
         {
@@ -540,7 +540,7 @@ class TypedMatrix final : public MatrixCore {
   // cached plan stays as it is).
   template <class Solve>
   SolverResult solve_through(int ordinal, DevicePlan& plan, Algorithm algorithm, Solve&& solve) {
-    if (!plan.tuned && cuda::ConvertingPlanOperator<Value, Index>::wanted(algorithm, options_)) {
+    if (!plan.tuned && converts_during_solve(algorithm, options_)) {
       Options options = options_;
       options.device = ordinal;
       cuda::ConvertingPlanOperator<Value, Index> op(devices_.at(ordinal)->csr.view(), *plan.plan, options);

@@ -1,10 +1,8 @@
 // ConvertingPlanOperator (include/spmv/cuda/linear_operator.hpp): Auto's plan for A x that converts the
 // matrix during a solve once the products made would have repaid the conversion.
-#include <cstdio>
 #include <string>
 
 #include "core/auto_rule.hpp"
-#include "core/debug_log.hpp"
 #include "cuda/algorithms.cuh"
 #include "cuda/row_statistics.cuh"
 #include "spmv/cuda/linear_operator.hpp"
@@ -18,12 +16,6 @@ struct ConvertingPlanOperator<Value, Index>::Shape {
 };
 
 template <class Value, class Index>
-bool ConvertingPlanOperator<Value, Index>::wanted(Algorithm requested, const Options& options) {
-  return requested == Algorithm::Auto && options.expected_applies <= 0 && options.values == ValueStorage::Native &&
-         options.reorder == Reorder::None;
-}
-
-template <class Value, class Index>
 ConvertingPlanOperator<Value, Index>::ConvertingPlanOperator(CsrView<Value, Index> matrix, Plan<Value, Index>& plan,
                                                              const Options& options)
     : matrix_(matrix), first_(plan), options_(options) {}
@@ -33,35 +25,26 @@ ConvertingPlanOperator<Value, Index>::~ConvertingPlanOperator() = default;
 
 template <class Value, class Index>
 bool ConvertingPlanOperator<Value, Index>::reconsider(std::int64_t applies, cudaStream_t stream) {
-  if (converted_ || attempts_ >= kMaxAttempts || applies < next_check_) return false;
-  while (next_check_ <= applies) next_check_ *= 2;
+  if (!checks_.due(applies)) return false;
   if (matrix_.rows == 0 || matrix_.cols == 0 || matrix_.nnz == 0) {
-    attempts_ = kMaxAttempts;  // a degenerate plan runs no kernel: nothing to convert
+    checks_.stop();  // a degenerate plan runs no kernel: nothing to convert
     return false;
   }
   if (!shape_) shape_ = std::make_unique<Shape>(Shape{row_shape(matrix_, row_statistics(matrix_, stream))});
   if (!auto_hint_may_convert(shape_->rows, sizeof(Value), applies)) return false;
-  ++attempts_;
   Options hinted = options_;
   hinted.expected_applies = applies;
   auto plan = std::make_unique<Plan<Value, Index>>(matrix_, Algorithm::Auto, Operation::NonTranspose, hinted, stream);
   const bool changed = plan->algorithm() != first_.algorithm();
-  if (detail::debug_log_enabled())
-    std::fprintf(stderr, "[spmv] solver: after %lld products Auto with the hint chose %s (%s)\n",
-                 static_cast<long long>(applies), std::string(to_string(plan->algorithm())).c_str(),
-                 changed ? "converted" : "the same plan: kept the first");
-  if (!changed) return false;
-  converted_ = std::move(plan);
-  converted_after_ = applies;
-  return true;
+  checks_.attempted(applies, plan->algorithm(), changed);
+  if (changed) converted_ = std::move(plan);
+  return changed;
 }
 
 template <class Value, class Index>
 std::string ConvertingPlanOperator<Value, Index>::label() const {
   const std::string first = algorithm_label(first_.algorithm(), first_.policy());
-  if (!converted_) return first;
-  return algorithm_label(converted_->algorithm(), converted_->policy()) + " (converted after " +
-         std::to_string(converted_after_) + " products of " + first + ")";
+  return converted_ ? checks_.label(first, algorithm_label(converted_->algorithm(), converted_->policy())) : first;
 }
 
 template class ConvertingPlanOperator<float, std::int32_t>;

@@ -1,11 +1,9 @@
 // ConvertingOperator (include/spmv/solvers.hpp): Auto's CPU operator for A x that converts the matrix during a
 // solve once the products made would have repaid the conversion (the CUDA twin: src/cuda/
 // converting_plan_operator.cu).
-#include <cstdio>
 #include <string>
 
 #include "core/auto_rule.hpp"
-#include "core/debug_log.hpp"
 #include "cpu/cpu_operator.hpp"
 #include "spmv/solvers.hpp"
 
@@ -18,12 +16,6 @@ struct ConvertingOperator<Value, Index>::Shape {
 };
 
 template <class Value, class Index>
-bool ConvertingOperator<Value, Index>::wanted(Algorithm requested, const Options& options) {
-  return requested == Algorithm::Auto && options.expected_applies <= 0 && options.values == ValueStorage::Native &&
-         options.reorder == Reorder::None;
-}
-
-template <class Value, class Index>
 ConvertingOperator<Value, Index>::ConvertingOperator(const CsrMatrix<Value, Index>& a, Operator<Value, Index>& first,
                                                      const Options& options)
     : a_(a), first_(first), options_(options) {}
@@ -33,10 +25,9 @@ ConvertingOperator<Value, Index>::~ConvertingOperator() = default;
 
 template <class Value, class Index>
 bool ConvertingOperator<Value, Index>::reconsider(std::int64_t applies) {
-  if (converted_ || attempts_ >= kMaxAttempts || applies < next_check_) return false;
-  while (next_check_ <= applies) next_check_ *= 2;
+  if (!checks_.due(applies)) return false;
   if (a_.rows == 0 || a_.cols == 0 || a_.nnz() == 0) {
-    attempts_ = kMaxAttempts;  // a degenerate operator runs no kernel: nothing to convert
+    checks_.stop();  // a degenerate operator runs no kernel: nothing to convert
     return false;
   }
   if (!shape_) {
@@ -49,27 +40,19 @@ bool ConvertingOperator<Value, Index>::reconsider(std::int64_t applies) {
     shape_ = std::make_unique<Shape>(shape);
   }
   if (!detail::cpu_conversion_may_repay(shape_->rows, sizeof(Value), applies, shape_->threads)) return false;
-  ++attempts_;
   Options hinted = options_;
   hinted.expected_applies = applies;
   auto op = make_cpu_operator(a_, Algorithm::Auto, Operation::NonTranspose, hinted);
   const bool changed = op->algorithm() != first_.algorithm();  // (a hinted policy names its hint)
-  if (detail::debug_log_enabled())
-    std::fprintf(stderr, "[spmv] solver: after %lld products Auto with the hint chose %s (%s)\n",
-                 static_cast<long long>(applies), std::string(to_string(op->algorithm())).c_str(),
-                 changed ? "converted" : "the same operator: kept the first");
-  if (!changed) return false;
-  converted_ = std::move(op);
-  converted_after_ = applies;
-  return true;
+  checks_.attempted(applies, op->algorithm(), changed);
+  if (changed) converted_ = std::move(op);
+  return changed;
 }
 
 template <class Value, class Index>
 std::string ConvertingOperator<Value, Index>::label() const {
   const std::string first = algorithm_label(first_.algorithm(), first_.policy());
-  if (!converted_) return first;
-  return algorithm_label(converted_->algorithm(), converted_->policy()) + " (converted after " +
-         std::to_string(converted_after_) + " products of " + first + ")";
+  return converted_ ? checks_.label(first, algorithm_label(converted_->algorithm(), converted_->policy())) : first;
 }
 
 template class ConvertingOperator<float, std::int32_t>;

@@ -51,7 +51,7 @@ SolverResult solve_csr(Backend backend, const CsrMatrix<Value, Index>& a, Algori
     auto op = make_cpu_operator(a, algorithm, Operation::NonTranspose, options);
     std::vector<Value> diagonal;
     if (solver_options.preconditioner == Preconditioner::Jacobi) diagonal = matrix_diagonal(a);
-    if (ConvertingOperator<Value, Index>::wanted(algorithm, options)) {  // Auto may convert during the solve
+    if (converts_during_solve(algorithm, options)) {  // Auto may convert during the solve
       ConvertingOperator<Value, Index> converting(a, *op, options);
       result = solve<Value>(converting, b, x, solver_options, diagonal);
       result.algorithm = converting.label();

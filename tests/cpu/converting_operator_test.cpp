@@ -35,7 +35,7 @@ Options deterministic() {
 // The first check at which Auto with that hint chooses another algorithm than without it, or 0 up to `limit`.
 std::int64_t first_converting_check(const CsrMatrix<double, std::int32_t>& a, std::int64_t limit) {
   const auto plain = make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose, deterministic());
-  for (std::int64_t n = Converting::kFirstCheck; n <= limit; n *= 2) {
+  for (std::int64_t n = ConversionChecks::kFirstCheck; n <= limit; n *= 2) {
     Options hinted = deterministic();
     hinted.expected_applies = n;
     if (make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose, hinted)->algorithm() != plain->algorithm())
@@ -50,7 +50,7 @@ TEST(ConvertingOperator, ConvertsAtTheFirstCheckWhereAutoWithTheHintDiffers) {
   ASSERT_GT(expected, 0) << "the CPU rule no longer converts this matrix: pick another";
   const auto first = make_cpu_operator(a, Algorithm::Auto, Operation::NonTranspose, deterministic());
   Converting op(a, *first, deterministic());
-  EXPECT_FALSE(op.reconsider(Converting::kFirstCheck - 1));
+  EXPECT_FALSE(op.reconsider(ConversionChecks::kFirstCheck - 1));
   std::int64_t converted = 0;
   for (std::int64_t applies = 0; applies <= expected && !converted; ++applies)
     if (op.reconsider(applies)) converted = applies;
@@ -86,17 +86,17 @@ TEST(ConvertingOperator, EmptyMatricesAndOtherOperatorsNeverConvert) {
   for (std::int64_t applies = 0; applies <= (1 << 20); applies = applies * 2 + 1) EXPECT_FALSE(op.reconsider(applies));
   EXPECT_EQ(op.label(), algorithm_label(first->algorithm(), first->policy()));
   Options o;
-  EXPECT_TRUE(Converting::wanted(Algorithm::Auto, o));
-  EXPECT_FALSE(Converting::wanted(Algorithm::MergeParallel, o));
-  EXPECT_FALSE(Converting::wanted(Algorithm::Tune, o));
+  EXPECT_TRUE(converts_during_solve(Algorithm::Auto, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::MergeParallel, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::Tune, o));
   o.expected_applies = 10;
-  EXPECT_FALSE(Converting::wanted(Algorithm::Auto, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::Auto, o));
   o = Options{};
   o.reorder = Reorder::Rcm;
-  EXPECT_FALSE(Converting::wanted(Algorithm::Auto, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::Auto, o));
   o = Options{};
   o.values = ValueStorage::F16;
-  EXPECT_FALSE(Converting::wanted(Algorithm::Auto, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::Auto, o));
 }
 
 // CG, BiCGStab and GMRES through solve_csr: Auto converts during the solve (reported in the algorithm) and

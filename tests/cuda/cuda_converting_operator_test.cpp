@@ -32,7 +32,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 // to `limit`: what the operator must do, asked of the Plan itself.
 std::int64_t first_converting_check(const cuda::CsrView<double, std::int32_t>& view, std::int64_t limit) {
   cuda::Plan<double, std::int32_t> plain(view);
-  for (std::int64_t n = Op::kFirstCheck; n <= limit; n *= 2) {
+  for (std::int64_t n = ConversionChecks::kFirstCheck; n <= limit; n *= 2) {
     Options hinted;
     hinted.expected_applies = n;
     cuda::Plan<double, std::int32_t> plan(view, Algorithm::Auto, Operation::NonTranspose, hinted);
@@ -50,7 +50,7 @@ TEST(CudaConvertingOperator, ConvertsAtTheFirstCheckWhereAutoWithTheHintDiffers)
   ASSERT_GT(expected, 0) << "the rule no longer converts this matrix: pick another";
   cuda::Plan<double, std::int32_t> plan(csr.view());
   Op op(csr.view(), plan, Options{});
-  EXPECT_FALSE(op.reconsider(Op::kFirstCheck - 1, nullptr));
+  EXPECT_FALSE(op.reconsider(ConversionChecks::kFirstCheck - 1, nullptr));
   std::int64_t converted = 0;
   for (std::int64_t applies = 0; applies <= expected && !converted; ++applies)
     if (op.reconsider(applies, nullptr)) converted = applies;
@@ -86,16 +86,16 @@ TEST(CudaConvertingOperator, SmallMatricesAndOtherPlansNeverConvert) {
   EXPECT_EQ(op.label(), algorithm_label(plan.algorithm(), plan.policy()));
   // Wanted only for Auto without the hint, native values and no reordering.
   Options o;
-  EXPECT_TRUE(Op::wanted(Algorithm::Auto, o));
-  EXPECT_FALSE(Op::wanted(Algorithm::CsrVector, o));
+  EXPECT_TRUE(converts_during_solve(Algorithm::Auto, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::CsrVector, o));
   o.expected_applies = 10;
-  EXPECT_FALSE(Op::wanted(Algorithm::Auto, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::Auto, o));
   o = Options{};
   o.reorder = Reorder::Rcm;
-  EXPECT_FALSE(Op::wanted(Algorithm::Auto, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::Auto, o));
   o = Options{};
   o.values = ValueStorage::F16;
-  EXPECT_FALSE(Op::wanted(Algorithm::Auto, o));
+  EXPECT_FALSE(converts_during_solve(Algorithm::Auto, o));
 }
 
 // CG, BiCGStab and GMRES through solve_csr on the 250,000-row Laplacian: Auto converts during the solve

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "spmv/conversion_checks.hpp"
 #include "spmv/cuda/plan.hpp"
 
 namespace spmv::cuda {
@@ -45,21 +46,16 @@ class PlanOperator final : public LinearOperator<Value> {
 };
 
 // Auto's plan for A x made without Options::expected_applies, allowed to convert the matrix during a solve:
-// at 16, 32, 64, ... products it asks whether Auto, told to expect as many products again as were made so
-// far, would convert (DIA, ELL, SELL or column chunks; src/core/auto_rule.hpp) and if so builds that plan and
-// applies it from then on. The products already made stand for those to come, so the conversion is bought
-// once the products made would have repaid it (the ski-rental rule): a solve that stops early pays nothing,
-// a long one one conversion (docs/SOLVERS.md "Conversion during a solve"). At most kMaxAttempts plans are
-// built (a padding limit or a race may refuse the conversion). The solvers' front doors (solve_csr, the
-// Python Matrix) use it when the caller asked for Auto without the hint; a caller's Plan is never changed.
+// at each of its ConversionChecks (16, 32, 64, ... products) it asks whether Auto, told to expect as many
+// products again as were made so far, would convert (DIA, ELL, SELL or column chunks; src/core/auto_rule.hpp)
+// and if so builds that plan and applies it from then on. The products already made stand for those to
+// come, so the conversion is bought once the products made would have repaid it (the ski-rental rule): a
+// solve that stops early pays nothing, a long one one conversion (docs/SOLVERS.md "Conversion during a
+// solve"). The solvers' front doors (solve_csr, the Python Matrix) use it where converts_during_solve says
+// so; a caller's Plan is never changed.
 template <class Value, class Index>
 class ConvertingPlanOperator final : public LinearOperator<Value> {
  public:
-  static constexpr std::int64_t kFirstCheck = 16;
-  static constexpr int kMaxAttempts = 3;
-  // Whether a solve's operator for `requested` and `options` should convert: Auto, no hint, native values,
-  // no reordering (those plans take no conversion).
-  static bool wanted(Algorithm requested, const Options& options);
   // `plan` (Auto's, for A x) and the matrix it views must outlive the operator; `options` are the plan's.
   ConvertingPlanOperator(CsrView<Value, Index> matrix, Plan<Value, Index>& plan, const Options& options);
   ~ConvertingPlanOperator() override;
@@ -70,7 +66,7 @@ class ConvertingPlanOperator final : public LinearOperator<Value> {
   }
   bool reconsider(std::int64_t applies, cudaStream_t stream) override;
   const Plan<Value, Index>& current() const { return converted_ ? *converted_ : first_; }
-  std::int64_t converted_after() const { return converted_after_; }  // products before the conversion; 0: none
+  std::int64_t converted_after() const { return checks_.converted_after(); }
   // The plan's label (algorithm_label), and the first plan's with the product count before a conversion.
   std::string label() const;
 
@@ -82,9 +78,7 @@ class ConvertingPlanOperator final : public LinearOperator<Value> {
   Options options_;
   std::unique_ptr<Shape> shape_;  // measured at the first check
   std::unique_ptr<Plan<Value, Index>> converted_;
-  std::int64_t next_check_ = kFirstCheck;
-  std::int64_t converted_after_ = 0;
-  int attempts_ = 0;
+  ConversionChecks checks_;
 };
 
 }  // namespace spmv::cuda

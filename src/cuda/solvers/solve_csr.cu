@@ -46,7 +46,7 @@ SolverResult solve_csr_cuda(const CsrMatrix<Value, Index>& a, Algorithm algorith
     TunedPlanOperator<Value, Index> op(plan);
     result = cuda::solve<Value>(op, db.data(), dx.data(), solver_options, d, stream);
     result.algorithm = "tune: " + plan.policy();
-  } else if (cuda::ConvertingPlanOperator<Value, Index>::wanted(algorithm, options)) {
+  } else if (converts_during_solve(algorithm, options)) {
     cuda::Plan<Value, Index> plan(csr.view(), algorithm, Operation::NonTranspose, options, stream);
     cuda::ConvertingPlanOperator<Value, Index> op(csr.view(), plan, options);
     result = cuda::solve<Value>(op, db.data(), dx.data(), solver_options, d, stream);
